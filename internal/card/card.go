@@ -1,0 +1,173 @@
+// Package card is the closed union of render intents that every consumer of dsh
+// (ACP, terminal, web) switches on. It is pure: it imports nothing of dsh and no I/O.
+//
+// A tool's PresentCall returns a [Call]; its PresentResult returns a [Result] or nil
+// (nil means "no rich view: show the raw result content"). Both unions are sealed by
+// an unexported method on pointer receivers, so no package outside card can add a
+// variant, and the gochecksumtype linter proves every type switch over them handles
+// every variant.
+package card
+
+// Kind is the JSON discriminator ("card") of a variant.
+type Kind string
+
+// The card kinds. Generic, Terminal and Diff exist on both sides; Read only as a result.
+const (
+	KindGeneric  Kind = "generic"
+	KindTerminal Kind = "terminal"
+	KindDiff     Kind = "diff"
+	KindRead     Kind = "read"
+)
+
+// Call is the call-side card: what the user sees while a tool call is proposed or
+// running. Its variants are *GenericCall, *TerminalCall and *DiffCall.
+//
+//sumtype:decl
+type Call interface {
+	isCall()
+	// Kind returns the variant's discriminator.
+	Kind() Kind
+}
+
+// Result is the result-side card: the finished call. Its variants are
+// *GenericResult, *TerminalResult, *ReadResult and *DiffResult.
+//
+//sumtype:decl
+type Result interface {
+	isResult()
+	// Kind returns the variant's discriminator.
+	Kind() Kind
+}
+
+// Content is one block of model-vocabulary content: text or an image.
+type Content struct {
+	Type     string `json:"type"` // "text" or "image"
+	Text     string `json:"text,omitempty"`
+	Data     string `json:"data,omitempty"` // base64, images only
+	MimeType string `json:"mimeType,omitempty"`
+}
+
+// Text returns a text content block.
+func Text(s string) Content { return Content{Type: "text", Text: s} }
+
+// Image returns an image content block with base64 data.
+func Image(mimeType, base64Data string) Content {
+	return Content{Type: "image", Data: base64Data, MimeType: mimeType}
+}
+
+// Location is a place in a file a UI can follow. Line is 1-based; nil means the file.
+type Location struct {
+	Path string `json:"path"`
+	Line *int   `json:"line,omitempty"`
+}
+
+// FileDiff is a change to one file, or one hunk of it. OldText nil means a new file.
+// OldStart/NewStart are the 1-based first lines of the hunk in the old and new file;
+// they are zero on call-time diffs, which know no positions.
+type FileDiff struct {
+	Path     string  `json:"path"`
+	OldText  *string `json:"oldText"`
+	NewText  string  `json:"newText"`
+	OldStart int     `json:"oldStart,omitzero"`
+	NewStart int     `json:"newStart,omitzero"`
+}
+
+// ReadLine is one numbered line of a read window.
+type ReadLine struct {
+	Number int    `json:"number"`
+	Text   string `json:"text"`
+}
+
+// GenericCall is anything without a richer intent.
+type GenericCall struct {
+	Title     string     `json:"title"`
+	ToolKind  string     `json:"kind,omitempty"` // ACP tool kind: read, edit, execute, think, other, …
+	RawInput  RawJSON    `json:"rawInput,omitzero"`
+	Content   []Content  `json:"content,omitempty"`
+	Locations []Location `json:"locations,omitempty"`
+}
+
+// TerminalCall is a foreground shell command the harness runs.
+type TerminalCall struct {
+	Title       string `json:"title"` // the command
+	Description string `json:"description,omitempty"`
+	Cwd         string `json:"cwd,omitempty"`
+}
+
+// DiffCall is a proposed file change.
+type DiffCall struct {
+	Title     string     `json:"title"`
+	Diffs     []FileDiff `json:"diffs"`
+	Locations []Location `json:"locations,omitempty"`
+}
+
+// GenericResult is a plain result.
+type GenericResult struct {
+	Title   string    `json:"title,omitempty"`
+	Content []Content `json:"content,omitempty"`
+}
+
+// TerminalResult is a finished shell command. ExitCode is nil when the process was
+// killed by a signal (Signal then names it, e.g. "SIGKILL").
+type TerminalResult struct {
+	Title    string `json:"title,omitempty"`
+	Output   string `json:"output,omitempty"`
+	ExitCode *int   `json:"exitCode,omitempty"`
+	Signal   string `json:"signal,omitempty"`
+	TimedOut bool   `json:"timedOut,omitzero"`
+}
+
+// ReadResult is a window of a text file. Offset is the 1-based first requested line;
+// Lines may be empty at a positive Offset when a byte cap cut the window before it.
+// Content is the model-facing text with its envelope stripped, for consumers that
+// render it like a generic card.
+type ReadResult struct {
+	Title      string     `json:"title,omitempty"`
+	Path       string     `json:"path"`
+	Offset     int        `json:"offset"`
+	Lines      []ReadLine `json:"lines"`
+	TotalLines int        `json:"totalLines"`
+	Lang       string     `json:"lang,omitempty"`
+	Content    []Content  `json:"content,omitempty"`
+}
+
+// DiffResult is a change as applied: one contextual hunk per edit site, or one
+// whole-file diff (OldText nil) for a created file.
+type DiffResult struct {
+	Title     string     `json:"title,omitempty"`
+	Diffs     []FileDiff `json:"diffs"`
+	Locations []Location `json:"locations,omitempty"`
+}
+
+func (*GenericCall) isCall()  {}
+func (*TerminalCall) isCall() {}
+func (*DiffCall) isCall()     {}
+
+func (*GenericResult) isResult()  {}
+func (*TerminalResult) isResult() {}
+func (*ReadResult) isResult()     {}
+func (*DiffResult) isResult()     {}
+
+// Kind implements Call.
+func (*GenericCall) Kind() Kind { return KindGeneric }
+
+// Kind implements Call.
+func (*TerminalCall) Kind() Kind { return KindTerminal }
+
+// Kind implements Call.
+func (*DiffCall) Kind() Kind { return KindDiff }
+
+// Kind implements Result.
+func (*GenericResult) Kind() Kind { return KindGeneric }
+
+// Kind implements Result.
+func (*TerminalResult) Kind() Kind { return KindTerminal }
+
+// Kind implements Result.
+func (*ReadResult) Kind() Kind { return KindRead }
+
+// Kind implements Result.
+func (*DiffResult) Kind() Kind { return KindDiff }
+
+// Ptr returns a pointer to v; handy for the optional Line and ExitCode fields.
+func Ptr[T any](v T) *T { return &v }

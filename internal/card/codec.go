@@ -1,0 +1,236 @@
+package card
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// RawJSON is an arbitrary JSON value carried verbatim (a call's raw input).
+type RawJSON = jsontext.Value
+
+// strict is the decoding policy for every card: unknown members are errors;
+// duplicate names, case-insensitive matches and trailing data are rejected by
+// the v2 decoder's defaults.
+var strict = json.JoinOptions(json.RejectUnknownMembers(true))
+
+// tagged is the wire form of a variant: the discriminator followed by its fields.
+type tagged[T any] struct {
+	Card   Kind `json:"card"`
+	Fields *T   `json:",embed"`
+}
+
+// The field-only twins of the variants carry no methods, so marshalling them
+// inline does not recurse into the variants' MarshalJSON.
+type (
+	genericCall    GenericCall
+	terminalCall   TerminalCall
+	diffCall       DiffCall
+	genericResult  GenericResult
+	terminalResult TerminalResult
+	readResult     ReadResult
+	diffResult     DiffResult
+)
+
+func marshalTagged[T any](k Kind, v *T) ([]byte, error) {
+	return json.Marshal(tagged[T]{Card: k, Fields: v}, json.Deterministic(true))
+}
+
+// MarshalJSON writes the card with its "card" discriminator.
+func (c *GenericCall) MarshalJSON() ([]byte, error) {
+	return marshalTagged(KindGeneric, (*genericCall)(c))
+}
+
+// MarshalJSON writes the card with its "card" discriminator.
+func (c *TerminalCall) MarshalJSON() ([]byte, error) {
+	return marshalTagged(KindTerminal, (*terminalCall)(c))
+}
+
+// MarshalJSON writes the card with its "card" discriminator.
+func (c *DiffCall) MarshalJSON() ([]byte, error) {
+	return marshalTagged(KindDiff, (*diffCall)(c))
+}
+
+// MarshalJSON writes the card with its "card" discriminator.
+func (c *GenericResult) MarshalJSON() ([]byte, error) {
+	return marshalTagged(KindGeneric, (*genericResult)(c))
+}
+
+// MarshalJSON writes the card with its "card" discriminator.
+func (c *TerminalResult) MarshalJSON() ([]byte, error) {
+	return marshalTagged(KindTerminal, (*terminalResult)(c))
+}
+
+// MarshalJSON writes the card with its "card" discriminator.
+func (c *ReadResult) MarshalJSON() ([]byte, error) {
+	return marshalTagged(KindRead, (*readResult)(c))
+}
+
+// MarshalJSON writes the card with its "card" discriminator.
+func (c *DiffResult) MarshalJSON() ([]byte, error) {
+	return marshalTagged(KindDiff, (*diffResult)(c))
+}
+
+// ErrDecode is wrapped by every decoding error.
+var ErrDecode = errors.New("invalid card")
+
+// discriminator reads the "card" member of a JSON object without trusting
+// anything else in it.
+func discriminator(data []byte) (Kind, error) {
+	var obj map[string]jsontext.Value
+	if err := json.Unmarshal(data, &obj); err != nil {
+		return "", fmt.Errorf("%w: %w", ErrDecode, err)
+	}
+	if obj == nil {
+		return "", fmt.Errorf("%w: not an object", ErrDecode)
+	}
+	raw, ok := obj["card"]
+	if !ok {
+		return "", fmt.Errorf("%w: missing \"card\"", ErrDecode)
+	}
+	var k string
+	if raw.Kind() != '"' {
+		return "", fmt.Errorf("%w: \"card\" must be a string, got %s", ErrDecode, raw.Kind())
+	}
+	if err := json.Unmarshal(raw, &k); err != nil {
+		return "", fmt.Errorf("%w: %w", ErrDecode, err)
+	}
+	return Kind(k), nil
+}
+
+func decodeTagged[T any](data []byte, k Kind) (*T, error) {
+	v := tagged[T]{Fields: new(T)}
+	if err := json.Unmarshal(data, &v, strict); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrDecode, k, err)
+	}
+	return v.Fields, nil
+}
+
+// DecodeCall strictly decodes a call card.
+func DecodeCall(data []byte) (Call, error) {
+	k, err := discriminator(data)
+	if err != nil {
+		return nil, err
+	}
+	var c Call
+	switch k {
+	case KindGeneric:
+		f, err := decodeTagged[genericCall](data, k)
+		if err != nil {
+			return nil, err
+		}
+		c = (*GenericCall)(f)
+	case KindTerminal:
+		f, err := decodeTagged[terminalCall](data, k)
+		if err != nil {
+			return nil, err
+		}
+		c = (*TerminalCall)(f)
+	case KindDiff:
+		f, err := decodeTagged[diffCall](data, k)
+		if err != nil {
+			return nil, err
+		}
+		c = (*DiffCall)(f)
+	case KindRead:
+		return nil, fmt.Errorf("%w: %q is not a call card", ErrDecode, k)
+	default:
+		return nil, fmt.Errorf("%w: unknown card %q", ErrDecode, k)
+	}
+	return c, Validate(c)
+}
+
+// DecodeResult strictly decodes a result card.
+func DecodeResult(data []byte) (Result, error) {
+	k, err := discriminator(data)
+	if err != nil {
+		return nil, err
+	}
+	var r Result
+	switch k {
+	case KindGeneric:
+		f, err := decodeTagged[genericResult](data, k)
+		if err != nil {
+			return nil, err
+		}
+		r = (*GenericResult)(f)
+	case KindTerminal:
+		f, err := decodeTagged[terminalResult](data, k)
+		if err != nil {
+			return nil, err
+		}
+		r = (*TerminalResult)(f)
+	case KindRead:
+		f, err := decodeTagged[readResult](data, k)
+		if err != nil {
+			return nil, err
+		}
+		r = (*ReadResult)(f)
+	case KindDiff:
+		f, err := decodeTagged[diffResult](data, k)
+		if err != nil {
+			return nil, err
+		}
+		r = (*DiffResult)(f)
+	default:
+		return nil, fmt.Errorf("%w: unknown card %q", ErrDecode, k)
+	}
+	return r, ValidateResult(r)
+}
+
+// Validate checks the invariants a call card's types cannot express.
+func Validate(c Call) error {
+	switch c := c.(type) {
+	case *GenericCall:
+		return validContent(c.Content)
+	case *TerminalCall:
+		return nil
+	case *DiffCall:
+		if c.Diffs == nil {
+			return fmt.Errorf("%w: diff: missing \"diffs\"", ErrDecode)
+		}
+		return nil
+	}
+	return nil
+}
+
+// ValidateResult checks the invariants a result card's types cannot express.
+func ValidateResult(r Result) error {
+	switch r := r.(type) {
+	case *GenericResult:
+		return validContent(r.Content)
+	case *TerminalResult:
+		return nil
+	case *ReadResult:
+		if r.Lines == nil {
+			return fmt.Errorf("%w: read: missing \"lines\"", ErrDecode)
+		}
+		return validContent(r.Content)
+	case *DiffResult:
+		if r.Diffs == nil {
+			return fmt.Errorf("%w: diff: missing \"diffs\"", ErrDecode)
+		}
+		return nil
+	}
+	return nil
+}
+
+func validContent(cs []Content) error {
+	for i, c := range cs {
+		switch c.Type {
+		case "text":
+			if c.Data != "" || c.MimeType != "" {
+				return fmt.Errorf("%w: content[%d]: text block with image fields", ErrDecode, i)
+			}
+		case "image":
+			if c.Data == "" || c.MimeType == "" || c.Text != "" {
+				return fmt.Errorf("%w: content[%d]: image block needs data and mimeType only", ErrDecode, i)
+			}
+		default:
+			return fmt.Errorf("%w: content[%d]: unknown type %q", ErrDecode, i, c.Type)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,68 @@
+// Package session is the append-only session log. The log is also the event stream:
+// consumers subscribe to a session's records, live as they are appended or read
+// back from the file, and cannot tell the two apart.
+package session
+
+import (
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/dsh-dev/dsh/internal/tool"
+)
+
+// FormatVersion is the log format this build writes. A log with a higher version
+// is refused with a clear message.
+const FormatVersion = 1
+
+// RecordType says what a record holds.
+type RecordType string
+
+// The record types, in the order a turn typically produces them.
+const (
+	TypeHeader     RecordType = "header"      // Version, SessionID, Cwd
+	TypeUser       RecordType = "user"        // Text
+	TypeAssistant  RecordType = "assistant"   // Text: a complete assistant text block
+	TypeThinking   RecordType = "thinking"    // Text, Signature
+	TypeToolCall   RecordType = "tool_call"   // CallID, Name, Args
+	TypeProgress   RecordType = "progress"    // CallID, Chunk: live output, folded away by replay
+	TypeToolResult RecordType = "tool_result" // CallID, Result
+	TypePlan       RecordType = "plan"        // Plan
+	TypeTurnEnd    RecordType = "turn_end"    // StopReason, Usage, Error
+)
+
+// Record is one line of the log. Which fields are set depends on Type.
+type Record struct {
+	Type RecordType `json:"type"`
+	Time time.Time  `json:"time"`
+
+	// header
+	Version   int    `json:"version,omitzero"`
+	SessionID string `json:"sessionId,omitempty"`
+	Cwd       string `json:"cwd,omitempty"`
+
+	// user, assistant, thinking
+	Text      string `json:"text,omitempty"`
+	Signature string `json:"signature,omitempty"`
+
+	// tool_call, progress, tool_result
+	CallID string         `json:"callId,omitempty"`
+	Name   string         `json:"name,omitempty"`
+	Args   jsontext.Value `json:"args,omitzero"`
+	Chunk  string         `json:"chunk,omitempty"`
+	Result *tool.Result   `json:"result,omitempty"`
+
+	// plan
+	Plan []tool.PlanEntry `json:"plan,omitempty"`
+
+	// turn_end
+	StopReason string `json:"stopReason,omitempty"` // end_turn, max_turns, cancelled, refusal, error
+	Usage      *Usage `json:"usage,omitempty"`
+	Error      string `json:"error,omitempty"`
+}
+
+// Usage is the token usage of a turn.
+type Usage struct {
+	InputTokens  int64 `json:"inputTokens"`
+	OutputTokens int64 `json:"outputTokens"`
+}

@@ -1,0 +1,73 @@
+package tool
+
+import (
+	"context"
+	"sort"
+	"strings"
+
+	"github.com/dsh-dev/dsh/internal/card"
+)
+
+// Registry holds the tools a session offers, in a stable order.
+type Registry struct {
+	byName map[string]Tool
+	order  []Tool
+}
+
+// NewRegistry returns a registry of tools; a duplicate name is a programming error.
+func NewRegistry(tools ...Tool) *Registry {
+	r := &Registry{byName: map[string]Tool{}}
+	for _, t := range tools {
+		if _, dup := r.byName[t.Name()]; dup {
+			panic("tool: duplicate tool " + t.Name())
+		}
+		r.byName[t.Name()] = t
+		r.order = append(r.order, t)
+	}
+	return r
+}
+
+// Get returns the named tool.
+func (r *Registry) Get(name string) (Tool, bool) {
+	t, ok := r.byName[name]
+	return t, ok
+}
+
+// Tools returns every tool in registration order.
+func (r *Registry) Tools() []Tool { return r.order }
+
+// Run executes a call; an unknown tool is an error result that lists the real ones.
+func (r *Registry) Run(ctx context.Context, env Env, name string, args []byte) Result {
+	t, ok := r.byName[name]
+	if !ok {
+		return Errorf("Unknown tool %q. Available tools: %s.", name, strings.Join(r.names(), ", "))
+	}
+	return t.Run(ctx, env, args)
+}
+
+// PresentCall presents a call; an unknown tool gets a generic card.
+func (r *Registry) PresentCall(name string, args []byte) card.Call {
+	t, ok := r.byName[name]
+	if !ok {
+		return &card.GenericCall{Title: name, ToolKind: "other", RawInput: rawOrNil(args)}
+	}
+	return t.PresentCall(args)
+}
+
+// PresentResult presents a result; an unknown tool gets nil (the raw content).
+func (r *Registry) PresentResult(name string, args []byte, res Result) card.Result {
+	t, ok := r.byName[name]
+	if !ok {
+		return nil
+	}
+	return t.PresentResult(args, res)
+}
+
+func (r *Registry) names() []string {
+	out := make([]string, 0, len(r.order))
+	for _, t := range r.order {
+		out = append(out, t.Name())
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,175 @@
+// Package tool is the contract every dsh tool implements: typed parameters whose
+// model-facing JSON schema is generated from the Go type, an effectful Execute, and
+// two pure presenters that turn logged data into cards.
+package tool
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/workspace"
+)
+
+// Result is what Execute returns and the session log persists: the model-facing
+// content, whether the call failed, and the meta the presenters need (the lines
+// read, the applied hunks, the exit status). Meta is opaque JSON to everything but
+// the tool's own PresentResult, which must narrow it defensively.
+type Result struct {
+	Content []card.Content `json:"content"`
+	IsError bool           `json:"isError"`
+	Meta    jsontext.Value `json:"meta,omitzero"`
+}
+
+// Text returns a successful result holding one text block.
+func Text(s string) Result { return Result{Content: []card.Content{card.Text(s)}} }
+
+// Errorf returns an error result for the model.
+func Errorf(format string, args ...any) Result {
+	return Result{Content: []card.Content{card.Text(fmt.Sprintf(format, args...))}, IsError: true}
+}
+
+// TextOf joins the text blocks of a result.
+func (r Result) TextOf() string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if c.Type == "text" {
+			b.WriteString(c.Text)
+		}
+	}
+	return b.String()
+}
+
+// Permission says what a tool needs from the user before it runs.
+type Permission int
+
+// The permission classes. The agent's mode decides which of them it asks about.
+const (
+	PermNone    Permission = iota // reads and session bookkeeping: never asks
+	PermEdit                      // changes files
+	PermExecute                   // runs or kills processes
+)
+
+// PlanEntry is one item of the session's todo list, shown by consumers as a plan.
+type PlanEntry struct {
+	Content  string `json:"content"`
+	Status   string `json:"status"`             // pending, in_progress, completed
+	Priority string `json:"priority,omitempty"` // high, medium, low
+}
+
+// Session is the state a session's tools share: its workspace (root and cwd) and
+// per-tool state such as the files read so far or the running background jobs.
+type Session struct {
+	ID        string
+	Workspace *workspace.Workspace
+
+	mu     sync.Mutex
+	state  map[any]any
+	order  []any
+	closed bool
+}
+
+// NewSession returns the tool state of a new session.
+func NewSession(id string, ws *workspace.Workspace) *Session {
+	return &Session{ID: id, Workspace: ws, state: map[any]any{}}
+}
+
+// State returns the session's value for key, creating it with init on first use.
+// Keys should be unexported types of the tool package that owns the state.
+func (s *Session) State(key any, init func() any) any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v, ok := s.state[key]; ok {
+		return v
+	}
+	v := init()
+	s.state[key] = v
+	s.order = append(s.order, key)
+	return v
+}
+
+// Close ends the session's tool state: every value implementing io.Closer (the job
+// table, for one) is closed, in reverse order of creation. It is idempotent.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	keys := s.order
+	s.mu.Unlock()
+	var first error
+	for i := len(keys) - 1; i >= 0; i-- {
+		if c, ok := s.state[keys[i]].(io.Closer); ok {
+			if err := c.Close(); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}
+
+// Env is what one call's Execute gets: the session plus the call's live channels.
+type Env struct {
+	Session *Session
+	// Progress receives live output while the call runs (a running command's
+	// output). It may be nil.
+	Progress func(chunk string)
+	// Plan publishes the session's todo list to consumers. It may be nil.
+	Plan func([]PlanEntry)
+}
+
+// Emit sends a progress chunk if anyone listens.
+func (e Env) Emit(chunk string) {
+	if e.Progress != nil && chunk != "" {
+		e.Progress(chunk)
+	}
+}
+
+// PublishPlan sends the todo list if anyone listens.
+func (e Env) PublishPlan(p []PlanEntry) {
+	if e.Plan != nil {
+		e.Plan(p)
+	}
+}
+
+// Spec declares a tool with typed parameters P. Execute is where effects live;
+// PresentCall and PresentResult must be pure functions of their arguments (no file
+// system, clock or environment) because they run both live and on replay.
+type Spec[P any] struct {
+	Name        string
+	Description string // model-facing; embed it from a .md file
+	// ReadOnly tools change nothing and may run concurrently with each other.
+	ReadOnly   bool
+	Permission Permission
+	// Kind is the ACP tool kind (read, edit, execute, think, search, other).
+	Kind string
+
+	Execute       func(ctx context.Context, env Env, p P) Result
+	PresentCall   func(p P) card.Call
+	PresentResult func(p P, r Result) card.Result // nil: show the raw result
+}
+
+// Tool is a Spec with its parameter type erased: arguments travel as raw JSON.
+type Tool interface {
+	Name() string
+	Description() string
+	// Schema is the JSON schema of the parameters, generated from the Go type.
+	Schema() jsontext.Value
+	ReadOnly() bool
+	Permission() Permission
+	Kind() string
+	// Run decodes args and executes; bad arguments become an error result.
+	Run(ctx context.Context, env Env, args []byte) Result
+	// PresentCall decodes args and presents the call; bad arguments give a generic
+	// card that shows them raw.
+	PresentCall(args []byte) card.Call
+	// PresentResult decodes args and presents the result; bad arguments give nil.
+	PresentResult(args []byte, r Result) card.Result
+}
