@@ -1,0 +1,71 @@
+package agent
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/template"
+	"time"
+)
+
+//go:embed system.md
+var systemText string
+
+var systemTmpl = template.Must(template.New("system").Parse(systemText))
+
+// PromptInfo is what the system prompt says about the session.
+type PromptInfo struct {
+	Root     string    // the workspace root
+	Platform string    // e.g. "linux/amd64"
+	Date     time.Time // today, in the user's zone
+	// Instructions is the project's own guidance (AGENTS.md or CLAUDE.md), or "".
+	Instructions string
+	// Tools are the names of the tools offered; guidance is given for those only.
+	Tools []string
+}
+
+// SystemPrompt writes the system prompt for a session.
+func SystemPrompt(p PromptInfo) string {
+	has := map[string]bool{}
+	for _, t := range p.Tools {
+		has[t] = true
+	}
+	var b strings.Builder
+	err := systemTmpl.Execute(&b, struct {
+		Root, Platform, Date, Instructions string
+		Has                                map[string]bool
+	}{
+		Root:         p.Root,
+		Platform:     p.Platform,
+		Date:         p.Date.Format("2006-01-02 (Monday)"),
+		Instructions: strings.TrimSpace(p.Instructions),
+		Has:          has,
+	})
+	if err != nil {
+		panic(fmt.Sprintf("system prompt template: %v", err)) // the template is embedded; a test executes it
+	}
+	return b.String()
+}
+
+// instructionFiles are the project instruction files, in order of preference.
+var instructionFiles = []string{"AGENTS.md", "CLAUDE.md"}
+
+// LoadInstructions returns the project's instructions: AGENTS.md at the workspace
+// root, else CLAUDE.md, else "".
+func LoadInstructions(root string) (string, error) {
+	for _, name := range instructionFiles {
+		b, err := os.ReadFile(filepath.Join(root, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("project instructions: %w", err)
+		}
+		return string(b), nil
+	}
+	return "", nil
+}

@@ -1,0 +1,98 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLoadInstructions(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  string
+	}{
+		{"none", nil, ""},
+		{"agents", map[string]string{"AGENTS.md": "use tabs"}, "use tabs"},
+		{"claude", map[string]string{"CLAUDE.md": "use spaces"}, "use spaces"},
+		{"agents wins", map[string]string{"AGENTS.md": "use tabs", "CLAUDE.md": "use spaces"}, "use tabs"},
+		{"only at the root", map[string]string{"sub/AGENTS.md": "nested"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			for name, body := range tt.files {
+				p := filepath.Join(root, name)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := LoadInstructions(root)
+			if err != nil || got != tt.want {
+				t.Errorf("LoadInstructions = %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLoadInstructionsUnreadable(t *testing.T) {
+	root := t.TempDir()
+	// A directory named AGENTS.md cannot be read as a file: that is an error, not "none".
+	if err := os.Mkdir(filepath.Join(root, "AGENTS.md"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadInstructions(root); err == nil {
+		t.Error("no error for an unreadable AGENTS.md")
+	}
+}
+
+func TestSystemPrompt(t *testing.T) {
+	root := t.TempDir()
+	agents := "# House rules\n\nRun `make check` before you finish.\n"
+	if err := os.WriteFile(filepath.Join(root, "AGENTS.md"), []byte(agents), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	instr, err := LoadInstructions(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := []string{"read", "write", "edit", "bash", "job_output", "job_kill", "job_list", "todo_write"}
+	date := time.Date(2031, time.April, 5, 23, 30, 0, 0, time.UTC)
+	got := SystemPrompt(PromptInfo{Root: root, Platform: "linux/amd64", Date: date, Instructions: instr, Tools: all})
+	for _, want := range []string{
+		"Workspace root: " + root,
+		"Platform: linux/amd64",
+		"2031-04-05 (Saturday)",
+		"# Project instructions",
+		"Run `make check` before you finish.",
+		"**read**", "**edit**", "**write**", "**bash**", "**todo_write**",
+		"job_output", "job_kill", "job_list", "run_in_background",
+		"refused", // edits of unread files
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("system prompt lacks %q", want)
+		}
+	}
+	if i, j := strings.Index(got, "# Using the tools well"), strings.Index(got, "# Project instructions"); i < 0 || j < i {
+		t.Errorf("the project's instructions must follow the general guidance")
+	}
+	if strings.Contains(got, "{{") || strings.Contains(got, "<no value>") {
+		t.Errorf("template residue in:\n%s", got)
+	}
+
+	// Guidance is given only for the tools offered, and no instructions, no heading.
+	bare := SystemPrompt(PromptInfo{Root: root, Platform: "linux/amd64", Date: date, Tools: []string{"read"}})
+	for _, absent := range []string{"**bash**", "**edit**", "todo_write", "# Project instructions"} {
+		if strings.Contains(bare, absent) {
+			t.Errorf("read-only prompt mentions %q", absent)
+		}
+	}
+	if !strings.Contains(bare, "**read**") {
+		t.Error("read-only prompt lacks the read guidance")
+	}
+}

@@ -1,0 +1,181 @@
+package card
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func old(s string) *string { return &s }
+
+// everyCall and everyResult hold one fully populated value of each variant.
+var everyCall = []Call{
+	&GenericCall{Title: "Read main.go", ToolKind: "read", RawInput: RawJSON(`{"path":"main.go"}`),
+		Content: []Content{Text("hi"), Image("image/png", "iVBORw0=")}, Locations: []Location{{Path: "main.go", Line: Ptr(3)}}},
+	&TerminalCall{Title: "go test ./...", Description: "run the tests", Cwd: "/w"},
+	&DiffCall{Title: "Edit a.go", Diffs: []FileDiff{{Path: "a.go", OldText: old("x"), NewText: "y"}, {Path: "b.go", NewText: "new"}},
+		Locations: []Location{{Path: "a.go"}}},
+}
+
+var everyResult = []Result{
+	&GenericResult{Title: "done", Content: []Content{Text("ok")}},
+	&TerminalResult{Title: "go test", Output: "PASS\n", ExitCode: Ptr(0)},
+	&TerminalResult{Output: "", Signal: "SIGKILL", TimedOut: true},
+	&ReadResult{Title: "Read a.go", Path: "a.go", Offset: 10, Lines: []ReadLine{{Number: 10, Text: "package a"}}, TotalLines: 12, Lang: "go",
+		Content: []Content{Text("10: package a")}},
+	&ReadResult{Path: "big.txt", Offset: 5, Lines: []ReadLine{}, TotalLines: 9},
+	&DiffResult{Diffs: []FileDiff{{Path: "a.go", OldText: old("a\nb\n"), NewText: "a\nc\n", OldStart: 4, NewStart: 4}},
+		Locations: []Location{{Path: "a.go", Line: Ptr(4)}}},
+}
+
+// TestGolden pins the wire form of every variant (run with -update to rewrite).
+func TestGolden(t *testing.T) {
+	var b strings.Builder
+	for _, c := range everyCall {
+		j, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(j)
+		b.WriteByte('\n')
+	}
+	for _, r := range everyResult {
+		j, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(j)
+		b.WriteByte('\n')
+	}
+	path := filepath.Join("testdata", "cards.golden.jsonl")
+	if *update {
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), b.String()); diff != "" {
+		t.Errorf("wire form changed (-want +got):\n%s", diff)
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	for _, c := range everyCall {
+		j, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := DecodeCall(j)
+		if err != nil {
+			t.Fatalf("DecodeCall(%s): %v", j, err)
+		}
+		if diff := cmp.Diff(c, got); diff != "" {
+			t.Errorf("round trip of %s (-want +got):\n%s", c.Kind(), diff)
+		}
+	}
+	for _, r := range everyResult {
+		j, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := DecodeResult(j)
+		if err != nil {
+			t.Fatalf("DecodeResult(%s): %v", j, err)
+		}
+		if diff := cmp.Diff(r, got); diff != "" {
+			t.Errorf("round trip of %s (-want +got):\n%s", r.Kind(), diff)
+		}
+	}
+}
+
+func TestDiscriminatorFirstOnTheWire(t *testing.T) {
+	j, err := json.Marshal(everyCall[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(j), `{"card":"terminal",`) {
+		t.Errorf("got %s", j)
+	}
+}
+
+func TestDecodeRejects(t *testing.T) {
+	tests := []struct {
+		name, in string
+		call     bool // decode as a call card, else as a result card
+	}{
+		{"missing card", `{"title":"x"}`, true},
+		{"unknown card", `{"card":"table","title":"x"}`, true},
+		{"read is result-only", `{"card":"read","path":"a","offset":1,"lines":[],"totalLines":0}`, true},
+		{"card is a number", `{"card":1,"title":"x"}`, true},
+		{"card is null", `{"card":null,"title":"x"}`, true},
+		{"card is wrongly cased", `{"card":"Generic","title":"x"}`, true},
+		{"card key wrongly cased", `{"Card":"generic","title":"x"}`, true},
+		{"unknown field", `{"card":"generic","title":"x","extra":1}`, true},
+		{"wrongly cased field", `{"card":"generic","Title":"x"}`, true},
+		{"duplicate field", `{"card":"generic","title":"x","title":"y"}`, true},
+		{"duplicate card", `{"card":"generic","card":"diff","title":"x"}`, true},
+		{"wrong type", `{"card":"terminal","title":5}`, true},
+		{"field of another variant", `{"card":"terminal","title":"x","diffs":[]}`, true},
+		{"trailing data", `{"card":"generic","title":"x"} {}`, true},
+		{"not an object", `["generic"]`, true},
+		{"null", `null`, true},
+		{"empty", ``, true},
+		{"truncated", `{"card":"generic","title":"x"`, true},
+		{"bad content type", `{"card":"generic","title":"x","content":[{"type":"audio"}]}`, true},
+		{"image without data", `{"card":"generic","title":"x","content":[{"type":"image","mimeType":"image/png"}]}`, true},
+		{"diff without diffs", `{"card":"diff","title":"x"}`, true},
+		{"diff item unknown field", `{"card":"diff","title":"x","diffs":[{"path":"a","oldText":null,"newText":"","x":1}]}`, true},
+		{"result unknown card", `{"card":"chart"}`, false},
+		{"read missing lines", `{"card":"read","path":"a","offset":1,"totalLines":0}`, false},
+		{"read lines wrong type", `{"card":"read","path":"a","offset":1,"lines":{},"totalLines":0}`, false},
+		{"read line item unknown field", `{"card":"read","path":"a","offset":1,"lines":[{"number":1,"text":"x","n":2}],"totalLines":1}`, false},
+		{"exit code string", `{"card":"terminal","exitCode":"0"}`, false},
+		{"exit code fractional", `{"card":"terminal","exitCode":1.5}`, false},
+		{"invalid utf8 in string", "{\"card\":\"generic\",\"title\":\"\xff\"}", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var err error
+			if tt.call {
+				_, err = DecodeCall([]byte(tt.in))
+			} else {
+				_, err = DecodeResult([]byte(tt.in))
+			}
+			if err == nil {
+				t.Fatalf("decoding %s succeeded, want an error", tt.in)
+			}
+			if !errors.Is(err, ErrDecode) {
+				t.Errorf("error %v does not wrap ErrDecode", err)
+			}
+		})
+	}
+}
+
+func TestDecodeAcceptsMinimal(t *testing.T) {
+	if c, err := DecodeCall([]byte(`{"card":"terminal","title":"ls"}`)); err != nil || c.(*TerminalCall).Title != "ls" {
+		t.Errorf("got %#v, %v", c, err)
+	}
+	if r, err := DecodeResult([]byte(`{"card":"generic"}`)); err != nil || r.Kind() != KindGeneric {
+		t.Errorf("got %#v, %v", r, err)
+	}
+	// oldText null is a new file; a present string is a change.
+	c, err := DecodeCall([]byte(`{"card":"diff","title":"w","diffs":[{"path":"a","oldText":null,"newText":"x"},{"path":"b","oldText":"","newText":"y"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := c.(*DiffCall).Diffs
+	if d[0].OldText != nil || d[1].OldText == nil {
+		t.Errorf("oldText null/\"\" not kept apart: %#v", d)
+	}
+}

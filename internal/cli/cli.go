@@ -1,0 +1,214 @@
+// Package cli implements dsh's commands. Each command has an options struct and a
+// run function that gets its I/O, environment and clock injected, so tests drive
+// the same code the binary runs.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/term"
+)
+
+// IO is everything a command may touch of its process.
+type IO struct {
+	In       io.Reader
+	Out, Err io.Writer
+	Getenv   func(string) string
+	Now      func() time.Time
+	Cwd      string
+	// OutIsTerminal reports whether Out is a terminal (colour and width follow).
+	OutIsTerminal bool
+	// Width is the terminal width, 0 when unknown.
+	Width int
+	// Interrupts delivers Ctrl-C; nil in tests that do not need it.
+	Interrupts <-chan os.Signal
+}
+
+// System returns the real process's IO.
+func System() IO {
+	cwd, err := os.Getwd()
+	if err != nil {
+		cwd = "."
+	}
+	io := IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv, Now: time.Now, Cwd: cwd,
+		Interrupts: notifyInterrupts()}
+	if fd := int(os.Stdout.Fd()); term.IsTerminal(fd) {
+		io.OutIsTerminal = true
+		if w, _, err := term.GetSize(fd); err == nil {
+			io.Width = w
+		}
+	}
+	return io
+}
+
+type command struct {
+	name, args, summary string
+	run                 func(ctx context.Context, io IO, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"tool", "NAME JSON | -", "run tool calls directly and print their cards", runToolCmd},
+	}
+}
+
+const usageHead = `dsh — a coding-agent harness whose every tool call is a card.
+
+Usage:
+  dsh COMMAND [flags] [args]
+
+Commands:
+`
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, usageHead)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-8s %-18s %s\n", c.name, c.args, c.summary)
+	}
+	fmt.Fprint(w, "\nRun 'dsh COMMAND --help' for a command's flags.\n")
+}
+
+// exitError carries a specific exit status out of a command.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return "exit " + strconv.Itoa(e.code) }
+
+// errUsage marks a mistake in the command line; the message has been printed.
+var errUsage = errors.New("usage")
+
+// Main runs dsh with args (without the program name) and returns the exit status.
+func Main(args []string, io IO) int {
+	if len(args) == 0 {
+		usage(io.Err)
+		return 2
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		usage(io.Out)
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name != args[0] {
+			continue
+		}
+		ctx, stop := context.WithCancel(context.Background())
+		defer stop()
+		go cancelOnInterrupt(io, stop)
+		err := c.run(ctx, io, args[1:])
+		var ee exitError
+		switch {
+		case err == nil:
+			return 0
+		case errors.Is(err, flag.ErrHelp):
+			return 0
+		case errors.Is(err, errUsage):
+			return 2
+		case errors.As(err, &ee):
+			return ee.code
+		default:
+			fmt.Fprintf(io.Err, "dsh %s: %v\n", c.name, err)
+			return 1
+		}
+	}
+	fmt.Fprintf(io.Err, "dsh: unknown command %q\n\n", args[0])
+	usage(io.Err)
+	return 2
+}
+
+// newFlags returns a flag set that prints its usage to io.Err.
+func newFlags(io IO, name, args, summary string) *flag.FlagSet {
+	fs := flag.NewFlagSet("dsh "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Err)
+	fs.Usage = func() {
+		fmt.Fprintf(io.Err, "Usage: dsh %s [flags] %s\n\n%s\n", name, args, summary)
+		var b strings.Builder
+		fs.SetOutput(&b)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Err)
+		if b.Len() > 0 {
+			fmt.Fprintf(io.Err, "\nFlags:\n%s", b.String())
+		}
+	}
+	return fs
+}
+
+// parse parses flags, turning mistakes into errUsage (the flag package has
+// already printed what was wrong) and --help into flag.ErrHelp.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	return nil
+}
+
+// usageErr prints a command-line mistake and the command's usage.
+func usageErr(io IO, fs *flag.FlagSet, format string, args ...any) error {
+	fmt.Fprintf(io.Err, "%s: %s\n", fs.Name(), fmt.Sprintf(format, args...))
+	fs.Usage()
+	return errUsage
+}
+
+// colorMode is the --color flag: auto follows the terminal and NO_COLOR.
+type colorMode string
+
+func (c *colorMode) String() string { return string(*c) }
+func (c *colorMode) Set(s string) error {
+	switch s {
+	case "auto", "always", "never":
+		*c = colorMode(s)
+		return nil
+	}
+	return fmt.Errorf("want auto, always or never, got %q", s)
+}
+
+func (c colorMode) enabled(io IO) bool {
+	switch c {
+	case "always":
+		return true
+	case "never":
+		return false
+	}
+	return io.OutIsTerminal && io.Getenv("NO_COLOR") == "" && io.Getenv("TERM") != "dumb"
+}
+
+func (io IO) width() int {
+	if io.Width > 0 {
+		return io.Width
+	}
+	if n, err := strconv.Atoi(io.Getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	return 100
+}
+
+// cancelOnInterrupt cancels the command at the first Ctrl-C and exits at the second.
+func cancelOnInterrupt(io IO, cancel func()) {
+	if io.Interrupts == nil {
+		return
+	}
+	<-io.Interrupts
+	fmt.Fprintln(io.Err, "\ndsh: cancelling (press Ctrl-C again to exit now)")
+	cancel()
+	<-io.Interrupts
+	os.Exit(130)
+}
+
+// notifyInterrupts is the real process's Ctrl-C channel.
+func notifyInterrupts() <-chan os.Signal {
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	return ch
+}

@@ -1,0 +1,189 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/termui"
+	"github.com/dsh-dev/dsh/internal/tool"
+	"github.com/dsh-dev/dsh/internal/toolset"
+	"github.com/dsh-dev/dsh/internal/workspace"
+)
+
+type toolOptions struct {
+	JSON         bool
+	AllowOutside bool
+	Color        colorMode
+	Name         string // "-" reads calls from stdin
+	Args         string
+}
+
+const toolSummary = `Runs tool calls in the current directory (the workspace root) and prints each
+call's card and result card. With NAME JSON it runs one call; with - it reads
+calls as JSON lines {"name": ..., "args": {...}} from stdin and runs them in
+order in one session, so session state (files read, cwd, jobs, todos) carries
+from call to call. Exits 1 if any call returned an error result.
+
+Tools: read, write, edit, bash, job_output, job_kill, job_list, todo_write.`
+
+func runToolCmd(ctx context.Context, io IO, args []string) error {
+	o := toolOptions{Color: "auto"}
+	fs := newFlags(io, "tool", "NAME JSON | -", toolSummary)
+	fs.BoolVar(&o.JSON, "json", false, "print one JSON line per call: {call, result, card}")
+	fs.BoolVar(&o.AllowOutside, "allow-outside", false, "let tools touch paths outside the workspace root")
+	fs.Var(&o.Color, "color", "colour output: auto, always or never (auto honours NO_COLOR)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	switch rest := fs.Args(); {
+	case len(rest) == 1 && rest[0] == "-":
+		o.Name = "-"
+	case len(rest) == 2:
+		o.Name, o.Args = rest[0], rest[1]
+	case len(rest) == 1:
+		o.Name, o.Args = rest[0], "{}"
+	default:
+		return usageErr(io, fs, "want NAME JSON or -")
+	}
+	return runTool(ctx, io, o)
+}
+
+// toolCall is one line of `dsh tool -` input.
+type toolCall struct {
+	Name string         `json:"name"`
+	Args jsontext.Value `json:"args"`
+}
+
+func runTool(ctx context.Context, io IO, o toolOptions) error {
+	ws, err := workspace.New(io.Cwd, o.AllowOutside)
+	if err != nil {
+		return err
+	}
+	reg := toolset.New(toolset.Options{KeepEnv: keepEnv(io)})
+	sess := tool.NewSession("tool", ws)
+	defer sess.Close()
+
+	r := &toolRunner{io: io, o: o, reg: reg, sess: sess,
+		ui: termui.New(io.Out, termui.Options{Color: o.Color.enabled(io), Width: io.width()})}
+	if o.Name != "-" {
+		if _, ok := reg.Get(o.Name); !ok {
+			return fmt.Errorf("unknown tool %q (tools: %s)", o.Name, toolNames(reg))
+		}
+		if !jsontext.Value(o.Args).IsValid() {
+			return fmt.Errorf("arguments for %s are not valid JSON: %s", o.Name, o.Args)
+		}
+		return r.finish(r.run(ctx, o.Name, []byte(o.Args)))
+	}
+
+	sc := bufio.NewScanner(io.In)
+	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
+	failed := false
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var c toolCall
+		if err := json.Unmarshal(line, &c, json.RejectUnknownMembers(true)); err != nil {
+			return fmt.Errorf("stdin line %d: want {\"name\": ..., \"args\": {...}}: %w", n, err)
+		}
+		if c.Name == "" {
+			return fmt.Errorf("stdin line %d: missing \"name\"", n)
+		}
+		if len(c.Args) == 0 {
+			c.Args = jsontext.Value("{}")
+		}
+		isErr, err := r.run(ctx, c.Name, c.Args)
+		if err != nil {
+			return err
+		}
+		failed = failed || isErr
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("reading stdin: %w", err)
+	}
+	return r.finish(failed, nil)
+}
+
+type toolRunner struct {
+	io   IO
+	o    toolOptions
+	reg  *tool.Registry
+	sess *tool.Session
+	ui   *termui.Renderer
+}
+
+func (r *toolRunner) finish(failed bool, err error) error {
+	if err != nil {
+		return err
+	}
+	if failed {
+		return exitError{1}
+	}
+	return nil
+}
+
+// run executes one call and prints it; it reports whether the result is an error.
+func (r *toolRunner) run(ctx context.Context, name string, args []byte) (bool, error) {
+	call := r.reg.PresentCall(name, args)
+	env := tool.Env{Session: r.sess}
+	if !r.o.JSON {
+		if err := r.ui.Call(call); err != nil {
+			return false, err
+		}
+		env.Progress = func(chunk string) { _ = r.ui.Progress(chunk) }
+		env.Plan = func(p []tool.PlanEntry) { _ = r.ui.Plan(p) }
+	}
+	res := r.reg.Run(ctx, env, name, args)
+	rc := r.reg.PresentResult(name, args, res)
+	if r.o.JSON {
+		return res.IsError, writeToolJSON(r.io.Out, call, res, rc)
+	}
+	return res.IsError, r.ui.Result(rc, res.Content, res.IsError)
+}
+
+// writeToolJSON prints {"call": card, "result": {...}, "card": card|null}.
+func writeToolJSON(w io.Writer, call card.Call, res tool.Result, rc card.Result) error {
+	line := struct {
+		Call   card.Call   `json:"call"`
+		Result tool.Result `json:"result"`
+		Card   card.Result `json:"card"`
+	}{call, res, rc}
+	b, err := json.Marshal(line, json.Deterministic(true))
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+func toolNames(reg *tool.Registry) string {
+	var names []string
+	for _, t := range reg.Tools() {
+		names = append(names, t.Name())
+	}
+	return strings.Join(names, ", ")
+}
+
+// keepEnv is the DSH_KEEP_ENV allow-list of secret-looking variables commands may see.
+func keepEnv(io IO) []string {
+	var out []string
+	for _, s := range strings.Split(io.Getenv("DSH_KEEP_ENV"), ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+

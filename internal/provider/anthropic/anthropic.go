@@ -1,0 +1,394 @@
+// Package anthropic is the provider for Anthropic's Messages API, spoken through
+// the official Go SDK: streaming, tool use and extended thinking.
+//
+// Thinking blocks come back with a signature that must be replayed verbatim in
+// later requests; they travel as provider.PartThinking with Text and Signature.
+// A redacted_thinking block has no text, only opaque data: it travels as a
+// PartThinking whose Signature is RedactedPrefix followed by that data, which no
+// real signature (base64) can start with, so the log needs no extra record kind.
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
+
+	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/provider"
+)
+
+// DefaultModel is used when neither the request nor the configuration names one.
+const DefaultModel = sdk.ModelClaudeSonnet5_5
+
+// DefaultMaxTokens caps a response when the request sets no limit.
+const DefaultMaxTokens = 16000
+
+// ThinkingAdaptive as Config.Thinking lets the model decide when and how much to
+// think (the only mode the newest models accept).
+const ThinkingAdaptive = -1
+
+// RedactedPrefix marks a PartThinking that holds a redacted_thinking block's data.
+const RedactedPrefix = "redacted_thinking:"
+
+// Config configures the provider. The caller reads the environment
+// (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL); this package never does.
+type Config struct {
+	APIKey     string
+	BaseURL    string // empty: the SDK's production endpoint
+	Model      string // empty: DefaultModel
+	MaxRetries int    // transient failures; 0: provider.DefaultMaxRetries, negative: none
+	// Thinking is 0 for no extended thinking, a positive token budget for manual
+	// thinking, or ThinkingAdaptive.
+	Thinking   int
+	HTTPClient *http.Client     // nil: http.DefaultClient
+	Backoff    provider.Backoff // nil: provider.DefaultBackoff
+}
+
+// Provider streams messages from Anthropic.
+type Provider struct {
+	cfg    Config
+	client sdk.Client
+}
+
+// New returns a provider for cfg. An API key is required unless a base URL
+// points somewhere else (a proxy may hold the credential).
+func New(cfg Config) (*Provider, error) {
+	if cfg.APIKey == "" && cfg.BaseURL == "" {
+		return nil, &authError{"no Anthropic API key: set ANTHROPIC_API_KEY"}
+	}
+	if cfg.Thinking > 0 && cfg.Thinking < 1024 {
+		return nil, fmt.Errorf("anthropic: a thinking budget must be at least 1024 tokens, got %d", cfg.Thinking)
+	}
+	if cfg.Thinking < 0 && cfg.Thinking != ThinkingAdaptive {
+		return nil, fmt.Errorf("anthropic: invalid thinking setting %d", cfg.Thinking)
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	// Retries are ours (provider.Retry), so they can stop once output reached the
+	// caller; the SDK's own would resend a request whose stream already spoke.
+	opts := []option.RequestOption{
+		option.WithoutEnvironmentDefaults(),
+		option.WithHTTPClient(hc),
+		option.WithMaxRetries(0),
+	}
+	if cfg.APIKey != "" {
+		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+	}
+	if cfg.BaseURL != "" {
+		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
+	}
+	return &Provider{cfg: cfg, client: sdk.NewClient(opts...)}, nil
+}
+
+// Name implements provider.Provider.
+func (p *Provider) Name() string { return "anthropic" }
+
+// Stream implements provider.Provider.
+func (p *Provider) Stream(ctx context.Context, req provider.Request, onDelta func(provider.Delta)) (*provider.Response, error) {
+	params, err := p.params(req)
+	if err != nil {
+		return nil, err
+	}
+	return provider.Retry(ctx, p.cfg.MaxRetries, p.cfg.Backoff, func() (*provider.Response, error) {
+		return p.attempt(ctx, params, onDelta)
+	})
+}
+
+// errIncomplete is a stream that ended cleanly but without message_stop.
+var errIncomplete = errors.New("the stream ended before the message was complete")
+
+func (p *Provider) attempt(ctx context.Context, params sdk.MessageNewParams, onDelta func(provider.Delta)) (*provider.Response, error) {
+	stream := p.client.Messages.NewStreaming(ctx, params)
+	defer func() { _ = stream.Close() }()
+
+	var msg sdk.Message
+	delivered, stopped := false, false
+	openTool := "" // name of the tool_use block being streamed, if any
+	for stream.Next() {
+		ev := stream.Current()
+		if err := msg.Accumulate(ev); err != nil {
+			return nil, fmt.Errorf("anthropic: malformed stream: %w", err)
+		}
+		switch ev.Type {
+		case "content_block_start":
+			if ev.ContentBlock.Type == "tool_use" {
+				openTool = ev.ContentBlock.Name
+			}
+		case "content_block_stop":
+			openTool = ""
+		case "content_block_delta":
+			d := provider.Delta{}
+			switch ev.Delta.Type {
+			case "text_delta":
+				d = provider.Delta{Type: provider.DeltaText, Text: ev.Delta.Text}
+			case "thinking_delta":
+				d = provider.Delta{Type: provider.DeltaThinking, Text: ev.Delta.Thinking}
+			}
+			if d.Text != "" && onDelta != nil {
+				delivered = true
+				onDelta(d)
+			}
+		case "message_stop":
+			stopped = true
+		}
+	}
+	err := stream.Err()
+	if err == nil && !stopped {
+		err = errIncomplete
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if openTool != "" {
+			err = fmt.Errorf("%w (in the middle of a %s tool call)", err, openTool)
+		}
+		return nil, classify(err, delivered)
+	}
+	return response(&msg)
+}
+
+// classify turns an SDK or transport error into the message the user reads,
+// marked transient when resending the request may help and is safe: nothing of
+// this response has been shown yet.
+func classify(err error, delivered bool) error {
+	transient := func(e error, h http.Header) error {
+		if delivered {
+			return fmt.Errorf("%w; the response was interrupted after it had started", e)
+		}
+		return &provider.TransientError{Err: e, RetryAfter: provider.RetryAfter(h)}
+	}
+	var apiErr *sdk.Error
+	if !errors.As(err, &apiErr) {
+		return transient(fmt.Errorf("anthropic: %w", err), nil)
+	}
+	var h http.Header
+	if apiErr.Response != nil {
+		h = apiErr.Response.Header
+	}
+	detail := string(apiErr.Type())
+	if apiErr.Message != "" {
+		detail = strings.TrimPrefix(detail+": "+apiErr.Message, ": ")
+	}
+	if detail != "" {
+		detail = ": " + detail
+	}
+	code := apiErr.StatusCode
+	switch {
+	case code == http.StatusUnauthorized:
+		return &authError{"Anthropic rejected the API key (401). Check ANTHROPIC_API_KEY."}
+	case code == http.StatusForbidden:
+		return &authError{fmt.Sprintf("Anthropic refused the request for this API key (403%s). Check ANTHROPIC_API_KEY.", detail)}
+	case code == http.StatusTooManyRequests:
+		return transient(fmt.Errorf("anthropic: rate limited (429%s)", detail), h)
+	case code == 529 || apiErr.Type() == sdk.ErrorTypeOverloadedError:
+		return transient(fmt.Errorf("anthropic: the API is overloaded (%d%s)", code, detail), h)
+	case provider.RetryableStatus(code) || apiErr.Type() == sdk.ErrorTypeAPIError:
+		return transient(fmt.Errorf("anthropic: server error (%d%s)", code, detail), h)
+	default:
+		return fmt.Errorf("anthropic: the request was rejected (%d%s)", code, detail)
+	}
+}
+
+// authError carries a user-facing credential message and matches provider.ErrAuth.
+type authError struct{ msg string }
+
+func (e *authError) Error() string        { return e.msg }
+func (e *authError) Is(target error) bool { return target == provider.ErrAuth }
+
+// response converts a complete message into the provider's vocabulary.
+func response(msg *sdk.Message) (*provider.Response, error) {
+	stop := stopReason(msg.StopReason)
+	parts := make([]provider.Part, 0, len(msg.Content))
+	for _, b := range msg.Content {
+		switch b.Type {
+		case "text":
+			if b.Text != "" {
+				parts = append(parts, provider.Part{Type: provider.PartText, Text: b.Text})
+			}
+		case "thinking":
+			parts = append(parts, provider.Part{Type: provider.PartThinking, Text: b.Thinking, Signature: b.Signature})
+		case "redacted_thinking":
+			parts = append(parts, provider.Part{Type: provider.PartThinking, Signature: RedactedPrefix + b.Data})
+		case "tool_use":
+			args := json.RawMessage(b.Input)
+			if len(args) == 0 {
+				args = json.RawMessage(`{}`)
+			}
+			if !json.Valid(args) {
+				if stop == provider.StopMaxTokens {
+					continue // cut off by the token limit: not a call anyone can run
+				}
+				return nil, fmt.Errorf("anthropic: the model sent malformed input for the %s tool call", b.Name)
+			}
+			parts = append(parts, provider.Part{Type: provider.PartToolUse, ID: b.ID, Name: b.Name, Args: []byte(args)})
+		}
+	}
+	u := msg.Usage
+	return &provider.Response{
+		Message:      provider.Message{Role: provider.RoleAssistant, Parts: parts},
+		StopReason:   stop,
+		InputTokens:  u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens,
+		OutputTokens: u.OutputTokens,
+	}, nil
+}
+
+func stopReason(r sdk.StopReason) provider.StopReason {
+	switch r {
+	case sdk.StopReasonToolUse:
+		return provider.StopToolUse
+	case sdk.StopReasonMaxTokens, sdk.StopReasonModelContextWindowExceeded:
+		return provider.StopMaxTokens
+	case sdk.StopReasonRefusal:
+		return provider.StopRefusal
+	case sdk.StopReasonEndTurn, sdk.StopReasonStopSequence, sdk.StopReasonPauseTurn:
+		return provider.StopEndTurn
+	default:
+		return provider.StopEndTurn
+	}
+}
+
+// params builds the SDK request. Prompt-cache breakpoints go on the system prompt
+// (or the last tool) and on the newest message, so each turn of the agent loop
+// re-reads the conversation so far from the cache.
+func (p *Provider) params(req provider.Request) (sdk.MessageNewParams, error) {
+	model := req.Model
+	if model == "" {
+		model = p.cfg.Model
+	}
+	if model == "" {
+		model = DefaultModel
+	}
+	maxTokens := int64(req.MaxTokens)
+	if maxTokens <= 0 {
+		maxTokens = DefaultMaxTokens
+	}
+	params := sdk.MessageNewParams{Model: model, MaxTokens: maxTokens}
+	switch {
+	case p.cfg.Thinking > 0:
+		// The budget must stay below max_tokens and leave room for the answer.
+		if budget := int64(p.cfg.Thinking); budget >= maxTokens {
+			params.MaxTokens = budget + DefaultMaxTokens
+		}
+		params.Thinking = sdk.ThinkingConfigParamOfEnabled(int64(p.cfg.Thinking))
+	case p.cfg.Thinking == ThinkingAdaptive:
+		// Newer models omit thinking text unless asked; the user should see it.
+		params.Thinking = sdk.ThinkingConfigParamUnion{OfAdaptive: &sdk.ThinkingConfigAdaptiveParam{
+			Display: sdk.ThinkingConfigAdaptiveDisplaySummarized,
+		}}
+	}
+	for _, t := range req.Tools {
+		schema := json.RawMessage(t.Schema)
+		if len(schema) == 0 {
+			schema = json.RawMessage(`{"type":"object"}`)
+		}
+		tp := sdk.ToolParam{
+			Name:        t.Name,
+			InputSchema: param.Override[sdk.ToolInputSchemaParam](schema),
+		}
+		if t.Description != "" {
+			tp.Description = sdk.String(t.Description)
+		}
+		params.Tools = append(params.Tools, sdk.ToolUnionParam{OfTool: &tp})
+	}
+	if req.System != "" {
+		params.System = []sdk.TextBlockParam{{Text: req.System, CacheControl: sdk.NewCacheControlEphemeralParam()}}
+	} else if n := len(params.Tools); n > 0 {
+		params.Tools[n-1].OfTool.CacheControl = sdk.NewCacheControlEphemeralParam()
+	}
+	for i, m := range req.Messages {
+		blocks, err := blocksOf(m)
+		if err != nil {
+			return params, fmt.Errorf("anthropic: message %d: %w", i, err)
+		}
+		if len(blocks) == 0 {
+			continue // e.g. only thinking from another provider, which cannot be replayed
+		}
+		switch m.Role {
+		case provider.RoleUser:
+			params.Messages = append(params.Messages, sdk.NewUserMessage(blocks...))
+		case provider.RoleAssistant:
+			params.Messages = append(params.Messages, sdk.NewAssistantMessage(blocks...))
+		default:
+			return params, fmt.Errorf("anthropic: message %d: unknown role %q", i, m.Role)
+		}
+	}
+	if n := len(params.Messages); n > 0 {
+		last := params.Messages[n-1]
+		var blocks []sdk.ContentBlockParamUnion
+		if last.OfUser != nil {
+			blocks = last.OfUser.Content
+		} else if last.OfAssistant != nil {
+			blocks = last.OfAssistant.Content
+		}
+		if cc := blocks[len(blocks)-1].GetCacheControl(); cc != nil {
+			*cc = sdk.NewCacheControlEphemeralParam()
+		}
+	}
+	return params, nil
+}
+
+func blocksOf(m provider.Message) ([]sdk.ContentBlockParamUnion, error) {
+	var blocks []sdk.ContentBlockParamUnion
+	for _, part := range m.Parts {
+		switch part.Type {
+		case provider.PartText:
+			if part.Text != "" {
+				blocks = append(blocks, sdk.NewTextBlock(part.Text))
+			}
+		case provider.PartThinking:
+			switch {
+			case strings.HasPrefix(part.Signature, RedactedPrefix):
+				blocks = append(blocks, sdk.NewRedactedThinkingBlock(strings.TrimPrefix(part.Signature, RedactedPrefix)))
+			case part.Signature != "":
+				blocks = append(blocks, sdk.NewThinkingBlock(part.Signature, part.Text))
+			}
+		case provider.PartToolUse:
+			args := json.RawMessage(part.Args)
+			if len(args) == 0 {
+				args = json.RawMessage(`{}`)
+			}
+			blocks = append(blocks, sdk.NewToolUseBlock(part.ID, args, part.Name))
+		case provider.PartToolResult:
+			blocks = append(blocks, toolResult(part))
+		default:
+			return nil, fmt.Errorf("unknown part type %q", part.Type)
+		}
+	}
+	return blocks, nil
+}
+
+func toolResult(part provider.Part) sdk.ContentBlockParamUnion {
+	r := sdk.ToolResultBlockParam{ToolUseID: part.ID}
+	if part.IsError {
+		r.IsError = sdk.Bool(true)
+	}
+	for _, c := range part.Content {
+		if c.Type == "text" && c.Text == "" {
+			continue // the API rejects empty text blocks
+		}
+		r.Content = append(r.Content, resultContent(c))
+	}
+	return sdk.ContentBlockParamUnion{OfToolResult: &r}
+}
+
+func resultContent(c card.Content) sdk.ToolResultBlockParamContentUnion {
+	if c.Type == "image" {
+		return sdk.ToolResultBlockParamContentUnion{OfImage: &sdk.ImageBlockParam{
+			Source: sdk.ImageBlockParamSourceUnion{OfBase64: &sdk.Base64ImageSourceParam{
+				Data:      c.Data,
+				MediaType: sdk.Base64ImageSourceMediaType(c.MimeType),
+			}},
+		}}
+	}
+	return sdk.ToolResultBlockParamContentUnion{OfText: &sdk.TextBlockParam{Text: c.Text}}
+}

@@ -1,0 +1,282 @@
+package termui
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/dsh-dev/dsh/internal/card"
+)
+
+var errNilCard = errors.New("termui: nil card")
+
+// bullet starts a call card.
+const bullet = "● "
+
+// callRows draws a call card. Every variant has its arm; there is no default, so the
+// lint gate fails here when the union grows.
+func (r *Renderer) callRows(c card.Call) ([]row, error) {
+	switch c := c.(type) {
+	case *card.GenericCall:
+		if c != nil {
+			return r.genericCall(c), nil
+		}
+	case *card.TerminalCall:
+		if c != nil {
+			return r.terminalCall(c), nil
+		}
+	case *card.DiffCall:
+		if c != nil {
+			return r.diffCall(c), nil
+		}
+	}
+	return nil, errNilCard
+}
+
+// resultRows draws a result card; isError reddens a generic card's content.
+func (r *Renderer) resultRows(res card.Result, isError bool) ([]row, error) {
+	switch res := res.(type) {
+	case *card.GenericResult:
+		if res != nil {
+			return r.genericResult(res, isError), nil
+		}
+	case *card.TerminalResult:
+		if res != nil {
+			return r.terminalResult(res), nil
+		}
+	case *card.ReadResult:
+		if res != nil {
+			return r.readResult(res), nil
+		}
+	case *card.DiffResult:
+		if res != nil {
+			return r.diffResult(res), nil
+		}
+	}
+	return nil, errNilCard
+}
+
+func (r *Renderer) bodySGR(isError bool) string {
+	if isError {
+		return sgrRed
+	}
+	return sgrDim
+}
+
+var indented = []span{{"", indent}}
+
+func (r *Renderer) genericCall(c *card.GenericCall) []row {
+	head := []span{{sgrDim, c.Title}}
+	if c.ToolKind != "" {
+		head = append(head, span{sgrDim, " (" + c.ToolKind + ")"})
+	}
+	rows := []row{{prefix: []span{{sgrDim, bullet}}, body: head}}
+	for _, l := range c.Locations {
+		rows = append(rows, textRow(indented, sgrDim, "→ "+location(l)))
+	}
+	rows = append(rows, r.contentRows(c.Content, sgrDim)...)
+	if len(c.Content) == 0 && len(c.RawInput) > 0 {
+		rows = append(rows, textRow(indented, sgrDim, compactJSON(c.RawInput)))
+	}
+	return rows
+}
+
+func location(l card.Location) string {
+	if l.Line == nil {
+		return l.Path
+	}
+	return l.Path + ":" + strconv.Itoa(*l.Line)
+}
+
+// compactJSON puts a raw input on one line; the row cuts it to the width.
+func compactJSON(v card.RawJSON) string {
+	c := v.Clone()
+	if err := c.Compact(); err != nil {
+		return string(v)
+	}
+	return string(c)
+}
+
+// contentRows draws content blocks: text folded, images as a one-line summary.
+func (r *Renderer) contentRows(content []card.Content, sgr string) []row {
+	var rows []row
+	for _, c := range content {
+		switch c.Type {
+		case "text":
+			var body []row
+			for _, l := range splitLines(c.Text) {
+				body = append(body, textRow(indented, sgr, l))
+			}
+			rows = append(rows, r.foldRows(body, indent)...)
+		case "image":
+			rows = append(rows, textRow(indented, sgr,
+				fmt.Sprintf("[image %s, %s]", c.MimeType, plural(base64Len(c.Data), "byte"))))
+		default:
+			rows = append(rows, textRow(indented, sgr, "["+c.Type+" block]"))
+		}
+	}
+	return rows
+}
+
+// base64Len is the decoded size of standard base64 data.
+func base64Len(data string) int {
+	n := len(strings.TrimRight(data, "="))
+	return n * 3 / 4
+}
+
+func (r *Renderer) genericResult(g *card.GenericResult, isError bool) []row {
+	var rows []row
+	if g.Title != "" {
+		rows = append(rows, textRow(indented, r.bodySGR(isError), g.Title))
+	}
+	return append(rows, r.contentRows(g.Content, r.bodySGR(isError))...)
+}
+
+func (r *Renderer) terminalCall(t *card.TerminalCall) []row {
+	var rows []row
+	if t.Description != "" {
+		rows = append(rows, textRow(nil, sgrDim, t.Description))
+	}
+	var cmd []row
+	for i, l := range splitLines(t.Title) {
+		mark := "  "
+		if i == 0 {
+			mark = "$ "
+		}
+		cmd = append(cmd, textRow([]span{{"", indent}, {sgrBold, mark}}, sgrBold, l))
+	}
+	rows = append(rows, r.foldRows(cmd, indent)...)
+	if t.Cwd != "" {
+		rows = append(rows, textRow(indented, sgrDim, "in "+t.Cwd))
+	}
+	if len(rows) == 0 {
+		rows = append(rows, textRow(indented, sgrBold, "$"))
+	}
+	// The bullet takes the place of the first row's indent.
+	rows[0].prefix = append([]span{{sgrBold, bullet}}, trimIndent(rows[0].prefix)...)
+	return rows
+}
+
+func trimIndent(p []span) []span {
+	if len(p) > 0 && p[0] == (span{"", indent}) {
+		return p[1:]
+	}
+	return p
+}
+
+func (r *Renderer) terminalResult(t *card.TerminalResult) []row {
+	var rows []row
+	if t.Title != "" {
+		rows = append(rows, textRow(indented, sgrDim, t.Title))
+	}
+	if !r.live.shown {
+		var out []row
+		for _, l := range splitLines(t.Output) {
+			out = append(out, textRow(indented, "", l))
+		}
+		if len(out) == 0 {
+			out = append(out, textRow(indented, sgrDim, "(no output)"))
+		}
+		rows = append(rows, r.foldRows(out, indent)...)
+	}
+	status, sgr := exitStatus(t)
+	return append(rows, textRow(indented, sgr, status))
+}
+
+// exitStatus says how a command ended: "exit 0" (green), "exit 2", "killed by
+// SIGKILL", "timed out, killed by SIGKILL" (red).
+func exitStatus(t *card.TerminalResult) (string, string) {
+	var parts []string
+	sgr := sgrRed
+	if t.TimedOut {
+		parts = append(parts, "timed out")
+	}
+	switch {
+	case t.Signal != "":
+		parts = append(parts, "killed by "+t.Signal)
+	case t.ExitCode != nil:
+		parts = append(parts, "exit "+strconv.Itoa(*t.ExitCode))
+		if *t.ExitCode == 0 && !t.TimedOut {
+			sgr = sgrGreen
+		}
+	}
+	if len(parts) == 0 {
+		return "exit status unknown", sgrDim
+	}
+	return strings.Join(parts, ", "), sgr
+}
+
+// highlightLeadIn is how many hidden lines before a folded read card's tail are
+// tokenised with it, so that a construct open there (a block comment) colours the
+// tail right.
+const highlightLeadIn = 50
+
+func (r *Renderer) readResult(rd *card.ReadResult) []row {
+	rows := []row{{prefix: indented, body: []span{{sgrBold, rd.Path}, {sgrDim, " · " + readWindow(rd)}}}}
+	n := len(rd.Lines)
+	if n == 0 {
+		return rows
+	}
+	gw := len(strconv.Itoa(rd.Lines[n-1].Number))
+	head, hidden := r.fold(n)
+	// lines draws lines [from, to), tokenising from lead on. Only the lines left
+	// after folding are cleaned and highlighted: lexing a whole 2000-line window to
+	// show 30 of its lines would be most of the cost of drawing it.
+	lines := func(lead, from, to int) {
+		text := make([]string, to-lead)
+		for i := range text {
+			text[i], _ = clean(strings.TrimSuffix(rd.Lines[lead+i].Text, "\r"), 0)
+		}
+		var colored [][]span
+		if r.color {
+			colored = highlight(rd.Lang, text)
+		}
+		for i := from; i < to; i++ {
+			prefix := []span{{"", indent}, {sgrDim, fmt.Sprintf("%*d │ ", gw, rd.Lines[i].Number)}}
+			if colored != nil {
+				rows = append(rows, row{prefix: prefix, body: colored[i-lead]})
+			} else {
+				rows = append(rows, textRow(prefix, "", text[i-lead]))
+			}
+		}
+	}
+	lines(0, 0, head)
+	if hidden > 0 {
+		rows = append(rows, foldRow(indent, hidden))
+		lines(max(head+hidden-highlightLeadIn, head), head+hidden, n)
+	}
+	return rows
+}
+
+// readWindow says which lines a read card shows, and where it starts even when a byte
+// cap left its window empty.
+func readWindow(rd *card.ReadResult) string {
+	switch {
+	case len(rd.Lines) > 0:
+		return fmt.Sprintf("lines %d–%d of %d", rd.Lines[0].Number, rd.Lines[len(rd.Lines)-1].Number, rd.TotalLines)
+	case rd.TotalLines == 0:
+		return "empty file"
+	case rd.Offset > rd.TotalLines:
+		return fmt.Sprintf("line %d is past the end (%s)", rd.Offset, plural(rd.TotalLines, "line"))
+	default:
+		return fmt.Sprintf("from line %d of %d, no lines shown", rd.Offset, rd.TotalLines)
+	}
+}
+
+func (r *Renderer) diffCall(d *card.DiffCall) []row {
+	hunks := allHunks(d.Diffs)
+	head := append([]span{{sgrBold, d.Title}, {"", "  "}}, statSpans(diffStat(hunks))...)
+	rows := []row{{prefix: []span{{sgrBold, bullet}}, body: head}}
+	return append(rows, r.diffRows(d.Diffs, hunks, false)...)
+}
+
+func (r *Renderer) diffResult(d *card.DiffResult) []row {
+	hunks := allHunks(d.Diffs)
+	var head []span
+	if d.Title != "" {
+		head = append(head, span{sgrDim, d.Title}, span{"", "  "})
+	}
+	rows := []row{{prefix: indented, body: append(head, statSpans(diffStat(hunks))...)}}
+	return append(rows, r.diffRows(d.Diffs, hunks, true)...)
+}

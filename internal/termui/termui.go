@@ -1,0 +1,314 @@
+// Package termui renders cards and conversation items as terminal text.
+//
+// It is the terminal consumer of the card union: one switch per side over every
+// variant, each drawing the card for a reader in a terminal — a read window with a
+// line-number gutter and syntax highlighting, diff hunks in colour with line numbers,
+// a command with its output and exit status, generic cards dimmed. Long bodies fold
+// to a head and a tail, every line fits the width, and text that comes from files or
+// commands is cleaned so it cannot move the cursor or change the terminal's state.
+//
+// termui reads no process state: the caller decides colour (NO_COLOR, isatty) and
+// width and passes them in [Options].
+package termui
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/tool"
+)
+
+// Options configure a Renderer. Zero values take the defaults.
+type Options struct {
+	// Color enables ANSI styling. Without it the output holds no escape sequence.
+	Color bool
+	// Width is the terminal width in columns: 100 when zero, at least 20.
+	Width int
+	// A body longer than FoldAbove lines (default 40) shows its first FoldHead (20)
+	// and last FoldTail (10) lines around a "… N more lines" marker.
+	FoldAbove, FoldHead, FoldTail int
+}
+
+const (
+	defaultWidth = 100
+	minWidth     = 20
+	indent       = "  "
+)
+
+// Select Graphic Rendition parameters; the only escape sequences termui writes.
+const (
+	sgrBold   = "1"
+	sgrDim    = "2"
+	sgrItalic = "2;3"
+	sgrRed    = "31"
+	sgrGreen  = "32"
+	sgrCyan   = "36"
+)
+
+// Renderer writes cards and conversation items to w. It is safe for concurrent use:
+// each item is written whole, so a progress chunk from one goroutine never lands in
+// the middle of a card from another.
+type Renderer struct {
+	w                           io.Writer
+	color                       bool
+	width                       int
+	foldAbove, foldHead, foldTl int
+
+	mu      sync.Mutex
+	started bool // something was written: separate the next block by a blank line
+	live    stream
+}
+
+// New returns a Renderer writing to w.
+func New(w io.Writer, o Options) *Renderer {
+	r := &Renderer{w: w, color: o.Color, width: o.Width,
+		foldAbove: o.FoldAbove, foldHead: o.FoldHead, foldTl: o.FoldTail}
+	if r.width == 0 {
+		r.width = defaultWidth
+	}
+	r.width = max(r.width, minWidth)
+	if r.foldAbove <= 0 {
+		r.foldAbove = 40
+	}
+	if r.foldHead <= 0 {
+		r.foldHead = 20
+	}
+	if r.foldTl <= 0 {
+		r.foldTl = 10
+	}
+	return r
+}
+
+// span is a run of text in one style; sgr "" is unstyled.
+type span struct{ sgr, text string }
+
+// row is one output line: a trusted prefix (indent, gutter, markers) written as is,
+// and an untrusted body that is cleaned and cut to the columns the prefix leaves.
+type row struct{ prefix, body []span }
+
+func textRow(prefix []span, sgr, text string) row {
+	return row{prefix: prefix, body: []span{{sgr, text}}}
+}
+
+// Call renders a call card: the tool call as proposed or running.
+func (r *Renderer) Call(c card.Call) error {
+	rows, err := r.callRows(c)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.live.shown = false
+	return r.block(rows)
+}
+
+// Result renders a finished call. res is the result card, or nil when the tool has no
+// rich view: then the raw content is shown like a generic card, in red if isError.
+// A terminal card whose output was already streamed through Progress since the last
+// Call shows only its exit status.
+func (r *Renderer) Result(res card.Result, raw []card.Content, isError bool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var rows []row
+	if res == nil {
+		rows = r.contentRows(raw, r.bodySGR(isError))
+	} else {
+		var err error
+		if rows, err = r.resultRows(res, isError); err != nil {
+			return err
+		}
+	}
+	return r.attach(rows)
+}
+
+// User renders a user message.
+func (r *Renderer) User(text string) error {
+	return r.prose(text, "› ", sgrBold, sgrBold)
+}
+
+// Assistant renders the model's text.
+func (r *Renderer) Assistant(text string) error {
+	return r.prose(text, "", "", "")
+}
+
+// Thinking renders the model's reasoning, dimmed.
+func (r *Renderer) Thinking(text string) error {
+	return r.prose(text, indent, "", sgrItalic)
+}
+
+// Note renders a message from the harness (turn end, an error).
+func (r *Renderer) Note(text string) error {
+	return r.prose(text, "· ", sgrDim, sgrDim)
+}
+
+// Plan renders the session's todo list as a checklist.
+func (r *Renderer) Plan(entries []tool.PlanEntry) error {
+	rows := []row{textRow(nil, sgrBold, "Plan")}
+	for _, e := range entries {
+		mark, sgr := "[?] ", sgrDim
+		switch e.Status {
+		case "pending":
+			mark, sgr = "[ ] ", ""
+		case "in_progress":
+			mark, sgr = "[>] ", sgrBold
+		case "completed":
+			mark, sgr = "[x] ", sgrDim
+		}
+		body := []span{{sgr, e.Content}}
+		if e.Priority == "high" {
+			body = append(body, span{sgrRed, " (high)"})
+		}
+		rows = append(rows, row{prefix: []span{{"", indent}, {sgr, mark}}, body: body})
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.block(rows)
+}
+
+// prose renders wrapped text; the first line carries mark, the others as many spaces.
+func (r *Renderer) prose(text, mark, markSGR, sgr string) error {
+	pad := strings.Repeat(" ", width(mark))
+	var rows []row
+	for i, l := range wrap(text, r.width-width(mark)) {
+		p := span{"", pad}
+		if i == 0 {
+			p = span{markSGR, mark}
+		}
+		rows = append(rows, textRow([]span{p}, sgr, l))
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.block(rows)
+}
+
+// block writes rows as a new block, a blank line after whatever came before.
+func (r *Renderer) block(rows []row) error {
+	var b strings.Builder
+	r.endStream(&b)
+	if r.started {
+		b.WriteByte('\n')
+	}
+	r.started = true
+	r.put(&b, rows)
+	return r.write(b.String())
+}
+
+// attach writes rows right under the block before them.
+func (r *Renderer) attach(rows []row) error {
+	var b strings.Builder
+	r.endStream(&b)
+	r.started = true
+	r.put(&b, rows)
+	return r.write(b.String())
+}
+
+func (r *Renderer) write(s string) error {
+	if s == "" {
+		return nil
+	}
+	if _, err := io.WriteString(r.w, s); err != nil {
+		return fmt.Errorf("termui: %w", err)
+	}
+	return nil
+}
+
+// put writes rows, each on its own line and never wider than the width.
+func (r *Renderer) put(b *strings.Builder, rows []row) {
+	p := painter{r: r, b: b}
+	for _, rw := range rows {
+		used := 0
+		for _, s := range rw.prefix {
+			p.add(s)
+			used += width(s.text)
+		}
+		budget := max(r.width-used, 1)
+		body := make([]span, len(rw.body))
+		col := 0
+		for i, s := range rw.body {
+			body[i].sgr = s.sgr
+			body[i].text, col = clean(s.text, col)
+		}
+		if col <= budget {
+			for _, s := range body {
+				p.add(s)
+			}
+		} else {
+			left, last := budget-1, ""
+			for _, s := range body {
+				t := cut(s.text, left)
+				p.add(span{s.sgr, t})
+				last = s.sgr
+				if left -= width(t); len(t) < len(s.text) {
+					break
+				}
+			}
+			p.add(span{last, ellipsis})
+		}
+		p.flush()
+		b.WriteByte('\n')
+	}
+}
+
+// painter joins neighbouring spans of one style so each run is styled once.
+type painter struct {
+	r   *Renderer
+	b   *strings.Builder
+	sgr string
+	run strings.Builder
+}
+
+func (p *painter) add(s span) {
+	if s.text == "" {
+		return
+	}
+	if s.sgr != p.sgr {
+		p.flush()
+		p.sgr = s.sgr
+	}
+	p.run.WriteString(s.text)
+}
+
+// flush writes the pending run, styled when colour is on.
+func (p *painter) flush() {
+	text := p.run.String()
+	p.run.Reset()
+	if text == "" {
+		return
+	}
+	if !p.r.color || p.sgr == "" {
+		p.b.WriteString(text)
+		return
+	}
+	p.b.WriteString("\x1b[")
+	p.b.WriteString(p.sgr)
+	p.b.WriteByte('m')
+	p.b.WriteString(text)
+	p.b.WriteString("\x1b[0m")
+}
+
+// fold says how many leading items of n to show and how many to hide after them
+// (the rest are the tail).
+func (r *Renderer) fold(n int) (head, hidden int) {
+	if n <= r.foldAbove || n <= r.foldHead+r.foldTl {
+		return n, 0
+	}
+	return r.foldHead, n - r.foldHead - r.foldTl
+}
+
+// foldRow is the marker standing for hidden lines.
+func foldRow(prefix string, hidden int) row {
+	return textRow([]span{{"", prefix}}, sgrDim, "… "+plural(hidden, "more line"))
+}
+
+// foldRows folds body rows, putting the marker under prefix.
+func (r *Renderer) foldRows(rows []row, prefix string) []row {
+	head, hidden := r.fold(len(rows))
+	if hidden == 0 {
+		return rows
+	}
+	out := append(rows[:head:head], foldRow(prefix, hidden))
+	return append(out, rows[head+hidden:]...)
+}

@@ -1,0 +1,211 @@
+package bash
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"golang.org/x/sys/unix"
+
+	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/tool"
+	"github.com/dsh-dev/dsh/internal/workspace"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// fixture is a session on a fresh workspace with the bash tools.
+type fixture struct {
+	t     *testing.T
+	root  string
+	sess  *tool.Session
+	reg   *tool.Registry
+	mu    sync.Mutex
+	emits []string
+}
+
+func newFixture(t *testing.T, opts ...Options) *fixture {
+	t.Helper()
+	root := t.TempDir()
+	ws, err := workspace.New(root, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, root: ws.Root(), sess: tool.NewSession(t.Name(), ws), reg: tool.NewRegistry(Tools(opts...)...)}
+	t.Cleanup(func() { _ = f.sess.Close() })
+	return f
+}
+
+func (f *fixture) env() tool.Env {
+	return tool.Env{Session: f.sess, Progress: func(s string) {
+		f.mu.Lock()
+		f.emits = append(f.emits, s)
+		f.mu.Unlock()
+	}}
+}
+
+func (f *fixture) run(name string, args any) tool.Result {
+	return f.runCtx(context.Background(), name, args)
+}
+
+func (f *fixture) runCtx(ctx context.Context, name string, args any) tool.Result {
+	f.t.Helper()
+	raw, err := json.Marshal(args)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return f.reg.Run(ctx, f.env(), name, raw)
+}
+
+func (f *fixture) bash(command string) tool.Result {
+	f.t.Helper()
+	return f.run("bash", map[string]any{"command": command})
+}
+
+func (f *fixture) terminal(command string, r tool.Result) *card.TerminalResult {
+	f.t.Helper()
+	if command == "" {
+		command = "x" // the card does not depend on it
+	}
+	raw, _ := json.Marshal(map[string]any{"command": command})
+	c, ok := f.reg.PresentResult("bash", raw, r).(*card.TerminalResult)
+	if !ok {
+		f.t.Fatalf("result of %q has no terminal card: %+v", command, r)
+	}
+	return c
+}
+
+func metaOf(t *testing.T, r tool.Result) meta {
+	t.Helper()
+	var m meta
+	if err := json.Unmarshal(r.Meta, &m); err != nil {
+		t.Fatalf("meta %s: %v", r.Meta, err)
+	}
+	return m
+}
+
+// groupGone waits until no process of the group is alive. A killed process stays
+// a zombie until its new parent (pid 1 here) reaps it, which may take a while, so
+// zombies count as gone; the wait covers the delivery of the kill.
+func groupGone(t *testing.T, pgid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := unix.Kill(-pgid, 0)
+		if errors.Is(err, unix.ESRCH) {
+			return
+		}
+		live := liveMembers(pgid)
+		if len(live) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process group %d still has live processes %v", pgid, live)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// liveMembers lists the pids of the group's processes that are not zombies.
+func liveMembers(pgid int) []string {
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var live []string
+	for _, path := range stats {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue // exited meanwhile
+		}
+		// pid (comm) state ppid pgrp …; comm may hold spaces and parentheses.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		fields := strings.Fields(string(b[i+1:]))
+		if len(fields) >= 3 && fields[2] == strconv.Itoa(pgid) && fields[0] != "Z" {
+			live = append(live, filepath.Base(filepath.Dir(path)))
+		}
+	}
+	return live
+}
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s differs:\ngot:\n%s\nwant:\n%s", path, got, want)
+	}
+}
+
+// cardsJSON renders a call card and a result card as indented JSON for a golden file.
+func cardsJSON(t *testing.T, call card.Call, result card.Result) []byte {
+	t.Helper()
+	c, err := json.Marshal(call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := []byte("null")
+	if result != nil {
+		if r, err = json.Marshal(result); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := jsontext.Value(`{"call":` + string(c) + `,"result":` + string(r) + `}`)
+	if err := v.Indent(); err != nil {
+		t.Fatal(err)
+	}
+	return append(v, '\n')
+}
+
+func mustContain(t *testing.T, s, sub string) {
+	t.Helper()
+	if !strings.Contains(s, sub) {
+		t.Errorf("%q does not contain %q", s, sub)
+	}
+}
+
+// peek reads a job's buffered output without moving its cursor.
+func peek(f *fixture, id string) string {
+	j, err := jobs(f.sess).get(id)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	data, _ := j.out.since(j.cursor)
+	return string(data)
+}
+
+// waitFor polls cond: a job's progress is only observable from outside.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func unixKill0(pgid int) error { return unix.Kill(-pgid, 0) }

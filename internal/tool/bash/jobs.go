@@ -1,0 +1,195 @@
+package bash
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dsh-dev/dsh/internal/tool"
+)
+
+const (
+	// jobBuffer is how much of a background job's output is kept; older output is
+	// dropped (and counted) so that a job printing forever does not grow memory.
+	jobBuffer = 1 << 20
+	// A job_output answer keeps the head and tail of the new output, like bash.
+	jobOutputHead = 10_000
+	jobOutputTail = 20_000
+)
+
+// jobSeq numbers jobs process-wide, so that an id names one job in one session
+// and another session's lookup of it fails instead of finding its own namesake.
+var jobSeq atomic.Int64
+
+// job is a background command owned by one session.
+type job struct {
+	id          string
+	command     string
+	description string
+	dir         string
+	started     time.Time
+	proc        *process
+
+	mu     sync.Mutex
+	out    *ring
+	cursor int64 // what job_output has returned so far
+	killed bool  // by job_kill or the session's end
+}
+
+func (j *job) Write(p []byte) (int, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.out.Write(p)
+}
+
+func (j *job) finished() bool {
+	select {
+	case <-j.proc.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// status describes the job: running, exited N, or killed by SIGNAL.
+func (j *job) status() string {
+	if !j.finished() {
+		return "running"
+	}
+	s := j.proc.status().String()
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.killed {
+		s += " (job_kill)"
+	}
+	return s
+}
+
+// unread returns the output not yet returned by job_output and advances the
+// cursor. While the job runs, a rune cut short at the end waits for the next call.
+func (j *job) unread() (data []byte, dropped int64) {
+	running := !j.finished()
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	data, dropped = j.out.since(j.cursor)
+	j.cursor = j.out.total
+	if running {
+		var rest []byte
+		data, rest = splitIncomplete(data)
+		j.cursor -= int64(len(rest))
+	}
+	return data, dropped
+}
+
+// jobTable is a session's background jobs. It is session state: closing the
+// session closes it, which kills every job still running.
+type jobTable struct {
+	mu     sync.Mutex
+	jobs   []*job
+	closed bool
+}
+
+type jobsKey struct{}
+
+func jobs(s *tool.Session) *jobTable {
+	return s.State(jobsKey{}, func() any { return &jobTable{} }).(*jobTable)
+}
+
+var errClosed = errors.New("the session has ended")
+
+func (t *jobTable) start(command, description, dir string, env []string) (*job, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil, errClosed
+	}
+	j := &job{
+		id:          fmt.Sprintf("job-%d", jobSeq.Add(1)),
+		command:     command,
+		description: description,
+		dir:         dir,
+		started:     time.Now(),
+		out:         newRing(jobBuffer),
+	}
+	p, err := spawn(spec{command: command, dir: dir, env: env, out: j})
+	if err != nil {
+		return nil, err
+	}
+	j.proc = p
+	t.jobs = append(t.jobs, j)
+	return j, nil
+}
+
+// get finds one of this session's jobs; the error lists the ones there are.
+func (t *jobTable) get(id string) (*job, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, j := range t.jobs {
+		if j.id == id {
+			return j, nil
+		}
+	}
+	if len(t.jobs) == 0 {
+		return nil, fmt.Errorf("no job %q: this session has no background jobs", id)
+	}
+	ids := make([]string, len(t.jobs))
+	for i, j := range t.jobs {
+		ids[i] = j.id
+	}
+	return nil, fmt.Errorf("no job %q in this session; its jobs are %s", id, strings.Join(ids, ", "))
+}
+
+func (t *jobTable) list() []*job {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.jobs)
+}
+
+// Close kills every job of the session and waits until they are gone.
+func (t *jobTable) Close() error {
+	t.mu.Lock()
+	t.closed = true
+	js := slices.Clone(t.jobs)
+	t.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, j := range js {
+		wg.Go(func() { j.kill() })
+	}
+	wg.Wait()
+	return nil
+}
+
+// kill terminates the job's process group and waits until it is gone; it reports
+// whether the job was still running.
+func (j *job) kill() bool {
+	select {
+	case <-j.proc.done:
+		return false
+	default:
+	}
+	j.mu.Lock()
+	j.killed = true
+	j.mu.Unlock()
+	j.proc.terminate()
+	<-j.proc.done
+	return true
+}
+
+// wait waits up to d for the job to finish, or until ctx ends.
+func (j *job) wait(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-j.proc.done:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}

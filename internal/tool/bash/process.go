@@ -1,0 +1,215 @@
+package bash
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+const (
+	// killGrace is how long a process group gets between SIGTERM and SIGKILL.
+	killGrace = 2 * time.Second
+	// drainWait is how long the output pipe may stay open after the shell exits
+	// before the leftovers holding it are killed.
+	drainWait = 100 * time.Millisecond
+	// closeWait bounds the wait for the pipe to close once the leftovers are dead;
+	// past it the pipe is closed anyway (a process that left the group holds it).
+	closeWait = time.Second
+	readSize  = 128 << 10
+)
+
+// cwdTrailer runs the command with eval (so that a cd takes effect in this shell)
+// with fd 3 closed for it, then reports the shell's final directory on fd 3 and
+// exits with the command's status. The command arrives as $1, which is shifted
+// away and unset so that the command sees no trace of the wrapper.
+const cwdTrailer = `__dsh_c=$1; shift; eval "unset __dsh_c; $__dsh_c" 3>&-
+__dsh_s=$?; pwd -P >&3; exit $__dsh_s`
+
+// spec is what to run and where its output goes.
+type spec struct {
+	command  string
+	dir      string
+	env      []string
+	trackCwd bool      // report the shell's final directory (foreground commands)
+	out      io.Writer // called from one goroutine at a time
+}
+
+// process is a shell command running in its own process group.
+type process struct {
+	cmd  *exec.Cmd
+	pgid int
+
+	exited chan struct{} // the shell has exited and been reaped
+	done   chan struct{} // and its output is drained and the group is dead
+
+	// Set before done is closed.
+	state     *os.ProcessState
+	leftovers bool   // processes of the group outlived the shell and were killed
+	cwd       string // the shell's final directory, if trackCwd and it got that far
+
+	termOnce sync.Once
+}
+
+// shell is bash if there is one, else /bin/sh.
+func shell() string {
+	if p, err := exec.LookPath("bash"); err == nil {
+		return p
+	}
+	return "/bin/sh"
+}
+
+func spawn(s spec) (*process, error) {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("output pipe: %w", err)
+	}
+	args := []string{"-c", s.command}
+	if s.trackCwd {
+		args = []string{"-c", cwdTrailer, "dsh", s.command}
+	}
+	cmd := exec.Command(shell(), args...)
+	cmd.Dir = s.dir
+	cmd.Env = s.env
+	cmd.Stdout = outW // one pipe for both: stdout and stderr interleave as produced
+	cmd.Stderr = outW
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var cwdR, cwdW *os.File
+	if s.trackCwd {
+		if cwdR, cwdW, err = os.Pipe(); err != nil {
+			outR.Close()
+			outW.Close()
+			return nil, fmt.Errorf("cwd pipe: %w", err)
+		}
+		cmd.ExtraFiles = []*os.File{cwdW}
+	}
+	err = cmd.Start()
+	outW.Close()
+	if cwdW != nil {
+		cwdW.Close()
+	}
+	if err != nil {
+		outR.Close()
+		if cwdR != nil {
+			cwdR.Close()
+		}
+		return nil, err
+	}
+	p := &process{cmd: cmd, pgid: cmd.Process.Pid, exited: make(chan struct{}), done: make(chan struct{})}
+	go p.supervise(outR, cwdR, s.out)
+	return p, nil
+}
+
+func (p *process) supervise(outR, cwdR *os.File, out io.Writer) {
+	outDone := make(chan struct{})
+	go func() {
+		defer close(outDone)
+		buf := make([]byte, readSize)
+		for {
+			n, err := outR.Read(buf)
+			if n > 0 {
+				_, _ = out.Write(buf[:n])
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	var cwd strings.Builder
+	cwdDone := make(chan struct{})
+	go func() {
+		defer close(cwdDone)
+		if cwdR != nil {
+			_, _ = io.Copy(&cwd, io.LimitReader(cwdR, 64<<10))
+		}
+	}()
+
+	_ = p.cmd.Wait() // a non-zero status is an error here; status() reads it from state
+	p.state = p.cmd.ProcessState
+	close(p.exited)
+
+	// The shell is gone; whatever is left of its group is a leftover. Give the
+	// pipe a moment to reach EOF so no output is lost, then kill the group.
+	waitOrTimeout(outDone, drainWait)
+	p.leftovers = unix.Kill(-p.pgid, 0) == nil
+	if p.leftovers {
+		// mutated
+	}
+	for _, r := range []struct {
+		f    *os.File
+		done chan struct{}
+	}{{outR, outDone}, {cwdR, cwdDone}} {
+		if r.f == nil {
+			continue
+		}
+		if !waitOrTimeout(r.done, closeWait) {
+			_ = r.f.SetReadDeadline(time.Now())
+			<-r.done
+		}
+		r.f.Close()
+	}
+	p.cwd = strings.TrimSuffix(cwd.String(), "\n")
+	close(p.done)
+}
+
+// terminate ends the process group: SIGTERM, then SIGKILL if the shell is still
+// there after the grace period. It returns once the shell has exited.
+func (p *process) terminate() {
+	p.termOnce.Do(func() {
+		_ = unix.Kill(-p.pgid, unix.SIGTERM)
+		if !waitOrTimeout(p.exited, killGrace) {
+			_ = unix.Kill(-p.pgid, unix.SIGKILL)
+		}
+	})
+	<-p.exited
+}
+
+// exitStatus says how the shell ended; valid once exited is closed.
+type exitStatus struct {
+	code   *int   // nil when killed by a signal
+	signal string // e.g. "SIGKILL"
+}
+
+func (p *process) status() exitStatus {
+	if p.state == nil {
+		return exitStatus{}
+	}
+	ws, ok := p.state.Sys().(syscall.WaitStatus)
+	if ok && ws.Signaled() {
+		return exitStatus{signal: signalName(ws.Signal())}
+	}
+	code := p.state.ExitCode()
+	return exitStatus{code: &code}
+}
+
+func signalName(s syscall.Signal) string {
+	if n := unix.SignalName(s); n != "" {
+		return n
+	}
+	return fmt.Sprintf("signal %d", int(s))
+}
+
+func (e exitStatus) String() string {
+	if e.code != nil {
+		return fmt.Sprintf("exited %d", *e.code)
+	}
+	return "killed by " + e.signal
+}
+
+// waitOrTimeout waits for ch to close, at most d; it reports whether ch closed.
+func waitOrTimeout(ch <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+		return false
+	}
+}

@@ -1,0 +1,204 @@
+package fs
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/dsh-dev/dsh/internal/card"
+)
+
+// diffHunk is one contextual hunk of an applied change. OldText and NewText are the
+// hunk's lines on each side, context included, byte for byte (line endings too), so
+// that replacing OldLines lines at OldStart of the old file by NewText yields the new
+// file. Starts are 1-based; a side with no lines starts where its lines would be.
+type diffHunk struct {
+	OldStart int    `json:"oldStart"`
+	OldLines int    `json:"oldLines"`
+	NewStart int    `json:"newStart"`
+	NewLines int    `json:"newLines"`
+	OldText  string `json:"oldText"`
+	NewText  string `json:"newText"`
+}
+
+// diffMeta is what write and edit persist in a result's meta: everything their pure
+// presenters need besides the arguments. A created file's text is in the arguments,
+// so its meta carries no hunks.
+type diffMeta struct {
+	Path    string `json:"path"` // as the model gave it
+	Created bool   `json:"created"`
+	// Unchanged: write found the file already holding the content.
+	Unchanged bool `json:"unchanged,omitzero"`
+	// Sites: the number of places edit replaced.
+	Sites int        `json:"sites,omitzero"`
+	Hunks []diffHunk `json:"hunks"`
+	// Omitted counts what the hunk budget left out: sites for edit, hunks for write.
+	Omitted int `json:"omitted,omitzero"`
+}
+
+// hunkMaxInt bounds the integers the narrowing accepts: every integer up to it is
+// exact in a float64, and no file has more lines.
+const hunkMaxInt = 1 << 53
+
+// hunkMetaFromMeta narrows persisted meta defensively and totally: anything that is
+// not well-formed write/edit meta for path gives false, never a panic. Beyond the
+// types it checks what well-typed JSON can still get wrong: 1-based integral starts,
+// non-negative integral counts that agree with the texts, hunks in file order that
+// do not overlap, and flags that agree with each other.
+func hunkMetaFromMeta(raw []byte, path string) (diffMeta, bool) {
+	var no diffMeta
+	var v any
+	// The v2 decoder also refuses duplicate names, invalid UTF-8 and trailing data.
+	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
+		return no, false
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return no, false
+	}
+	var m diffMeta
+	if m.Path, ok = obj["path"].(string); !ok || m.Path == "" || m.Path != path {
+		return no, false
+	}
+	if m.Created, ok = obj["created"].(bool); !ok {
+		return no, false
+	}
+	if u, present := obj["unchanged"]; present {
+		if m.Unchanged, ok = u.(bool); !ok {
+			return no, false
+		}
+	}
+	if m.Sites, ok = hunkOptionalCount(obj, "sites"); !ok {
+		return no, false
+	}
+	if m.Omitted, ok = hunkOptionalCount(obj, "omitted"); !ok {
+		return no, false
+	}
+	items, ok := obj["hunks"].([]any)
+	if !ok {
+		return no, false
+	}
+	m.Hunks = make([]diffHunk, 0, len(items))
+	oldEnd, newEnd := 1, 1
+	for _, it := range items {
+		h, ok := hunkFromAny(it)
+		if !ok || h.OldStart < oldEnd || h.NewStart < newEnd {
+			return no, false
+		}
+		oldEnd, newEnd = h.OldStart+h.OldLines, h.NewStart+h.NewLines
+		m.Hunks = append(m.Hunks, h)
+	}
+	switch {
+	case m.Created && m.Unchanged,
+		(m.Created || m.Unchanged) && (len(m.Hunks) > 0 || m.Omitted > 0),
+		!m.Created && !m.Unchanged && len(m.Hunks) == 0 && m.Omitted == 0:
+		return no, false
+	}
+	return m, true
+}
+
+func hunkFromAny(v any) (diffHunk, bool) {
+	var no, h diffHunk
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return no, false
+	}
+	if h.OldStart, ok = hunkInt(obj["oldStart"], 1); !ok {
+		return no, false
+	}
+	if h.NewStart, ok = hunkInt(obj["newStart"], 1); !ok {
+		return no, false
+	}
+	if h.OldLines, ok = hunkInt(obj["oldLines"], 0); !ok {
+		return no, false
+	}
+	if h.NewLines, ok = hunkInt(obj["newLines"], 0); !ok {
+		return no, false
+	}
+	if h.OldText, ok = obj["oldText"].(string); !ok {
+		return no, false
+	}
+	if h.NewText, ok = obj["newText"].(string); !ok {
+		return no, false
+	}
+	if h.OldLines+h.NewLines == 0 ||
+		hunkCountLines(h.OldText) != h.OldLines || hunkCountLines(h.NewText) != h.NewLines {
+		return no, false
+	}
+	return h, true
+}
+
+// hunkInt accepts a JSON number that is an integer in [lo, hunkMaxInt].
+func hunkInt(v any, lo int) (int, bool) {
+	f, ok := v.(float64)
+	if !ok || f != math.Trunc(f) || f < float64(lo) || f > hunkMaxInt {
+		return 0, false
+	}
+	return int(f), true
+}
+
+// hunkOptionalCount reads a non-negative integer member that defaults to zero.
+func hunkOptionalCount(obj map[string]any, name string) (int, bool) {
+	v, present := obj[name]
+	if !present {
+		return 0, true
+	}
+	return hunkInt(v, 0)
+}
+
+// hunkCountLines counts the lines of s: its newlines, plus a last line without one.
+func hunkCountLines(s string) int {
+	n := strings.Count(s, "\n")
+	if s != "" && s[len(s)-1] != '\n' {
+		n++
+	}
+	return n
+}
+
+// hunkCard shows applied hunks: one FileDiff per hunk with its starts, and a
+// location at each hunk's first line in the new file. omittedNote says what the
+// hunk budget left out.
+func hunkCard(title, path string, hunks []diffHunk, omittedNote string) *card.DiffResult {
+	c := &card.DiffResult{Title: title, Diffs: make([]card.FileDiff, 0, len(hunks))}
+	for _, h := range hunks {
+		c.Diffs = append(c.Diffs, card.FileDiff{
+			Path:     path,
+			OldText:  card.Ptr(h.OldText),
+			NewText:  h.NewText,
+			OldStart: h.OldStart,
+			NewStart: h.NewStart,
+		})
+		c.Locations = append(c.Locations, card.Location{Path: path, Line: card.Ptr(h.NewStart)})
+	}
+	if omittedNote != "" {
+		c.Title += " (" + omittedNote + ")"
+	}
+	return c
+}
+
+// hunkCreatedCard shows a created file whole.
+func hunkCreatedCard(title, path, content string) *card.DiffResult {
+	return &card.DiffResult{
+		Title:     title,
+		Diffs:     []card.FileDiff{{Path: path, NewText: content, NewStart: 1}},
+		Locations: []card.Location{{Path: path, Line: card.Ptr(1)}},
+	}
+}
+
+// hunkOmittedNote phrases what the budget left out, e.g. "12 more sites not shown".
+func hunkOmittedNote(omitted, shown int, unit string) string {
+	if omitted == 0 {
+		return ""
+	}
+	s := strconv.Itoa(omitted)
+	if shown > 0 {
+		s += " more"
+	}
+	s += " " + unit
+	if omitted != 1 {
+		s += "s"
+	}
+	return s + " not shown"
+}

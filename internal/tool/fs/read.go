@@ -1,0 +1,464 @@
+package fs
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	iofs "io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/tool"
+)
+
+//go:embed read.md
+var readDescription string
+
+// ReadParams are the arguments of the read tool.
+type ReadParams struct {
+	Path   string `json:"path" jsonschema_description:"The file to read: relative to the current directory, or absolute."`
+	Offset int    `json:"offset,omitzero" jsonschema:"minimum=1" jsonschema_description:"The 1-based line number to start reading at. Defaults to 1."`
+	Limit  int    `json:"limit,omitzero" jsonschema:"minimum=1" jsonschema_description:"The maximum number of lines to read. Defaults to 2000."`
+}
+
+// Read returns the read tool: a window of a text file as numbered lines, or an image.
+func Read() tool.Tool {
+	return tool.New(tool.Spec[ReadParams]{
+		Name:          "read",
+		Description:   readDescription,
+		ReadOnly:      true,
+		Permission:    tool.PermNone,
+		Kind:          "read",
+		Execute:       readExecute,
+		PresentCall:   presentReadCall,
+		PresentResult: presentReadResult,
+	})
+}
+
+const (
+	readDefaultLimit = 2000
+	readMaxLineChars = 2000
+	readMaxBytes     = 50 << 10 // numbered output per call
+	readMaxImage     = 5 << 20
+	readSniffBytes   = 8 << 10
+	// readChunkBytes is the read size of the streaming scan: large enough that
+	// syscalls vanish next to the vectorised newline count.
+	readChunkBytes = 1 << 20
+	// readLineKeep bounds the bytes kept of one line: any line longer than that
+	// has more than readMaxLineChars characters and is cut anyway.
+	readLineKeep = 4*readMaxLineChars + 8
+	// readMaxSuggestDir bounds the directory entries scanned for suggestions.
+	readMaxSuggestDir = 1000
+)
+
+var (
+	readBOM       = []byte("\xEF\xBB\xBF")
+	readTruncated = fmt.Sprintf("… (line truncated to %d characters)", readMaxLineChars)
+)
+
+func readExecute(ctx context.Context, env tool.Env, p ReadParams) tool.Result {
+	abs, err := env.Session.Workspace.Resolve(p.Path)
+	if err != nil {
+		return tool.Errorf("Cannot read %s: %v.", p.Path, err)
+	}
+	// Stat before opening: opening a FIFO would block until someone writes to it.
+	fi, err := os.Stat(abs)
+	if err != nil {
+		if errors.Is(err, iofs.ErrNotExist) {
+			return readNotFound(p.Path, abs)
+		}
+		return tool.Errorf("Cannot read %s: %v.", p.Path, err)
+	}
+	if fi.IsDir() {
+		return tool.Errorf("Cannot read %s: it is a directory, not a file. List it with a shell command instead.", p.Path)
+	}
+	if !fi.Mode().IsRegular() {
+		return tool.Errorf("Cannot read %s: it is not a regular file (%v).", p.Path, fi.Mode().Type())
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return tool.Errorf("Cannot read %s: %v.", p.Path, err)
+	}
+	defer func() { _ = f.Close() }()
+	// The stamp must describe what is actually read, so it comes from the open file.
+	if fi, err = f.Stat(); err != nil {
+		return tool.Errorf("Cannot read %s: %v.", p.Path, err)
+	}
+
+	head := make([]byte, readSniffBytes)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return tool.Errorf("Cannot read %s: %v.", p.Path, err)
+	}
+	head = head[:n]
+	if mime := readImageType(head); mime != "" {
+		return readImage(f, p.Path, fi.Size(), mime)
+	}
+	if readLooksBinary(head) {
+		return tool.Errorf("Cannot read %s: it looks like a binary file. Only text files and PNG, JPEG, GIF or WebP images can be read.", p.Path)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return tool.Errorf("Cannot read %s: %v.", p.Path, err)
+	}
+
+	offset := max(p.Offset, 1)
+	limit := p.Limit
+	if limit <= 0 {
+		limit = readDefaultLimit
+	}
+	w, err := readScan(ctx, f, offset, limit)
+	if err != nil {
+		return tool.Errorf("Cannot read %s: %v.", p.Path, err)
+	}
+	if w.total > 0 && offset > w.total {
+		return tool.Errorf("Offset %d is beyond the end of %s, which has %s. Use an offset from 1 to %d.",
+			offset, p.Path, readPlural(w.total, "line"), w.total)
+	}
+	sessionStamps(env.Session).record(abs, fi)
+
+	meta, err := json.Marshal(readMeta{
+		Path:       abs,
+		Offset:     offset,
+		Lines:      w.lines,
+		TotalLines: w.total,
+		Lang:       langFromPath(abs),
+	})
+	if err != nil {
+		return tool.Errorf("Cannot read %s: %v.", p.Path, err)
+	}
+	return tool.Result{
+		Content: []card.Content{card.Text(readEnvelope(abs, readBody(w)))},
+		Meta:    meta,
+	}
+}
+
+// readBody renders the numbered lines and the footer that tells the model whether
+// the file goes on and exactly where to resume.
+func readBody(w readWindow) string {
+	var b strings.Builder
+	for _, l := range w.lines {
+		b.WriteString(strconv.Itoa(l.Number))
+		b.WriteString(": ")
+		b.WriteString(l.Text)
+		b.WriteByte('\n')
+	}
+	if len(w.lines) > 0 {
+		b.WriteByte('\n')
+	}
+	switch {
+	case w.total == 0:
+		b.WriteString("(File is empty - total 0 lines)")
+	case len(w.lines) > 0 && w.lines[len(w.lines)-1].Number < w.total:
+		first, last := w.lines[0].Number, w.lines[len(w.lines)-1].Number
+		lead := "File has more lines."
+		if w.capped {
+			lead = fmt.Sprintf("Output capped at %d KiB.", readMaxBytes>>10)
+		}
+		fmt.Fprintf(&b, "(%s Showing lines %d-%d of %d. Use offset=%d to continue.)", lead, first, last, w.total, last+1)
+	default:
+		fmt.Fprintf(&b, "(End of file - total %s)", readPlural(w.total, "line"))
+	}
+	return b.String()
+}
+
+func readPlural(n int, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return strconv.Itoa(n) + " " + unit + "s"
+}
+
+// readWindow is what one streaming pass over a file yields.
+type readWindow struct {
+	lines  []card.ReadLine // never nil
+	total  int             // the exact number of lines in the file
+	capped bool            // the byte cap ended the window early
+}
+
+// readScan streams r once: it counts newlines up to line offset, keeps at most
+// limit lines and readMaxBytes of numbered output, and then counts the remaining
+// newlines without keeping anything, so memory stays O(window) for any file size.
+// A final line without a newline counts as a line.
+func readScan(ctx context.Context, r io.Reader, offset, limit int) (readWindow, error) {
+	w := readWindow{lines: []card.ReadLine{}}
+	end := math.MaxInt
+	if limit <= math.MaxInt-offset {
+		end = offset + limit - 1
+	}
+	var (
+		buf      = make([]byte, readChunkBytes)
+		newlines int    // '\n' seen so far: the current line is newlines+1
+		size     int64  // bytes seen so far
+		last     byte   // the last byte seen
+		line     []byte // the kept prefix of the current line, inside the window
+		lineLen  int    // the current line's length in bytes, inside the window
+		used     int    // bytes of numbered output so far
+		done     bool   // the window is complete: only count from here on
+	)
+	finish := func() {
+		n := newlines + 1
+		if done || n < offset {
+			return
+		}
+		text := readLineText(line, lineLen, n == 1)
+		cost := len(strconv.Itoa(n)) + len(": ") + len(text) + len("\n")
+		if used+cost > readMaxBytes {
+			w.capped, done = true, true
+			return
+		}
+		used += cost
+		w.lines = append(w.lines, card.ReadLine{Number: n, Text: text})
+		done = n >= end
+	}
+	keep := func(b []byte) {
+		lineLen += len(b)
+		if room := readLineKeep - len(line); room > 0 {
+			line = append(line, b[:min(len(b), room)]...)
+		}
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return w, err
+		}
+		k, rerr := r.Read(buf)
+		chunk := buf[:k]
+		if k > 0 {
+			size += int64(k)
+			last = chunk[k-1]
+		}
+		for len(chunk) > 0 {
+			switch {
+			case done:
+				newlines += bytes.Count(chunk, []byte{'\n'})
+				chunk = nil
+			case newlines+1 < offset:
+				need := offset - 1 - newlines
+				if c := bytes.Count(chunk, []byte{'\n'}); c < need {
+					newlines += c
+					chunk = nil
+					continue
+				}
+				for ; need > 0; need-- {
+					chunk = chunk[bytes.IndexByte(chunk, '\n')+1:]
+					newlines++
+				}
+			default:
+				i := bytes.IndexByte(chunk, '\n')
+				if i < 0 {
+					keep(chunk)
+					chunk = nil
+					continue
+				}
+				keep(chunk[:i])
+				finish()
+				newlines++
+				line, lineLen = line[:0], 0
+				chunk = chunk[i+1:]
+			}
+		}
+		if errors.Is(rerr, io.EOF) {
+			break
+		}
+		if rerr != nil {
+			return w, rerr
+		}
+	}
+	if size > 0 && last != '\n' {
+		finish()
+		newlines++
+	}
+	w.total = newlines
+	return w, nil
+}
+
+// readLineText turns the kept bytes of a line of full bytes into display text: a
+// BOM (first line) and a CR before the newline go, invalid UTF-8 becomes U+FFFD so
+// the JSON stays valid, and a line over readMaxLineChars characters is cut with a
+// marker.
+func readLineText(b []byte, full int, first bool) string {
+	cut := full > len(b)
+	if first {
+		b = bytes.TrimPrefix(b, readBOM)
+	}
+	if !cut {
+		b = bytes.TrimSuffix(b, []byte{'\r'})
+	}
+	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	if !cut && utf8.RuneCountInString(s) <= readMaxLineChars {
+		return s
+	}
+	n := 0
+	for i := range s {
+		if n == readMaxLineChars {
+			s = s[:i]
+			break
+		}
+		n++
+	}
+	return s + readTruncated
+}
+
+// readImageType returns the MIME type of a supported image from its magic bytes.
+func readImageType(head []byte) string {
+	switch {
+	case bytes.HasPrefix(head, []byte("\x89PNG\r\n\x1a\n")):
+		return "image/png"
+	case bytes.HasPrefix(head, []byte("\xFF\xD8\xFF")):
+		return "image/jpeg"
+	case bytes.HasPrefix(head, []byte("GIF87a")), bytes.HasPrefix(head, []byte("GIF89a")):
+		return "image/gif"
+	case len(head) >= 12 && string(head[:4]) == "RIFF" && string(head[8:12]) == "WEBP":
+		return "image/webp"
+	}
+	return ""
+}
+
+func readImage(f *os.File, display string, size int64, mime string) tool.Result {
+	if size > readMaxImage {
+		return tool.Errorf("Cannot read %s: the image is %.1f MiB; images up to %d MiB can be read.",
+			display, float64(size)/(1<<20), readMaxImage>>20)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return tool.Errorf("Cannot read %s: %v.", display, err)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, readMaxImage+1))
+	if err != nil {
+		return tool.Errorf("Cannot read %s: %v.", display, err)
+	}
+	if len(data) > readMaxImage {
+		return tool.Errorf("Cannot read %s: the image grew past %d MiB while being read.", display, readMaxImage>>20)
+	}
+	return tool.Result{Content: []card.Content{card.Image(mime, base64.StdEncoding.EncodeToString(data))}}
+}
+
+// readLooksBinary judges the first bytes of a file: a NUL byte, or more than 30%
+// control bytes and invalid UTF-8, means binary.
+func readLooksBinary(head []byte) bool {
+	if bytes.IndexByte(head, 0) >= 0 {
+		return true
+	}
+	bad := 0
+	for i := 0; i < len(head); {
+		c := head[i]
+		if c < utf8.RuneSelf {
+			if c == 0x7f || (c < 0x20 && !strings.ContainsRune("\t\n\v\f\r\b\x1b", rune(c))) {
+				bad++
+			}
+			i++
+			continue
+		}
+		if !utf8.FullRune(head[i:]) {
+			break // a character cut by the end of the sample
+		}
+		r, n := utf8.DecodeRune(head[i:])
+		if r == utf8.RuneError && n == 1 {
+			bad++
+		}
+		i += n
+	}
+	return bad*10 > len(head)*3
+}
+
+// readNotFound explains a missing file and suggests similarly named files beside it.
+func readNotFound(display, abs string) tool.Result {
+	dir := filepath.Dir(abs)
+	d, err := os.Open(dir)
+	if err != nil {
+		if errors.Is(err, iofs.ErrNotExist) {
+			return tool.Errorf("File not found: %s (its directory %s does not exist either).", display, filepath.Dir(display))
+		}
+		return tool.Errorf("File not found: %s.", display)
+	}
+	names, _ := d.Readdirnames(readMaxSuggestDir) // a partial listing still helps
+	_ = d.Close()
+	similar := readSimilar(filepath.Base(abs), names, 3)
+	if len(similar) == 0 {
+		return tool.Errorf("File not found: %s.", display)
+	}
+	for i, s := range similar {
+		similar[i] = filepath.Join(filepath.Dir(display), s)
+	}
+	return tool.Errorf("File not found: %s. Did you mean: %s?", display, strings.Join(similar, ", "))
+}
+
+// readSimilar picks up to n names like base: the same name in another case, the
+// same stem with another extension, a few typos away, or containing its stem.
+func readSimilar(base string, names []string, n int) []string {
+	type scored struct {
+		name  string
+		score int
+	}
+	lb := strings.ToLower(base)
+	stem := strings.TrimSuffix(lb, filepath.Ext(lb))
+	budget := max(2, utf8.RuneCountInString(lb)/4)
+	var found []scored
+	for _, name := range names {
+		ln := strings.ToLower(name)
+		ns := strings.TrimSuffix(ln, filepath.Ext(ln))
+		score := -1
+		switch {
+		case ln == lb:
+			score = 0
+		case stem != "" && ns == stem:
+			score = 1
+		default:
+			if d, ok := readDistance(lb, ln, budget); ok {
+				score = 1 + d
+			} else if len(stem) >= 3 && strings.Contains(ln, stem) {
+				score = 2 + budget
+			}
+		}
+		if score >= 0 {
+			found = append(found, scored{name, score})
+		}
+	}
+	slices.SortFunc(found, func(a, b scored) int {
+		if a.score != b.score {
+			return a.score - b.score
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	out := make([]string, 0, n)
+	for _, f := range found[:min(n, len(found))] {
+		out = append(out, f.name)
+	}
+	return out
+}
+
+// readDistance is the Levenshtein distance of a and b if it is at most budget.
+func readDistance(a, b string, budget int) (int, bool) {
+	ra, rb := []rune(a), []rune(b)
+	if len(ra) > 128 || len(rb) > 128 || max(len(ra)-len(rb), len(rb)-len(ra)) > budget {
+		return 0, false
+	}
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			sub := prev[j-1]
+			if ra[i-1] != rb[j-1] {
+				sub++
+			}
+			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	d := prev[len(rb)]
+	return d, d <= budget
+}

@@ -1,0 +1,86 @@
+// Package todo is the model's todo list: todo_write replaces the session's list,
+// which consumers show as the session's plan.
+package todo
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/dsh-dev/dsh/internal/tool"
+)
+
+//go:embed todo.md
+var description string
+
+type item struct {
+	Content  string `json:"content" jsonschema:"minLength=1" jsonschema_description:"What to do, as a short imperative sentence."`
+	Status   string `json:"status" jsonschema:"enum=pending,enum=in_progress,enum=completed"`
+	Priority string `json:"priority,omitempty" jsonschema:"enum=high,enum=medium,enum=low"`
+}
+
+type params struct {
+	Todos []item `json:"todos" jsonschema_description:"The whole list, replacing the previous one."`
+}
+
+// meta persists the list so that a replayed session can restore the plan.
+type meta struct {
+	Todos []tool.PlanEntry `json:"todos"`
+}
+
+// Tool returns todo_write.
+func Tool() tool.Tool {
+	return tool.New(tool.Spec[params]{
+		Name:          "todo_write",
+		Description:   description,
+		Permission:    tool.PermNone,
+		Kind:          "think",
+		Execute:       execute,
+		PresentCall:   presentCall,
+		PresentResult: presentResult,
+	})
+}
+
+type listKey struct{}
+
+type list struct {
+	mu      sync.Mutex
+	entries []tool.PlanEntry
+}
+
+func sessionList(s *tool.Session) *list {
+	return s.State(listKey{}, func() any { return &list{} }).(*list)
+}
+
+// Current returns the session's todo list as last written.
+func Current(s *tool.Session) []tool.PlanEntry {
+	l := sessionList(s)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.entries)
+}
+
+func execute(_ context.Context, env tool.Env, p params) tool.Result {
+	entries := planOf(p.Todos)
+	l := sessionList(env.Session)
+	l.mu.Lock()
+	l.entries = slices.Clone(entries)
+	l.mu.Unlock()
+	env.PublishPlan(slices.Clone(entries))
+
+	text := checklist(entries)
+	if n := countStatus(entries, "in_progress"); n > 1 {
+		text += fmt.Sprintf("\n\nNote: %d items are in_progress. Work on one at a time: mark it completed before starting the next.", n)
+	}
+	r := tool.Text(text)
+	m, err := json.Marshal(meta{Todos: entries}, json.Deterministic(true))
+	if err != nil {
+		return tool.Errorf("todo_write: %v", err)
+	}
+	r.Meta = m
+	return r
+}

@@ -1,0 +1,134 @@
+package tool
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/dsh-dev/dsh/internal/card"
+)
+
+type echoParams struct {
+	Path  string `json:"path" jsonschema:"description=A path"`
+	Count int    `json:"count,omitempty" jsonschema:"minimum=1"`
+}
+
+func echoTool() Tool {
+	return New(Spec[echoParams]{
+		Name: "echo", Description: "echoes", ReadOnly: true, Kind: "read",
+		Execute: func(_ context.Context, _ Env, p echoParams) Result {
+			return Text(strings.Repeat(p.Path, max(p.Count, 1)))
+		},
+		PresentCall: func(p echoParams) card.Call { return &card.GenericCall{Title: "Echo " + p.Path} },
+		PresentResult: func(p echoParams, r Result) card.Result {
+			if r.IsError {
+				return nil
+			}
+			return &card.GenericResult{Title: p.Path, Content: r.Content}
+		},
+	})
+}
+
+func TestRegistryRun(t *testing.T) {
+	reg := NewRegistry(echoTool())
+	tests := []struct {
+		name, tool, args string
+		wantErr          bool
+		want             string // substring of the result text
+	}{
+		{"ok", "echo", `{"path":"ab","count":2}`, false, "abab"},
+		{"optional omitted", "echo", `{"path":"x"}`, false, "x"},
+		{"unknown tool", "ech", `{}`, true, `Unknown tool "ech". Available tools: echo.`},
+		{"missing field", "echo", `{}`, true, "missing property 'path'"},
+		{"wrong type", "echo", `{"path":3}`, true, "at /path: got number, want string"},
+		{"below minimum", "echo", `{"path":"a","count":0}`, true, "at /count: minimum"},
+		{"unknown field", "echo", `{"path":"a","bogus":1}`, true, "'bogus' not allowed"},
+		{"not json", "echo", `{"path":`, true, "not valid JSON"},
+		{"array", "echo", `[]`, true, "got array, want object"},
+		{"empty means {}", "echo", ``, true, "missing property 'path'"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := reg.Run(context.Background(), Env{}, tt.tool, []byte(tt.args))
+			if r.IsError != tt.wantErr {
+				t.Errorf("IsError = %v, want %v (%q)", r.IsError, tt.wantErr, r.TextOf())
+			}
+			if !strings.Contains(r.TextOf(), tt.want) {
+				t.Errorf("result %q does not contain %q", r.TextOf(), tt.want)
+			}
+		})
+	}
+}
+
+func TestRegistryPresent(t *testing.T) {
+	reg := NewRegistry(echoTool())
+	if c := reg.PresentCall("echo", []byte(`{"path":"p"}`)); c.(*card.GenericCall).Title != "Echo p" {
+		t.Errorf("call card %#v", c)
+	}
+	// Bad arguments still give a card that shows them raw.
+	c := reg.PresentCall("echo", []byte(`{"path":1}`)).(*card.GenericCall)
+	if c.Title != "echo" || string(c.RawInput) != `{"path":1}` {
+		t.Errorf("bad-args call card %#v", c)
+	}
+	if c := reg.PresentCall("nope", []byte(`not json`)).(*card.GenericCall); c.RawInput != nil || c.Title != "nope" {
+		t.Errorf("unknown tool card %#v", c)
+	}
+	if r := reg.PresentResult("echo", []byte(`{"path":1}`), Text("x")); r != nil {
+		t.Errorf("bad args gave result card %#v", r)
+	}
+	if r := reg.PresentResult("nope", []byte(`{}`), Text("x")); r != nil {
+		t.Errorf("unknown tool gave result card %#v", r)
+	}
+	if r := reg.PresentResult("echo", []byte(`{"path":"p"}`), Text("x")); r == nil || r.(*card.GenericResult).Title != "p" {
+		t.Errorf("result card %#v", r)
+	}
+}
+
+func TestSchemaGeneratedFromType(t *testing.T) {
+	s := string(echoTool().Schema())
+	for _, want := range []string{`"required":["path"]`, `"additionalProperties":false`, `"description":"A path"`, `"minimum":1`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("schema %s lacks %s", s, want)
+		}
+	}
+}
+
+func TestDuplicateToolPanics(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("duplicate registration did not panic")
+		}
+	}()
+	NewRegistry(echoTool(), echoTool())
+}
+
+type closer struct {
+	name  string
+	order *[]string
+	err   error
+}
+
+func (c *closer) Close() error { *c.order = append(*c.order, c.name); return c.err }
+
+func TestSessionStateAndClose(t *testing.T) {
+	s := NewSession("s1", nil)
+	var order []string
+	type keyA struct{}
+	type keyB struct{}
+	a := s.State(keyA{}, func() any { return &closer{name: "a", order: &order} })
+	if again := s.State(keyA{}, func() any { t.Fatal("init ran twice"); return nil }); again != a {
+		t.Error("State returned a different value for the same key")
+	}
+	boom := errors.New("boom")
+	s.State(keyB{}, func() any { return &closer{name: "b", order: &order, err: boom} })
+	if err := s.Close(); !errors.Is(err, boom) {
+		t.Errorf("Close = %v, want boom", err)
+	}
+	if strings.Join(order, ",") != "b,a" {
+		t.Errorf("close order %v, want b,a", order)
+	}
+	if err := s.Close(); err != nil || len(order) != 2 {
+		t.Errorf("second Close = %v, closed %v", err, order)
+	}
+}

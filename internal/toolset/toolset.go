@@ -1,0 +1,23 @@
+// Package toolset assembles the tools a dsh session offers.
+package toolset
+
+import (
+	"github.com/dsh-dev/dsh/internal/tool"
+	"github.com/dsh-dev/dsh/internal/tool/bash"
+	"github.com/dsh-dev/dsh/internal/tool/fs"
+	"github.com/dsh-dev/dsh/internal/tool/todo"
+)
+
+// Options tune the tools.
+type Options struct {
+	// KeepEnv names secret-looking environment variables that commands may still see.
+	KeepEnv []string
+}
+
+// New returns the registry of every dsh tool.
+func New(o Options) *tool.Registry {
+	tools := []tool.Tool{fs.Read(), fs.Write(), fs.Edit()}
+	tools = append(tools, bash.Tools(bash.Options{KeepEnv: o.KeepEnv})...)
+	tools = append(tools, todo.Tool())
+	return tool.NewRegistry(tools...)
+}
