@@ -168,6 +168,9 @@ func (a *Agent) Prompt(ctx context.Context, text string) (StopReason, error) {
 		if ctx.Err() != nil {
 			return a.end(t, StopCancelled, nil)
 		}
+		if err == nil && resp == nil {
+			err = errors.New("no response")
+		}
 		if err != nil {
 			return a.end(t, StopError, fmt.Errorf("model %s: %w", a.c.Provider.Name(), err))
 		}

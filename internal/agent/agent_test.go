@@ -324,20 +324,20 @@ func TestAlwaysAllowPerCommandPrefix(t *testing.T) {
 		answer Decision // used only when asked
 	}{
 		{"git status", AllowAlways},
-		{"git status --short", AllowOnce},     // covered by "git status"
-		{"git push origin main", AllowOnce},   // another git subcommand: asked
-		{"ls -la", AllowAlways},               // a second prefix
-		{"ls src | wc -l", AllowOnce},         // wc is not allowed: asked
-		{"ls src", AllowOnce},                 // covered by "ls"
-		{"ls; rm -rf build", AllowOnce},       // rm hides behind ls: asked
-		{"git status && ls -1", AllowOnce},    // both allowed
-		{"ls $(whoami)", AllowOnce},           // a command substitution runs whoami: asked
-		{"$CMD status", AllowAlways},          // a computed program cannot be remembered
-		{"$CMD status", AllowOnce},            // so it is asked again
-		{`FOO=1 git status -s`, AllowOnce},    // assignments do not hide the program
-		{`bash -c "rm -rf /"`, AllowOnce},     // asked: bash is not allowed
+		{"git status --short", AllowOnce},      // covered by "git status"
+		{"git push origin main", AllowOnce},    // another git subcommand: asked
+		{"ls -la", AllowAlways},                // a second prefix
+		{"ls src | wc -l", AllowOnce},          // wc is not allowed: asked
+		{"ls src", AllowOnce},                  // covered by "ls"
+		{"ls; rm -rf build", AllowOnce},        // rm hides behind ls: asked
+		{"git status && ls -1", AllowOnce},     // both allowed
+		{"ls $(whoami)", AllowOnce},            // a command substitution runs whoami: asked
+		{"$CMD status", AllowAlways},           // a computed program cannot be remembered
+		{"$CMD status", AllowOnce},             // so it is asked again
+		{`FOO=1 git status -s`, AllowOnce},     // assignments do not hide the program
+		{`bash -c "rm -rf /"`, AllowOnce},      // asked: bash is not allowed
 		{"echo 'ls; rm x' && ls", AllowAlways}, // quoted text is not a command; allows echo
-		{"echo hi", AllowOnce},                // covered by the line above
+		{"echo hi", AllowOnce},                 // covered by the line above
 	}
 	var parts []provider.Part
 	var answers []Decision

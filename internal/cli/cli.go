@@ -58,6 +58,8 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"replay", "SESSION", "print a recorded session's messages and cards", runReplayCmd},
+		{"sessions", "", "list recorded sessions", runSessionsCmd},
 		{"tool", "NAME JSON | -", "run tool calls directly and print their cards", runToolCmd},
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -62,14 +63,15 @@ type toolCall struct {
 	Args jsontext.Value `json:"args"`
 }
 
-func runTool(ctx context.Context, io IO, o toolOptions) error {
+func runTool(ctx context.Context, io IO, o toolOptions) (err error) {
 	ws, err := workspace.New(io.Cwd, o.AllowOutside)
 	if err != nil {
 		return err
 	}
 	reg := toolset.New(toolset.Options{KeepEnv: keepEnv(io)})
 	sess := tool.NewSession("tool", ws)
-	defer sess.Close()
+	// Ending the session kills the background jobs it started.
+	defer func() { err = errors.Join(err, sess.Close()) }()
 
 	r := &toolRunner{io: io, o: o, reg: reg, sess: sess,
 		ui: termui.New(io.Out, termui.Options{Color: o.Color.enabled(io), Width: io.width()})}
@@ -186,4 +188,3 @@ func keepEnv(io IO) []string {
 	}
 	return out
 }
-

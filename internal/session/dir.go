@@ -175,7 +175,7 @@ func summarize(path string) (Info, error) {
 	if err != nil {
 		return in, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only: nothing to lose
 
 	d := decoder{name: path}
 	var last Record

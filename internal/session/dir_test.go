@@ -102,7 +102,9 @@ func TestResolve(t *testing.T) {
 func TestList(t *testing.T) {
 	dir := t.TempDir()
 	base := time.Date(2025, 3, 14, 9, 0, 0, 0, time.UTC)
-	at := func(min int) func() time.Time { return func() time.Time { return base.Add(time.Duration(min) * time.Minute) } }
+	at := func(min int) func() time.Time {
+		return func() time.Time { return base.Add(time.Duration(min) * time.Minute) }
+	}
 
 	// old: started first, updated last, closed.
 	old := create(t, dir, "a-old", Options{Now: at(0)})

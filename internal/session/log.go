@@ -56,7 +56,7 @@ func (o Options) normalize() (func() time.Time, int) {
 }
 
 // Create makes dir if needed and starts the log DIR/ID.jsonl with its header.
-func Create(dir, id, cwd string, o Options) (*Log, error) {
+func Create(dir, id, cwd string, o Options) (_ *Log, err error) {
 	if !validID(id) {
 		return nil, fmt.Errorf("invalid session id %q", id)
 	}
@@ -69,15 +69,17 @@ func Create(dir, id, cwd string, o Options) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create session log: %w", err)
 	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, f.Close(), os.Remove(path))
+		}
+	}()
 	if err := lockFile(f); err != nil {
-		f.Close()
 		return nil, fmt.Errorf("session %s: %w", id, err)
 	}
 	l := newLog(path, f, o)
 	h := Record{Type: TypeHeader, Version: FormatVersion, SessionID: id, Cwd: cwd}
 	if err := l.Append(h); err != nil {
-		f.Close()
-		os.Remove(path)
 		return nil, err
 	}
 	syncDir(dir)
@@ -86,32 +88,32 @@ func Create(dir, id, cwd string, o Options) (*Log, error) {
 
 // Open reopens an existing log for appending. A torn last line is truncated away;
 // a corrupt line elsewhere or a newer format ([*FormatError]) is refused.
-func Open(path string, o Options) (*Log, error) {
+func Open(path string, o Options) (_ *Log, err error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open session log: %w", err)
 	}
+	defer func() {
+		if err != nil {
+			_ = f.Close() // the error that matters is err
+		}
+	}()
 	if err := lockFile(f); err != nil {
-		f.Close()
 		return nil, fmt.Errorf("session log %s: %w", path, err)
 	}
 	recs, off, err := read(f, path)
 	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	fi, err := f.Stat()
 	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	if fi.Size() > off {
 		if err := f.Truncate(off); err != nil {
-			f.Close()
 			return nil, fmt.Errorf("repair torn line of %s: %w", path, err)
 		}
 		if err := f.Sync(); err != nil {
-			f.Close()
 			return nil, fmt.Errorf("repair torn line of %s: %w", path, err)
 		}
 	}
@@ -217,7 +219,7 @@ func (l *Log) write(line []byte, t RecordType) error {
 	if _, err := l.f.Write(line); err != nil {
 		// Undo a partial line so that the next append does not follow garbage.
 		if terr := l.f.Truncate(l.size); terr != nil {
-			l.broken = fmt.Errorf("session log %s is damaged (write: %v; repair: %w)", l.path, err, terr)
+			l.broken = fmt.Errorf("session log %s is damaged (write: %w; repair: %w)", l.path, err, terr)
 		}
 		return fmt.Errorf("session log %s: write: %w", l.path, err)
 	}
@@ -301,6 +303,6 @@ func (l *Log) Close() error {
 func syncDir(dir string) {
 	if d, err := os.Open(dir); err == nil {
 		_ = d.Sync()
-		d.Close()
+		_ = d.Close()
 	}
 }

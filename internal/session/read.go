@@ -197,7 +197,7 @@ func ReadFile(path string) ([]Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only: nothing to lose
 	recs, _, err := read(f, path)
 	return recs, err
 }

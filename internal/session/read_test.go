@@ -298,8 +298,8 @@ func FuzzRead(f *testing.F) {
 		if off != int64(buf.Len()) {
 			t.Fatalf("re-encoded log has a torn tail at %d of %d", off, buf.Len())
 		}
-		if d := cmp.Diff(recs, again, roundTrip); d != "" {
-			t.Fatalf("round trip changed records (-read +again):\n%s", d)
+		if !cmp.Equal(recs, again, roundTrip) {
+			t.Fatalf("round trip changed records (-read +again):\n%s", cmp.Diff(recs, again, roundTrip))
 		}
 	})
 }

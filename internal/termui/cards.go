@@ -108,7 +108,7 @@ func (r *Renderer) contentRows(content []card.Content, sgr string) []row {
 			for _, l := range splitLines(c.Text) {
 				body = append(body, textRow(indented, sgr, l))
 			}
-			rows = append(rows, r.foldRows(body, indent)...)
+			rows = append(rows, r.foldRows(body)...)
 		case "image":
 			rows = append(rows, textRow(indented, sgr,
 				fmt.Sprintf("[image %s, %s]", c.MimeType, plural(base64Len(c.Data), "byte"))))
@@ -146,7 +146,7 @@ func (r *Renderer) terminalCall(t *card.TerminalCall) []row {
 		}
 		cmd = append(cmd, textRow([]span{{"", indent}, {sgrBold, mark}}, sgrBold, l))
 	}
-	rows = append(rows, r.foldRows(cmd, indent)...)
+	rows = append(rows, r.foldRows(cmd)...)
 	if t.Cwd != "" {
 		rows = append(rows, textRow(indented, sgrDim, "in "+t.Cwd))
 	}
@@ -178,7 +178,7 @@ func (r *Renderer) terminalResult(t *card.TerminalResult) []row {
 		if len(out) == 0 {
 			out = append(out, textRow(indented, sgrDim, "(no output)"))
 		}
-		rows = append(rows, r.foldRows(out, indent)...)
+		rows = append(rows, r.foldRows(out)...)
 	}
 	status, sgr := exitStatus(t)
 	return append(rows, textRow(indented, sgr, status))
@@ -243,7 +243,7 @@ func (r *Renderer) readResult(rd *card.ReadResult) []row {
 	}
 	lines(0, 0, head)
 	if hidden > 0 {
-		rows = append(rows, foldRow(indent, hidden))
+		rows = append(rows, foldRow(hidden))
 		lines(max(head+hidden-highlightLeadIn, head), head+hidden, n)
 	}
 	return rows

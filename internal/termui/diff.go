@@ -149,7 +149,7 @@ func (r *Renderer) diffRows(diffs []card.FileDiff, hunks [][]diffLine, numbered 
 			prefix = append(prefix, span{sgr, sign + " "})
 			body = append(body, textRow(prefix, sgr, l.text))
 		}
-		rows = append(rows, r.foldRows(body, indent)...)
+		rows = append(rows, r.foldRows(body)...)
 	}
 	return rows
 }

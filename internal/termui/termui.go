@@ -299,16 +299,16 @@ func (r *Renderer) fold(n int) (head, hidden int) {
 }
 
 // foldRow is the marker standing for hidden lines.
-func foldRow(prefix string, hidden int) row {
-	return textRow([]span{{"", prefix}}, sgrDim, "… "+plural(hidden, "more line"))
+func foldRow(hidden int) row {
+	return textRow(indented, sgrDim, "… "+plural(hidden, "more line"))
 }
 
-// foldRows folds body rows, putting the marker under prefix.
-func (r *Renderer) foldRows(rows []row, prefix string) []row {
+// foldRows folds the rows of a body.
+func (r *Renderer) foldRows(rows []row) []row {
 	head, hidden := r.fold(len(rows))
 	if hidden == 0 {
 		return rows
 	}
-	out := append(rows[:head:head], foldRow(prefix, hidden))
+	out := append(rows[:head:head], foldRow(hidden))
 	return append(out, rows[head+hidden:]...)
 }

@@ -362,3 +362,34 @@ func TestWriteError(t *testing.T) {
 		t.Errorf("got %v, want it to wrap %v", err, errDiskFull)
 	}
 }
+
+// TestFoldedReadTailKeepsContext: the tail of a folded read card is lexed with the
+// lines before it, so a block comment opened in the hidden part still colours it.
+func TestFoldedReadTailKeepsContext(t *testing.T) {
+	var lines []card.ReadLine
+	for i := 1; i <= 100; i++ {
+		text := "still inside the comment"
+		switch {
+		case i < 60:
+			text = "var x = 1"
+		case i == 60:
+			text = "/* a long comment"
+		case i == 95:
+			text = "end of it */"
+		}
+		lines = append(lines, card.ReadLine{Number: i, Text: text})
+	}
+	var b bytes.Buffer
+	rd := &card.ReadResult{Path: "c.go", Offset: 1, TotalLines: 100, Lang: "go", Lines: lines}
+	if err := New(&b, Options{Color: true}).Result(rd, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	gutter := "\x1b[2m 91 │ \x1b[0m"
+	_, after, ok := strings.Cut(b.String(), gutter)
+	if !ok {
+		t.Fatalf("no line 91 in:\n%q", b.String())
+	}
+	if !strings.HasPrefix(after, "\x1b[") {
+		t.Errorf("line 91 is not coloured as a comment: %q", strings.SplitN(after, "\n", 2)[0])
+	}
+}

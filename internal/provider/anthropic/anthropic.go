@@ -111,6 +111,10 @@ func (p *Provider) attempt(ctx context.Context, params sdk.MessageNewParams, onD
 	defer func() { _ = stream.Close() }()
 
 	var msg sdk.Message
+	// The accumulator quietly replaces a tool input cut short by the token limit
+	// with {}; keeping the raw fragments lets response tell a cut call from an
+	// empty one.
+	inputs := map[int64][]byte{}
 	delivered, stopped := false, false
 	openTool := "" // name of the tool_use block being streamed, if any
 	for stream.Next() {
@@ -132,6 +136,8 @@ func (p *Provider) attempt(ctx context.Context, params sdk.MessageNewParams, onD
 				d = provider.Delta{Type: provider.DeltaText, Text: ev.Delta.Text}
 			case "thinking_delta":
 				d = provider.Delta{Type: provider.DeltaThinking, Text: ev.Delta.Thinking}
+			case "input_json_delta":
+				inputs[ev.Index] = append(inputs[ev.Index], ev.Delta.PartialJSON...)
 			}
 			if d.Text != "" && onDelta != nil {
 				delivered = true
@@ -154,7 +160,7 @@ func (p *Provider) attempt(ctx context.Context, params sdk.MessageNewParams, onD
 		}
 		return nil, classify(err, delivered)
 	}
-	return response(&msg)
+	return response(&msg, inputs)
 }
 
 // classify turns an SDK or transport error into the message the user reads,
@@ -205,11 +211,12 @@ type authError struct{ msg string }
 func (e *authError) Error() string        { return e.msg }
 func (e *authError) Is(target error) bool { return target == provider.ErrAuth }
 
-// response converts a complete message into the provider's vocabulary.
-func response(msg *sdk.Message) (*provider.Response, error) {
+// response converts a complete message into the provider's vocabulary; inputs
+// holds the streamed input of each tool_use block by index.
+func response(msg *sdk.Message, inputs map[int64][]byte) (*provider.Response, error) {
 	stop := stopReason(msg.StopReason)
 	parts := make([]provider.Part, 0, len(msg.Content))
-	for _, b := range msg.Content {
+	for i, b := range msg.Content {
 		switch b.Type {
 		case "text":
 			if b.Text != "" {
@@ -220,9 +227,12 @@ func response(msg *sdk.Message) (*provider.Response, error) {
 		case "redacted_thinking":
 			parts = append(parts, provider.Part{Type: provider.PartThinking, Signature: RedactedPrefix + b.Data})
 		case "tool_use":
-			args := json.RawMessage(b.Input)
+			args, streamed := inputs[int64(i)]
+			if !streamed {
+				args = b.Input
+			}
 			if len(args) == 0 {
-				args = json.RawMessage(`{}`)
+				args = []byte(`{}`)
 			}
 			if !json.Valid(args) {
 				if stop == provider.StopMaxTokens {
@@ -230,7 +240,7 @@ func response(msg *sdk.Message) (*provider.Response, error) {
 				}
 				return nil, fmt.Errorf("anthropic: the model sent malformed input for the %s tool call", b.Name)
 			}
-			parts = append(parts, provider.Part{Type: provider.PartToolUse, ID: b.ID, Name: b.Name, Args: []byte(args)})
+			parts = append(parts, provider.Part{Type: provider.PartToolUse, ID: b.ID, Name: b.Name, Args: args})
 		}
 	}
 	u := msg.Usage

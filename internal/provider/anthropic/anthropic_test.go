@@ -250,8 +250,8 @@ func TestStreamThinkingTextAndToolUse(t *testing.T) {
 		exp, _ := json.MarshalIndent(want, "", "  ")
 		t.Errorf("request body:\n%s\nwant\n%s", got, exp)
 	}
-	if h := s.heads[0].Get("Authorization") + s.heads[0].Get("X-Api-Key"); !strings.Contains(h, "sk-test") {
-		t.Errorf("API key not sent: authorization %q x-api-key %q", s.heads[0].Get("Authorization"), s.heads[0].Get("X-Api-Key"))
+	if h := s.heads[0].Get("Authorization"); h != "Bearer sk-test" {
+		t.Errorf("authorization header %q", h)
 	}
 }
 
@@ -606,5 +606,43 @@ func TestNewValidates(t *testing.T) {
 	}
 	if _, err := New(Config{BaseURL: "http://127.0.0.1:1"}); err != nil {
 		t.Errorf("a base URL without key: %v", err)
+	}
+}
+
+func TestToolInput(t *testing.T) {
+	tests := []struct {
+		name    string
+		deltas  []string
+		want    string // the call's Args; "" means Stream fails
+		wantErr string
+	}{
+		{"no input", nil, `{}`, ""},
+		{"empty fragments", []string{`""`}, `{}`, ""},
+		{"fragments", []string{`"{\"a\":"`, `"[1, 2]}"`}, `{"a":[1, 2]}`, ""},
+		{"malformed", []string{`"{\"a\": tru"`}, "", "anthropic: the model sent malformed input for the job_list tool call"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ev := []string{messageStart(1), blockStart(0, `{"type":"tool_use","id":"toolu_1","name":"job_list","input":{}}`)}
+			for _, d := range tt.deltas {
+				ev = append(ev, blockDelta(0, `{"type":"input_json_delta","partial_json":`+d+`}`))
+			}
+			ev = append(append(ev, blockStop(0)), messageEnd("tool_use", 1)...)
+			s := newServer(t, func(_ int, w http.ResponseWriter) { writeSSE(w, ev...) })
+			p := newProvider(t, s, Config{})
+			resp, err := p.Stream(context.Background(), provider.Request{Messages: []provider.Message{userText("hi")}}, nil)
+			if tt.wantErr != "" {
+				if resp != nil || err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("resp %v err %v, want %q", resp, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(resp.Message.Parts[0].Args); got != tt.want {
+				t.Errorf("args %s, want %s", got, tt.want)
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ package bash
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/dsh-dev/dsh/internal/tool"
+	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
 //go:embed bash.md
@@ -101,7 +103,7 @@ func (b *bashTool) foreground(ctx context.Context, env tool.Env, p params) tool.
 	dir := ws.Cwd()
 	timeout := defaultTimeout
 	if p.TimeoutMS > 0 {
-		timeout = time.Duration(min(p.TimeoutMS, maxTimeoutMS)) * time.Millisecond
+		timeout = time.Duration(p.TimeoutMS) * time.Millisecond // the schema caps it at maxTimeoutMS
 	}
 
 	out := newHeadTail(outputHead, outputTail)
@@ -152,12 +154,15 @@ func (b *bashTool) foreground(ctx context.Context, env tool.Env, p params) tool.
 	case *st.code != 0:
 		notes = append(notes, fmt.Sprintf("Exit code %d.", *st.code))
 	}
-	if proc.leftovers {
+	if proc.leftovers && !timedOut && !cancelled {
 		notes = append(notes, "Processes the command left running were killed when it exited; use run_in_background for anything that should keep running.")
 	}
 	if proc.cwd != "" && proc.cwd != dir {
-		if err := ws.SetCwd(proc.cwd); err != nil {
-			notes = append(notes, fmt.Sprintf("The command ended in %s, which is not carried over (%v); the working directory stays %s.", proc.cwd, err, dir))
+		switch err := ws.SetCwd(proc.cwd); {
+		case errors.Is(err, workspace.ErrOutside):
+			notes = append(notes, fmt.Sprintf("The working directory stays %s: the command ended in %s, outside the workspace.", dir, proc.cwd))
+		case err != nil:
+			notes = append(notes, fmt.Sprintf("The working directory stays %s: %v.", dir, err))
 		}
 	}
 

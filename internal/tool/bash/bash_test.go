@@ -89,6 +89,9 @@ func TestTimeout(t *testing.T) {
 		t.Errorf("card = %+v, want timed out by SIGTERM", c)
 	}
 	mustContain(t, r.TextOf(), "Timed out after 300ms")
+	if strings.Contains(r.TextOf(), "left running") {
+		t.Errorf("a timeout is reported as leftovers: %s", r.TextOf())
+	}
 	pgid, err := strconv.Atoi(strings.TrimSpace(c.Output))
 	if err != nil {
 		t.Fatal(err)
@@ -353,7 +356,7 @@ func TestCwdConfinedToWorkspace(t *testing.T) {
 		if got := f.sess.Workspace.Cwd(); got != f.root {
 			t.Errorf("%q moved the cwd out of the workspace to %s", command, got)
 		}
-		mustContain(t, r.TextOf(), "not carried over")
+		mustContain(t, r.TextOf(), "The working directory stays "+f.root+": the command ended in ")
 		if r.IsError {
 			t.Errorf("%q: a cd that is not carried over is not a failure", command)
 		}

@@ -64,7 +64,7 @@ func (l *live) close() {
 func (l *live) flush(final bool) {
 	l.mu.Lock()
 	p := l.pending
-	if p.empty() && !(final && len(l.carry) > 0) {
+	if p.empty() && (!final || len(l.carry) == 0) {
 		l.mu.Unlock()
 		return
 	}

@@ -22,7 +22,8 @@ const (
 	// closeWait bounds the wait for the pipe to close once the leftovers are dead;
 	// past it the pipe is closed anyway (a process that left the group holds it).
 	closeWait = time.Second
-	readSize  = 128 << 10
+	readSize  = 256 << 10
+	pipeSize  = 1 << 20
 )
 
 // cwdTrailer runs the command with eval (so that a cd takes effect in this shell)
@@ -30,7 +31,7 @@ const (
 // exits with the command's status. The command arrives as $1, which is shifted
 // away and unset so that the command sees no trace of the wrapper.
 const cwdTrailer = `__dsh_c=$1; shift; eval "unset __dsh_c; $__dsh_c" 3>&-
-__dsh_s=$?; pwd -P >&3; exit $__dsh_s`
+__dsh_s=$?; pwd -P >&3 2>/dev/null; exit $__dsh_s`
 
 // spec is what to run and where its output goes.
 type spec struct {
@@ -70,6 +71,7 @@ func spawn(s spec) (*process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("output pipe: %w", err)
 	}
+	growPipe(outR)
 	args := []string{"-c", s.command}
 	if s.trackCwd {
 		args = []string{"-c", cwdTrailer, "dsh", s.command}
@@ -83,21 +85,21 @@ func spawn(s spec) (*process, error) {
 	var cwdR, cwdW *os.File
 	if s.trackCwd {
 		if cwdR, cwdW, err = os.Pipe(); err != nil {
-			outR.Close()
-			outW.Close()
+			_ = outR.Close()
+			_ = outW.Close()
 			return nil, fmt.Errorf("cwd pipe: %w", err)
 		}
 		cmd.ExtraFiles = []*os.File{cwdW}
 	}
 	err = cmd.Start()
-	outW.Close()
+	_ = outW.Close()
 	if cwdW != nil {
-		cwdW.Close()
+		_ = cwdW.Close()
 	}
 	if err != nil {
-		outR.Close()
+		_ = outR.Close()
 		if cwdR != nil {
-			cwdR.Close()
+			_ = cwdR.Close()
 		}
 		return nil, err
 	}
@@ -139,7 +141,7 @@ func (p *process) supervise(outR, cwdR *os.File, out io.Writer) {
 	waitOrTimeout(outDone, drainWait)
 	p.leftovers = unix.Kill(-p.pgid, 0) == nil
 	if p.leftovers {
-		// mutated
+		_ = unix.Kill(-p.pgid, unix.SIGKILL)
 	}
 	for _, r := range []struct {
 		f    *os.File
@@ -152,10 +154,18 @@ func (p *process) supervise(outR, cwdR *os.File, out io.Writer) {
 			_ = r.f.SetReadDeadline(time.Now())
 			<-r.done
 		}
-		r.f.Close()
+		_ = r.f.Close()
 	}
 	p.cwd = strings.TrimSuffix(cwd.String(), "\n")
 	close(p.done)
+}
+
+// growPipe enlarges the output pipe so that a fast writer and this reader switch
+// less often; it is only an optimisation, so a refusal is ignored.
+func growPipe(f *os.File) {
+	if rc, err := f.SyscallConn(); err == nil {
+		_ = rc.Control(func(fd uintptr) { _, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, pipeSize) })
+	}
 }
 
 // terminate ends the process group: SIGTERM, then SIGKILL if the shell is still

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/aymanbagabas/go-udiff/lcs"
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 const (
@@ -40,6 +42,12 @@ func (b *hunkBudget) take(size int) bool {
 	b.hunks--
 	b.bytes -= size
 	return true
+}
+
+// diffMetaJSON encodes meta for the log. Files need not be UTF-8 but JSON strings
+// must be: invalid bytes in hunk texts become U+FFFD, which changes no line count.
+func diffMetaJSON(m diffMeta) (jsontext.Value, error) {
+	return json.Marshal(m, json.Deterministic(true), jsontext.AllowInvalidUTF8(true))
 }
 
 // diffTexts returns the contextual hunks that turn old into new (at most what the
@@ -249,23 +257,31 @@ func (d *differ) region(a0, b0 int, a, b []string) {
 // diffAnchors returns the longest sequence of lines that occur exactly once in a
 // and once in b and appear in the same order on both sides, as index pairs.
 func diffAnchors(a, b []string) [][2]int {
+	// One map lookup per line: lines index a table of counts, and a remembers
+	// each line's entry.
 	type seen struct{ na, nb, ib int }
-	count := make(map[string]seen, len(a))
-	for _, l := range a {
-		s := count[l]
-		s.na++
-		count[l] = s
+	index := make(map[string]int32, len(a))
+	var table []seen
+	ofA := make([]int32, len(a))
+	for i, l := range a {
+		k, ok := index[l]
+		if !ok {
+			k = int32(len(table))
+			index[l] = k
+			table = append(table, seen{})
+		}
+		table[k].na++
+		ofA[i] = k
 	}
 	for j, l := range b {
-		if s, ok := count[l]; ok {
-			s.nb++
-			s.ib = j
-			count[l] = s
+		if k, ok := index[l]; ok {
+			table[k].nb++
+			table[k].ib = j
 		}
 	}
 	var pairs [][2]int
-	for i, l := range a {
-		if s := count[l]; s.na == 1 && s.nb == 1 {
+	for i, k := range ofA {
+		if s := table[k]; s.na == 1 && s.nb == 1 {
 			pairs = append(pairs, [2]int{i, s.ib})
 		}
 	}

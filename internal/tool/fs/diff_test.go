@@ -5,8 +5,6 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-
-	"github.com/go-json-experiment/json"
 )
 
 // hunkApply applies persisted hunks to old the way a consumer would: it checks
@@ -89,7 +87,7 @@ func diffMutate(r *rand.Rand, s string) string {
 // diffCheckMeta asserts that hunks persist as meta the presenters accept.
 func diffCheckMeta(t *testing.T, m diffMeta) {
 	t.Helper()
-	raw, err := json.Marshal(m)
+	raw, err := diffMetaJSON(m)
 	if err != nil {
 		t.Fatal(err)
 	}

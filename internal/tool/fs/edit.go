@@ -13,8 +13,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/go-json-experiment/json"
-
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
@@ -174,10 +172,11 @@ func editRecord(st *stamps, abs string) {
 	}
 }
 
+// editResult is a successful result with its meta. Meta that cannot be encoded
+// is left out: the result then shows as plain text.
 func editResult(msg string, m diffMeta) tool.Result {
 	r := tool.Text(msg)
-	raw, err := json.Marshal(m, json.Deterministic(true))
-	if err == nil {
+	if raw, err := diffMetaJSON(m); err == nil {
 		r.Meta = raw
 	}
 	return r
@@ -511,14 +510,15 @@ func editLineRange(start, lines int) string {
 
 // editClip cuts a line for display, on a rune boundary.
 func editClip(line []byte) string {
+	// The message travels as JSON: bytes that are not UTF-8 are shown as U+FFFD.
 	if len(line) <= editNearShowChars {
-		return string(line)
+		return strings.ToValidUTF8(string(line), "\uFFFD")
 	}
 	cut := editNearShowChars
 	for cut > 0 && !utf8.RuneStart(line[cut]) {
 		cut--
 	}
-	return string(line[:cut]) + "…"
+	return strings.ToValidUTF8(string(line[:cut]), "\uFFFD") + "…"
 }
 
 // editNearMatch finds the region of text most like old when lines are compared

@@ -406,3 +406,23 @@ func FuzzEditMatch(f *testing.F) {
 		editCheckReplace(t, 0, string(text), string(o), string(r), all)
 	})
 }
+
+// Files need not be UTF-8; the log is JSON. The edit lands byte for byte, the
+// meta still narrows (with U+FFFD in the card) and error messages stay valid.
+func TestEditNonUTF8File(t *testing.T) {
+	f := newEditFixture(t)
+	f.put("latin1.txt", "caf\xe9\nna\xefve\nend line\n", 0o644)
+	f.read("latin1.txt")
+	args, r := f.ok(Edit(), editArgs{Path: "latin1.txt", OldString: "na", NewString: "NA"})
+	if f.get("latin1.txt") != "caf\xe9\nNA\xefve\nend line\n" {
+		t.Fatalf("file holds %q", f.get("latin1.txt"))
+	}
+	c, ok := Edit().PresentResult(args, r).(*card.DiffResult)
+	if !ok || len(c.Diffs) != 1 || c.Diffs[0].NewText != "caf\uFFFD\nNA\uFFFDve\nend line\n" {
+		t.Fatalf("card %#v", Edit().PresentResult(args, r))
+	}
+	msg := f.fail(Edit(), editArgs{Path: "latin1.txt", OldString: "NA\uFFFDve\nend  line\n", NewString: "x"})
+	if !strings.Contains(msg, "2: NA\uFFFDve") {
+		t.Fatalf("message %q", msg)
+	}
+}

@@ -3,11 +3,8 @@ package todo
 import (
 	"context"
 	"flag"
-	"go/parser"
-	"go/token"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -174,29 +171,6 @@ func TestToolContract(t *testing.T) {
 	for _, enum := range []string{`"enum":["pending","in_progress","completed"]`, `"enum":["high","medium","low"]`} {
 		if !strings.Contains(string(tl.Schema()), enum) {
 			t.Errorf("schema lacks %s: %s", enum, tl.Schema())
-		}
-	}
-}
-
-// TestPresentersArePure keeps the presenters' files free of I/O.
-func TestPresentersArePure(t *testing.T) {
-	banned := map[string]bool{"os": true, "io": true, "io/fs": true, "net": true, "time": true, "syscall": true, "path/filepath": true}
-	files, _ := filepath.Glob("present*.go")
-	if len(files) == 0 {
-		t.Fatal("no presenter files")
-	}
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, imp := range f.Imports {
-			if p, _ := strconv.Unquote(imp.Path.Value); banned[p] {
-				t.Errorf("%s imports %s", name, p)
-			}
 		}
 	}
 }

@@ -1,0 +1,46 @@
+package agent
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/tool"
+	"github.com/dsh-dev/dsh/internal/tool/bash"
+)
+
+// With the real bash tool: "always allow" remembers command prefixes, both for a
+// foreground command (a terminal card) and a background job (a generic card whose
+// command is in the arguments), and never a blanket "bash".
+func TestAlwaysAllowWithTheRealBashTool(t *testing.T) {
+	e := newEnv(t)
+	bg := func(id, cmd string) provider.Part {
+		return use(id, "bash", `{"command":`+quote(cmd)+`,"run_in_background":true}`)
+	}
+	fg := func(id, cmd string) provider.Part { return use(id, "bash", `{"command":`+quote(cmd)+`}`) }
+	fp := &fakeProvider{turns: []turnFunc{
+		reply(fg("1", "echo one"), fg("2", "echo two"), fg("3", "pwd"), fg("4", "pwd -P"), fg("5", "echo three; pwd")),
+		reply(bg("6", "sleep 0.1"), bg("7", "sleep 0.2"), bg("8", "echo four"), bg("9", "touch made-in-background")),
+		reply(text("ok")),
+	}}
+	ask := &asker{answers: []Decision{AllowAlways, AllowAlways, AllowAlways}}
+	a := e.agent(fp, tool.NewRegistry(bash.Tools()...), ModeDefault, ask.permit)
+	if _, err := a.Prompt(t.Context(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	// The background calls show a generic card, so the asker records the tool name:
+	// "sleep" is asked once, touch (another program) again.
+	if want := []string{"echo one", "pwd", "bash", "bash"}; !slices.Equal(ask.asked, want) {
+		t.Errorf("asked %q, want %q", ask.asked, want)
+	}
+	recs := e.log.Records()
+	for _, id := range []string{"1", "2", "3", "4", "5", "6", "7", "8", "9"} {
+		if r := resultOf(t, recs, id); r.IsError {
+			t.Errorf("call %s: %s", id, r.TextOf())
+		}
+	}
+	if got := resultOf(t, recs, "5").TextOf(); !strings.Contains(got, "three") || !strings.Contains(got, e.dir) {
+		t.Errorf("echo three; pwd printed %q", got)
+	}
+}

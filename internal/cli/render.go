@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/termui"
+	"github.com/dsh-dev/dsh/internal/tool"
+	"github.com/dsh-dev/dsh/internal/view"
+)
+
+// termConsumer renders a session's records on the terminal. Live runs and
+// `dsh replay` use it alike, which is what keeps them the same.
+type termConsumer struct {
+	ui   *termui.Renderer
+	pres *view.Presenter
+	// streamed marks calls whose output was shown live as progress, so the
+	// result card need not print it again.
+	streamed map[string]bool
+}
+
+func newTermConsumer(w io.Writer, reg *tool.Registry, o termui.Options) *termConsumer {
+	return &termConsumer{ui: termui.New(w, o), pres: view.NewPresenter(reg), streamed: map[string]bool{}}
+}
+
+func (t *termConsumer) handle(rec session.Record) error {
+	it := t.pres.Present(rec)
+	switch rec.Type {
+	case session.TypeHeader:
+		return nil
+	case session.TypeUser:
+		return t.ui.User(rec.Text)
+	case session.TypeAssistant:
+		return t.ui.Assistant(rec.Text)
+	case session.TypeThinking:
+		return t.ui.Thinking(rec.Text)
+	case session.TypeToolCall:
+		return t.ui.Call(it.Call)
+	case session.TypeProgress:
+		t.streamed[rec.CallID] = true
+		return t.ui.Progress(rec.Chunk)
+	case session.TypeToolResult:
+		if rec.Result == nil {
+			return t.ui.Note("(call " + rec.CallID + " has no result)")
+		}
+		return t.ui.Result(it.Result, rec.Result.Content, rec.Result.IsError)
+	case session.TypePlan:
+		return t.ui.Plan(rec.Plan)
+	case session.TypeTurnEnd:
+		return t.ui.Note(turnSummary(rec))
+	}
+	return nil
+}
+
+func turnSummary(rec session.Record) string {
+	var b strings.Builder
+	b.WriteString("turn ended: ")
+	b.WriteString(strings.ReplaceAll(rec.StopReason, "_", " "))
+	if rec.Usage != nil {
+		fmt.Fprintf(&b, " · %d tokens in, %d out", rec.Usage.InputTokens, rec.Usage.OutputTokens)
+	}
+	if rec.Error != "" {
+		b.WriteString(" · ")
+		b.WriteString(rec.Error)
+	}
+	return b.String()
+}
+
+// jsonItem is one line of `dsh replay --json`: the record's own fields plus the
+// cards the presenters make of it.
+type jsonItem struct {
+	Type       session.RecordType `json:"type"`
+	Time       string             `json:"time"`
+	SessionID  string             `json:"sessionId,omitempty"`
+	Cwd        string             `json:"cwd,omitempty"`
+	Text       string             `json:"text,omitempty"`
+	CallID     string             `json:"callId,omitempty"`
+	Name       string             `json:"name,omitempty"`
+	Chunk      string             `json:"chunk,omitempty"`
+	Call       card.Call          `json:"call,omitempty"`
+	Result     *tool.Result       `json:"result,omitempty"`
+	Card       card.Result        `json:"card,omitempty"`
+	Plan       []tool.PlanEntry   `json:"plan,omitempty"`
+	StopReason string             `json:"stopReason,omitempty"`
+	Usage      *session.Usage     `json:"usage,omitempty"`
+	Error      string             `json:"error,omitempty"`
+}
+
+// jsonConsumer writes each record as a jsonItem line.
+type jsonConsumer struct {
+	w    io.Writer
+	pres *view.Presenter
+}
+
+func (j *jsonConsumer) handle(rec session.Record) error {
+	it := j.pres.Present(rec)
+	out := jsonItem{
+		Type: rec.Type, Time: rec.Time.UTC().Format("2006-01-02T15:04:05.000000000Z07:00"),
+		SessionID: rec.SessionID, Cwd: rec.Cwd, Text: rec.Text, CallID: rec.CallID, Name: rec.Name,
+		Chunk: rec.Chunk, Result: rec.Result, Plan: rec.Plan, StopReason: rec.StopReason,
+		Usage: rec.Usage, Error: rec.Error,
+	}
+	switch rec.Type {
+	case session.TypeToolCall:
+		out.Call = it.Call
+	case session.TypeToolResult:
+		out.Card = it.Result
+		if rec.Name == "" {
+			out.Name = j.pres.CallName(rec.CallID)
+		}
+	case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking,
+		session.TypeProgress, session.TypePlan, session.TypeTurnEnd:
+	}
+	b, err := json.Marshal(out, json.Deterministic(true))
+	if err != nil {
+		return err
+	}
+	_, err = j.w.Write(append(b, '\n'))
+	return err
+}

@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/termui"
+	"github.com/dsh-dev/dsh/internal/toolset"
+	"github.com/dsh-dev/dsh/internal/view"
+)
+
+type replayOptions struct {
+	SessionDir string
+	JSON       bool
+	Color      colorMode
+	Session    string
+}
+
+const replaySummary = `Prints a recorded session's messages and cards, made by the same presenters
+from the same logged data as when it ran. SESSION is an id (see dsh sessions)
+or the path of a log file. With --json, prints one JSON line per record with
+its cards.`
+
+func runReplayCmd(ctx context.Context, io IO, args []string) error {
+	o := replayOptions{Color: "auto"}
+	fs := newFlags(io, "replay", "SESSION", replaySummary)
+	fs.StringVar(&o.SessionDir, "session-dir", "", "session directory (default $XDG_STATE_HOME/dsh/sessions)")
+	fs.BoolVar(&o.JSON, "json", false, "print JSON lines instead of terminal text")
+	fs.Var(&o.Color, "color", "colour output: auto, always or never")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usageErr(io, fs, "want exactly one SESSION (an id from dsh sessions, or a path)")
+	}
+	o.Session = fs.Arg(0)
+	return runReplay(ctx, io, o)
+}
+
+func runReplay(_ context.Context, io IO, o replayOptions) error {
+	dir, err := session.Dir(o.SessionDir)
+	if err != nil {
+		return err
+	}
+	path, err := session.Resolve(dir, o.Session)
+	if err != nil {
+		return err
+	}
+	recs, err := session.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	reg := toolset.New(toolset.Options{})
+	var handle func(session.Record) error
+	if o.JSON {
+		handle = (&jsonConsumer{w: io.Out, pres: view.NewPresenter(reg)}).handle
+	} else {
+		handle = newTermConsumer(io.Out, reg, termui.Options{Color: o.Color.enabled(io), Width: io.width()}).handle
+	}
+	for _, r := range session.Fold(recs) {
+		if err := handle(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type sessionsOptions struct {
+	SessionDir string
+}
+
+func runSessionsCmd(_ context.Context, io IO, args []string) error {
+	var o sessionsOptions
+	fs := newFlags(io, "sessions", "", "Lists recorded sessions, newest first: id, start time, cwd and first prompt.")
+	fs.StringVar(&o.SessionDir, "session-dir", "", "session directory (default $XDG_STATE_HOME/dsh/sessions)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return usageErr(io, fs, "takes no arguments")
+	}
+	dir, err := session.Dir(o.SessionDir)
+	if err != nil {
+		return err
+	}
+	infos, err := session.List(dir)
+	if err != nil {
+		return err
+	}
+	if len(infos) == 0 {
+		fmt.Fprintf(io.Err, "No sessions in %s yet. Try: dsh demo\n", dir)
+		return nil
+	}
+	tw := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTARTED\tCWD\tPROMPT")
+	for _, in := range infos {
+		state := ""
+		if in.Live {
+			state = " (live)"
+		}
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\n", in.ID, state, in.Start.Local().Format(time.DateTime),
+			in.Cwd, oneLine(in.FirstPrompt, 60))
+	}
+	return tw.Flush()
+}
+
+// oneLine flattens s to one line of at most n runes.
+func oneLine(s string, n int) string {
+	r := []rune(s)
+	for i, c := range r {
+		if c == '\n' || c == '\r' || c == '\t' {
+			r[i] = ' '
+		}
+	}
+	if len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return string(r)
+}

@@ -1,0 +1,27 @@
+package cli
+
+import (
+	"os"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// The scripts in testdata/script drive the real dsh command line end to end.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"dsh": func() { os.Exit(Main(os.Args[1:], System())) },
+	})
+}
+
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("XDG_STATE_HOME", e.WorkDir+"/state")
+			e.Setenv("NO_COLOR", "1")
+			e.Setenv("HOME", e.WorkDir+"/home")
+			return nil
+		},
+	})
+}

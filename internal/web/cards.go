@@ -1,0 +1,356 @@
+package web
+
+import (
+	"cmp"
+	"encoding/base64"
+	"html/template"
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/view"
+)
+
+// toolView is a tool call's article: its call card, and its result card once it
+// has one (or the raw result when the tool has no rich view), or the output so far
+// while it runs.
+type toolView struct {
+	ElemID, CallID, Name string
+	State                string // running, done, failed
+	Call                 *callView
+	Result               *resultView
+	Progress             textBody
+}
+
+// callView is a call card; exactly one variant field is set. Its Kind is the
+// data-card attribute.
+type callView struct {
+	Kind     string
+	Generic  *genericCallView
+	Terminal *card.TerminalCall
+	Diff     *diffCallView
+}
+
+type genericCallView struct {
+	Title, ToolKind string
+	Locations       []string
+	Content         []contentView
+	Input           string // the raw input, indented
+}
+
+type diffCallView struct {
+	Title string
+	Files []diffView
+	// Body is false once the result card shows the change as applied.
+	Body bool
+}
+
+// resultView is a result card, or Raw for a result without one.
+type resultView struct {
+	Kind     string
+	Generic  *genericResultView
+	Terminal *terminalView
+	Read     *readView
+	Diff     *diffResultView
+	Raw      *rawView
+}
+
+type genericResultView struct {
+	Title   string
+	Content []contentView
+}
+
+type terminalView struct {
+	Title    string
+	Output   textBody
+	Status   string // "exit 0", "SIGKILL"
+	OK       bool
+	TimedOut bool
+}
+
+type readView struct {
+	Title, Path, Lang string
+	Range             string // "lines 10–42 of 120"
+	Code              codeBody
+}
+
+type diffResultView struct {
+	Title    string
+	Files    []diffView
+	Ins, Del int
+}
+
+type rawView struct {
+	Content []contentView
+	IsError bool
+}
+
+// contentView is a content block: text (folded) or an image as a data: URL.
+type contentView struct {
+	Text  textBody
+	Image template.URL
+	Mime  string
+}
+
+func (b *builder) tool(it view.Item) *toolView {
+	r := it.Record
+	v := &toolView{ElemID: callElemID(r.CallID), CallID: r.CallID, Name: cmp.Or(r.Name, b.p.CallName(r.CallID)), State: "running"}
+	if it.Call != nil {
+		v.Call = b.callCard(r.CallID, it.Call)
+	}
+	if r.Type != session.TypeToolResult || r.Result == nil {
+		return v
+	}
+	v.State = "done"
+	if r.Result.IsError {
+		v.State = "failed"
+	}
+	if it.Result == nil {
+		v.Result = &resultView{Kind: "raw-result", Raw: &rawView{Content: b.contents(r.CallID, r.Result.Content), IsError: r.Result.IsError}}
+		return v
+	}
+	v.Result = b.resultCard(r.CallID, it.Result)
+	v.Result.dropTitle(v.Call)
+	if t := v.Result.Terminal; t != nil && !t.OK {
+		v.State = "failed"
+	}
+	if v.Call != nil && v.Call.Diff != nil {
+		v.Call.Diff.Body = false
+	}
+	return v
+}
+
+// callCard lists every call variant: a new one must be rendered here.
+func (b *builder) callCard(callID string, c card.Call) *callView {
+	switch c := c.(type) {
+	case *card.GenericCall:
+		g := &genericCallView{Title: c.Title, ToolKind: c.ToolKind, Content: b.contents(callID, c.Content), Input: indentJSON(c.RawInput)}
+		for _, l := range c.Locations {
+			s := l.Path
+			if l.Line != nil {
+				s += ":" + strconv.Itoa(*l.Line)
+			}
+			g.Locations = append(g.Locations, s)
+		}
+		return &callView{Kind: "generic-call", Generic: g}
+	case *card.TerminalCall:
+		return &callView{Kind: "terminal-call", Terminal: c}
+	case *card.DiffCall:
+		return &callView{Kind: "diff-call", Diff: &diffCallView{Title: c.Title, Files: b.diffs(callID, c.Diffs, false), Body: true}}
+	}
+	return nil
+}
+
+// resultCard lists every result variant: a new one must be rendered here.
+func (b *builder) resultCard(callID string, c card.Result) *resultView {
+	switch c := c.(type) {
+	case *card.GenericResult:
+		return &resultView{Kind: "generic-result", Generic: &genericResultView{Title: c.Title, Content: b.contents(callID, c.Content)}}
+	case *card.TerminalResult:
+		t := &terminalView{Title: c.Title, Output: b.text(callID, c.Output), TimedOut: c.TimedOut}
+		switch {
+		case c.ExitCode != nil:
+			t.Status, t.OK = "exit "+strconv.Itoa(*c.ExitCode), *c.ExitCode == 0 && !c.TimedOut
+		case c.Signal != "":
+			t.Status = c.Signal
+		default:
+			t.Status = "no exit status"
+		}
+		return &resultView{Kind: "terminal-result", Terminal: t}
+	case *card.ReadResult:
+		return &resultView{Kind: "read-result", Read: b.read(callID, c)}
+	case *card.DiffResult:
+		d := &diffResultView{Title: c.Title, Files: b.diffs(callID, c.Diffs, true)}
+		for _, f := range d.Files {
+			d.Ins += f.Ins
+			d.Del += f.Del
+		}
+		return &resultView{Kind: "diff-result", Diff: d}
+	}
+	return nil
+}
+
+func (b *builder) read(callID string, c *card.ReadResult) *readView {
+	v := &readView{Title: c.Title, Path: c.Path, Lang: c.Lang}
+	switch n := len(c.Lines); {
+	case n == 0 && c.TotalLines == 0:
+		v.Range = "empty file"
+	case n == 0:
+		v.Range = "no lines shown from line " + strconv.Itoa(c.Offset) + " of " + strconv.Itoa(c.TotalLines)
+	default:
+		v.Range = "lines " + strconv.Itoa(c.Lines[0].Number) + "–" + strconv.Itoa(c.Lines[n-1].Number) +
+			" of " + strconv.Itoa(c.TotalLines)
+	}
+	v.Code = b.code(callID, c.Lang, c.Lines)
+	return v
+}
+
+// contents renders content blocks. Images become data: URLs only for raster types
+// with well-formed base64, so nothing but an image can be smuggled into src.
+func (b *builder) contents(callID string, cs []card.Content) []contentView {
+	var out []contentView
+	for _, c := range cs {
+		switch c.Type {
+		case "text":
+			out = append(out, contentView{Text: b.text(callID, c.Text)})
+		case "image":
+			if imageMIME[c.MimeType] {
+				if _, err := base64.StdEncoding.DecodeString(c.Data); err == nil {
+					out = append(out, contentView{Mime: c.MimeType,
+						Image: template.URL("data:" + c.MimeType + ";base64," + c.Data)})
+					continue
+				}
+			}
+			out = append(out, contentView{Text: b.text(callID, "[image: "+c.MimeType+"]")})
+		default:
+			out = append(out, contentView{Text: b.text(callID, "["+c.Type+" content]")})
+		}
+	}
+	return out
+}
+
+var imageMIME = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+
+// indentJSON pretty-prints a call's raw input for display; invalid JSON is shown as is.
+func indentJSON(v jsontext.Value) string {
+	if len(v) == 0 {
+		return ""
+	}
+	c := v.Clone()
+	if err := c.Indent(jsontext.WithIndent("  ")); err != nil {
+		return string(v)
+	}
+	s := string(c)
+	if len(s) > maxInputBytes {
+		s = clip(s, maxInputBytes) + "\n(input cut)"
+	}
+	return s
+}
+
+// maxInputBytes bounds the raw input shown on a generic call card.
+const maxInputBytes = 4 << 10
+
+// fold decides which of n lines a folded body shows: the first head and the last
+// tail, hiding the rest. Short bodies and unfolded pages show everything.
+func (b *builder) fold(n int) (head, hidden int) {
+	if b.full || n <= foldAbove {
+		return n, 0
+	}
+	return foldHead, n - foldHead - foldTail
+}
+
+// Folding: a body of more than foldAbove lines shows foldHead lines, an expand
+// control and foldTail lines; a shown line is cut at maxLineRunes runes.
+const (
+	foldAbove    = 40
+	foldHead     = 20
+	foldTail     = 10
+	maxLineRunes = 500
+)
+
+// textBody is a folded text: Head, the hidden part's control, Tail.
+type textBody struct {
+	Head, Tail string
+	Fold       *foldView
+}
+
+// foldView is the control standing for what a folded body does not show. Src is
+// where the unfolded card is served; empty when there is none (running output).
+type foldView struct {
+	Hidden  int  // lines
+	Clipped bool // some shown lines were cut
+	Src     string
+	Earlier bool // the hidden lines come before what is shown
+}
+
+// text folds s; callID names the card the expand control loads ("" for none).
+func (b *builder) text(callID, s string) textBody {
+	s = strings.TrimSuffix(s, "\n")
+	if b.full {
+		return textBody{Head: s}
+	}
+	lines := strings.Split(s, "\n")
+	head, hidden := b.fold(len(lines))
+	headLines, clipped := clipLines(lines[:head])
+	tb := textBody{Head: strings.Join(headLines, "\n")}
+	if hidden > 0 {
+		tailLines, c2 := clipLines(lines[head+hidden:])
+		clipped = clipped || c2
+		tb.Tail = strings.Join(tailLines, "\n")
+	}
+	if hidden > 0 || clipped {
+		tb.Fold = &foldView{Hidden: hidden, Clipped: clipped, Src: b.src(callID)}
+	}
+	return tb
+}
+
+// progressBody is a running command's output so far: its last lines.
+func (b *builder) progressBody(s string) textBody {
+	if b.full {
+		return textBody{Head: s}
+	}
+	lines := strings.Split(s, "\n")
+	keep := foldHead + foldTail
+	if len(lines) <= keep {
+		return textBody{Head: s}
+	}
+	shown, _ := clipLines(lines[len(lines)-keep:])
+	return textBody{Head: strings.Join(shown, "\n"), Fold: &foldView{Hidden: len(lines) - keep, Earlier: true}}
+}
+
+func (b *builder) src(callID string) string {
+	if callID == "" {
+		return ""
+	}
+	return b.callURL(callID)
+}
+
+// clipLines cuts lines longer than maxLineRunes runes; it copies only when it cuts.
+func clipLines(lines []string) ([]string, bool) {
+	var out []string
+	for i, l := range lines {
+		c := l
+		if len(l) > maxLineRunes {
+			c = clip(l, maxLineRunes)
+		}
+		if out == nil && c != l {
+			out = append(make([]string, 0, len(lines)), lines[:i]...)
+		}
+		if out != nil {
+			out = append(out, c)
+		}
+	}
+	if out == nil {
+		return lines, false
+	}
+	return out, true
+}
+
+// dropTitle leaves out a result title that repeats the call card's.
+func (v *resultView) dropTitle(c *callView) {
+	if c == nil {
+		return
+	}
+	var call string
+	switch {
+	case c.Generic != nil:
+		call = c.Generic.Title
+	case c.Diff != nil:
+		call = c.Diff.Title
+	case c.Terminal != nil:
+		call = c.Terminal.Title
+	}
+	switch {
+	case v.Generic != nil && v.Generic.Title == call:
+		v.Generic.Title = ""
+	case v.Diff != nil && v.Diff.Title == call:
+		v.Diff.Title = ""
+	case v.Read != nil && v.Read.Title == call:
+		v.Read.Title = ""
+	case v.Terminal != nil && v.Terminal.Title == call:
+		v.Terminal.Title = ""
+	}
+}

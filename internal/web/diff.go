@@ -1,0 +1,150 @@
+package web
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/aymanbagabas/go-udiff"
+
+	"github.com/dsh-dev/dsh/internal/card"
+)
+
+// diffView is one FileDiff as unified-diff rows. Result-time hunks are Numbered:
+// they carry a range header and old/new line numbers.
+type diffView struct {
+	Path     string
+	ShowPath bool // the first hunk of a file
+	New      bool // a created file: every line is inserted
+	Numbered bool
+	Header   string // "@@ -3,4 +3,5 @@"
+	Head     []diffRow
+	Tail     []diffRow
+	Fold     *foldView
+	Ins, Del int
+}
+
+// diffRow is one line of a hunk. Old and New are its line numbers ("" where the
+// line has none); Op is its class: ctx, del or ins.
+type diffRow struct {
+	Op, Sign, Old, New, Text string
+}
+
+func (b *builder) diffs(callID string, ds []card.FileDiff, numbered bool) []diffView {
+	out := make([]diffView, len(ds))
+	for i, d := range ds {
+		rows := hunkRows(d)
+		v := diffView{Path: d.Path, ShowPath: i == 0 || ds[i-1].Path != d.Path, New: d.OldText == nil, Numbered: numbered}
+		var oldC, newC int
+		for _, r := range rows {
+			switch r.Op {
+			case "ins":
+				v.Ins++
+				newC++
+			case "del":
+				v.Del++
+				oldC++
+			default:
+				oldC++
+				newC++
+			}
+		}
+		if numbered {
+			v.Header = hunkHeader(d, oldC, newC)
+		} else {
+			for j := range rows {
+				rows[j].Old, rows[j].New = "", ""
+			}
+		}
+		head, hidden := b.fold(len(rows))
+		var clipped bool
+		v.Head, clipped = clipRows(rows[:head], b.full)
+		if hidden > 0 {
+			var c2 bool
+			v.Tail, c2 = clipRows(rows[head+hidden:], b.full)
+			clipped = clipped || c2
+		}
+		if hidden > 0 || clipped {
+			v.Fold = &foldView{Hidden: hidden, Clipped: clipped, Src: b.src(callID)}
+		}
+		out[i] = v
+	}
+	return out
+}
+
+// hunkRows lines up a FileDiff's old and new text, numbering from OldStart and
+// NewStart (from 1 when they are zero). A nil OldText is a new file.
+func hunkRows(d card.FileDiff) []diffRow {
+	oldN, newN := max(d.OldStart, 1), max(d.NewStart, 1)
+	var out []diffRow
+	add := func(op string, text string) {
+		for _, l := range splitLines(text) {
+			r := diffRow{Op: op, Text: l, Sign: " "}
+			switch op {
+			case "del":
+				r.Sign, r.Old = "-", strconv.Itoa(oldN)
+				oldN++
+			case "ins":
+				r.Sign, r.New = "+", strconv.Itoa(newN)
+				newN++
+			default:
+				r.Old, r.New = strconv.Itoa(oldN), strconv.Itoa(newN)
+				oldN++
+				newN++
+			}
+			out = append(out, r)
+		}
+	}
+	if d.OldText == nil {
+		add("ins", d.NewText)
+		return out
+	}
+	old := *d.OldText
+	pos := 0
+	for _, e := range udiff.Lines(old, d.NewText) {
+		add("ctx", old[pos:e.Start])
+		add("del", old[e.Start:e.End])
+		add("ins", e.New)
+		pos = e.End
+	}
+	add("ctx", old[pos:])
+	return out
+}
+
+// splitLines splits text into lines without their newlines; "" has none.
+func splitLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+}
+
+// hunkHeader is the unified-diff range line. An empty side starts at the line
+// before it, as in unified diffs ("-0,0" for a created file).
+func hunkHeader(d card.FileDiff, oldC, newC int) string {
+	oldS, newS := max(d.OldStart, 1), max(d.NewStart, 1)
+	if d.OldText == nil {
+		oldS = 0
+	}
+	if oldC == 0 && oldS > 0 {
+		oldS--
+	}
+	if newC == 0 && newS > 0 {
+		newS--
+	}
+	return "@@ -" + strconv.Itoa(oldS) + "," + strconv.Itoa(oldC) + " +" + strconv.Itoa(newS) + "," + strconv.Itoa(newC) + " @@"
+}
+
+func clipRows(rows []diffRow, full bool) ([]diffRow, bool) {
+	if full {
+		return rows, false
+	}
+	clipped := false
+	for i := range rows {
+		if len(rows[i].Text) > maxLineRunes {
+			if c := clip(rows[i].Text, maxLineRunes); c != rows[i].Text {
+				rows[i].Text, clipped = c, true
+			}
+		}
+	}
+	return rows, clipped
+}

@@ -1,0 +1,187 @@
+package web
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/tool"
+	"github.com/dsh-dev/dsh/internal/toolset"
+	"github.com/dsh-dev/dsh/internal/view"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+var t0 = time.Date(2025, 3, 14, 9, 30, 12, 0, time.UTC)
+
+func toolRecs(callID, name string, res *tool.Result) (session.Record, session.Record) {
+	call := session.Record{Type: session.TypeToolCall, Time: t0, CallID: callID, Name: name, Args: []byte(`{}`)}
+	if res == nil {
+		return call, session.Record{}
+	}
+	return call, session.Record{Type: session.TypeToolResult, Time: t0, CallID: callID, Result: res}
+}
+
+// goldenCase is one item rendered on its own, as the event stream sends it.
+type goldenCase struct {
+	name     string
+	call     session.Record // the call a result answers
+	item     view.Item
+	progress string // output so far of a running call
+}
+
+func cardCase(name, callID, toolName string, c card.Call, r card.Result, res *tool.Result) goldenCase {
+	call, result := toolRecs(callID, toolName, res)
+	it := view.Item{Record: call, Call: c}
+	if res != nil {
+		it = view.Item{Record: result, Call: c, Result: r}
+	}
+	return goldenCase{name: name, call: call, item: it}
+}
+
+func numbered(from int, lines ...string) []card.ReadLine {
+	out := make([]card.ReadLine, len(lines))
+	for i, l := range lines {
+		out[i] = card.ReadLine{Number: from + i, Text: l}
+	}
+	return out
+}
+
+func goldenCases() []goldenCase {
+	ok := &tool.Result{Content: []card.Content{card.Text("ok")}}
+	many := make([]string, 75)
+	for i := range many {
+		many[i] = fmt.Sprintf("line %d", i+1)
+	}
+	oldEdit := "def greet(name):\n    return \"Hello \" + name\n\n"
+	return []goldenCase{
+		cardCase("generic", "call_g", "job_list",
+			&card.GenericCall{Title: "Background jobs", ToolKind: "other", RawInput: []byte(`{"all":true,"filter":"<b>"}`),
+				Locations: []card.Location{{Path: "a/b.go", Line: card.Ptr(12)}, {Path: "c.txt"}},
+				Content:   []card.Content{card.Text("why: <check>"), card.Image("image/png", "iVBORw0KGgo="), card.Image("image/svg+xml", "PHN2Zz4=")}},
+			&card.GenericResult{Title: "2 jobs", Content: []card.Content{card.Text("job-1  running\njob-2  done")}}, ok),
+		cardCase("terminal-ok", "call_t", "bash",
+			&card.TerminalCall{Title: "go test ./... | tail -n 3", Description: "run the tests", Cwd: "internal/web"},
+			&card.TerminalResult{Output: "ok  \tpkg\t0.1s\n<html> & \"quotes\"\n", ExitCode: card.Ptr(0)}, ok),
+		cardCase("terminal-fail-timeout", "call_t", "bash",
+			&card.TerminalCall{Title: "sleep 100"},
+			&card.TerminalResult{Output: "", ExitCode: card.Ptr(124), TimedOut: true}, ok),
+		cardCase("terminal-signal", "call_t", "bash",
+			&card.TerminalCall{Title: "yes"},
+			&card.TerminalResult{Output: strings.Repeat("y\n", 60), Signal: "SIGKILL"}, ok),
+		cardCase("read", "call_r", "read",
+			&card.GenericCall{Title: "Read greet.py", ToolKind: "read", Locations: []card.Location{{Path: "greet.py", Line: card.Ptr(10)}}},
+			&card.ReadResult{Path: "greet.py", Offset: 10, TotalLines: 40, Lang: "python",
+				Lines: numbered(10, "def f():", "    return \"</pre><script>alert(1)</script>\"", "\t# tab")}, ok),
+		cardCase("read-folded", "call_r", "read",
+			&card.GenericCall{Title: "Read notes.txt", ToolKind: "read"},
+			&card.ReadResult{Path: "notes.txt", Offset: 1, TotalLines: 75, Lines: numbered(1, many...)}, ok),
+		cardCase("read-empty-window", "call_r", "read",
+			&card.GenericCall{Title: "Read big.min.js", ToolKind: "read"},
+			&card.ReadResult{Path: "big.min.js", Offset: 3, TotalLines: 9, Lang: "javascript", Lines: []card.ReadLine{}}, ok),
+		cardCase("diff-call", "call_d", "edit",
+			&card.DiffCall{Title: "Edit greet.py", Diffs: []card.FileDiff{{Path: "greet.py", OldText: card.Ptr("    return \"Hello \" + name\n"), NewText: "    return f\"Hello, {name}!\"\n"}}},
+			nil, nil),
+		cardCase("diff-edit", "call_d", "edit",
+			&card.DiffCall{Title: "Edit greet.py", Diffs: []card.FileDiff{{Path: "greet.py", OldText: card.Ptr("Hello"), NewText: "Hi"}}},
+			&card.DiffResult{Title: "Edited greet.py (2 sites)", Diffs: []card.FileDiff{
+				{Path: "greet.py", OldText: card.Ptr(oldEdit), NewText: "def greet(name):\n    return f\"Hello, {name}!\"\n\n", OldStart: 3, NewStart: 3},
+				{Path: "greet.py", OldText: card.Ptr("x = 1\ny = 2\n"), NewText: "x = 1\n", OldStart: 40, NewStart: 40},
+			}}, ok),
+		cardCase("diff-create", "call_w", "write",
+			&card.DiffCall{Title: "Write CHANGELOG.md", Diffs: []card.FileDiff{{Path: "CHANGELOG.md", NewText: "# Changelog\n\n- <b>bold</b>\n"}}},
+			&card.DiffResult{Title: "Create CHANGELOG.md", Diffs: []card.FileDiff{{Path: "CHANGELOG.md", NewText: "# Changelog\n\n- <b>bold</b>\n", NewStart: 1}}}, ok),
+		cardCase("raw-error", "call_x", "read",
+			&card.GenericCall{Title: "Read missing.txt", ToolKind: "read"},
+			nil, &tool.Result{Content: []card.Content{card.Text("File not found: missing.txt")}, IsError: true}),
+		{name: "running", item: view.Item{Record: session.Record{Type: session.TypeToolCall, Time: t0, CallID: "toolu 01/x", Name: "bash"},
+			Call: &card.TerminalCall{Title: "make"}}, progress: strings.Repeat("building…\n", 45) + "<done>"},
+		{name: "plan", item: view.Item{Record: session.Record{Type: session.TypePlan, Time: t0, Plan: []tool.PlanEntry{
+			{Content: "Fix <the> greeting", Status: "completed", Priority: "high"},
+			{Content: "Add a changelog", Status: "in_progress"},
+			{Content: "Check", Status: "pending", Priority: "low"},
+		}}}},
+		{name: "user", item: view.Item{Record: session.Record{Type: session.TypeUser, Time: t0,
+			Text: "Please fix `greet.py`:\n\n<script>alert(1)</script>\n\n[docs](https://example.com) and [bad](javascript:alert(2))"}}},
+		{name: "assistant", item: view.Item{Record: session.Record{Type: session.TypeAssistant, Time: t0,
+			Text: "Done.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```go\nfmt.Println(\"<hi>\")\n```\n<img src=x onerror=alert(3)>"}}},
+		{name: "thinking", item: view.Item{Record: session.Record{Type: session.TypeThinking, Time: t0, Text: "Read *first*."}}},
+		{name: "turn-end", item: view.Item{Record: session.Record{Type: session.TypeTurnEnd, Time: t0, StopReason: "error",
+			Error: "provider: 529 <overloaded>", Usage: &session.Usage{InputTokens: 10, OutputTokens: 2}}}},
+	}
+}
+
+func testBuilder(t *testing.T) *builder {
+	t.Helper()
+	s, err := New(Options{Dir: t.TempDir(), Token: testToken, Registry: toolset.New(toolset.Options{}), Location: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.newBuilder("20250314-093012-abcdefgh", false)
+}
+
+// TestGoldenCards renders every card kind, the plan, messages and a running call
+// as the event stream sends them, and compares with testdata/*.html.
+func TestGoldenCards(t *testing.T) {
+	kinds := map[string]bool{}
+	for _, tc := range goldenCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			b := testBuilder(t)
+			if tc.call.Type != "" {
+				b.p.Present(tc.call) // the builder learns the call's tool name
+			}
+			it := b.item(tc.item)
+			if tc.progress != "" {
+				it.Tool.Progress = b.progressBody(tc.progress)
+			}
+			var out bytes.Buffer
+			if err := templates.ExecuteTemplate(&out, "item", it); err != nil {
+				t.Fatal(err)
+			}
+			out.WriteByte('\n')
+			for _, k := range dataCards(out.String()) {
+				kinds[k] = true
+			}
+			golden(t, filepath.Join("testdata", tc.name+".html"), out.Bytes())
+		})
+	}
+	for _, k := range []string{"generic-call", "terminal-call", "diff-call", "generic-result", "terminal-result",
+		"read-result", "diff-result", "raw-result"} {
+		if !kinds[k] {
+			t.Errorf("no golden shows a %s card", k)
+		}
+	}
+}
+
+// dataCards lists the data-card attributes in html.
+func dataCards(html string) []string {
+	var out []string
+	for _, part := range strings.Split(html, `data-card="`)[1:] {
+		out = append(out, part[:strings.IndexByte(part, '"')])
+	}
+	return out
+}
+
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (run go test -update to accept):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}

@@ -1,0 +1,173 @@
+package web
+
+import (
+	"bytes"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/dsh-dev/dsh/internal/session"
+)
+
+// sessionPath turns the {id} of a request into the path of its log. The id must
+// look like a session id ([a-z0-9-], no leading '-'), so it can never name a path:
+// session.Resolve would accept one, and a request is untrusted.
+func (s *Server) sessionPath(r *http.Request) (id, path string, ok bool) {
+	id = r.PathValue("id")
+	if !validID(id) {
+		return "", "", false
+	}
+	p, err := session.Resolve(s.o.Dir, id)
+	if err != nil || filepath.Dir(p) != filepath.Clean(s.o.Dir) {
+		return "", "", false
+	}
+	return strings.TrimSuffix(filepath.Base(p), ".jsonl"), p, true
+}
+
+// validID mirrors the session package's rule for ids.
+func validID(s string) bool {
+	if s == "" || len(s) > 128 || s[0] == '-' {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
+	infos, err := session.List(s.o.Dir)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	pg := listPage{Dir: s.o.Dir}
+	for _, in := range infos {
+		pg.Sessions = append(pg.Sessions, listRow{
+			ID: in.ID, Cwd: in.Cwd, Prompt: firstLine(in.FirstPrompt, 200),
+			Start: s.timeView(in.Start), Updated: s.timeView(in.Updated), Live: in.Live, Records: in.Records,
+		})
+	}
+	s.render(w, "list", pg)
+}
+
+func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
+	id, path, ok := s.sessionPath(r)
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	recs, err := session.ReadFile(path)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	s.render(w, "session", s.sessionPage(id, recs))
+}
+
+// handleCall serves one tool call's card unfolded: what a folded body's expand
+// control loads (the script swaps it in; without script it is a page of its own).
+func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
+	id, path, ok := s.sessionPath(r)
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	recs, err := session.ReadFile(path)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	callID := r.PathValue("call")
+	b := s.newBuilder(id, true)
+	var call *itemView
+	var progress []string
+	for _, rec := range recs {
+		if rec.CallID != callID {
+			continue
+		}
+		switch rec.Type {
+		case session.TypeToolCall:
+			call = b.item(b.p.Present(rec))
+		case session.TypeToolResult:
+			if call != nil {
+				call = b.item(b.p.Present(rec))
+				progress = nil
+			}
+		case session.TypeProgress:
+			progress = append(progress, rec.Chunk)
+		case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking,
+			session.TypePlan, session.TypeTurnEnd:
+		}
+	}
+	if call == nil {
+		http.NotFound(w, r)
+		return
+	}
+	if call.Tool.Result == nil {
+		call.Tool.Progress = b.progressBody(strings.Join(progress, ""))
+	}
+	s.render(w, "call", callPage{SessionID: id, Item: call})
+}
+
+func (s *Server) handleStatic(w http.ResponseWriter, r *http.Request) {
+	a, ok := assets[r.PathValue("file")]
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", a.mime)
+	_, _ = w.Write(a.body)
+}
+
+// render executes a page template into a buffer first, so that a failure is a
+// clean 500 rather than half a page.
+func (s *Server) render(w http.ResponseWriter, name string, data any) {
+	var b bytes.Buffer
+	if err := templates.ExecuteTemplate(&b, name, data); err != nil {
+		slog.Error("web: render", "template", name, "err", err)
+		http.Error(w, "render: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(b.Len()))
+	_, _ = w.Write(b.Bytes())
+}
+
+// asset is an embedded static file.
+type asset struct {
+	mime string
+	body []byte
+}
+
+// assets are the files under /static/: the embedded script and styles and the
+// syntax-highlighting classes generated from chroma's styles.
+var assets = func() map[string]asset {
+	m := map[string]asset{}
+	for name, mime := range map[string]string{
+		"app.js":    "text/javascript; charset=utf-8",
+		"style.css": "text/css; charset=utf-8",
+	} {
+		b, err := fs.ReadFile(staticFS, "static/"+name)
+		if err != nil {
+			panic(err) // embedded: cannot happen in a built binary
+		}
+		m[name] = asset{mime, b}
+	}
+	m["chroma.css"] = asset{"text/css; charset=utf-8", chromaCSS()}
+	return m
+}()
+
+// must is for the templates, which are embedded: a parse error is a bug.
+func must(t *template.Template, err error) *template.Template {
+	if err != nil {
+		panic(err)
+	}
+	return t
+}

@@ -1,0 +1,231 @@
+package web
+
+import (
+	"encoding/hex"
+	"html/template"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/tool"
+	"github.com/dsh-dev/dsh/internal/view"
+)
+
+// listPage is the session list.
+type listPage struct {
+	Dir      string
+	Sessions []listRow
+}
+
+type listRow struct {
+	ID, Cwd, Prompt string
+	Start, Updated  timeView
+	Live            bool
+	Records         int
+}
+
+// timeView is a time as the page shows it.
+type timeView struct{ ISO, Text string }
+
+// sessionPage is one session.
+type sessionPage struct {
+	ID, Cwd string
+	Start   timeView
+	Items   []*itemView
+	Calls   int
+	// Events is the URL of the session's event stream, which starts right after
+	// the records this page holds.
+	Events string
+}
+
+// callPage is one tool call, unfolded.
+type callPage struct {
+	SessionID string
+	Item      *itemView
+}
+
+// itemView is one entry of a session page: a message, a tool call, a plan or the
+// end of a turn. Type is its data-item attribute.
+type itemView struct {
+	Type     string
+	Time     timeView
+	Markdown template.HTML // user, assistant, thinking
+	Long     bool          // a long message, shown clamped
+	Plan     []planRow
+	End      *endView
+	Tool     *toolView
+}
+
+type planRow struct {
+	Content, Status, Priority string
+}
+
+type endView struct {
+	Reason, Error string
+	Usage         *session.Usage
+}
+
+// builder turns a session's records into items. full renders every body whole
+// (the unfolded card); otherwise long bodies are folded to keep the page light.
+type builder struct {
+	s    *Server
+	sid  string
+	full bool
+	p    *view.Presenter
+	// MsgSeq numbers clamped messages, whose toggles need ids.
+	msgSeq int
+}
+
+func (s *Server) newBuilder(sid string, full bool) *builder {
+	return &builder{s: s, sid: sid, full: full, p: view.NewPresenter(s.o.Registry)}
+}
+
+// sessionPage lays out recs as they would look had the page followed the log from
+// its start: a call is shown where it was made, with its result once it has one
+// and the output so far while it runs.
+func (s *Server) sessionPage(sid string, recs []session.Record) sessionPage {
+	b := s.newBuilder(sid, false)
+	pg := sessionPage{ID: sid, Events: "/s/" + sid + "/events?from=" + strconv.Itoa(len(recs))}
+	finished := map[string]bool{}
+	for _, r := range recs {
+		if r.Type == session.TypeToolResult {
+			finished[r.CallID] = true
+		}
+	}
+	at := map[string]int{}                    // call id → index of its item
+	progress := map[string]*strings.Builder{} // output of running calls
+	for _, r := range recs {
+		switch r.Type {
+		case session.TypeHeader:
+			pg.Cwd, pg.Start = r.Cwd, s.timeView(r.Time)
+			continue
+		case session.TypeProgress:
+			if !finished[r.CallID] {
+				if pb := progress[r.CallID]; pb != nil {
+					pb.WriteString(r.Chunk)
+				}
+			}
+			continue
+		case session.TypeToolCall:
+			pg.Calls++
+			at[r.CallID] = len(pg.Items)
+			if !finished[r.CallID] {
+				progress[r.CallID] = &strings.Builder{}
+			}
+			it := b.p.Present(r)
+			if finished[r.CallID] {
+				pg.Items = append(pg.Items, nil) // the result fills it in
+				continue
+			}
+			pg.Items = append(pg.Items, b.item(it))
+			continue
+		case session.TypeToolResult:
+			if i, ok := at[r.CallID]; ok && pg.Items[i] == nil {
+				pg.Items[i] = b.item(b.p.Present(r))
+				continue
+			}
+		case session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypePlan, session.TypeTurnEnd:
+		}
+		pg.Items = append(pg.Items, b.item(b.p.Present(r)))
+	}
+	for id, pb := range progress {
+		if it := pg.Items[at[id]]; it != nil && it.Tool != nil {
+			it.Tool.Progress = b.progressBody(pb.String())
+		}
+	}
+	// A call whose result came before its call (a damaged log) left a hole.
+	out := pg.Items[:0]
+	for _, it := range pg.Items {
+		if it != nil {
+			out = append(out, it)
+		}
+	}
+	pg.Items = out
+	return pg
+}
+
+// item renders one presented record; nil for records that show nothing by
+// themselves (the header, progress).
+func (b *builder) item(it view.Item) *itemView {
+	r := it.Record
+	v := &itemView{Type: string(r.Type), Time: b.s.timeView(r.Time)}
+	switch r.Type {
+	case session.TypeUser, session.TypeAssistant, session.TypeThinking:
+		v.Markdown = markdown(r.Text)
+		v.Long = !b.full && strings.Count(r.Text, "\n") >= msgClampLines
+	case session.TypePlan:
+		v.Plan = planRows(r.Plan)
+	case session.TypeTurnEnd:
+		v.Type = "turn-end"
+		v.End = &endView{Reason: r.StopReason, Error: r.Error, Usage: r.Usage}
+	case session.TypeToolCall, session.TypeToolResult:
+		v.Type = "tool"
+		v.Tool = b.tool(it)
+	case session.TypeHeader, session.TypeProgress:
+		return nil
+	}
+	return v
+}
+
+func planRows(p []tool.PlanEntry) []planRow {
+	out := make([]planRow, len(p))
+	for i, e := range p {
+		out[i] = planRow{Content: e.Content, Status: e.Status, Priority: e.Priority}
+	}
+	return out
+}
+
+// msgClampLines is how many lines a message has before it is shown clamped.
+const msgClampLines = 40
+
+// callElemID is the element id of a call's article. Call ids come from the model,
+// so anything beyond a plain token is hex-encoded.
+func callElemID(callID string) string {
+	for _, c := range []byte(callID) {
+		if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '-' && c != '_' {
+			return "c-x" + hex.EncodeToString([]byte(callID))
+		}
+	}
+	return "c-" + callID
+}
+
+// callURL is where the unfolded card of a call is served.
+func (b *builder) callURL(callID string) string {
+	return "/s/" + b.sid + "/call/" + url.PathEscape(callID)
+}
+
+func (s *Server) timeView(t time.Time) timeView {
+	if t.IsZero() {
+		return timeView{}
+	}
+	return timeView{ISO: t.UTC().Format(time.RFC3339), Text: t.In(s.o.Location).Format("2006-01-02 15:04:05")}
+}
+
+// firstLine returns the first non-blank line of s, cut to n runes.
+func firstLine(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[:i]) + " …"
+	}
+	return clip(s, n)
+}
+
+// clip cuts s to at most n runes, marking the cut with an ellipsis.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i, count := 0, 0
+	for i < len(s) && count < n {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		count++
+	}
+	if i >= len(s) {
+		return s
+	}
+	return s[:i] + "…"
+}
