@@ -101,14 +101,23 @@ diff_hunks=$(diff -u "$tmp/old10k.txt" "$tmp/new10k.txt" | grep -c '^@@' || true
 measure bash -c 'for _ in $(seq "$1"); do cp "$2" "$3"; "${@:5}" <"$4" >/dev/null; done' \
   _ "$runs" "$tmp/old10k.txt" "$tmp/ws/t10k.txt" "$tmp/write10k.jsonl" "${dsh_calls[@]}"
 cmp -s "$tmp/new10k.txt" "$tmp/ws/t10k.txt" || { echo "FAIL: write did not land" >&2; exit 1; }
+dsh_secs=$secs dsh_cpu=$cpu
+# The same processes with the read only: what starting dsh and reading cost.
+head -n 1 "$tmp/write10k.jsonl" >"$tmp/read10k.jsonl"
+measure bash -c 'for _ in $(seq "$1"); do cp "$2" "$3"; "${@:5}" <"$4" >/dev/null; done' \
+  _ "$runs" "$tmp/old10k.txt" "$tmp/ws/t10k.txt" "$tmp/read10k.jsonl" "${dsh_calls[@]}"
+base_secs=$secs base_cpu=$cpu
 cp "$tmp/old10k.txt" "$tmp/ws/t10k.txt"
 "${dsh_calls[@]}" <"$tmp/write10k.jsonl" >"$tmp/out.jsonl"
 hunks=$(tail -n 1 "$tmp/out.jsonl" | grep -o '"oldStart"' | wc -l)
 per() { awk -v t="$1" -v n="$runs" 'BEGIN { printf "%.2f", t / n * 1000 }'; }
 printf 'diff -u:         per run wall %s ms  cpu %s ms  (%d hunks)\n' "$(per "$diff_secs")" "$(per "$diff_cpu")" "$diff_hunks"
 printf 'dsh read+write:  per run wall %s ms  cpu %s ms  (%d hunks in meta and %d in the card; whole process)\n' \
-  "$(per "$secs")" "$(per "$cpu")" $((hunks / 2)) $((hunks / 2))
-printf 'ratio dsh/diff (whole processes): wall %s, cpu %s (target <= 2)\n' "$(ratio "$secs" "$diff_secs")" "$(ratio "$cpu" "$diff_cpu")"
+  "$(per "$dsh_secs")" "$(per "$dsh_cpu")" $((hunks / 2)) $((hunks / 2))
+printf 'dsh read only:   per run wall %s ms  cpu %s ms  (process start and the read)\n' "$(per "$base_secs")" "$(per "$base_cpu")"
+sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a - b }'; }
+printf 'ratio dsh/diff: whole processes wall %s, cpu %s; the write call alone (cpu) %s (target <= 2)\n' \
+  "$(ratio "$dsh_secs" "$diff_secs")" "$(ratio "$dsh_cpu" "$diff_cpu")" "$(ratio "$(sub "$dsh_cpu" "$base_cpu")" "$diff_cpu")"
 go test -run '^$' -bench 'BenchmarkDiff(Scattered10k|Disjoint100k)' -benchtime 20x ./internal/tool/fs >"$tmp/gobench.txt"
 inproc_ms=$(awk '/^BenchmarkDiffScattered10k/ { printf "%.2f", $3 / 1e6 }' "$tmp/gobench.txt")
 printf 'the diff alone, in process (go test -bench): %s ms; ratio to a diff -u run (cpu): %s\n' \

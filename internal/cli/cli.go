@@ -58,6 +58,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"acp", "", "run as an Agent Client Protocol agent on stdio (Zed and other editors)", runAcpCmd},
 		{"replay", "SESSION", "print a recorded session's messages and cards", runReplayCmd},
 		{"sessions", "", "list recorded sessions", runSessionsCmd},
 		{"tool", "NAME JSON | -", "run tool calls directly and print their cards", runToolCmd},

@@ -49,10 +49,6 @@ func runReplay(_ context.Context, io IO, o replayOptions) error {
 	if err != nil {
 		return err
 	}
-	recs, err := session.ReadFile(path)
-	if err != nil {
-		return err
-	}
 	reg := toolset.New(toolset.Options{})
 	var handle func(session.Record) error
 	if o.JSON {
@@ -60,12 +56,13 @@ func runReplay(_ context.Context, io IO, o replayOptions) error {
 	} else {
 		handle = newTermConsumer(io.Out, reg, termui.Options{Color: o.Color.enabled(io), Width: io.width()}).handle
 	}
-	for _, r := range session.Fold(recs) {
-		if err := handle(r); err != nil {
-			return err
+	// Progress records are folded away: the final card comes from the tool result.
+	return session.Scan(path, func(r session.Record) error {
+		if r.Type == session.TypeProgress {
+			return nil
 		}
-	}
-	return nil
+		return handle(r)
+	})
 }
 
 type sessionsOptions struct {

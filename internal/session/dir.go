@@ -179,7 +179,7 @@ func summarize(path string) (Info, error) {
 
 	d := decoder{name: path}
 	var last Record
-	_, err = scan(f, func(line []byte) error {
+	_, err = scan(f, 64<<10, func(line []byte) error {
 		r, ok, err := d.decode(line)
 		switch {
 		case err != nil:

@@ -137,11 +137,11 @@ func (d *decoder) errorf(format string, args ...any) error {
 	return fmt.Errorf("session log %s: line %d: %w", d.name, d.line, fmt.Errorf(format, args...))
 }
 
-// scan calls fn with every complete line of r (without its newline) and returns
-// the offset just past the last one. Bytes after it are a torn line — a write cut
+// scan calls fn with every complete line of r (without its newline), read through
+// a buffer of bufSize bytes, and returns the offset just past the last one. Bytes after it are a torn line — a write cut
 // short by a crash — which readers skip and Open truncates away.
-func scan(r io.Reader, fn func(line []byte) error) (int64, error) {
-	br := bufio.NewReaderSize(r, 1<<20)
+func scan(r io.Reader, bufSize int, fn func(line []byte) error) (int64, error) {
+	br := bufio.NewReaderSize(r, bufSize)
 	var off int64
 	var long []byte // a line longer than the buffer, gathered in pieces
 	for {
@@ -173,7 +173,8 @@ func scan(r io.Reader, fn func(line []byte) error) (int64, error) {
 func read(r io.Reader, name string) ([]Record, int64, error) {
 	d := decoder{name: name}
 	var recs []Record
-	off, err := scan(r, func(line []byte) error {
+	// A big buffer: whole logs are read for replay, and speed matters there.
+	off, err := scan(r, 1<<20, func(line []byte) error {
 		rec, ok, err := d.decode(line)
 		if ok {
 			recs = append(recs, rec)
@@ -211,4 +212,31 @@ func Fold(recs []Record) []Record {
 		}
 	}
 	return out
+}
+
+// Scan calls fn with each record of the log at path, in order, without holding the
+// log in memory — replay of a long session stays small. A torn last line is
+// skipped as by ReadFile.
+func Scan(path string, fn func(Record) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = f.Close() }() // read-only: nothing to lose
+	d := decoder{name: path}
+	n := 0
+	if _, err := scan(f, 1<<20, func(line []byte) error {
+		rec, ok, err := d.decode(line)
+		if err != nil || !ok {
+			return err
+		}
+		n++
+		return fn(rec)
+	}); err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("session log %s: no header (empty or torn log)", path)
+	}
+	return nil
 }

@@ -29,9 +29,9 @@ const DefaultModel = sdk.ChatModelGPT5_5
 // (OPENAI_API_KEY, OPENAI_BASE_URL); this package never does.
 type Config struct {
 	APIKey     string
-	BaseURL    string // empty: api.openai.com; e.g. http://localhost:11434/v1 for ollama
-	Model      string // empty: DefaultModel
-	MaxRetries int    // transient failures; 0: provider.DefaultMaxRetries, negative: none
+	BaseURL    string           // empty: api.openai.com; e.g. http://localhost:11434/v1 for ollama
+	Model      string           // empty: DefaultModel
+	MaxRetries int              // transient failures; 0: provider.DefaultMaxRetries, negative: none
 	HTTPClient *http.Client     // nil: http.DefaultClient
 	Backoff    provider.Backoff // nil: provider.DefaultBackoff
 }

@@ -84,16 +84,19 @@ func diffMutate(r *rand.Rand, s string) string {
 	return strings.Join(lines, "")
 }
 
-// diffCheckMeta asserts that hunks persist as meta the presenters accept.
-func diffCheckMeta(t *testing.T, m diffMeta) {
+// diffCheckMeta asserts that hunks persist as meta the presenters accept, and
+// returns the hunks as a replay would see them.
+func diffCheckMeta(t *testing.T, m diffMeta) []diffHunk {
 	t.Helper()
 	raw, err := diffMetaJSON(m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := hunkMetaFromMeta(raw, m.Path); !ok {
+	got, ok := hunkMetaFromMeta(raw, m.Path)
+	if !ok {
 		t.Fatalf("meta does not narrow: %s", raw)
 	}
+	return got.Hunks
 }
 
 func TestDiffHunksApplyToOldYieldNew(t *testing.T) {
@@ -105,6 +108,14 @@ func TestDiffHunksApplyToOldYieldNew(t *testing.T) {
 		if omitted != 0 {
 			t.Fatalf("case %d: %d hunks omitted with an unlimited budget", i, omitted)
 		}
+		if old == new {
+			if len(hunks) != 0 {
+				t.Fatalf("case %d: identical texts gave hunks %+v", i, hunks)
+			}
+			continue
+		}
+		// Apply the hunks as persisted and replayed, not as computed.
+		hunks = diffCheckMeta(t, diffMeta{Path: "f", Hunks: hunks})
 		got, err := hunkApply(old, hunks)
 		if err != nil {
 			t.Fatalf("case %d: %v\nold %q\nnew %q\nhunks %+v", i, err, old, new, hunks)
@@ -112,13 +123,6 @@ func TestDiffHunksApplyToOldYieldNew(t *testing.T) {
 		if got != new {
 			t.Fatalf("case %d: applying hunks gives %q, want %q", i, got, new)
 		}
-		if old == new {
-			if len(hunks) != 0 {
-				t.Fatalf("case %d: identical texts gave hunks %+v", i, hunks)
-			}
-			continue
-		}
-		diffCheckMeta(t, diffMeta{Path: "f", Hunks: hunks})
 	}
 }
 

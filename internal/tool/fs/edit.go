@@ -48,9 +48,9 @@ const (
 	// editMaxListed bounds the line numbers an ambiguity error lists.
 	editMaxListed = 20
 	// Near-match search: old_string longer than editNearMaxLines lines gets no
-	// suggestion, and the search stops after editNearBudget line comparisons.
+	// suggestion, and the search stops after comparing editNearBudget bytes.
 	editNearMaxLines = 1000
-	editNearBudget   = 1 << 20
+	editNearBudget   = 16 << 20
 	// editNearShow bounds the lines and characters of a suggested region.
 	editNearShowLines = 30
 	editNearShowChars = 200
@@ -234,7 +234,7 @@ func editLocate(text, old []byte, all bool) (int, error) {
 	if first < 0 {
 		return -1, errEditNotFound
 	}
-	if !all && bytes.Index(text[first+1:], old) >= 0 {
+	if !all && bytes.Contains(text[first+1:], old) {
 		return -1, errEditAmbiguous
 	}
 	return first, nil
@@ -525,7 +525,7 @@ func editClip(line []byte) string {
 // with all whitespace removed: the first and last lines of old may be the end and
 // start of a file line (old_string often starts or stops mid-line), the others
 // must be equal. Candidate regions are those that align a distinctive line of old
-// with an equal file line; a budget of line comparisons bounds the cost, and the
+// with an equal file line; a budget of compared bytes bounds the cost, and the
 // file is walked once, never split into an array of lines.
 func editNearMatch(text, old []byte) (editNear, bool) {
 	want := editNormLines(old)
@@ -584,16 +584,16 @@ func editNearScore(text []byte, want []string, budget *int) int {
 	score := 0
 	var norm []byte
 	for i, w := range want {
-		if len(text) == 0 && i > 0 {
+		if len(text) == 0 && i > 0 || *budget <= 0 {
 			break
 		}
-		*budget--
 		line := text
 		if j := bytes.IndexByte(text, '\n'); j >= 0 {
 			line, text = text[:j], text[j+1:]
 		} else {
 			text = nil
 		}
+		*budget -= len(line) + 1
 		norm = editNormAppend(norm[:0], line)
 		got := string(norm)
 		var ok bool

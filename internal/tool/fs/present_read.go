@@ -17,7 +17,7 @@ func presentReadCall(p ReadParams) card.Call {
 	offset := max(p.Offset, 1)
 	title := "Read " + p.Path
 	switch {
-	case p.Limit > 0:
+	case p.Limit > 0 && p.Limit <= math.MaxInt-offset:
 		title += " (lines " + strconv.Itoa(offset) + "-" + strconv.Itoa(offset+p.Limit-1) + ")"
 	case p.Offset > 0:
 		title += " (from line " + strconv.Itoa(offset) + ")"

@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -210,6 +211,7 @@ func TestPresentReadCall(t *testing.T) {
 		{ReadParams{Path: "src/main.go", Offset: 40}, "Read src/main.go (from line 40)", 40},
 		{ReadParams{Path: "src/main.go", Offset: 40, Limit: 10}, "Read src/main.go (lines 40-49)", 40},
 		{ReadParams{Path: "/abs/x.txt", Limit: 5}, "Read /abs/x.txt (lines 1-5)", 1},
+		{ReadParams{Path: "x.txt", Offset: 3, Limit: math.MaxInt}, "Read x.txt (from line 3)", 3},
 	} {
 		c, ok := presentReadCall(tc.p).(*card.GenericCall)
 		if !ok {
@@ -321,7 +323,7 @@ func TestPresentReadResult(t *testing.T) {
 // successful read presents as a read card whose content is the envelope's body.
 func TestPresentReadResultOfRealReads(t *testing.T) {
 	f := newReadFixture(t, false)
-	f.write("src/a.rs", numbered(30))
+	f.write("src/a.rs", readNumbered(30))
 	f.write("notes", []byte("no extension\n"))
 	for _, args := range []string{readArgs("src/a.rs", 0, 0), readArgs("src/a.rs", 10, 5), readArgs("notes", 0, 0)} {
 		r := f.run(args)

@@ -54,8 +54,9 @@ const (
 	readMaxImage     = 5 << 20
 	readSniffBytes   = 8 << 10
 	// readChunkBytes is the read size of the streaming scan: large enough that
-	// syscalls vanish next to the vectorised newline count.
-	readChunkBytes = 1 << 20
+	// syscalls vanish next to the vectorised newline count, small enough that the
+	// chunk is still in cache when it is counted.
+	readChunkBytes = 256 << 10
 	// readLineKeep bounds the bytes kept of one line: any line longer than that
 	// has more than readMaxLineChars characters and is cut anyway.
 	readLineKeep = 4*readMaxLineChars + 8
@@ -393,8 +394,8 @@ func readNotFound(display, abs string) tool.Result {
 	return tool.Errorf("File not found: %s. Did you mean: %s?", display, strings.Join(similar, ", "))
 }
 
-// readSimilar picks up to n names like base: the same name in another case, the
-// same stem with another extension, a few typos away, or containing its stem.
+// readSimilar picks up to n names like base, best first: the same name in another
+// case, a few typos away, the same stem with another extension, containing its stem.
 func readSimilar(base string, names []string, n int) []string {
 	type scored struct {
 		name  string
@@ -408,17 +409,16 @@ func readSimilar(base string, names []string, n int) []string {
 		ln := strings.ToLower(name)
 		ns := strings.TrimSuffix(ln, filepath.Ext(ln))
 		score := -1
+		d, near := readDistance(lb, ln, budget)
 		switch {
 		case ln == lb:
 			score = 0
+		case near:
+			score = 1 + d
 		case stem != "" && ns == stem:
-			score = 1
-		default:
-			if d, ok := readDistance(lb, ln, budget); ok {
-				score = 1 + d
-			} else if len(stem) >= 3 && strings.Contains(ln, stem) {
-				score = 2 + budget
-			}
+			score = 2 + budget // after every typo-close name
+		case len(stem) >= 3 && strings.Contains(ln, stem):
+			score = 3 + budget
 		}
 		if score >= 0 {
 			found = append(found, scored{name, score})

@@ -115,7 +115,7 @@ func (f *readFixture) mustFail(args string) string {
 	return r.TextOf()
 }
 
-func numbered(n int) []byte {
+func readNumbered(n int) []byte {
 	var b bytes.Buffer
 	for i := 1; i <= n; i++ {
 		fmt.Fprintf(&b, "line %d\n", i)
@@ -123,7 +123,7 @@ func numbered(n int) []byte {
 	return b.Bytes()
 }
 
-func wantLines(t *testing.T, got []card.ReadLine, first, last int, text func(int) string) {
+func readWantLines(t *testing.T, got []card.ReadLine, first, last int, text func(int) string) {
 	t.Helper()
 	if len(got) != last-first+1 {
 		t.Fatalf("got %d lines, want %d-%d", len(got), first, last)
@@ -136,11 +136,11 @@ func wantLines(t *testing.T, got []card.ReadLine, first, last int, text func(int
 	}
 }
 
-func lineN(n int) string { return "line " + strconv.Itoa(n) }
+func readLineN(n int) string { return "line " + strconv.Itoa(n) }
 
 func TestReadWholeSmallFile(t *testing.T) {
 	f := newReadFixture(t, false)
-	abs := f.write("a.txt", numbered(3))
+	abs := f.write("a.txt", readNumbered(3))
 	text, m := f.mustRead("a.txt", 0, 0)
 	want := "<path>" + abs + "</path>\n<type>file</type>\n<content>\n" +
 		"1: line 1\n2: line 2\n3: line 3\n\n(End of file - total 3 lines)\n</content>"
@@ -150,14 +150,14 @@ func TestReadWholeSmallFile(t *testing.T) {
 	if m.Path != abs || m.Offset != 1 || m.TotalLines != 3 || m.Lang != "" {
 		t.Fatalf("meta = %+v", m)
 	}
-	wantLines(t, m.Lines, 1, 3, lineN)
+	readWantLines(t, m.Lines, 1, 3, readLineN)
 }
 
 func TestReadWindowWithOffsetAndLimit(t *testing.T) {
 	f := newReadFixture(t, false)
-	f.write("a.py", numbered(10))
+	f.write("a.py", readNumbered(10))
 	text, m := f.mustRead("a.py", 3, 4)
-	wantLines(t, m.Lines, 3, 6, lineN)
+	readWantLines(t, m.Lines, 3, 6, readLineN)
 	if m.Offset != 3 || m.TotalLines != 10 || m.Lang != "python" {
 		t.Fatalf("meta = %+v", m)
 	}
@@ -169,7 +169,7 @@ func TestReadWindowWithOffsetAndLimit(t *testing.T) {
 	}
 	// The window that reaches the end says so.
 	text, m = f.mustRead("a.py", 7, 100)
-	wantLines(t, m.Lines, 7, 10, lineN)
+	readWantLines(t, m.Lines, 7, 10, readLineN)
 	if !strings.HasSuffix(text, "\n(End of file - total 10 lines)\n</content>") {
 		t.Fatalf("footer wrong:\n%s", text)
 	}
@@ -177,9 +177,9 @@ func TestReadWindowWithOffsetAndLimit(t *testing.T) {
 
 func TestReadDefaultWindowIs2000Lines(t *testing.T) {
 	f := newReadFixture(t, false)
-	f.write("big.txt", numbered(2500))
+	f.write("big.txt", readNumbered(2500))
 	text, m := f.mustRead("big.txt", 0, 0)
-	wantLines(t, m.Lines, 1, 2000, lineN)
+	readWantLines(t, m.Lines, 1, 2000, readLineN)
 	if m.TotalLines != 2500 {
 		t.Fatalf("totalLines = %d", m.TotalLines)
 	}
@@ -206,7 +206,7 @@ func TestReadByteCapSaysWhereToResume(t *testing.T) {
 			}
 			used, last = used+cost, n
 		}
-		wantLines(t, m.Lines, 1, last, func(int) string { return long })
+		readWantLines(t, m.Lines, 1, last, func(int) string { return long })
 		if m.TotalLines != 3000 {
 			t.Fatalf("width %d: totalLines = %d", width, m.TotalLines)
 		}
@@ -285,7 +285,7 @@ func TestReadInvalidUTF8StaysValidJSON(t *testing.T) {
 	if err != nil {
 		t.Fatalf("result does not marshal: %v", err)
 	}
-	if !jsontext.Value(enc).IsValid() || !jsontext.Value(r.Meta).IsValid() {
+	if !jsontext.Value(enc).IsValid() || !r.Meta.IsValid() {
 		t.Fatalf("invalid JSON: %s", enc)
 	}
 	m, ok := readMetaFromMeta(r.Meta)
@@ -382,9 +382,13 @@ func TestReadMissingFileSuggestsSimilarNames(t *testing.T) {
 func TestReadSimilarRanksCloseNamesFirst(t *testing.T) {
 	names := []string{"zeta.go", "Main.go", "main.rs", "man.go", "maintainers.txt"}
 	got := readSimilar("main.go", names, 3)
-	want := []string{"Main.go", "main.rs", "man.go"}
+	want := []string{"Main.go", "man.go", "main.rs"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("readSimilar = %v, want %v", got, want)
+	}
+	// A typo beats a shared stem.
+	if got := readSimilar("go.sun", []string{"go.mod", "go.sum", "main.go"}, 3); fmt.Sprint(got) != "[go.sum go.mod]" {
+		t.Fatalf("readSimilar(go.sun) = %v", got)
 	}
 }
 
@@ -442,13 +446,13 @@ func TestReadImages(t *testing.T) {
 
 func TestReadOffsetPastEnd(t *testing.T) {
 	f := newReadFixture(t, false)
-	f.write("five.txt", numbered(5))
+	f.write("five.txt", readNumbered(5))
 	msg := f.mustFail(readArgs("five.txt", 6, 0))
 	if msg != "Offset 6 is beyond the end of five.txt, which has 5 lines. Use an offset from 1 to 5." {
 		t.Fatalf("message = %q", msg)
 	}
 	_, m := f.mustRead("five.txt", 5, 0)
-	wantLines(t, m.Lines, 5, 5, lineN)
+	readWantLines(t, m.Lines, 5, 5, readLineN)
 	f.write("one.txt", []byte("only"))
 	if msg := f.mustFail(readArgs("one.txt", 2, 0)); !strings.Contains(msg, "which has 1 line.") {
 		t.Fatalf("message = %q", msg)
@@ -468,7 +472,7 @@ func TestReadOffsetPastEnd(t *testing.T) {
 
 func TestReadBadArguments(t *testing.T) {
 	f := newReadFixture(t, false)
-	f.write("a.txt", numbered(2))
+	f.write("a.txt", readNumbered(2))
 	for _, args := range []string{
 		`{}`,
 		`{"path": 3}`,
@@ -581,7 +585,7 @@ func TestReadRecordsStampOnlyOnSuccess(t *testing.T) {
 
 func TestReadCancelled(t *testing.T) {
 	f := newReadFixture(t, false)
-	f.write("a.txt", numbered(10))
+	f.write("a.txt", readNumbered(10))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	r := Read().Run(ctx, tool.Env{Session: f.sess}, []byte(readArgs("a.txt", 0, 0)))

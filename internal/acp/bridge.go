@@ -1,0 +1,543 @@
+package acp
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/tool"
+	"github.com/dsh-dev/dsh/internal/view"
+)
+
+// liveOutputCap bounds the output a running command keeps for the bridge: what
+// has been streamed (to send only the rest at the end) or what the fallback block
+// shows while it runs.
+const liveOutputCap = 1 << 20
+
+// fallbackTail is how much of a running command's output the fallback console
+// block shows; the final update shows the result's output.
+const fallbackTail = 32 << 10
+
+// bridge turns a session's records into ACP session updates. It knows cards, not
+// tools: every call and result goes through one switch on the card's kind. The
+// same bridge serves a replayed log and the live stream, so both look the same;
+// only user prompts (which the client shows itself while live) and a running
+// command's output (which replay folds away) differ.
+//
+// A bridge is not safe for concurrent use; the session serialises it.
+type bridge struct {
+	cwd      string // relative card paths are joined with it
+	termMeta bool   // the client renders _meta.terminal_* (Zed does)
+	pres     *view.Presenter
+	running  map[string]*liveCall // calls that have not finished
+	// streamed is the text already sent as deltas while the model wrote it, by
+	// record type; the complete record then sends only what is missing.
+	streamed map[session.RecordType]string
+}
+
+// liveCall is a call seen by the bridge whose result has not come yet.
+type liveCall struct {
+	view    callView
+	started bool            // in_progress was sent
+	out     strings.Builder // output received so far, up to liveOutputCap
+	over    bool            // out stopped growing at its cap
+}
+
+func newBridge(cwd string, termMeta bool, pres *view.Presenter) *bridge {
+	return &bridge{cwd: cwd, termMeta: termMeta, pres: pres,
+		running: map[string]*liveCall{}, streamed: map[session.RecordType]string{}}
+}
+
+// updates returns what the client should see for rec. replay is true while a
+// loaded log is sent, when user prompts are shown too.
+func (b *bridge) updates(rec session.Record, replay bool) []sdk.SessionUpdate {
+	it := b.pres.Present(rec)
+	switch rec.Type {
+	case session.TypeUser:
+		if replay && rec.Text != "" {
+			return one(sdk.UpdateUserMessageText(rec.Text))
+		}
+	case session.TypeAssistant:
+		if s := b.unstreamed(rec.Type, rec.Text); s != "" {
+			return one(sdk.UpdateAgentMessageText(s))
+		}
+	case session.TypeThinking:
+		if s := b.unstreamed(rec.Type, rec.Text); s != "" {
+			return one(sdk.UpdateAgentThoughtText(s))
+		}
+	case session.TypeToolCall:
+		return one(b.toolCall(rec, it.Call))
+	case session.TypeProgress:
+		return b.progress(rec, it.Call)
+	case session.TypeToolResult:
+		return one(b.toolResult(rec, it))
+	case session.TypePlan:
+		return one(planUpdate(rec.Plan))
+	case session.TypeHeader, session.TypeTurnEnd:
+	}
+	return nil
+}
+
+func one(u sdk.SessionUpdate) []sdk.SessionUpdate { return []sdk.SessionUpdate{u} }
+
+// delta returns the update for a fragment the model is streaming and remembers it.
+func (b *bridge) delta(d provider.Delta) (sdk.SessionUpdate, bool) {
+	if d.Text == "" {
+		return sdk.SessionUpdate{}, false
+	}
+	switch d.Type {
+	case provider.DeltaText:
+		b.streamed[session.TypeAssistant] += d.Text
+		return sdk.UpdateAgentMessageText(d.Text), true
+	case provider.DeltaThinking:
+		b.streamed[session.TypeThinking] += d.Text
+		return sdk.UpdateAgentThoughtText(d.Text), true
+	}
+	return sdk.SessionUpdate{}, false
+}
+
+// forgetStreamed drops streamed text no record completed (a broken stream).
+func (b *bridge) forgetStreamed() { clear(b.streamed) }
+
+// unstreamed returns the part of a complete text block not yet sent as deltas.
+func (b *bridge) unstreamed(t session.RecordType, text string) string {
+	sent := b.streamed[t]
+	switch {
+	case sent == "":
+		return text
+	case strings.HasPrefix(sent, text):
+		b.streamed[t] = sent[len(text):]
+		return ""
+	case strings.HasPrefix(text, sent):
+		delete(b.streamed, t)
+		return text[len(sent):]
+	}
+	// The stream said something else than the record: the record wins.
+	delete(b.streamed, t)
+	return text
+}
+
+// callView is a call card in ACP terms; a tool call, a permission request and
+// the final update of a call are all built from it.
+type callView struct {
+	id        string
+	kind      sdk.ToolKind
+	title     string
+	rawInput  json.RawMessage
+	content   []sdk.ToolCallContent
+	locations []sdk.ToolCallLocation
+	meta      map[string]any
+	// terminal calls stream their output; head is their content before it.
+	terminal bool
+	head     []sdk.ToolCallContent
+}
+
+// viewCall translates a call card. This and viewResult are the bridge's switch on
+// the card kind; nothing here knows a tool's name.
+func (b *bridge) viewCall(id string, args []byte, c card.Call) callView {
+	v := callView{id: id, rawInput: rawInput(args)}
+	if c == nil { // presenters always return a card; a nil one shows as a bare call
+		c = &card.GenericCall{Title: "Tool call"}
+	}
+	switch c := c.(type) {
+	case *card.GenericCall:
+		v.kind = toolKind(c.ToolKind)
+		v.title = c.Title
+		v.content = contentBlocks(c.Content)
+		v.locations = b.locations(c.Locations)
+	case *card.TerminalCall:
+		v.kind = sdk.ToolKindExecute
+		v.title = c.Title
+		v.terminal = true
+		if c.Description != "" {
+			v.head = []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(c.Description))}
+		}
+		v.content = v.head
+		if b.termMeta {
+			cwd := b.cwd
+			if c.Cwd != "" {
+				cwd = b.abs(c.Cwd)
+			}
+			v.content = append(append([]sdk.ToolCallContent(nil), v.head...), sdk.ToolTerminalRef(id))
+			v.meta = map[string]any{"terminal_info": map[string]any{"terminal_id": id, "cwd": cwd}}
+		}
+	case *card.DiffCall:
+		v.kind = sdk.ToolKindEdit
+		v.title = c.Title
+		v.content = b.diffs(c.Diffs)
+		v.locations = b.locations(c.Locations)
+		if len(v.locations) == 0 {
+			v.locations = b.diffLocations(c.Diffs)
+		}
+	}
+	return v
+}
+
+// toolCall is the tool_call update announcing a call: pending until it runs.
+func (b *bridge) toolCall(rec session.Record, c card.Call) sdk.SessionUpdate {
+	v := b.viewCall(rec.CallID, rec.Args, c)
+	b.running[rec.CallID] = &liveCall{view: v}
+	return sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{
+		ToolCallId: sdk.ToolCallId(v.id),
+		Title:      v.title,
+		Kind:       v.kind,
+		Status:     sdk.ToolCallStatusPending,
+		Content:    v.content,
+		Locations:  v.locations,
+		RawInput:   v.rawInput,
+		Meta:       v.meta,
+	}}
+}
+
+// permissionCall is the toolCall of a permission request: the whole call card,
+// so the user sees the diff or the command even if the client missed the call.
+func (b *bridge) permissionCall(id string, args []byte, c card.Call) sdk.ToolCallUpdate {
+	v := b.viewCall(id, args, c)
+	return sdk.ToolCallUpdate{
+		ToolCallId: sdk.ToolCallId(v.id),
+		Title:      sdk.Ptr(v.title),
+		Kind:       sdk.Ptr(v.kind),
+		Status:     sdk.Ptr(sdk.ToolCallStatusPending),
+		Content:    v.content,
+		Locations:  v.locations,
+		RawInput:   v.rawInput,
+		Meta:       v.meta,
+	}
+}
+
+// start marks a call as running; ok is false if it is unknown or already started.
+func (b *bridge) start(id string) (sdk.SessionUpdate, bool) {
+	lc, ok := b.running[id]
+	if !ok || lc.started {
+		return sdk.SessionUpdate{}, false
+	}
+	lc.started = true
+	return sdk.UpdateToolCall(sdk.ToolCallId(id), sdk.WithUpdateStatus(sdk.ToolCallStatusInProgress)), true
+}
+
+// progress turns a chunk of a running command's output into a terminal_output
+// update, or, for a client without terminal meta, notes it for the next refresh
+// of the console block (see refresh). Other cards show no live output.
+func (b *bridge) progress(rec session.Record, c card.Call) []sdk.SessionUpdate {
+	lc, ok := b.running[rec.CallID]
+	if !ok || !lc.view.terminal || rec.Chunk == "" {
+		return nil
+	}
+	if lc.over || lc.out.Len()+len(rec.Chunk) > liveOutputCap {
+		lc.over = true
+	} else {
+		lc.out.WriteString(rec.Chunk)
+	}
+	var out []sdk.SessionUpdate
+	if u, ok := b.start(rec.CallID); ok {
+		out = append(out, u)
+	}
+	if b.termMeta {
+		u := sdk.UpdateToolCall(sdk.ToolCallId(rec.CallID))
+		u.ToolCallUpdate.Meta = map[string]any{"terminal_output": map[string]any{"terminal_id": rec.CallID, "data": rec.Chunk}}
+		out = append(out, u)
+	}
+	return out
+}
+
+// refresh is the fallback console block of a running command's output so far.
+func (b *bridge) refresh(id string) (sdk.SessionUpdate, bool) {
+	lc, ok := b.running[id]
+	if !ok || b.termMeta || !lc.view.terminal || lc.out.Len() == 0 {
+		return sdk.SessionUpdate{}, false
+	}
+	out := lc.out.String()
+	if len(out) > fallbackTail {
+		cut := len(out) - fallbackTail
+		for cut < len(out) && out[cut]&0xC0 == 0x80 { // do not split a rune
+			cut++
+		}
+		out = "…\n" + out[cut:]
+	}
+	content := append(append([]sdk.ToolCallContent(nil), lc.view.head...), sdk.ToolContent(sdk.TextBlock(fence(out, "console"))))
+	return sdk.UpdateToolCall(sdk.ToolCallId(id), sdk.WithUpdateContent(content)), true
+}
+
+// toolResult is the final update of a call: completed or failed, with the result
+// card's content.
+func (b *bridge) toolResult(rec session.Record, it view.Item) sdk.SessionUpdate {
+	res := tool.Result{IsError: true}
+	if rec.Result != nil {
+		res = *rec.Result
+	}
+	var call callView
+	lc, live := b.running[rec.CallID]
+	if live {
+		call = lc.view
+		delete(b.running, rec.CallID)
+	} else {
+		call = b.viewCall(rec.CallID, nil, it.Call)
+	}
+	status := sdk.ToolCallStatusCompleted
+	if res.IsError {
+		status = sdk.ToolCallStatusFailed
+	}
+	u := &sdk.SessionToolCallUpdate{ToolCallId: sdk.ToolCallId(rec.CallID), Status: &status}
+	b.viewResult(u, call, lc, res, it.Result)
+	if call.terminal && b.termMeta {
+		if u.Meta == nil {
+			u.Meta = map[string]any{}
+		}
+		if _, ok := u.Meta["terminal_exit"]; !ok {
+			// The command never ran or was cut short: close the terminal anyway.
+			u.Meta["terminal_exit"] = map[string]any{"terminal_id": rec.CallID, "exit_code": nil, "signal": nil}
+		}
+	}
+	return sdk.SessionUpdate{ToolCallUpdate: u}
+}
+
+// viewResult fills the final update from the result card (nil: the raw content).
+func (b *bridge) viewResult(u *sdk.SessionToolCallUpdate, call callView, lc *liveCall, res tool.Result, r card.Result) {
+	streamed := ""
+	if lc != nil && !lc.over {
+		streamed = lc.out.String()
+	}
+	switch r := r.(type) {
+	case nil:
+		content := contentBlocks(res.Content)
+		if call.terminal && streamed != "" {
+			// A command cut short keeps what it printed in front of the reason.
+			var shown sdk.ToolCallContent
+			if b.termMeta {
+				shown = sdk.ToolTerminalRef(call.id)
+			} else {
+				shown = sdk.ToolContent(sdk.TextBlock(fence(streamed, "console")))
+			}
+			content = append(append(append([]sdk.ToolCallContent(nil), call.head...), shown), content...)
+		}
+		u.Content = content
+	case *card.GenericResult:
+		setTitle(u, r.Title)
+		u.Content = contentBlocks(r.Content)
+	case *card.TerminalResult:
+		setTitle(u, r.Title)
+		note := exitNote(r)
+		if b.termMeta && call.terminal {
+			meta := map[string]any{"terminal_exit": map[string]any{
+				"terminal_id": call.id, "exit_code": r.ExitCode, "signal": nullable(r.Signal)}}
+			if rest, ok := unsent(r.Output, streamed, lc); ok && rest != "" {
+				meta["terminal_output"] = map[string]any{"terminal_id": call.id, "data": rest}
+			}
+			u.Meta = meta
+			if r.TimedOut {
+				u.Content = append(append([]sdk.ToolCallContent(nil), call.content...), sdk.ToolContent(sdk.TextBlock(note)))
+			}
+			return
+		}
+		content := append([]sdk.ToolCallContent(nil), call.head...)
+		if r.Output != "" {
+			content = append(content, sdk.ToolContent(sdk.TextBlock(fence(r.Output, "console"))))
+		}
+		if note != "" {
+			content = append(content, sdk.ToolContent(sdk.TextBlock(note)))
+		}
+		u.Content = content
+	case *card.ReadResult:
+		setTitle(u, r.Title)
+		u.Content = []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(readText(r)))}
+		line := r.Offset
+		if len(r.Lines) > 0 {
+			line = r.Lines[0].Number
+		}
+		u.Locations = []sdk.ToolCallLocation{{Path: b.abs(r.Path), Line: sdk.Ptr(line)}}
+		if raw, err := r.MarshalJSON(); err == nil {
+			u.Meta = map[string]any{"dsh": map[string]any{"card": json.RawMessage(raw)}}
+		}
+	case *card.DiffResult:
+		setTitle(u, r.Title)
+		u.Content = b.diffs(r.Diffs)
+		u.Locations = b.locations(r.Locations)
+		if len(u.Locations) == 0 {
+			u.Locations = b.diffLocations(r.Diffs)
+		}
+	}
+}
+
+// abandon fails a call whose result will never come: a loaded log that ends
+// while the call ran.
+func (b *bridge) abandon(id string) (sdk.SessionUpdate, bool) {
+	lc, ok := b.running[id]
+	if !ok {
+		return sdk.SessionUpdate{}, false
+	}
+	delete(b.running, id)
+	u := &sdk.SessionToolCallUpdate{ToolCallId: sdk.ToolCallId(id), Status: sdk.Ptr(sdk.ToolCallStatusFailed),
+		Content: []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(msgInterrupted))}}
+	if lc.view.terminal && b.termMeta {
+		u.Meta = map[string]any{"terminal_exit": map[string]any{"terminal_id": id, "exit_code": nil, "signal": nil}}
+	}
+	return sdk.SessionUpdate{ToolCallUpdate: u}, true
+}
+
+// msgInterrupted is shown for a call the log has no result for.
+const msgInterrupted = "Interrupted: dsh stopped before this call finished."
+
+// unsent is the part of a finished command's output not streamed yet. ok is
+// false when what was streamed is not a prefix of it (the live view coalesced or
+// hit its cap): the client's terminal then keeps what it was shown.
+func unsent(output, streamed string, lc *liveCall) (string, bool) {
+	if lc != nil && lc.over {
+		return "", false
+	}
+	rest, ok := strings.CutPrefix(output, streamed)
+	return rest, ok
+}
+
+// exitNote says how a command ended when it did not simply succeed.
+func exitNote(r *card.TerminalResult) string {
+	switch {
+	case r.TimedOut:
+		return "Timed out."
+	case r.ExitCode == nil && r.Signal != "":
+		return "Killed by " + r.Signal + "."
+	case r.ExitCode != nil && *r.ExitCode != 0:
+		return "Exit code " + itoa(*r.ExitCode) + "."
+	}
+	return ""
+}
+
+// readText is a read window as a fenced code block tagged with its language; an
+// empty window shows the card's text, which says why it is empty.
+func readText(r *card.ReadResult) string {
+	if len(r.Lines) == 0 {
+		var b strings.Builder
+		for _, c := range r.Content {
+			b.WriteString(c.Text)
+		}
+		return b.String()
+	}
+	lines := make([]string, len(r.Lines))
+	for i, l := range r.Lines {
+		lines[i] = l.Text
+	}
+	return fence(strings.Join(lines, "\n"), r.Lang)
+}
+
+func setTitle(u *sdk.SessionToolCallUpdate, title string) {
+	if title != "" {
+		u.Title = sdk.Ptr(title)
+	}
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// planUpdate is the plan a todo list shows as.
+func planUpdate(entries []tool.PlanEntry) sdk.SessionUpdate {
+	out := make([]sdk.PlanEntry, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, sdk.PlanEntry{Content: e.Content, Status: planStatus(e.Status), Priority: planPriority(e.Priority)})
+	}
+	return sdk.UpdatePlan(out...)
+}
+
+func planStatus(s string) sdk.PlanEntryStatus {
+	switch sdk.PlanEntryStatus(s) {
+	case sdk.PlanEntryStatusInProgress:
+		return sdk.PlanEntryStatusInProgress
+	case sdk.PlanEntryStatusCompleted:
+		return sdk.PlanEntryStatusCompleted
+	case sdk.PlanEntryStatusPending:
+	}
+	return sdk.PlanEntryStatusPending
+}
+
+func planPriority(p string) sdk.PlanEntryPriority {
+	switch sdk.PlanEntryPriority(p) {
+	case sdk.PlanEntryPriorityHigh:
+		return sdk.PlanEntryPriorityHigh
+	case sdk.PlanEntryPriorityLow:
+		return sdk.PlanEntryPriorityLow
+	case sdk.PlanEntryPriorityMedium:
+	}
+	return sdk.PlanEntryPriorityMedium
+}
+
+// toolKind maps a card's kind to ACP's closed set; anything else is "other".
+func toolKind(k string) sdk.ToolKind {
+	switch t := sdk.ToolKind(k); t {
+	case sdk.ToolKindRead, sdk.ToolKindEdit, sdk.ToolKindDelete, sdk.ToolKindMove, sdk.ToolKindSearch,
+		sdk.ToolKindExecute, sdk.ToolKindThink, sdk.ToolKindFetch, sdk.ToolKindSwitchMode, sdk.ToolKindOther:
+		return t
+	}
+	return sdk.ToolKindOther
+}
+
+// rawInput is a call's arguments as sent; every call has them, "{}" at least.
+func rawInput(args []byte) json.RawMessage {
+	if len(args) == 0 || !json.Valid(args) {
+		return json.RawMessage("{}")
+	}
+	return json.RawMessage(args)
+}
+
+// contentBlocks turns card content into tool-call content.
+func contentBlocks(cs []card.Content) []sdk.ToolCallContent {
+	var out []sdk.ToolCallContent
+	for _, c := range cs {
+		switch {
+		case c.Type == "image" && c.Data != "":
+			out = append(out, sdk.ToolContent(sdk.ImageBlock(c.Data, c.MimeType)))
+		case c.Text != "":
+			out = append(out, sdk.ToolContent(sdk.TextBlock(c.Text)))
+		}
+	}
+	return out
+}
+
+func (b *bridge) diffs(ds []card.FileDiff) []sdk.ToolCallContent {
+	out := make([]sdk.ToolCallContent, 0, len(ds))
+	for _, d := range ds {
+		out = append(out, sdk.ToolCallContent{Diff: &sdk.ToolCallContentDiff{
+			Type: "diff", Path: b.abs(d.Path), OldText: d.OldText, NewText: d.NewText}})
+	}
+	return out
+}
+
+// diffLocations are the places of the hunks that know their line.
+func (b *bridge) diffLocations(ds []card.FileDiff) []sdk.ToolCallLocation {
+	var out []sdk.ToolCallLocation
+	for _, d := range ds {
+		l := sdk.ToolCallLocation{Path: b.abs(d.Path)}
+		if d.NewStart > 0 {
+			l.Line = sdk.Ptr(d.NewStart)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func (b *bridge) locations(ls []card.Location) []sdk.ToolCallLocation {
+	var out []sdk.ToolCallLocation
+	for _, l := range ls {
+		loc := sdk.ToolCallLocation{Path: b.abs(l.Path)}
+		if l.Line != nil {
+			loc.Line = sdk.Ptr(*l.Line)
+		}
+		out = append(out, loc)
+	}
+	return out
+}
+
+// abs makes a card path absolute: ACP clients want absolute paths, cards carry
+// them as the model gave them.
+func (b *bridge) abs(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(b.cwd, p)
+}

@@ -1,0 +1,35 @@
+package acp
+
+import (
+	"strconv"
+	"strings"
+)
+
+// fence wraps s in a Markdown code block tagged with lang. The fence is one
+// backtick longer than the longest run of backticks in s (three at least), so
+// nothing s holds can close it early.
+func fence(s, lang string) string {
+	longest, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	f := strings.Repeat("`", max(3, longest+1))
+	var b strings.Builder
+	b.Grow(len(s) + 2*len(f) + len(lang) + 2)
+	b.WriteString(f)
+	b.WriteString(lang)
+	b.WriteByte('\n')
+	b.WriteString(s)
+	if !strings.HasSuffix(s, "\n") {
+		b.WriteByte('\n')
+	}
+	b.WriteString(f)
+	return b.String()
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

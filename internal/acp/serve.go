@@ -1,0 +1,165 @@
+package acp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"sync"
+
+	sdk "github.com/coder/acp-go-sdk"
+)
+
+// maxMessage is the longest line accepted; the SDK refuses longer ones by
+// dropping the connection, so they are answered here instead.
+const maxMessage = 8 << 20
+
+// Serve runs the agent on a stream pair (stdin and stdout) until the client closes
+// its end or ctx is done, then closes every session: turns are cancelled,
+// commands and jobs killed, logs closed. Only protocol messages are written to
+// out. Malformed messages get a JSON-RPC error and do not end the connection.
+func Serve(ctx context.Context, in io.Reader, out io.Writer, o Options) error {
+	a := New(o)
+	w := &lineWriter{w: out}
+	pr, pw := io.Pipe()
+	conn := sdk.NewAgentSideConnection(a, w, pr)
+	conn.SetLogger(a.o.Logger)
+	a.setPeer(conn)
+	go func() { pw.CloseWithError(filter(in, pw, w)) }()
+	select {
+	case <-conn.Done():
+	case <-ctx.Done():
+	}
+	return a.Close()
+}
+
+// lineWriter serialises whole messages from the SDK and from filter.
+type lineWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// filter copies the messages of in that are JSON-RPC requests, notifications or
+// responses to the SDK through sdkIn, and answers everything else on out: the SDK
+// itself would only log them, leaving the client without an answer.
+func filter(in io.Reader, sdkIn io.Writer, out io.Writer) error {
+	r := bufio.NewReaderSize(in, 64<<10)
+	for {
+		line, tooLong, err := readLine(r)
+		if len(bytes.TrimSpace(line)) > 0 || tooLong {
+			if reply := check(line, tooLong); reply != nil {
+				if _, werr := out.Write(reply); werr != nil {
+					return werr
+				}
+			} else if _, werr := sdkIn.Write(append(line, '\n')); werr != nil {
+				return werr
+			}
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// readLine reads one line without its newline; a line longer than maxMessage is
+// read to its end and reported as too long.
+func readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if !tooLong {
+			line = append(line, chunk...)
+			if len(line) > maxMessage {
+				tooLong, line = true, nil
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return bytes.TrimSuffix(line, []byte("\n")), tooLong, err
+	}
+}
+
+// check returns the error response for a line that is not a JSON-RPC 2.0
+// message, or nil for one that is.
+func check(line []byte, tooLong bool) []byte {
+	if tooLong {
+		return errorReply(nil, sdk.NewParseError(map[string]any{"error": "message longer than 8 MiB"}))
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(line, &m); err != nil {
+		if !json.Valid(line) {
+			return errorReply(nil, sdk.NewParseError(map[string]any{"error": err.Error()}))
+		}
+		return errorReply(nil, sdk.NewInvalidRequest(map[string]any{"error": "a message must be a JSON object"}))
+	}
+	id, hasID := m["id"]
+	if hasID && !validID(id) {
+		return errorReply(nil, sdk.NewInvalidRequest(map[string]any{"error": "id must be a string, a number or null"}))
+	}
+	if !hasID {
+		id = nil
+	}
+	var version string
+	if json.Unmarshal(m["jsonrpc"], &version) != nil || version != "2.0" {
+		return reject(id, `"jsonrpc" must be "2.0"`)
+	}
+	if raw, ok := m["method"]; ok {
+		var method string
+		if json.Unmarshal(raw, &method) != nil || method == "" {
+			return reject(id, `"method" must be a non-empty string`)
+		}
+		if p, ok := m["params"]; ok && !bytes.HasPrefix(bytes.TrimSpace(p), []byte("{")) && !bytes.HasPrefix(bytes.TrimSpace(p), []byte("[")) {
+			return reject(id, `"params" must be an object or an array`)
+		}
+		return nil
+	}
+	_, isResult := m["result"]
+	_, isError := m["error"]
+	if hasID && (isResult || isError) {
+		return nil // a response to one of our requests
+	}
+	return reject(id, `a message needs a "method", or an "id" with a "result" or an "error"`)
+}
+
+// reject answers a malformed message, with its id if it had a usable one.
+func reject(id json.RawMessage, why string) []byte {
+	return errorReply(id, sdk.NewInvalidRequest(map[string]any{"error": why}))
+}
+
+func validID(raw json.RawMessage) bool {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return false
+	}
+	switch v.(type) {
+	case nil, string, float64:
+		return true
+	}
+	return false
+}
+
+func errorReply(id json.RawMessage, e *sdk.RequestError) []byte {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	b, err := json.Marshal(struct {
+		JSONRPC string            `json:"jsonrpc"`
+		ID      json.RawMessage   `json:"id"`
+		Error   *sdk.RequestError `json:"error"`
+	}{"2.0", id, e})
+	if err != nil { // a RequestError of strings and maps always encodes
+		b = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}`)
+	}
+	return append(b, '\n')
+}

@@ -1,0 +1,222 @@
+package web
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/dsh-dev/dsh/internal/session"
+)
+
+const sid = "20250314-093012-abcdefgh"
+
+// Every route refuses a request without the token, or with a wrong one.
+func TestTokenRequired(t *testing.T) {
+	dir := t.TempDir()
+	everyCard(newRecorder(t, dir, sid))
+	_, ts := testServer(t, dir)
+	paths := []string{"/", "/s/" + sid, "/s/" + sid + "/events", "/s/" + sid + "/call/call_0001",
+		"/static/app.js", "/static/style.css", "/static/chroma.css", "/nope"}
+	anon := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, p := range paths {
+		for _, tok := range []string{"", "?token=wrong", "?token=" + testToken[:len(testToken)-1]} {
+			resp, err := anon.Get(ts.URL + p + tok)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusForbidden {
+				t.Errorf("GET %s%s = %s, want 403", p, tok, resp.Status)
+			}
+			checkHeaders(t, p, resp.Header)
+		}
+		req, _ := http.NewRequest("GET", ts.URL+p, nil)
+		req.AddCookie(&http.Cookie{Name: "dsh-000000000000", Value: testToken})
+		req.AddCookie(&http.Cookie{Name: "token", Value: testToken})
+		resp, err := anon.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("GET %s with the token in a cookie of another name = %s, want 403", p, resp.Status)
+		}
+	}
+}
+
+// The token in the URL sets an HttpOnly, SameSite=Strict cookie and redirects to
+// the same page without it; the cookie then opens every route.
+func TestTokenBecomesCookie(t *testing.T) {
+	dir := t.TempDir()
+	everyCard(newRecorder(t, dir, sid))
+	_, ts := testServer(t, dir)
+	anon := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := anon.Get(ts.URL + "/s/" + sid + "?token=" + url.QueryEscape(testToken) + "&x=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/s/"+sid+"?x=1" {
+		t.Fatalf("GET with token = %s, Location %q; want 303 to /s/%s?x=1", resp.Status, resp.Header.Get("Location"), sid)
+	}
+	cs := resp.Cookies()
+	if len(cs) != 1 || cs[0].Value != testToken || !cs[0].HttpOnly || cs[0].SameSite != http.SameSiteStrictMode || cs[0].Path != "/" {
+		t.Fatalf("cookies = %+v, want one HttpOnly SameSite=Strict cookie holding the token", cs)
+	}
+	for _, p := range []string{"/", "/s/" + sid, "/s/" + sid + "/call/call_0001", "/static/app.js", "/static/chroma.css"} {
+		req, _ := http.NewRequest("GET", ts.URL+p, nil)
+		req.AddCookie(cs[0])
+		resp, err := anon.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("GET %s with the cookie = %s", p, resp.Status)
+		}
+		checkHeaders(t, p, resp.Header)
+	}
+}
+
+func checkHeaders(t *testing.T, p string, h http.Header) {
+	t.Helper()
+	c := h.Get("Content-Security-Policy")
+	for _, want := range []string{"default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:"} {
+		if !strings.Contains(c, want) {
+			t.Errorf("%s: CSP %q lacks %q", p, c, want)
+		}
+	}
+	if strings.Contains(c, "unsafe-inline") || strings.Contains(c, "unsafe-eval") {
+		t.Errorf("%s: CSP %q allows inline script", p, c)
+	}
+	if h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Referrer-Policy") != "no-referrer" {
+		t.Errorf("%s: headers %v", p, h)
+	}
+}
+
+// Session ids are validated: nothing but a log in the session directory is served,
+// however the path is spelled.
+func TestTraversalRefused(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "sessions")
+	everyCard(newRecorder(t, dir, sid))
+	// A log outside the session directory, and a non-log file, that must stay unreachable.
+	outside := newRecorder(t, root, "20250101-000000-outside")
+	outside.say(session.TypeUser, "SECRET-OUTSIDE")
+	if err := os.WriteFile(filepath.Join(root, "passwd"), []byte("SECRET-PASSWD"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, ts := testServer(t, dir)
+	c := client(t, ts)
+	abs := url.PathEscape(filepath.Join(root, "20250101-000000-outside.jsonl"))
+	for _, p := range []string{
+		"/s/..%2f20250101-000000-outside",
+		"/s/..%2f20250101-000000-outside.jsonl",
+		"/s/..%2F..%2Fpasswd",
+		"/s/%2e%2e%2fpasswd",
+		"/s/..%5cpasswd",
+		"/s/" + abs,
+		"/s/" + abs + "/events",
+		"/s/" + abs + "/call/call_0001",
+		"/s/..%2f20250101-000000-outside/events",
+		"/s/..%2f20250101-000000-outside/call/call_0001",
+		"/s/" + sid + ".jsonl",
+		"/s/-" + sid,
+		"/s/" + strings.ToUpper(sid),
+		"/s/%00",
+		"/s/" + sid + "/call/..%2f..%2fpasswd",
+		"/s/" + sid + "/call/nope",
+		"/s/nope",
+		"/static/..%2fweb.go",
+		"/static/%2e%2e%2ftemplates%2fpages.html",
+		"/static/",
+	} {
+		code, body := get(t, c, ts.URL+p)
+		if code == http.StatusOK {
+			t.Errorf("GET %s = 200, want a refusal", p)
+		}
+		if strings.Contains(body, "SECRET") {
+			t.Errorf("GET %s leaked: %q", p, body)
+		}
+	}
+	// The unescaped spellings are cleaned by the router before they reach a handler.
+	for _, p := range []string{"/s/../passwd", "/s/./../passwd", "/static/../web.go"} {
+		req := httptest.NewRequest("GET", p, nil)
+		req.AddCookie(&http.Cookie{Name: srvCookie(t, dir), Value: testToken})
+		w := httptest.NewRecorder()
+		s, _ := testServer(t, dir)
+		s.ServeHTTP(w, req)
+		if w.Code == http.StatusOK || strings.Contains(w.Body.String(), "SECRET") {
+			t.Errorf("GET %s = %d %q", p, w.Code, w.Body.String())
+		}
+	}
+	// A unique prefix of an id is resolved within the directory.
+	if code, body := get(t, c, ts.URL+"/s/"+sid[:16]); code != http.StatusOK || !strings.Contains(body, sid) {
+		t.Errorf("GET /s/<prefix> = %d", code)
+	}
+}
+
+func srvCookie(t *testing.T, dir string) string {
+	s, _ := testServer(t, dir)
+	return s.cookie
+}
+
+// The list shows every session, newest first, with its directory, first prompt
+// and state.
+func TestList(t *testing.T) {
+	dir := t.TempDir()
+	older := newRecorder(t, dir, "20250101-000000-older000")
+	older.say(session.TypeUser, "the older <prompt>")
+	older.log.Close()
+	newer := newRecorder(t, dir, "20250314-093012-newer000")
+	newer.say(session.TypeUser, "the newer prompt\nsecond line")
+	_, ts := testServer(t, dir)
+	code, body := get(t, client(t, ts), ts.URL+"/")
+	if code != http.StatusOK {
+		t.Fatal(code)
+	}
+	i, j := strings.Index(body, "newer000"), strings.Index(body, "older000")
+	if i < 0 || j < 0 || i > j {
+		t.Errorf("sessions not listed newest first:\n%s", body)
+	}
+	for _, want := range []string{"the older &lt;prompt&gt;", "the newer prompt …", `<span class="badge live">live</span>`,
+		`<span class="badge finished">finished</span>`, `<code>` + older.root + `</code>`, `href="/s/20250101-000000-older000"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("list lacks %s:\n%s", want, body)
+		}
+	}
+}
+
+// A folded body's expand control loads the whole card, which has every line.
+func TestFoldedBodyLoadsWhole(t *testing.T) {
+	dir := t.TempDir()
+	r := newRecorder(t, dir, sid)
+	id, _ := r.call("bash", map[string]any{"command": "seq 1 500"})
+	_, ts := testServer(t, dir)
+	c := client(t, ts)
+	_, page := get(t, c, ts.URL+"/s/"+sid)
+	src := "/s/" + sid + "/call/" + id
+	if !strings.Contains(page, `data-src="`+src+`"`) || !strings.Contains(page, "470 more lines") {
+		t.Fatalf("the page does not fold the output:\n%s", page)
+	}
+	if strings.Contains(page, "\n250\n") {
+		t.Error("the folded page holds a hidden line")
+	}
+	code, whole := get(t, c, ts.URL+src)
+	if code != http.StatusOK {
+		t.Fatal(code)
+	}
+	var want strings.Builder
+	for i := 1; i <= 500; i++ {
+		want.WriteString(strconv.Itoa(i) + "\n")
+	}
+	if !strings.Contains(whole, `id="c-`+id+`"`) || !strings.Contains(whole, strings.TrimSuffix(want.String(), "\n")) ||
+		strings.Contains(whole, "more lines") {
+		t.Errorf("the whole card lacks lines or is folded:\n%s", whole)
+	}
+}
