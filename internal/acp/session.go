@@ -42,10 +42,9 @@ type sess struct {
 	mu      sync.Mutex // guards what follows; held while sending what the bridge derives
 	cond    *sync.Cond
 	br      *bridge
-	seen    int             // non-progress records the bridge has handled
-	shown   map[string]bool // calls whose tool_call was sent
-	pending []pendingCall   // calls sent but not started, in order
-	subDone bool            // the subscriber returned
+	seen    int           // non-progress records the bridge has handled
+	pending []pendingCall // calls sent but not started, in order
+	subDone bool          // the subscriber returned
 	turn    context.CancelFunc
 	turnEnd chan struct{} // closed when the running turn ends
 	closed  bool
@@ -69,7 +68,7 @@ type peer interface {
 
 func newSess(id string, p peer, log *session.Log, tools *tool.Session, br *bridge, diag func(string, ...any)) *sess {
 	s := &sess{id: id, peer: p, log: log, tools: tools, br: br, diag: diag,
-		shown: map[string]bool{}, refresh: map[string]*time.Timer{}, lastRef: map[string]time.Time{}}
+		refresh: map[string]*time.Timer{}, lastRef: map[string]time.Time{}}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.cond = sync.NewCond(&s.mu)
 	return s
@@ -141,7 +140,6 @@ func (s *sess) handle(r session.Record) {
 	}
 	switch r.Type {
 	case session.TypeToolCall:
-		s.shown[r.CallID] = true
 		s.pending = append(s.pending, pendingCall{id: r.CallID, name: r.Name, args: canonical(r.Args)})
 	case session.TypeProgress:
 		s.scheduleRefresh(r.CallID)
@@ -222,53 +220,23 @@ func (s *sess) onDelta(d provider.Delta) {
 	}
 }
 
-// waitShown waits until the call's tool_call was sent; false if ctx ended or the
-// session stopped first.
-func (s *sess) waitShown(ctx context.Context, id string) bool {
-	stop := context.AfterFunc(ctx, func() {
-		s.mu.Lock()
-		s.cond.Broadcast()
-		s.mu.Unlock()
-	})
-	defer stop()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for !s.shown[id] {
-		if ctx.Err() != nil || s.subDone {
-			return false
-		}
-		s.cond.Wait()
-	}
-	return true
-}
-
 // started marks the oldest announced call with this name and arguments as
-// running. It waits for the call to be announced: the agent runs a call only
-// after logging it, but the bridge may not have sent it yet.
-func (s *sess) started(ctx context.Context, name string, args []byte) {
+// running. The agent logs a call before it runs it, so once the bridge has caught
+// up with the log the call is there; catching up first also keeps the update
+// after those of the calls before it.
+func (s *sess) started(name string, args []byte) {
 	key := canonical(args)
-	stop := context.AfterFunc(ctx, func() {
-		s.mu.Lock()
-		s.cond.Broadcast()
-		s.mu.Unlock()
-	})
-	defer stop()
+	s.sync()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for {
-		for i, p := range s.pending {
-			if p.name == name && bytes.Equal(p.args, key) {
-				s.pending = append(s.pending[:i:i], s.pending[i+1:]...)
-				if u, ok := s.br.start(p.id); ok {
-					s.send(u)
-				}
-				return
+	for i, p := range s.pending {
+		if p.name == name && bytes.Equal(p.args, key) {
+			s.pending = append(s.pending[:i:i], s.pending[i+1:]...)
+			if u, ok := s.br.start(p.id); ok {
+				s.send(u)
 			}
-		}
-		if ctx.Err() != nil || s.subDone {
 			return
 		}
-		s.cond.Wait()
 	}
 }
 
@@ -306,9 +274,7 @@ var permissionOptions = []sdk.PermissionOption{
 
 // permit asks the client about a call, showing its card.
 func (s *sess) permit(ctx context.Context, req agent.PermissionRequest) (agent.Decision, error) {
-	if !s.waitShown(ctx, req.CallID) {
-		return agent.Reject, errors.Join(ctx.Err(), errors.New("the session ended"))
-	}
+	s.sync() // the request follows the call's card and every update before it
 	s.mu.Lock()
 	call := s.br.permissionCall(req.CallID, req.Args, req.Card)
 	s.mu.Unlock()
@@ -412,7 +378,7 @@ type startingTool struct {
 }
 
 func (t startingTool) Run(ctx context.Context, env tool.Env, args []byte) tool.Result {
-	t.s.started(ctx, t.Name(), args)
+	t.s.started(t.Name(), args)
 	return t.Tool.Run(ctx, env, args)
 }
 

@@ -6,13 +6,37 @@ import (
 
 	"github.com/alecthomas/chroma/v2"
 	"github.com/alecthomas/chroma/v2/lexers"
-	"github.com/alecthomas/chroma/v2/styles"
 )
 
 // codeStyle is a dark-friendly palette. Its colours are mapped to the xterm 256-colour
 // palette, which nearly every terminal draws; backgrounds are never set, and text in
 // the style's default colour is left in the terminal's own.
-var codeStyle = styles.Get("github-dark")
+//
+// It is built here rather than taken from chroma's styles package, whose init
+// parses every bundled style and would cost each dsh start-up about 10 ms.
+var codeStyle = chroma.MustNewStyle("dsh-dark", chroma.StyleEntries{
+	chroma.Background:           "#e6edf3 bg:#0d1117",
+	chroma.Keyword:              "bold #ff7b72",
+	chroma.KeywordConstant:      "bold #79c0ff",
+	chroma.KeywordType:          "bold #ff7b72",
+	chroma.NameBuiltin:          "#d2a8ff",
+	chroma.NameFunction:         "bold #d2a8ff",
+	chroma.NameClass:            "bold #f0883e",
+	chroma.NameConstant:         "bold #79c0ff",
+	chroma.NameDecorator:        "bold #d2a8ff",
+	chroma.NameTag:              "#7ee787",
+	chroma.NameAttribute:        "#79c0ff",
+	chroma.NameVariable:         "#79c0ff",
+	chroma.LiteralString:        "#a5d6ff",
+	chroma.LiteralStringEscape:  "#79c0ff",
+	chroma.LiteralNumber:        "#a5d6ff",
+	chroma.Comment:              "italic #8b949e",
+	chroma.CommentPreproc:       "bold #8b949e",
+	chroma.Operator:             "bold #ff7b72",
+	chroma.GenericDeleted:       "#ffa198",
+	chroma.GenericInserted:      "#56d364",
+	chroma.GenericHeading:       "bold #79c0ff",
+})
 
 // highlight colours cleaned lines as the language lang. The window is tokenised
 // whole, so a construct spanning lines (a block comment, a raw string) is coloured

@@ -33,15 +33,19 @@ func (t *typed[P]) ReadOnly() bool         { return t.spec.ReadOnly }
 func (t *typed[P]) Permission() Permission { return t.spec.Permission }
 func (t *typed[P]) Kind() string           { return t.spec.Kind }
 
-// decode validates args against the schema (so the model hears which field is
-// missing or mistyped), then decodes them strictly into P.
-func (t *typed[P]) decode(args []byte) (P, error) {
+// decode decodes args strictly into P. With validate it first checks them
+// against the schema, so the model hears which field is missing or mistyped;
+// presenters skip that (they run on every replayed call and must only not
+// misread what they get).
+func (t *typed[P]) decode(args []byte, validate bool) (P, error) {
 	var p P
 	if len(strings.TrimSpace(string(args))) == 0 {
 		args = []byte("{}")
 	}
-	if err := t.schema.validate(args); err != nil {
-		return p, err
+	if validate {
+		if err := t.schema.validate(args); err != nil {
+			return p, err
+		}
 	}
 	if err := json.Unmarshal(args, &p, json.RejectUnknownMembers(true)); err != nil {
 		return p, err
@@ -50,7 +54,7 @@ func (t *typed[P]) decode(args []byte) (P, error) {
 }
 
 func (t *typed[P]) Run(ctx context.Context, env Env, args []byte) Result {
-	p, err := t.decode(args)
+	p, err := t.decode(args, true)
 	if err != nil {
 		return Errorf("Invalid arguments for %s: %v", t.spec.Name, err)
 	}
@@ -58,7 +62,7 @@ func (t *typed[P]) Run(ctx context.Context, env Env, args []byte) Result {
 }
 
 func (t *typed[P]) PresentCall(args []byte) card.Call {
-	p, err := t.decode(args)
+	p, err := t.decode(args, false)
 	if err != nil {
 		return &card.GenericCall{Title: t.spec.Name, ToolKind: t.spec.Kind, RawInput: rawOrNil(args)}
 	}
@@ -66,7 +70,7 @@ func (t *typed[P]) PresentCall(args []byte) card.Call {
 }
 
 func (t *typed[P]) PresentResult(args []byte, r Result) card.Result {
-	p, err := t.decode(args)
+	p, err := t.decode(args, false)
 	if err != nil || t.spec.PresentResult == nil {
 		return nil
 	}

@@ -40,13 +40,13 @@ func TestRegistryRun(t *testing.T) {
 		{"ok", "echo", `{"path":"ab","count":2}`, false, "abab"},
 		{"optional omitted", "echo", `{"path":"x"}`, false, "x"},
 		{"unknown tool", "ech", `{}`, true, `Unknown tool "ech". Available tools: echo.`},
-		{"missing field", "echo", `{}`, true, "missing property 'path'"},
-		{"wrong type", "echo", `{"path":3}`, true, "at /path: got number, want string"},
-		{"below minimum", "echo", `{"path":"a","count":0}`, true, "at /count: minimum"},
-		{"unknown field", "echo", `{"path":"a","bogus":1}`, true, "'bogus' not allowed"},
+		{"missing field", "echo", `{}`, true, `missing properties: ["path"]`},
+		{"wrong type", "echo", `{"path":3}`, true, `has type "integer", want "string"`},
+		{"below minimum", "echo", `{"path":"a","count":0}`, true, "is less than 1"},
+		{"unknown field", "echo", `{"path":"a","bogus":1}`, true, `unexpected additional properties ["bogus"]`},
 		{"not json", "echo", `{"path":`, true, "not valid JSON"},
-		{"array", "echo", `[]`, true, "got array, want object"},
-		{"empty means {}", "echo", ``, true, "missing property 'path'"},
+		{"array", "echo", `[]`, true, `want "object"`},
+		{"empty means {}", "echo", ``, true, `missing properties: ["path"]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

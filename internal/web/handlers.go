@@ -18,8 +18,11 @@ import (
 // session.Resolve would accept one, and a request is untrusted.
 func (s *Server) sessionPath(r *http.Request) (id, path string, ok bool) {
 	id = r.PathValue("id")
+	if !validID(id) {
+		return "", "", false
+	}
 	p, err := session.Resolve(s.o.Dir, id)
-	if err != nil {
+	if err != nil || filepath.Dir(p) != filepath.Clean(s.o.Dir) {
 		return "", "", false
 	}
 	return strings.TrimSuffix(filepath.Base(p), ".jsonl"), p, true

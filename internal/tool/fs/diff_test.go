@@ -127,7 +127,7 @@ func TestDiffHunksApplyToOldYieldNew(t *testing.T) {
 }
 
 func TestDiffContextAndMerging(t *testing.T) {
-	old := numberedText(1, 30)
+	old := diffNumbered(1, 30)
 	// Lines 5 and 11 are 5 lines apart: their contexts touch, one hunk. Line 25
 	// is far: its own hunk.
 	new := strings.Replace(old, "line 5\n", "five\n", 1)
@@ -136,10 +136,10 @@ func TestDiffContextAndMerging(t *testing.T) {
 	hunks, _ := diffTexts(old, new, newHunkBudget())
 	want := []diffHunk{
 		{OldStart: 2, OldLines: 13, NewStart: 2, NewLines: 13,
-			OldText: numberedText(2, 14),
-			NewText: numberedText(2, 4) + "five\n" + numberedText(6, 10) + "eleven\n" + numberedText(12, 14)},
+			OldText: diffNumbered(2, 14),
+			NewText: diffNumbered(2, 4) + "five\n" + diffNumbered(6, 10) + "eleven\n" + diffNumbered(12, 14)},
 		{OldStart: 22, OldLines: 7, NewStart: 22, NewLines: 6,
-			OldText: numberedText(22, 28), NewText: numberedText(22, 24) + numberedText(26, 28)},
+			OldText: diffNumbered(22, 28), NewText: diffNumbered(22, 24) + diffNumbered(26, 28)},
 	}
 	if fmt.Sprint(hunks) != fmt.Sprint(want) {
 		t.Fatalf("hunks\n%+v\nwant\n%+v", hunks, want)
@@ -152,7 +152,7 @@ func TestDiffContextAndMerging(t *testing.T) {
 	}
 }
 
-func numberedText(from, to int) string {
+func diffNumbered(from, to int) string {
 	var b strings.Builder
 	for i := from; i <= to; i++ {
 		fmt.Fprintf(&b, "line %d\n", i)
@@ -161,7 +161,7 @@ func numberedText(from, to int) string {
 }
 
 func TestDiffEdges(t *testing.T) {
-	big := numberedText(1, 5000)
+	big := diffNumbered(1, 5000)
 	cases := []struct{ name, old, new string }{
 		{"empty to text", "", "a\nb\n"},
 		{"text to empty", "a\nb\n", ""},

@@ -161,7 +161,7 @@ func editFill(ctx context.Context, st *stamps, abs string, p editParams, bom boo
 	editRecord(st, abs)
 	hunks, omitted := diffTexts("", p.NewString, newHunkBudget())
 	msg := fmt.Sprintf("Edited %s: filled the empty file (%s).", p.Path, writeLines(p.NewString))
-	return editResult(msg, diffMeta{Path: p.Path, Sites: 1, Hunks: nonNilHunks(hunks), Omitted: omitted})
+	return editResult(msg, diffMeta{Path: p.Path, Sites: 1, Hunks: hunkNonNil(hunks), Omitted: omitted})
 }
 
 // editRecord notes the file as the session now knows it. A failed stat only means
@@ -182,7 +182,7 @@ func editResult(msg string, m diffMeta) tool.Result {
 	return r
 }
 
-func nonNilHunks(h []diffHunk) []diffHunk {
+func hunkNonNil(h []diffHunk) []diffHunk {
 	if h == nil {
 		return []diffHunk{}
 	}
@@ -281,7 +281,7 @@ func editReplace(w io.Writer, text, old, repl []byte, first int, all bool, budge
 	if t.open {
 		t.close()
 	}
-	return editOutcome{sites: t.sites, firstLine: t.firstLine, hunks: nonNilHunks(t.hunks), omitted: t.omitted}, nil
+	return editOutcome{sites: t.sites, firstLine: t.firstLine, hunks: hunkNonNil(t.hunks), omitted: t.omitted}, nil
 }
 
 // editTracker turns the sites of a replacement, in order, into contextual hunks.

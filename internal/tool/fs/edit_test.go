@@ -306,10 +306,10 @@ func editCheckReplace(t *testing.T, i int, text, old, repl string, all bool) {
 	t.Helper()
 	first, err := editLocate([]byte(text), []byte(old), all)
 	if err != nil {
-		if errorsIsNotFound(err) && strings.Contains(text, old) {
+		if editIsNotFound(err) && strings.Contains(text, old) {
 			t.Fatalf("case %d: %q reported missing from %q", i, old, text)
 		}
-		if !errorsIsNotFound(err) && (all || editOverlapCount(text, old) < 2) {
+		if !editIsNotFound(err) && (all || editOverlapCount(text, old) < 2) {
 			t.Fatalf("case %d: %q reported ambiguous in %q", i, old, text)
 		}
 		return
@@ -343,7 +343,7 @@ func editCheckReplace(t *testing.T, i int, text, old, repl string, all bool) {
 	}
 }
 
-func errorsIsNotFound(err error) bool { return errors.Is(err, errEditNotFound) }
+func editIsNotFound(err error) bool { return errors.Is(err, errEditNotFound) }
 
 func newEditRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0)) }
 
@@ -397,7 +397,7 @@ func FuzzEditMatch(f *testing.F) {
 		if bytes.Equal(o, r) {
 			return
 		}
-		if _, err := editLocate(text, o, all); errorsIsNotFound(err) {
+		if _, err := editLocate(text, o, all); editIsNotFound(err) {
 			if n, ok := editNearMatch(text, o); ok {
 				lines := bytes.Count(text, []byte("\n")) + 1
 				if n.start < 1 || n.start > lines || n.score > n.lines || n.offset > len(text) {

@@ -84,7 +84,7 @@ func writeExecute(ctx context.Context, env tool.Env, p writeParams) tool.Result 
 	if n != 1 {
 		msg += "s"
 	}
-	return editResult(msg+").", diffMeta{Path: p.Path, Hunks: nonNilHunks(hunks), Omitted: omitted})
+	return editResult(msg+").", diffMeta{Path: p.Path, Hunks: hunkNonNil(hunks), Omitted: omitted})
 }
 
 // writeString is a fill function for atomicWrite that writes s.

@@ -187,7 +187,7 @@ func TestWriteGoldenCreate(t *testing.T) {
 
 func TestWriteGoldenOverwrite(t *testing.T) {
 	f := newEditFixture(t)
-	old := numberedText(1, 40)
+	old := diffNumbered(1, 40)
 	f.put("notes.txt", old, 0o644)
 	f.read("notes.txt")
 	new := strings.Replace(old, "line 3\n", "line three\n", 1)

@@ -1,0 +1,324 @@
+// Command acpbench measures an ACP agent's startup: spawn → initialize
+// response, session/new and session/load latency, and idle RSS after
+// initialize + session/new. It speaks raw JSON-RPC lines over the agent's stdio
+// so that nothing but the agent is measured. With -ref it measures a reference
+// agent the same way and prints ratios.
+//
+//	acpbench -dsh ./dsh [-ref ./example-agent] [-runs 10]
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func main() {
+	dsh := flag.String("dsh", "", "the dsh binary")
+	ref := flag.String("ref", "", "a reference ACP agent binary (optional)")
+	runs := flag.Int("runs", 10, "runs per measurement; the median is reported")
+	calls := flag.Int("calls", 100, "tool calls in the session that is loaded")
+	flag.Parse()
+	if *dsh == "" {
+		fmt.Fprintln(os.Stderr, "usage: acpbench -dsh BIN [-ref BIN] [-runs N]")
+		os.Exit(2)
+	}
+	if err := run(*dsh, *ref, *runs, *calls); err != nil {
+		fmt.Fprintln(os.Stderr, "acpbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(dsh, ref string, runs, calls int) error {
+	tmp, err := os.MkdirTemp("", "acpbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	ws := filepath.Join(tmp, "ws")
+	sessions := filepath.Join(tmp, "sessions")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		return err
+	}
+	if ws, err = filepath.EvalSymlinks(ws); err != nil {
+		return err
+	}
+
+	id, err := generate(dsh, tmp, ws, sessions, calls)
+	if err != nil {
+		return fmt.Errorf("generating the %d-call session: %w", calls, err)
+	}
+	dshCmd := []string{dsh, "acp", "--session-dir", sessions}
+	d, err := measure(dshCmd, os.Stderr, ws, runs, id)
+	if err != nil {
+		return fmt.Errorf("dsh: %w", err)
+	}
+	var r *figures
+	if ref != "" {
+		// The reference logs its connection's end to stderr: not worth showing.
+		if r, err = measure([]string{ref}, io.Discard, ws, runs, ""); err != nil {
+			return fmt.Errorf("reference agent: %w", err)
+		}
+	}
+
+	fmt.Printf("dsh acp, medians of %d runs:\n", runs)
+	report("spawn → initialize", d.init, 15*time.Millisecond, r, func(f *figures) time.Duration { return f.init })
+	report("session/new", d.newSess, 20*time.Millisecond, r, func(f *figures) time.Duration { return f.newSess })
+	report(fmt.Sprintf("session/load (%d calls)", calls), d.load, 50*time.Millisecond, nil, nil)
+	verdict := "ok"
+	if d.rss > 16<<10 {
+		verdict = "MISSED"
+	}
+	line := fmt.Sprintf("  %-26s %7.1f MiB (target <= 16 MiB) %s", "idle RSS", float64(d.rss)/1024, verdict)
+	if r != nil {
+		line += fmt.Sprintf("   reference %.1f MiB, ratio %.2f", float64(r.rss)/1024, float64(d.rss)/float64(r.rss))
+	}
+	fmt.Println(line)
+	return nil
+}
+
+func report(what string, got, target time.Duration, ref *figures, pick func(*figures) time.Duration) {
+	verdict := "ok"
+	if got > target {
+		verdict = "MISSED"
+	}
+	line := fmt.Sprintf("  %-26s %7.2f ms  (target <= %v) %s", what, ms(got), target, verdict)
+	if ref != nil {
+		line += fmt.Sprintf("   reference %.2f ms, ratio %.2f", ms(pick(ref)), float64(got)/float64(pick(ref)))
+	}
+	fmt.Println(line)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// figures are the medians of one agent.
+type figures struct {
+	init, newSess, load time.Duration
+	rss                 int // KiB
+}
+
+// measure starts the agent runs times. Each run times spawn → initialize and
+// session/new, reads VmRSS, and, with a session id, times session/load in the
+// same process after closing the new session.
+func measure(argv []string, stderr io.Writer, ws string, runs int, loadID string) (*figures, error) {
+	var inits, news, loads []time.Duration
+	var rss []int
+	for range runs {
+		start := time.Now()
+		a, err := spawn(argv, stderr)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := a.call("initialize", `{"protocolVersion":1,"clientCapabilities":{}}`); err != nil {
+			a.stop()
+			return nil, err
+		}
+		inits = append(inits, time.Since(start))
+
+		t := time.Now()
+		res, err := a.call("session/new", fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, ws))
+		if err != nil {
+			a.stop()
+			return nil, err
+		}
+		news = append(news, time.Since(t))
+		kib, err := vmRSS(a.cmd.Process.Pid)
+		if err != nil {
+			a.stop()
+			return nil, err
+		}
+		rss = append(rss, kib)
+
+		if loadID != "" {
+			var r struct {
+				SessionID string `json:"sessionId"`
+			}
+			if err := json.Unmarshal(res, &r); err != nil {
+				a.stop()
+				return nil, err
+			}
+			if _, err := a.call("session/close", fmt.Sprintf(`{"sessionId":%q}`, r.SessionID)); err != nil {
+				a.stop()
+				return nil, err
+			}
+			t := time.Now()
+			if _, err := a.call("session/load", fmt.Sprintf(`{"sessionId":%q,"cwd":%q,"mcpServers":[]}`, loadID, ws)); err != nil {
+				a.stop()
+				return nil, err
+			}
+			loads = append(loads, time.Since(t))
+		}
+		if err := a.stop(); err != nil {
+			return nil, err
+		}
+	}
+	f := &figures{init: median(inits), newSess: median(news), rss: median(rss)}
+	if len(loads) > 0 {
+		f.load = median(loads)
+	}
+	return f, nil
+}
+
+func median[T int | time.Duration](xs []T) T {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// vmRSS reads a process's resident set in KiB.
+func vmRSS(pid int) (int, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			return strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+		}
+	}
+	return 0, errors.New("no VmRSS")
+}
+
+// agent is a running ACP agent spoken to in raw JSON-RPC lines.
+type agent struct {
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  *bufio.Reader
+	next int
+}
+
+func spawn(argv []string, stderr io.Writer) (*agent, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stderr = stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &agent{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}, nil
+}
+
+// call sends a request and reads until its response, skipping notifications.
+func (a *agent) call(method, params string) (json.RawMessage, error) {
+	a.next++
+	if _, err := fmt.Fprintf(a.in, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", a.next, method, params); err != nil {
+		return nil, err
+	}
+	for {
+		line, err := a.out.ReadBytes('\n')
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", method, err)
+		}
+		var m struct {
+			ID     *int            `json:"id"`
+			Method string          `json:"method"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if err := json.Unmarshal(line, &m); err != nil {
+			return nil, fmt.Errorf("%s: not JSON: %q", method, line)
+		}
+		if m.ID == nil || *m.ID != a.next || m.Method != "" {
+			continue
+		}
+		if m.Error != nil {
+			return nil, fmt.Errorf("%s: %s", method, m.Error)
+		}
+		return m.Result, nil
+	}
+}
+
+// stop closes stdin, as an editor does, and waits for the agent to exit.
+func (a *agent) stop() error {
+	a.in.Close()
+	done := make(chan error, 1)
+	go func() { done <- a.cmd.Wait() }()
+	select {
+	case <-done:
+		return nil
+	case <-time.After(10 * time.Second):
+		_ = a.cmd.Process.Kill()
+		<-done
+		return errors.New("the agent did not exit after stdin closed")
+	}
+}
+
+// generate runs a scripted session of n tool calls — reads, writes, commands and
+// todo updates — and returns its id.
+func generate(dsh, tmp, ws, sessions string, n int) (string, error) {
+	if err := os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
+		return "", err
+	}
+	type call struct {
+		ID   string         `json:"id"`
+		Name string         `json:"name"`
+		Args map[string]any `json:"args"`
+	}
+	type turn struct {
+		Text      string `json:"text,omitempty"`
+		ToolCalls []call `json:"tool_calls,omitempty"`
+	}
+	var turns []turn
+	for i := range n {
+		id := fmt.Sprintf("call_%03d", i)
+		var c call
+		switch i % 4 {
+		case 0:
+			c = call{id, "read", map[string]any{"path": "main.go"}}
+		case 1:
+			c = call{id, "write", map[string]any{"path": fmt.Sprintf("f%03d.txt", i), "content": strings.Repeat("line\n", 20)}}
+		case 2:
+			c = call{id, "bash", map[string]any{"command": fmt.Sprintf("echo step %d", i)}}
+		case 3:
+			c = call{id, "todo_write", map[string]any{"todos": []map[string]any{{"content": "step " + strconv.Itoa(i), "status": "in_progress"}}}}
+		}
+		turns = append(turns, turn{Text: "Next step.", ToolCalls: []call{c}})
+	}
+	turns = append(turns, turn{Text: "Done."})
+	script, err := json.Marshal(map[string]any{"turns": turns})
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(tmp, "script.json")
+	if err := os.WriteFile(path, script, 0o644); err != nil {
+		return "", err
+	}
+	a, err := spawn([]string{dsh, "acp", "--session-dir", sessions, "--mode", "bypass", "--provider", "script", "--script", path}, os.Stderr)
+	if err != nil {
+		return "", err
+	}
+	defer a.stop()
+	if _, err := a.call("initialize", `{"protocolVersion":1}`); err != nil {
+		return "", err
+	}
+	res, err := a.call("session/new", fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, ws))
+	if err != nil {
+		return "", err
+	}
+	var r struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := json.Unmarshal(res, &r); err != nil {
+		return "", err
+	}
+	if _, err := a.call("session/prompt", fmt.Sprintf(`{"sessionId":%q,"prompt":[{"type":"text","text":"Go."}]}`, r.SessionID)); err != nil {
+		return "", err
+	}
+	return r.SessionID, nil
+}

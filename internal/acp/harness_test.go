@@ -1,0 +1,590 @@
+package acp_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+var (
+	dshBin     string // the dsh binary under test, built once
+	schemaPath string // the ACP schema shipped in the SDK module
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "dsh-acp-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := func() int {
+		defer os.RemoveAll(dir)
+		dshBin = filepath.Join(dir, "dsh")
+		if out, err := exec.Command("go", "build", "-o", dshBin, "github.com/dsh-dev/dsh/cmd/dsh").CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building dsh: %v\n%s", err, out)
+			return 1
+		}
+		out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/coder/acp-go-sdk").Output()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "finding the ACP SDK module: %v\n", err)
+			return 1
+		}
+		schemaPath = filepath.Join(strings.TrimSpace(string(out)), "schema", "schema.json")
+		return m.Run()
+	}()
+	os.Exit(code)
+}
+
+// client is the test's ACP client: it drives a real `dsh acp` process through
+// the SDK's ClientSideConnection and keeps every byte dsh wrote.
+type client struct {
+	t          *testing.T
+	cmd        *exec.Cmd
+	conn       *sdk.ClientSideConnection
+	stdin      *lockedWriter
+	out        *lines // what dsh wrote, line by line
+	in         *lines // what the client wrote
+	stderr     *bytes.Buffer
+	cwd        string // the session's workspace, symlinks resolved
+	sessionDir string
+	exited     chan struct{}
+	waitErr    error
+
+	mu       sync.Mutex
+	updates  []sdk.SessionNotification
+	onUpdate func(sdk.SessionNotification)
+	permit   func(sdk.RequestPermissionRequest) sdk.RequestPermissionResponse
+	asked    []sdk.RequestPermissionRequest
+}
+
+type options struct {
+	termMeta   bool
+	mode       string
+	script     string // the scripted provider's JSON turns
+	cwd        string // default: a new temp dir
+	sessionDir string // default: a new temp dir
+}
+
+// start runs `dsh acp` with a scripted provider and connects to it.
+func start(t *testing.T, o options) *client {
+	t.Helper()
+	if o.cwd == "" {
+		o.cwd = t.TempDir()
+	}
+	if o.sessionDir == "" {
+		o.sessionDir = t.TempDir()
+	}
+	if o.mode == "" {
+		o.mode = "bypass"
+	}
+	cwd, err := filepath.EvalSymlinks(o.cwd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(t.TempDir(), "script.json")
+	if err := os.WriteFile(script, []byte(o.script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := &client{t: t, cwd: cwd, sessionDir: o.sessionDir, out: newLines(), in: newLines(),
+		stderr: &bytes.Buffer{}, exited: make(chan struct{})}
+	c.cmd = exec.Command(dshBin, "acp", "--provider", "script", "--script", script,
+		"--mode", o.mode, "--session-dir", o.sessionDir)
+	c.cmd.Stderr = c.stderr
+	stdin, err := c.cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := c.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		c.waitErr = c.cmd.Wait()
+		close(c.exited)
+	}()
+	c.stdin = &lockedWriter{w: io.MultiWriter(stdin, c.in), closer: stdin}
+	c.conn = sdk.NewClientSideConnection(c, c.stdin, io.TeeReader(stdout, c.out))
+	c.conn.SetLogger(slog.New(slog.DiscardHandler))
+	t.Cleanup(func() {
+		c.stdin.Close()
+		select {
+		case <-c.exited:
+		case <-time.After(10 * time.Second):
+			_ = c.cmd.Process.Kill()
+			<-c.exited
+			t.Errorf("dsh did not exit after stdin closed")
+		}
+		if t.Failed() {
+			t.Logf("dsh stderr:\n%s", c.stderr)
+		}
+		c.validate()
+	})
+	c.initialize(o.termMeta)
+	return c
+}
+
+func (c *client) ctx() context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	c.t.Cleanup(cancel)
+	return ctx
+}
+
+func (c *client) initialize(termMeta bool) {
+	c.t.Helper()
+	caps := sdk.ClientCapabilities{}
+	if termMeta {
+		caps.Meta = map[string]any{"terminal_output": true}
+	}
+	resp, err := c.conn.Initialize(c.ctx(), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber,
+		ClientCapabilities: caps, ClientInfo: &sdk.Implementation{Name: "dsh-acp-test", Version: "1"}})
+	if err != nil {
+		c.t.Fatalf("initialize: %v", err)
+	}
+	if !resp.AgentCapabilities.LoadSession {
+		c.t.Errorf("initialize: loadSession not advertised")
+	}
+}
+
+func (c *client) newSession() sdk.SessionId {
+	c.t.Helper()
+	resp, err := c.conn.NewSession(c.ctx(), sdk.NewSessionRequest{Cwd: c.cwd, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		c.t.Fatalf("session/new: %v", err)
+	}
+	return resp.SessionId
+}
+
+func (c *client) prompt(id sdk.SessionId, text string) (sdk.StopReason, error) {
+	resp, err := c.conn.Prompt(c.ctx(), sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
+	return resp.StopReason, err
+}
+
+// mustPrompt runs a turn that must end with want.
+func (c *client) mustPrompt(id sdk.SessionId, text string, want sdk.StopReason) {
+	c.t.Helper()
+	got, err := c.prompt(id, text)
+	if err != nil {
+		c.t.Fatalf("session/prompt: %v", err)
+	}
+	if got != want {
+		c.t.Fatalf("session/prompt stopped with %q, want %q", got, want)
+	}
+}
+
+// writeRaw sends bytes as they are, between the SDK's messages.
+func (c *client) writeRaw(s string) {
+	c.t.Helper()
+	if _, err := c.stdin.Write([]byte(s)); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// SessionUpdate implements sdk.Client.
+func (c *client) SessionUpdate(_ context.Context, n sdk.SessionNotification) error {
+	c.mu.Lock()
+	c.updates = append(c.updates, n)
+	hook := c.onUpdate
+	c.mu.Unlock()
+	if hook != nil {
+		hook(n)
+	}
+	return nil
+}
+
+// RequestPermission implements sdk.Client with the test's answer.
+func (c *client) RequestPermission(_ context.Context, r sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+	c.mu.Lock()
+	c.asked = append(c.asked, r)
+	permit := c.permit
+	c.mu.Unlock()
+	if permit == nil {
+		c.t.Errorf("dsh asked for permission unexpectedly: %s", title(r.ToolCall.Title))
+		return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}, nil
+	}
+	return permit(r), nil
+}
+
+func title(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// dsh does its own I/O: it must never use the client's files or terminals.
+func (c *client) unexpected(method string) error {
+	c.t.Errorf("dsh called the client's %s", method)
+	return errors.New("not offered")
+}
+
+func (c *client) ReadTextFile(context.Context, sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
+	return sdk.ReadTextFileResponse{}, c.unexpected("fs/read_text_file")
+}
+
+func (c *client) WriteTextFile(context.Context, sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
+	return sdk.WriteTextFileResponse{}, c.unexpected("fs/write_text_file")
+}
+
+func (c *client) CreateTerminal(context.Context, sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
+	return sdk.CreateTerminalResponse{}, c.unexpected("terminal/create")
+}
+
+func (c *client) KillTerminal(context.Context, sdk.KillTerminalRequest) (sdk.KillTerminalResponse, error) {
+	return sdk.KillTerminalResponse{}, c.unexpected("terminal/kill")
+}
+
+func (c *client) TerminalOutput(context.Context, sdk.TerminalOutputRequest) (sdk.TerminalOutputResponse, error) {
+	return sdk.TerminalOutputResponse{}, c.unexpected("terminal/output")
+}
+
+func (c *client) ReleaseTerminal(context.Context, sdk.ReleaseTerminalRequest) (sdk.ReleaseTerminalResponse, error) {
+	return sdk.ReleaseTerminalResponse{}, c.unexpected("terminal/release")
+}
+
+func (c *client) WaitForTerminalExit(context.Context, sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error) {
+	return sdk.WaitForTerminalExitResponse{}, c.unexpected("terminal/wait_for_exit")
+}
+
+// mark returns the number of lines dsh has written so far, to cut transcripts.
+func (c *client) mark() int { return len(c.out.all()) }
+
+// transcript is what dsh wrote from line `from` on, normalised for a golden file:
+// the workspace path, the session id and the version are tokenised, keys are
+// sorted, and the in_progress updates of calls that run at the same time (reads)
+// are sorted by call id.
+func (c *client) transcript(from int, sessions ...sdk.SessionId) []string {
+	c.t.Helper()
+	var out []string
+	for _, l := range c.out.all()[from:] {
+		for i, id := range sessions {
+			l = strings.ReplaceAll(l, string(id), fmt.Sprintf("{{session%d}}", i+1))
+		}
+		l = strings.ReplaceAll(l, c.cwd, "{{cwd}}")
+		var v map[string]any
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			c.t.Fatalf("dsh wrote a line that is not JSON: %q", l)
+		}
+		if r, ok := v["result"].(map[string]any); ok {
+			if info, ok := r["agentInfo"].(map[string]any); ok {
+				info["version"] = "{{version}}"
+			}
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		out = append(out, string(b))
+	}
+	return sortConcurrentStarts(out)
+}
+
+// sortConcurrentStarts sorts each run of bare in_progress updates: read-only
+// calls run concurrently and announce their start in any order.
+func sortConcurrentStarts(ls []string) []string {
+	isStart := func(l string) bool {
+		var m struct {
+			Params struct {
+				Update map[string]any `json:"update"`
+			} `json:"params"`
+		}
+		if json.Unmarshal([]byte(l), &m) != nil {
+			return false
+		}
+		u := m.Params.Update
+		return len(u) == 3 && u["sessionUpdate"] == "tool_call_update" && u["status"] == "in_progress"
+	}
+	for i := 0; i < len(ls); {
+		j := i
+		for j < len(ls) && isStart(ls[j]) {
+			j++
+		}
+		if j > i {
+			slices.Sort(ls[i:j])
+			i = j
+		} else {
+			i++
+		}
+	}
+	return ls
+}
+
+// golden compares lines with testdata/NAME.golden.jsonl (rewritten with -update).
+func golden(t *testing.T, name string, got []string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden.jsonl")
+	text := strings.Join(got, "\n") + "\n"
+	if *update {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if text != string(want) {
+		wl := strings.Split(strings.TrimSuffix(string(want), "\n"), "\n")
+		for i := range max(len(wl), len(got)) {
+			var w, g string
+			if i < len(wl) {
+				w = wl[i]
+			}
+			if i < len(got) {
+				g = got[i]
+			}
+			if w != g {
+				t.Fatalf("%s differs from the transcript at line %d:\n got: %s\nwant: %s\n(run with -update to accept)", path, i+1, g, w)
+			}
+		}
+	}
+}
+
+// waitFor waits until dsh has written a line for which ok is true.
+func (c *client) waitFor(what string, ok func(line string) bool) string {
+	c.t.Helper()
+	l, found := c.out.wait(30*time.Second, ok)
+	if !found {
+		c.t.Fatalf("dsh never wrote %s", what)
+	}
+	return l
+}
+
+// lines collects a stream's lines for inspection while it is written.
+type lines struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	buf  []byte
+	ls   []string
+}
+
+func newLines() *lines {
+	l := &lines{}
+	l.cond = sync.NewCond(&l.mu)
+	return l
+}
+
+func (l *lines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	for {
+		i := bytes.IndexByte(l.buf, '\n')
+		if i < 0 {
+			break
+		}
+		if s := strings.TrimSpace(string(l.buf[:i])); s != "" {
+			l.ls = append(l.ls, s)
+		}
+		l.buf = l.buf[i+1:]
+	}
+	l.cond.Broadcast()
+	return len(p), nil
+}
+
+func (l *lines) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.ls)
+}
+
+func (l *lines) wait(d time.Duration, ok func(string) bool) (string, bool) {
+	timer := time.AfterFunc(d, func() {
+		l.mu.Lock()
+		l.cond.Broadcast()
+		l.mu.Unlock()
+	})
+	defer timer.Stop()
+	deadline := time.Now().Add(d)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for seen := 0; ; {
+		for ; seen < len(l.ls); seen++ {
+			if ok(l.ls[seen]) {
+				return l.ls[seen], true
+			}
+		}
+		if time.Now().After(deadline) {
+			return "", false
+		}
+		l.cond.Wait()
+	}
+}
+
+type lockedWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	closer io.Closer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (l *lockedWriter) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.closer.Close()
+}
+
+// The schema check: every message dsh writes must validate against the ACP
+// schema's definition for what it is — the result of the method it answers, the
+// params of the notification or request it is — and against the envelope.
+var (
+	schemaOnce sync.Once
+	schemas    map[string]*jsonschema.Schema
+	schemaErr  error
+)
+
+func schema(def string) (*jsonschema.Schema, error) {
+	schemaOnce.Do(func() {
+		f, err := os.Open(schemaPath)
+		if err != nil {
+			schemaErr = err
+			return
+		}
+		defer f.Close()
+		doc, err := jsonschema.UnmarshalJSON(f)
+		if err != nil {
+			schemaErr = err
+			return
+		}
+		comp := jsonschema.NewCompiler()
+		if err := comp.AddResource("acp.json", doc); err != nil {
+			schemaErr = err
+			return
+		}
+		schemas = map[string]*jsonschema.Schema{}
+		for _, d := range []string{"AgentResponse", "AgentNotification", "AgentRequest", "Error",
+			"InitializeResponse", "NewSessionResponse", "LoadSessionResponse", "PromptResponse",
+			"SetSessionModeResponse", "CloseSessionResponse", "SessionNotification", "RequestPermissionRequest"} {
+			s, err := comp.Compile("acp.json#/$defs/" + d)
+			if err != nil {
+				schemaErr = err
+				return
+			}
+			schemas[d] = s
+		}
+	})
+	if schemaErr != nil {
+		return nil, schemaErr
+	}
+	s, ok := schemas[def]
+	if !ok {
+		return nil, fmt.Errorf("no schema for %s", def)
+	}
+	return s, nil
+}
+
+var resultDefs = map[string]string{
+	"initialize":       "InitializeResponse",
+	"session/new":      "NewSessionResponse",
+	"session/load":     "LoadSessionResponse",
+	"session/prompt":   "PromptResponse",
+	"session/set_mode": "SetSessionModeResponse",
+	"session/close":    "CloseSessionResponse",
+}
+
+var paramDefs = map[string]string{
+	"session/update":             "SessionNotification",
+	"session/request_permission": "RequestPermissionRequest",
+}
+
+// validate checks every line dsh wrote; each violation is a test error.
+func (c *client) validate() {
+	methods := map[string]string{} // the client's request ids
+	for _, l := range c.in.all() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal([]byte(l), &m) == nil && m.Method != "" && len(m.ID) > 0 {
+			methods[string(m.ID)] = m.Method
+		}
+	}
+	violations := 0
+	for i, l := range c.out.all() {
+		if err := checkMessage(l, methods); err != nil {
+			violations++
+			c.t.Errorf("message %d violates the ACP schema: %v\n%s", i+1, err, l)
+		}
+	}
+	if violations == 0 && len(c.out.all()) == 0 {
+		c.t.Errorf("dsh wrote nothing")
+	}
+}
+
+func checkMessage(line string, methods map[string]string) error {
+	v, err := jsonschema.UnmarshalJSON(strings.NewReader(line))
+	if err != nil {
+		return err
+	}
+	obj, ok := v.(map[string]any)
+	if !ok || obj["jsonrpc"] != "2.0" {
+		return errors.New(`not a JSON-RPC 2.0 object`)
+	}
+	var env string
+	var parts [][2]any // (definition, value)
+	method, _ := obj["method"].(string)
+	_, hasID := obj["id"]
+	switch {
+	case method != "" && hasID:
+		env = "AgentRequest"
+		parts = append(parts, [2]any{paramDefs[method], obj["params"]})
+	case method != "":
+		env = "AgentNotification"
+		parts = append(parts, [2]any{paramDefs[method], obj["params"]})
+	case obj["error"] != nil:
+		env = "AgentResponse"
+		parts = append(parts, [2]any{"Error", obj["error"]})
+	default:
+		env = "AgentResponse"
+		id, _ := json.Marshal(obj["id"])
+		parts = append(parts, [2]any{resultDefs[methods[string(id)]], obj["result"]})
+	}
+	s, err := schema(env)
+	if err != nil {
+		return err
+	}
+	if err := s.Validate(v); err != nil {
+		return err
+	}
+	for _, p := range parts {
+		def, _ := p[0].(string)
+		if def == "" {
+			return fmt.Errorf("no schema definition for this message (method %q)", method)
+		}
+		s, err := schema(def)
+		if err != nil {
+			return err
+		}
+		if err := s.Validate(p[1]); err != nil {
+			return fmt.Errorf("%s: %w", def, err)
+		}
+	}
+	return nil
+}
