@@ -90,7 +90,11 @@ func TestEveryTool(t *testing.T) {
 			}
 			loaded := again.transcript(from, id)
 			golden(t, "demo-"+tc.name+"-load", loaded)
-			if l, r := fold(t, liveLines), fold(t, loaded); !reflect.DeepEqual(l, r) {
+			l, r := fold(t, liveLines), fold(t, loaded)
+			if n := len(l["order"].([]string)); n != 16 {
+				t.Errorf("the live transcript shows %d calls, want the demo's 16", n)
+			}
+			if !reflect.DeepEqual(l, r) {
 				t.Errorf("the reloaded cards differ from the live ones:\nlive:   %v\nloaded: %v", l, r)
 			}
 
@@ -336,7 +340,13 @@ func started(l string) bool {
 // pgidGone checks that the command's process group is dead.
 func pgidGone(t *testing.T, cwd string) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(cwd, "pgid"))
+	groupGone(t, filepath.Join(cwd, "pgid"))
+}
+
+// groupGone checks that the process group whose id the file holds is dead.
+func groupGone(t *testing.T, file string) {
+	t.Helper()
+	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +361,7 @@ func pgidGone(t *testing.T, cwd string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Errorf("the command's process group %d is still alive", pgid)
+	t.Errorf("the process group %d of %s is still alive", pgid, filepath.Base(file))
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 }
 
@@ -397,9 +407,14 @@ func TestSecondPrompt(t *testing.T) {
 }
 
 // TestClientVanishes closes stdin while a command runs: dsh exits, kills the
-// command and leaves a log that reads back with the turn ended.
+// command and the session's background job, and leaves a log that reads back
+// with the turn ended.
 func TestClientVanishes(t *testing.T) {
-	c := start(t, options{termMeta: true, script: runningCommand(t)})
+	c := start(t, options{termMeta: true, script: script(t,
+		turn{ToolCalls: []call{{ID: "j1", Name: "bash", Args: map[string]any{
+			"command": "echo $$ > jobpgid; sleep 300", "run_in_background": true}}}},
+		turn{ToolCalls: []call{bash("c1", "echo $$ > pgid; echo started; sleep 30")}},
+	)})
 	id := c.newSession()
 	go func() { _, _ = c.prompt(id, "Start the server.") }()
 	c.waitFor("the command's output", started)
@@ -412,6 +427,7 @@ func TestClientVanishes(t *testing.T) {
 		t.Fatal("dsh did not exit after stdin closed")
 	}
 	pgidGone(t, c.cwd)
+	groupGone(t, filepath.Join(c.cwd, "jobpgid")) // the session's background job
 	recs, err := session.ReadFile(filepath.Join(c.sessionDir, string(id)+".jsonl"))
 	if err != nil {
 		t.Fatalf("the log does not read back: %v", err)
@@ -487,4 +503,95 @@ func TestUnknownSession(t *testing.T) {
 		t.Error("an unknown mode was accepted")
 	}
 	c.mustPrompt(id, "Hello?", sdk.StopReasonEndTurn)
+}
+
+// TestSchemaCheck makes sure the schema check can fail: a message off the schema
+// is caught, and the same message on it passes.
+func TestSchemaCheck(t *testing.T) {
+	methods := map[string]string{"7": "session/prompt"}
+	for _, tc := range []struct {
+		line string
+		ok   bool
+	}{
+		{`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"c","title":"t","status":"pending"}}}`, true},
+		{`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"c","title":"t","status":"running"}}}`, false},
+		{`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"plan","entries":[{"content":"x","status":"pending"}]}}}`, false},
+		{`{"jsonrpc":"2.0","id":7,"result":{"stopReason":"end_turn"}}`, true},
+		{`{"jsonrpc":"2.0","id":7,"result":{"stopReason":"error"}}`, false},
+		{`{"jsonrpc":"2.0","id":7,"error":{"code":-32600}}`, false},
+		{`{"jsonrpc":"2.0","id":8,"result":{}}`, false}, // answers no request
+		{`{"jsonrpc":"2.0","method":"session/mystery","params":{}}`, false},
+		{`{"id":7,"result":{"stopReason":"end_turn"}}`, false},
+	} {
+		err := checkMessage(tc.line, methods)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: %v, want ok=%v", tc.line, err, tc.ok)
+		}
+	}
+}
+
+// TestCancelWhilePermissionPending cancels while the user has not answered: the
+// client answers "cancelled", as the protocol requires, and the turn ends so.
+func TestCancelWhilePermissionPending(t *testing.T) {
+	c := start(t, options{mode: "default", script: script(t,
+		turn{ToolCalls: []call{{ID: "w1", Name: "write", Args: map[string]any{"path": "notes.txt", "content": "hello\n"}}}},
+		turn{Text: "never reached"},
+	)})
+	id := c.newSession()
+	cancelled := make(chan struct{})
+	c.permit = func(sdk.RequestPermissionRequest) sdk.RequestPermissionResponse {
+		_ = c.conn.Cancel(c.ctx(), sdk.CancelNotification{SessionId: id})
+		<-cancelled
+		return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}
+	}
+	go func() {
+		c.waitFor("the prompt's answer", func(l string) bool { return strings.Contains(l, `"stopReason"`) })
+		close(cancelled)
+	}()
+	c.mustPrompt(id, "Write notes.", sdk.StopReasonCancelled)
+	if _, err := os.Stat(filepath.Join(c.cwd, "notes.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the write ran after the turn was cancelled: %v", err)
+	}
+	c.mu.Lock()
+	final := c.updates[len(c.updates)-1]
+	c.mu.Unlock()
+	if u := final.Update.ToolCallUpdate; u == nil || u.Status == nil || *u.Status != sdk.ToolCallStatusFailed {
+		t.Errorf("the unanswered call did not fail: %s", mustJSON(t, final))
+	}
+}
+
+// TestSetMode switches a session to bypass: the next call runs without asking.
+func TestSetMode(t *testing.T) {
+	c := start(t, options{mode: "default", script: script(t,
+		turn{ToolCalls: []call{{ID: "w1", Name: "write", Args: map[string]any{"path": "notes.txt", "content": "hello\n"}}}},
+		turn{Text: "Written."},
+	)})
+	id := c.newSession()
+	if _, err := c.conn.SetSessionMode(c.ctx(), sdk.SetSessionModeRequest{SessionId: id, ModeId: "bypass"}); err != nil {
+		t.Fatal(err)
+	}
+	c.mustPrompt(id, "Write notes.", sdk.StopReasonEndTurn)
+	if _, err := os.Stat(filepath.Join(c.cwd, "notes.txt")); err != nil {
+		t.Errorf("the write did not run in bypass mode: %v", err)
+	}
+}
+
+// TestProviderError reports a provider that cannot be set up on the prompt, with
+// its reason, and logs nothing for a prompt that could not run.
+func TestProviderError(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-such-script.json")
+	c := start(t, options{scriptPath: missing})
+	id := c.newSession()
+	_, err := c.prompt(id, "Hello?")
+	var re *sdk.RequestError
+	if !errors.As(err, &re) || !strings.Contains(re.Message, "no-such-script.json") {
+		t.Fatalf("a prompt without a usable provider: %v", err)
+	}
+	recs, err := session.ReadFile(filepath.Join(c.sessionDir, string(id)+".jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 {
+		t.Errorf("the log holds %d records, want only its header", len(recs))
+	}
 }

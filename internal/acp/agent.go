@@ -54,6 +54,7 @@ type Agent struct {
 	peer     peer
 	termMeta bool
 	sessions map[string]*sess
+	closed   bool // the client is gone: sessions opened late are closed at once
 }
 
 var (
@@ -229,8 +230,14 @@ func (a *Agent) diag(msg string, args ...any) { a.o.Logger.Debug(msg, args...) }
 
 func (a *Agent) add(s *sess) {
 	a.mu.Lock()
-	a.sessions[s.id] = s
+	closed := a.closed
+	if !closed {
+		a.sessions[s.id] = s
+	}
 	a.mu.Unlock()
+	if closed {
+		_ = s.close()
+	}
 }
 
 func (a *Agent) session(id sdk.SessionId) (*sess, error) {
@@ -262,6 +269,9 @@ func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptRespon
 	if err != nil {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
 	}
+	if _, err := a.provider(); err != nil { // say what to configure before logging a prompt that cannot run
+		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32603, Message: err.Error()}
+	}
 	ctx, err := s.beginTurn()
 	switch {
 	case errors.Is(err, errBusy):
@@ -273,9 +283,11 @@ func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptRespon
 	}
 	defer s.endTurn()
 	stop, err := s.agent.Prompt(ctx, text)
-	s.sync() // every update of the turn goes out before its answer
+	// Every update of the turn goes out before its answer.
+	s.sync()
 	if err != nil {
-		return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+		// The model or the log failed; the message says which and why.
+		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32603, Message: err.Error()}
 	}
 	reason, err := stopReason(stop)
 	if err != nil {
@@ -342,6 +354,7 @@ func (a *Agent) CloseSession(_ context.Context, p sdk.CloseSessionRequest) (sdk.
 // Close closes every session, as when the client goes away.
 func (a *Agent) Close() error {
 	a.mu.Lock()
+	a.closed = true
 	all := make([]*sess, 0, len(a.sessions))
 	for _, s := range a.sessions {
 		all = append(all, s)

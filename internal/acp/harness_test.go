@@ -39,7 +39,8 @@ func TestMain(m *testing.M) {
 	code := func() int {
 		defer os.RemoveAll(dir)
 		dshBin = filepath.Join(dir, "dsh")
-		if out, err := exec.Command("go", "build", "-o", dshBin, "github.com/dsh-dev/dsh/cmd/dsh").CombinedOutput(); err != nil {
+		args := append(append([]string{"build"}, raceFlags...), "-o", dshBin, "github.com/dsh-dev/dsh/cmd/dsh")
+		if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "building dsh: %v\n%s", err, out)
 			return 1
 		}
@@ -80,6 +81,7 @@ type options struct {
 	termMeta   bool
 	mode       string
 	script     string // the scripted provider's JSON turns
+	scriptPath string // instead of script: a path to give dsh as it is
 	cwd        string // default: a new temp dir
 	sessionDir string // default: a new temp dir
 }
@@ -100,9 +102,12 @@ func start(t *testing.T, o options) *client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	script := filepath.Join(t.TempDir(), "script.json")
-	if err := os.WriteFile(script, []byte(o.script), 0o644); err != nil {
-		t.Fatal(err)
+	script := o.scriptPath
+	if script == "" {
+		script = filepath.Join(t.TempDir(), "script.json")
+		if err := os.WriteFile(script, []byte(o.script), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	c := &client{t: t, cwd: cwd, sessionDir: o.sessionDir, out: newLines(), in: newLines(),
 		stderr: &bytes.Buffer{}, exited: make(chan struct{})}
@@ -135,6 +140,9 @@ func start(t *testing.T, o options) *client {
 			_ = c.cmd.Process.Kill()
 			<-c.exited
 			t.Errorf("dsh did not exit after stdin closed")
+		}
+		if strings.Contains(c.stderr.String(), "DATA RACE") {
+			t.Errorf("the race detector found a data race in dsh")
 		}
 		if t.Failed() {
 			t.Logf("dsh stderr:\n%s", c.stderr)

@@ -278,10 +278,28 @@ func (s *sess) permit(ctx context.Context, req agent.PermissionRequest) (agent.D
 	s.mu.Lock()
 	call := s.br.permissionCall(req.CallID, req.Args, req.Card)
 	s.mu.Unlock()
-	resp, err := s.peer.RequestPermission(ctx, sdk.RequestPermissionRequest{
-		SessionId: sdk.SessionId(s.id), ToolCall: call, Options: permissionOptions})
-	if err != nil {
-		return agent.Reject, err
+	// The request does not get the turn's context: cancelling it would make the
+	// SDK send $/cancel_request, which is not ACP. After session/cancel the client
+	// answers "cancelled" itself; the turn does not wait for that.
+	type answer struct {
+		resp sdk.RequestPermissionResponse
+		err  error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		resp, err := s.peer.RequestPermission(context.Background(), sdk.RequestPermissionRequest{
+			SessionId: sdk.SessionId(s.id), ToolCall: call, Options: permissionOptions})
+		answered <- answer{resp, err}
+	}()
+	var resp sdk.RequestPermissionResponse
+	select {
+	case a := <-answered:
+		if a.err != nil {
+			return agent.Reject, a.err
+		}
+		resp = a.resp
+	case <-ctx.Done():
+		return agent.Reject, ctx.Err()
 	}
 	if resp.Outcome.Selected == nil { // the client cancelled the request
 		return agent.Reject, nil
@@ -359,7 +377,18 @@ func (s *sess) close() error {
 		}
 	}
 	err := errors.Join(s.tools.Close(), s.log.Close())
-	s.subWG.Wait()
+	// The bridge sends what is left; a client that stopped reading cannot hold
+	// the session open.
+	sent := make(chan struct{})
+	go func() {
+		s.subWG.Wait()
+		close(sent)
+	}()
+	select {
+	case <-sent:
+	case <-time.After(time.Second):
+		s.diag("the last updates were not sent", "session", s.id)
+	}
 	s.cancel()
 	s.mu.Lock()
 	for _, t := range s.refresh {

@@ -273,14 +273,17 @@ func cleanAssistant(m provider.Message) provider.Message {
 // need an object; the tool's strict decoding then refuses the call, naming the key.
 const invalidArgsKey = "invalid_arguments"
 
-// objectArgs returns args if they are a JSON object, "{}" if empty, and otherwise
+// objectArgs returns args compacted if they are a JSON object, "{}" if empty, and otherwise
 // an object that holds them as a string under invalidArgsKey.
 func objectArgs(args jsontext.Value) jsontext.Value {
 	if len(bytes.TrimSpace(args)) == 0 {
 		return jsontext.Value("{}")
 	}
 	if args.IsValid() && args.Kind() == '{' {
-		return args
+		v := args.Clone()
+		if err := v.Compact(); err == nil {
+			return v // as the log will hold it, so Restore gives back the same bytes
+		}
 	}
 	b, err := json.Marshal(map[string]string{invalidArgsKey: strings.ToValidUTF8(string(args), "\uFFFD")})
 	if err != nil {

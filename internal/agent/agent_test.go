@@ -17,7 +17,9 @@ import (
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/tool"
+	"github.com/dsh-dev/dsh/internal/tool/bash"
 	"github.com/dsh-dev/dsh/internal/tool/fs"
+	"github.com/dsh-dev/dsh/internal/tool/todo"
 )
 
 func TestToolLoopIsLogged(t *testing.T) {
@@ -572,5 +574,71 @@ func TestOutputIsCappedForTheModelNotTheLog(t *testing.T) {
 	if !strings.HasPrefix(got, strings.Repeat("é", 50)+"\n") || !strings.HasSuffix(got, "\n"+strings.Repeat("z", 50)) ||
 		strings.Contains(got, "MIDDLE") || !strings.Contains(got, "906 characters omitted") {
 		t.Errorf("model got %q", got)
+	}
+}
+
+// The real tools, driven by the script provider, across several model turns.
+func TestScriptedLoopWithRealTools(t *testing.T) {
+	e := newEnv(t)
+	if err := os.WriteFile(filepath.Join(e.dir, "a.txt"), []byte("colour\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reg := tool.NewRegistry(append([]tool.Tool{fs.Read(), fs.Edit(), fs.Write(), todo.Tool()}, bash.Tools()...)...)
+	fp := scripted(t, `{"turns": [
+		{"thinking": "Plan first.", "tool_calls": [
+			{"id": "t1", "name": "todo_write", "args": {"todos": [{"content": "Fix the spelling", "status": "in_progress"}]}},
+			{"id": "r1", "name": "read", "args": {"path": "a.txt"}}]},
+		{"text": "Fixing it.", "tool_calls": [
+			{"id": "e1", "name": "edit", "args": {"path": "a.txt", "old_string": "colour", "new_string": "color"}},
+			{"id": "w1", "name": "write", "args": {"path": "b.txt", "content": "new\n"}}]},
+		{"tool_calls": [{"id": "b1", "name": "bash", "args": {"command": "cat a.txt b.txt"}}]},
+		{"text": "Done."}]}`)
+	a := e.agent(fp, reg, ModeBypass, nil)
+	if stop, err := a.Prompt(t.Context(), "fix a.txt"); err != nil || stop != StopEndTurn {
+		t.Fatalf("Prompt = %v, %v", stop, err)
+	}
+	recs, err := session.ReadFile(e.log.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range summary(recs) {
+		if strings.HasPrefix(s, "result ") {
+			s, _, _ = strings.Cut(s, ":") // the tools' own wording is theirs to test
+		}
+		got = append(got, s)
+	}
+	want := []string{
+		"user fix a.txt",
+		"thinking Plan first. []",
+		`call t1 todo_write {"todos":[{"content":"Fix the spelling","status":"in_progress"}]}`,
+		`call r1 read {"path":"a.txt"}`,
+		"plan 1",
+		"result t1 ok",
+		"result r1 ok",
+		"assistant Fixing it.",
+		`call e1 edit {"path":"a.txt","old_string":"colour","new_string":"color"}`,
+		`call w1 write {"path":"b.txt","content":"new\n"}`,
+		"result e1 ok",
+		"result w1 ok",
+		`call b1 bash {"command":"cat a.txt b.txt"}`,
+		"result b1 ok",
+		"assistant Done.",
+		"end end_turn",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if out := resultOf(t, recs, "b1").TextOf(); !strings.Contains(out, "color\nnew\n") {
+		t.Errorf("bash saw %q", out)
+	}
+	reqs := fp.requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	for i, r := range reqs {
+		if err := checkConversation(r.Messages); err != nil {
+			t.Errorf("request %d: %v", i, err)
+		}
 	}
 }

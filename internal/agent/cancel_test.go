@@ -23,9 +23,11 @@ func TestCancelMidCommandKillsItAndLogsUnfinishedCalls(t *testing.T) {
 	cmd := "echo started; sleep " + marker
 	p := &probe{}
 	reg := tool.NewRegistry(append(bash.Tools(), p.tools()...)...)
-	fp := &fakeProvider{turns: []turnFunc{
-		reply(text("Running it."), use("c1", "bash", `{"command":`+quote(cmd)+`}`), use("c2", "look", `{"id":"never"}`)),
-	}}
+	fp := scripted(t, `{"turns": [
+		{"text": "Running it.", "tool_calls": [
+			{"id": "c1", "name": "bash", "args": {"command": `+quote(cmd)+`}},
+			{"id": "c2", "name": "look", "args": {"id": "never"}}]},
+		{"text": "Cancelled; what next?"}]}`)
 	a := e.agent(fp, reg, ModeBypass, nil)
 
 	ctx, cancel := context.WithCancel(t.Context())
@@ -65,7 +67,6 @@ func TestCancelMidCommandKillsItAndLogsUnfinishedCalls(t *testing.T) {
 	}
 
 	// The conversation goes on, and its next request is one the APIs accept.
-	fp.turns = []turnFunc{reply(text("Cancelled; what next?"))}
 	if stop, err := a.Prompt(t.Context(), "never mind"); err != nil || stop != StopEndTurn {
 		t.Fatalf("next Prompt = %v, %v", stop, err)
 	}
@@ -100,20 +101,17 @@ func processesWithArg(t *testing.T, arg string) []string {
 func TestCancelDuringTheModelStream(t *testing.T) {
 	e := newEnv(t)
 	ctx, cancel := context.WithCancel(t.Context())
-	fp := &fakeProvider{turns: []turnFunc{func(ctx context.Context, _ provider.Request) (*provider.Response, error) {
-		cancel() // the user cancels while the model is writing
-		<-ctx.Done()
-		return nil, fmt.Errorf("stream: %w", ctx.Err())
-	}}}
-	a := e.agent(fp, tool.NewRegistry((&probe{}).tools()...), ModeBypass, nil)
+	fp := scripted(t, `{"turns": [{"text": "Let me think about", "wait_for_cancel": true}, {"text": "ok"}]}`)
+	a := New(Config{Provider: fp, Registry: tool.NewRegistry((&probe{}).tools()...), Log: e.log, Tools: e.tools,
+		OnDelta: func(provider.Delta) { cancel() }}) // the user cancels while the model writes
 	stop, err := a.Prompt(ctx, "first")
 	if err != nil || stop != StopCancelled {
 		t.Fatalf("Prompt = %v, %v", stop, err)
 	}
+	// Nothing half-written is logged or kept: the model's partial text was only live.
 	if got, want := summary(e.log.Records()), []string{"user first", "end cancelled"}; !slices.Equal(got, want) {
 		t.Errorf("log = %q, want %q", got, want)
 	}
-	fp.turns = []turnFunc{reply(text("ok"))}
 	if _, err := a.Prompt(t.Context(), "second"); err != nil {
 		t.Fatal(err)
 	}

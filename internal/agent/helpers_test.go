@@ -13,6 +13,7 @@ import (
 
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/provider/script"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/workspace"
@@ -57,6 +58,37 @@ func (f *fakeProvider) requests() []provider.Request {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.reqs)
+}
+
+// recorder keeps the requests a provider (a script) is sent.
+type recorder struct {
+	provider.Provider
+	mu   sync.Mutex
+	reqs []provider.Request
+}
+
+func (r *recorder) Stream(ctx context.Context, req provider.Request, onDelta func(provider.Delta)) (*provider.Response, error) {
+	r.mu.Lock()
+	req.Messages = cloneMessages(req.Messages)
+	r.reqs = append(r.reqs, req)
+	r.mu.Unlock()
+	return r.Provider.Stream(ctx, req, onDelta)
+}
+
+func (r *recorder) requests() []provider.Request {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.reqs)
+}
+
+// scripted parses a script for the script provider and records its requests.
+func scripted(t *testing.T, js string) *recorder {
+	t.Helper()
+	s, err := script.Parse([]byte(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &recorder{Provider: s}
 }
 
 func cloneMessages(ms []provider.Message) []provider.Message {

@@ -2,20 +2,16 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"sync"
-
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 	"syscall"
 
 	"github.com/dsh-dev/dsh/internal/acp"
 	"github.com/dsh-dev/dsh/internal/agent"
 	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/provider/providers"
 	"github.com/dsh-dev/dsh/internal/session"
 )
 
@@ -40,7 +36,7 @@ func runAcpCmd(ctx context.Context, io IO, args []string) error {
 	fs.StringVar(&o.Mode, "mode", o.Mode, "permission mode sessions start in: default, accept-edits, bypass or read-only")
 	fs.StringVar(&o.Provider, "provider", "", "model provider: anthropic, openai or script (default: from the environment)")
 	fs.StringVar(&o.Model, "model", "", "model name (default: the provider's)")
-	fs.StringVar(&o.Script, "script", "", "the JSON turns of --provider script")
+	fs.StringVar(&o.Script, "script", "", "play back the JSON turns in `FILE` (the script provider, for tests)")
 	fs.BoolVar(&o.AllowOutside, "allow-outside", false, "let tools touch paths outside the session's directory")
 	fs.BoolVar(&o.Verbose, "verbose", false, "log protocol diagnostics to stderr")
 	if err := parse(fs, args); err != nil {
@@ -52,9 +48,6 @@ func runAcpCmd(ctx context.Context, io IO, args []string) error {
 	mode, err := agent.ParseMode(o.Mode)
 	if err != nil {
 		return usageErr(io, fs, "%v", err)
-	}
-	if o.Script != "" && o.Provider != "script" {
-		return usageErr(io, fs, "--script needs --provider script")
 	}
 	dir, err := session.Dir(o.SessionDir)
 	if err != nil {
@@ -82,24 +75,12 @@ func runAcpCmd(ctx context.Context, io IO, args []string) error {
 	})
 }
 
-// acpProvider returns the provider sessions use, resolved when a session first
-// needs the model.
-func acpProvider(_ IO, o acpOptions) func() (provider.Provider, error) {
+// acpProvider returns the provider sessions use. It is built when a prompt first
+// needs it, so that the editor can start dsh and replay sessions without a key,
+// and a missing key is reported on the prompt, saying what to set.
+func acpProvider(io IO, o acpOptions) func() (provider.Provider, error) {
 	return func() (provider.Provider, error) {
-		if o.Provider == "script" {
-			b, err := os.ReadFile(o.Script)
-			if err != nil {
-				return nil, err
-			}
-			var s struct {
-				Turns []tmpTurn `json:"turns"`
-			}
-			if err := json.Unmarshal(b, &s); err != nil {
-				return nil, err
-			}
-			return &tmpScript{turns: s.Turns}, nil
-		}
-		return nil, fmt.Errorf("provider %q: not wired yet", o.Provider)
+		return providers.FromEnv(io.Getenv, providers.Flags{Provider: o.Provider, Model: o.Model, Script: o.Script})
 	}
 }
 
@@ -109,57 +90,4 @@ func dshVersion() string {
 		return bi.Main.Version
 	}
 	return "(devel)"
-}
-
-// TODO(acp helper): throwaway stand-in for internal/provider/script until it lands.
-type tmpScript struct {
-	mu    sync.Mutex
-	turns []tmpTurn
-}
-
-type tmpTurn struct {
-	Thinking      string `json:"thinking"`
-	Text          string `json:"text"`
-	WaitForCancel bool   `json:"wait_for_cancel"`
-	ToolCalls     []struct {
-		ID   string         `json:"id"`
-		Name string         `json:"name"`
-		Args jsontext.Value `json:"args"`
-	} `json:"tool_calls"`
-}
-
-func (s *tmpScript) Name() string { return "script" }
-
-func (s *tmpScript) Stream(ctx context.Context, _ provider.Request, onDelta func(provider.Delta)) (*provider.Response, error) {
-	s.mu.Lock()
-	if len(s.turns) == 0 {
-		s.mu.Unlock()
-		return nil, fmt.Errorf("script: no more turns")
-	}
-	t := s.turns[0]
-	s.turns = s.turns[1:]
-	s.mu.Unlock()
-	var parts []provider.Part
-	if t.Thinking != "" {
-		if onDelta != nil {
-			onDelta(provider.Delta{Type: provider.DeltaThinking, Text: t.Thinking})
-		}
-		parts = append(parts, provider.Part{Type: provider.PartThinking, Text: t.Thinking})
-	}
-	if t.Text != "" {
-		if onDelta != nil {
-			onDelta(provider.Delta{Type: provider.DeltaText, Text: t.Text})
-		}
-		parts = append(parts, provider.Part{Type: provider.PartText, Text: t.Text})
-	}
-	if t.WaitForCancel {
-		<-ctx.Done()
-		return nil, ctx.Err()
-	}
-	stop := provider.StopEndTurn
-	for _, c := range t.ToolCalls {
-		parts = append(parts, provider.Part{Type: provider.PartToolUse, ID: c.ID, Name: c.Name, Args: c.Args})
-		stop = provider.StopToolUse
-	}
-	return &provider.Response{Message: provider.Message{Role: provider.RoleAssistant, Parts: parts}, StopReason: stop}, nil
 }

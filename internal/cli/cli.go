@@ -59,8 +59,10 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"acp", "", "run as an Agent Client Protocol agent on stdio (Zed and other editors)", runAcpCmd},
-		{"replay", "SESSION", "print a recorded session's messages and cards", runReplayCmd},
+		{"demo", "", "run a scripted session that shows every card (no API key)", runDemoCmd},
+		{"run", `"PROMPT"`, "run one agent turn in the current directory", runRunCmd},
 		{"sessions", "", "list recorded sessions", runSessionsCmd},
+		{"replay", "SESSION", "print a recorded session's messages and cards", runReplayCmd},
 		{"tool", "NAME JSON | -", "run tool calls directly and print their cards", runToolCmd},
 	}
 }

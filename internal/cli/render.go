@@ -19,13 +19,36 @@ import (
 type termConsumer struct {
 	ui   *termui.Renderer
 	pres *view.Presenter
-	// streamed marks calls whose output was shown live as progress, so the
-	// result card need not print it again.
-	streamed map[string]bool
+	// current is the call whose card is the last thing on screen. When output or
+	// a result of another call arrives (the model asked for several calls at
+	// once), a one-line header says which call it belongs to.
+	current string
 }
 
 func newTermConsumer(w io.Writer, reg *tool.Registry, o termui.Options) *termConsumer {
-	return &termConsumer{ui: termui.New(w, o), pres: view.NewPresenter(reg), streamed: map[string]bool{}}
+	return &termConsumer{ui: termui.New(w, o), pres: view.NewPresenter(reg)}
+}
+
+// follow prints which call what comes next belongs to, unless it is obvious.
+func (t *termConsumer) follow(callID string, c card.Call) error {
+	if callID == t.current || c == nil {
+		return nil
+	}
+	t.current = callID
+	return t.ui.Note("↳ " + callTitle(c))
+}
+
+// callTitle is the one-line name of a call card.
+func callTitle(c card.Call) string {
+	switch c := c.(type) {
+	case *card.GenericCall:
+		return c.Title
+	case *card.TerminalCall:
+		return "$ " + oneLine(c.Title, 80)
+	case *card.DiffCall:
+		return c.Title
+	}
+	return ""
 }
 
 func (t *termConsumer) handle(rec session.Record) error {
@@ -40,17 +63,22 @@ func (t *termConsumer) handle(rec session.Record) error {
 	case session.TypeThinking:
 		return t.ui.Thinking(rec.Text)
 	case session.TypeToolCall:
+		t.current = rec.CallID
 		return t.ui.Call(it.Call)
 	case session.TypeProgress:
-		t.streamed[rec.CallID] = true
+		if err := t.follow(rec.CallID, it.Call); err != nil {
+			return err
+		}
 		return t.ui.Progress(rec.Chunk)
 	case session.TypeToolResult:
-		if rec.Result == nil {
-			return t.ui.Note("(call " + rec.CallID + " has no result)")
+		if err := t.follow(rec.CallID, it.Call); err != nil {
+			return err
 		}
 		return t.ui.Result(it.Result, rec.Result.Content, rec.Result.IsError)
 	case session.TypePlan:
-		return t.ui.Plan(rec.Plan)
+		// The todo_write result card already shows the list; plans matter to
+		// consumers with a plan view (ACP, web).
+		return nil
 	case session.TypeTurnEnd:
 		return t.ui.Note(turnSummary(rec))
 	}
@@ -61,7 +89,7 @@ func turnSummary(rec session.Record) string {
 	var b strings.Builder
 	b.WriteString("turn ended: ")
 	b.WriteString(strings.ReplaceAll(rec.StopReason, "_", " "))
-	if rec.Usage != nil {
+	if rec.Usage != nil && rec.Usage.InputTokens+rec.Usage.OutputTokens > 0 {
 		fmt.Fprintf(&b, " · %d tokens in, %d out", rec.Usage.InputTokens, rec.Usage.OutputTokens)
 	}
 	if rec.Error != "" {

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"cmp"
 	"encoding/base64"
 	"html/template"
 	"strconv"
@@ -81,6 +80,7 @@ type diffResultView struct {
 	Title    string
 	Files    []diffView
 	Ins, Del int
+	Paths    int // distinct files: the card sums its counts only for several
 }
 
 type rawView struct {
@@ -95,9 +95,9 @@ type contentView struct {
 	Mime  string
 }
 
-func (b *builder) tool(it view.Item) *toolView {
+func (b *builder) tool(it view.Item, name string) *toolView {
 	r := it.Record
-	v := &toolView{ElemID: callElemID(r.CallID), CallID: r.CallID, Name: cmp.Or(r.Name, b.p.CallName(r.CallID)), State: "running"}
+	v := &toolView{ElemID: callElemID(r.CallID), CallID: r.CallID, Name: name, State: "running"}
 	if it.Call != nil {
 		v.Call = b.callCard(r.CallID, it.Call)
 	}
@@ -167,6 +167,9 @@ func (b *builder) resultCard(callID string, c card.Result) *resultView {
 		for _, f := range d.Files {
 			d.Ins += f.Ins
 			d.Del += f.Del
+			if f.ShowPath {
+				d.Paths++
+			}
 		}
 		return &resultView{Kind: "diff-result", Diff: d}
 	}

@@ -8,27 +8,26 @@ import (
 	"github.com/alecthomas/chroma/v2"
 	chromahtml "github.com/alecthomas/chroma/v2/formatters/html"
 	"github.com/alecthomas/chroma/v2/lexers"
-	"github.com/alecthomas/chroma/v2/styles"
 
 	"github.com/dsh-dev/dsh/internal/card"
 )
 
-// codeBody is a read window as highlighted HTML, folded like a textBody.
+// codeBody is a read window as highlighted HTML and its fold control.
 type codeBody struct {
-	Head, Tail template.HTML
-	Fold       *foldView
+	Head template.HTML
+	Fold *foldView
 }
 
 // code renders numbered lines with a line-number gutter and syntax highlighting.
+// A folded window shows its head only: highlighting is the dearest part of a
+// page, and the head is what a reader of a file looks at.
 func (b *builder) code(callID, lang string, lines []card.ReadLine) codeBody {
 	head, hidden := b.fold(len(lines))
+	if hidden > 0 {
+		hidden = len(lines) - head
+	}
 	headL, clipped := clipRead(lines[:head], b.full)
 	cb := codeBody{Head: highlight(lang, headL)}
-	if hidden > 0 {
-		tailL, c2 := clipRead(lines[head+hidden:], b.full)
-		clipped = clipped || c2
-		cb.Tail = highlight(lang, tailL)
-	}
 	if hidden > 0 || clipped {
 		cb.Fold = &foldView{Hidden: hidden, Clipped: clipped, Src: b.src(callID)}
 	}
@@ -101,10 +100,59 @@ func highlight(lang string, lines []card.ReadLine) template.HTML {
 	return template.HTML(out.String()) // #nosec: chroma escapes every token
 }
 
-// The highlighting palettes: light, and dark when the browser prefers it.
+// The highlighting palettes, light and dark (the page follows the browser's
+// preference). They are built here rather than taken from chroma's styles
+// package, whose init parses every bundled style and would cost each dsh
+// start-up about 10 ms.
 var (
-	codeStyle     = styles.Get("github")
-	codeStyleDark = styles.Get("github-dark")
+	codeStyle = chroma.MustNewStyle("dsh-light", chroma.StyleEntries{
+		chroma.Background:          "#1f2328 bg:#f6f8fa",
+		chroma.Keyword:             "#cf222e",
+		chroma.KeywordConstant:     "#0550ae",
+		chroma.KeywordType:         "#cf222e",
+		chroma.NameBuiltin:         "#6639ba",
+		chroma.NameFunction:        "#6639ba",
+		chroma.NameClass:           "#953800",
+		chroma.NameConstant:        "#0550ae",
+		chroma.NameDecorator:       "#0550ae",
+		chroma.NameTag:             "#116329",
+		chroma.NameAttribute:       "#0550ae",
+		chroma.NameVariable:        "#953800",
+		chroma.LiteralString:       "#0a3069",
+		chroma.LiteralStringEscape: "#0550ae",
+		chroma.LiteralNumber:       "#0550ae",
+		chroma.Comment:             "italic #57606a",
+		chroma.CommentPreproc:      "bold #57606a",
+		chroma.Operator:            "#cf222e",
+		chroma.GenericDeleted:      "#82071e bg:#ffebe9",
+		chroma.GenericInserted:     "#116329 bg:#dafbe1",
+		chroma.GenericHeading:      "bold #0550ae",
+		chroma.Error:               "#f6f8fa bg:#82071e",
+	})
+	codeStyleDark = chroma.MustNewStyle("dsh-dark", chroma.StyleEntries{
+		chroma.Background:          "#e6edf3 bg:#161b22",
+		chroma.Keyword:             "#ff7b72",
+		chroma.KeywordConstant:     "#79c0ff",
+		chroma.KeywordType:         "#ff7b72",
+		chroma.NameBuiltin:         "#d2a8ff",
+		chroma.NameFunction:        "#d2a8ff",
+		chroma.NameClass:           "#f0883e",
+		chroma.NameConstant:        "#79c0ff",
+		chroma.NameDecorator:       "#d2a8ff",
+		chroma.NameTag:             "#7ee787",
+		chroma.NameAttribute:       "#79c0ff",
+		chroma.NameVariable:        "#ffa657",
+		chroma.LiteralString:       "#a5d6ff",
+		chroma.LiteralStringEscape: "#79c0ff",
+		chroma.LiteralNumber:       "#79c0ff",
+		chroma.Comment:             "italic #8b949e",
+		chroma.CommentPreproc:      "bold #8b949e",
+		chroma.Operator:            "#ff7b72",
+		chroma.GenericDeleted:      "#ffa198 bg:#490202",
+		chroma.GenericInserted:     "#56d364 bg:#0f5323",
+		chroma.GenericHeading:      "bold #79c0ff",
+		chroma.Error:               "#f0f6fc bg:#8e1519",
+	})
 )
 
 // chromaCSS is the stylesheet of the highlighting classes.

@@ -21,6 +21,9 @@ type diffView struct {
 	Tail     []diffRow
 	Fold     *foldView
 	Ins, Del int
+	// FileIns and FileDel count the file's hunks from this one on; shown with
+	// the path.
+	FileIns, FileDel int
 }
 
 // diffRow is one line of a hunk. Old and New are its line numbers ("" where the
@@ -67,6 +70,13 @@ func (b *builder) diffs(callID string, ds []card.FileDiff, numbered bool) []diff
 			v.Fold = &foldView{Hidden: hidden, Clipped: clipped, Src: b.src(callID)}
 		}
 		out[i] = v
+	}
+	for i := len(out) - 1; i >= 0; i-- {
+		out[i].FileIns, out[i].FileDel = out[i].Ins, out[i].Del
+		if i+1 < len(out) && !out[i+1].ShowPath {
+			out[i].FileIns += out[i+1].FileIns
+			out[i].FileDel += out[i+1].FileDel
+		}
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/view"
 )
 
 // handleEvents streams a session's new records as server-sent events. The page
@@ -43,6 +44,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b := s.newBuilder(id, false)
+	p := view.NewPresenter(s.o.Registry)
 	n := 0
 	var frag bytes.Buffer
 	_ = session.Follow(r.Context(), path, func(rec session.Record) error {
@@ -50,7 +52,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		if n <= from {
 			// Already on the page: the presenter only needs to know the calls.
 			if rec.Type == session.TypeToolCall {
-				b.p.Present(rec)
+				p.Present(rec)
 			}
 			return nil
 		}
@@ -59,18 +61,18 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		switch rec.Type {
 		case session.TypeProgress:
 			event = "progress"
-			if err := templates.ExecuteTemplate(&frag, "chunk", chunkView{ElemID: callElemID(rec.CallID), Text: rec.Chunk}); err != nil {
+			if err := templates().ExecuteTemplate(&frag, "chunk", chunkView{ElemID: callElemID(rec.CallID), Text: rec.Chunk}); err != nil {
 				return err
 			}
 		case session.TypeHeader:
 			return nil
 		case session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypeToolCall,
 			session.TypeToolResult, session.TypePlan, session.TypeTurnEnd:
-			it := b.item(b.p.Present(rec))
+			it := b.item(p.Present(rec), p.CallName(rec.CallID))
 			if it == nil {
 				return nil
 			}
-			if err := templates.ExecuteTemplate(&frag, "item", it); err != nil {
+			if err := templates().ExecuteTemplate(&frag, "item", it); err != nil {
 				return err
 			}
 		}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"flag"
 	"fmt"
 	"os"
@@ -134,15 +135,12 @@ func TestGoldenCards(t *testing.T) {
 	for _, tc := range goldenCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			b := testBuilder(t)
-			if tc.call.Type != "" {
-				b.p.Present(tc.call) // the builder learns the call's tool name
-			}
-			it := b.item(tc.item)
+			it := b.item(tc.item, cmp.Or(tc.call.Name, tc.item.Record.Name))
 			if tc.progress != "" {
 				it.Tool.Progress = b.progressBody(tc.progress)
 			}
 			var out bytes.Buffer
-			if err := templates.ExecuteTemplate(&out, "item", it); err != nil {
+			if err := templates().ExecuteTemplate(&out, "item", it); err != nil {
 				t.Fatal(err)
 			}
 			out.WriteByte('\n')

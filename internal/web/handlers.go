@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bufio"
 	"bytes"
 	"html/template"
 	"io/fs"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/dsh-dev/dsh/internal/session"
 )
@@ -68,7 +70,7 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	s.render(w, "session", s.sessionPage(id, recs))
+	s.stream(w, "session", s.sessionPage(id, recs))
 }
 
 // handleCall serves one tool call's card unfolded: what a folded body's expand
@@ -85,8 +87,7 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	callID := r.PathValue("call")
-	b := s.newBuilder(id, true)
-	var call *itemView
+	var mine []session.Record // the call and its result
 	var progress []string
 	for _, rec := range recs {
 		if rec.CallID != callID {
@@ -94,11 +95,10 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		}
 		switch rec.Type {
 		case session.TypeToolCall:
-			call = b.item(b.p.Present(rec))
+			mine, progress = []session.Record{rec}, nil
 		case session.TypeToolResult:
-			if call != nil {
-				call = b.item(b.p.Present(rec))
-				progress = nil
+			if len(mine) == 1 {
+				mine = append(mine, rec)
 			}
 		case session.TypeProgress:
 			progress = append(progress, rec.Chunk)
@@ -106,10 +106,12 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 			session.TypePlan, session.TypeTurnEnd:
 		}
 	}
-	if call == nil {
+	if len(mine) == 0 {
 		http.NotFound(w, r)
 		return
 	}
+	b := s.newBuilder(id, true)
+	call := b.present(mine...)
 	if call.Tool.Result == nil {
 		call.Tool.Progress = b.progressBody(strings.Join(progress, ""))
 	}
@@ -117,7 +119,7 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleStatic(w http.ResponseWriter, r *http.Request) {
-	a, ok := assets[r.PathValue("file")]
+	a, ok := assets()[r.PathValue("file")]
 	if !ok {
 		http.NotFound(w, r)
 		return
@@ -130,7 +132,7 @@ func (s *Server) handleStatic(w http.ResponseWriter, r *http.Request) {
 // clean 500 rather than half a page.
 func (s *Server) render(w http.ResponseWriter, name string, data any) {
 	var b bytes.Buffer
-	if err := templates.ExecuteTemplate(&b, name, data); err != nil {
+	if err := templates().ExecuteTemplate(&b, name, data); err != nil {
 		slog.Error("web: render", "template", name, "err", err)
 		http.Error(w, "render: "+err.Error(), http.StatusInternalServerError)
 		return
@@ -140,6 +142,21 @@ func (s *Server) render(w http.ResponseWriter, name string, data any) {
 	_, _ = w.Write(b.Bytes())
 }
 
+// stream executes a page template straight to the client: a long session's page
+// starts to arrive, and the browser to parse it, while the rest is rendered. A
+// failure halfway (a template bug, a client gone) can only cut the page short.
+func (s *Server) stream(w http.ResponseWriter, name string, data any) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	bw := bufio.NewWriterSize(w, 64<<10)
+	err := templates().ExecuteTemplate(bw, name, data)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		slog.Error("web: render", "template", name, "err", err)
+	}
+}
+
 // asset is an embedded static file.
 type asset struct {
 	mime string
@@ -147,8 +164,9 @@ type asset struct {
 }
 
 // assets are the files under /static/: the embedded script and styles and the
-// syntax-highlighting classes generated from chroma's styles.
-var assets = func() map[string]asset {
+// syntax-highlighting classes. Like every costly value of this package, they are
+// made on first use, not at every dsh start-up.
+var assets = sync.OnceValue(func() map[string]asset {
 	m := map[string]asset{}
 	for name, mime := range map[string]string{
 		"app.js":    "text/javascript; charset=utf-8",
@@ -162,7 +180,7 @@ var assets = func() map[string]asset {
 	}
 	m["chroma.css"] = asset{"text/css; charset=utf-8", chromaCSS()}
 	return m
-}()
+})
 
 // must is for the templates, which are embedded: a parse error is a bug.
 func must(t *template.Template, err error) *template.Template {

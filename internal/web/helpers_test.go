@@ -119,7 +119,6 @@ func everyCard(r *recorder) {
 	r.call("write", map[string]any{"path": "CHANGELOG.md", "content": "# Changelog\n\n- Fix the greeting.\n"})
 	r.call("bash", map[string]any{"command": "seq 1 100", "description": "count"})
 	r.call("bash", map[string]any{"command": "echo oops >&2; exit 3"})
-	r.call("bash", map[string]any{"command": "sleep 0.1", "run_in_background": true})
 	r.call("job_list", map[string]any{})
 	r.call("read", map[string]any{"path": "missing.txt"})
 	r.say(session.TypeAssistant, "Done: the greeting is fixed.")

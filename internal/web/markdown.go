@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"html/template"
+	"sync"
 
 	"github.com/microcosm-cc/bluemonday"
 	"github.com/yuin/goldmark"
@@ -15,29 +16,31 @@ import (
 // md renders CommonMark with GitHub's extensions. Raw HTML in a message is never
 // passed through: it is shown as the text it is ("use <div> here" keeps its
 // words), where goldmark's safe default would silently drop it.
-var md = goldmark.New(
-	goldmark.WithExtensions(extension.GFM),
-	goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(rawHTMLAsText{}, 100))),
-)
+var md = sync.OnceValue(func() goldmark.Markdown {
+	return goldmark.New(
+		goldmark.WithExtensions(extension.GFM),
+		goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(rawHTMLAsText{}, 100))),
+	)
+})
 
 // sanitizer is the second line of defence: whatever the renderer emits is reduced
 // to user-content HTML, links to http, https, mailto and relative URLs only (no
 // javascript:), with rel="nofollow noreferrer noopener" on links.
-var sanitizer = func() *bluemonday.Policy {
+var sanitizer = sync.OnceValue(func() *bluemonday.Policy {
 	p := bluemonday.UGCPolicy()
 	p.RequireNoReferrerOnLinks(true)
 	p.AddTargetBlankToFullyQualifiedLinks(true)
 	return p
-}()
+})
 
 // markdown renders a message's Markdown as sanitised HTML.
 func markdown(src string) template.HTML {
 	var b bytes.Buffer
-	if err := md.Convert([]byte(src), &b); err != nil {
+	if err := md().Convert([]byte(src), &b); err != nil {
 		// goldmark does not fail on any input; if it ever did, show the text.
 		return template.HTML("<pre>" + template.HTMLEscapeString(src) + "</pre>") // #nosec: escaped
 	}
-	return template.HTML(sanitizer.SanitizeBytes(b.Bytes())) // #nosec: sanitised
+	return template.HTML(sanitizer().SanitizeBytes(b.Bytes())) // #nosec: sanitised
 }
 
 // rawHTMLAsText renders inline and block raw HTML escaped, as text.

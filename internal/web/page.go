@@ -3,9 +3,12 @@ package web
 import (
 	"encoding/hex"
 	"html/template"
+	"iter"
 	"net/url"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -34,8 +37,10 @@ type timeView struct{ ISO, Text string }
 type sessionPage struct {
 	ID, Cwd string
 	Start   timeView
-	Items   []*itemView
-	Calls   int
+	// Items yields the items in order as they are built, so that the page can be
+	// sent while the rest is still being rendered.
+	Items iter.Seq[*itemView]
+	Calls int
 	// Events is the URL of the session's event stream, which starts right after
 	// the records this page holds.
 	Events string
@@ -70,86 +75,106 @@ type endView struct {
 
 // builder turns a session's records into items. full renders every body whole
 // (the unfolded card); otherwise long bodies are folded to keep the page light.
+// Its methods only read it, so items can be built concurrently.
 type builder struct {
 	s    *Server
 	sid  string
 	full bool
-	p    *view.Presenter
-	// MsgSeq numbers clamped messages, whose toggles need ids.
-	msgSeq int
 }
 
 func (s *Server) newBuilder(sid string, full bool) *builder {
-	return &builder{s: s, sid: sid, full: full, p: view.NewPresenter(s.o.Registry)}
+	return &builder{s: s, sid: sid, full: full}
+}
+
+// job is what one item of a page is built from: a record, or a call and its
+// result, or a running call and its output so far.
+type job struct {
+	recs     []session.Record
+	progress *strings.Builder
 }
 
 // sessionPage lays out recs as they would look had the page followed the log from
 // its start: a call is shown where it was made, with its result once it has one
-// and the output so far while it runs.
+// and the output so far while it runs. The layout is one cheap pass; the items,
+// where the presenters and highlighting spend the time, are built in parallel
+// (every one of them, even if nobody reads them all) and yielded in order.
 func (s *Server) sessionPage(sid string, recs []session.Record) sessionPage {
 	b := s.newBuilder(sid, false)
 	pg := sessionPage{ID: sid, Events: "/s/" + sid + "/events?from=" + strconv.Itoa(len(recs))}
-	finished := map[string]bool{}
-	for _, r := range recs {
-		if r.Type == session.TypeToolResult {
-			finished[r.CallID] = true
-		}
-	}
-	at := map[string]int{}                    // call id → index of its item
-	progress := map[string]*strings.Builder{} // output of running calls
+	var jobs []job
+	at := map[string]int{} // call id → its job, while it has no result
 	for _, r := range recs {
 		switch r.Type {
 		case session.TypeHeader:
 			pg.Cwd, pg.Start = r.Cwd, s.timeView(r.Time)
 			continue
 		case session.TypeProgress:
-			if !finished[r.CallID] {
-				if pb := progress[r.CallID]; pb != nil {
-					pb.WriteString(r.Chunk)
-				}
+			if i, ok := at[r.CallID]; ok {
+				jobs[i].progress.WriteString(r.Chunk)
 			}
 			continue
 		case session.TypeToolCall:
 			pg.Calls++
-			at[r.CallID] = len(pg.Items)
-			if !finished[r.CallID] {
-				progress[r.CallID] = &strings.Builder{}
-			}
-			it := b.p.Present(r)
-			if finished[r.CallID] {
-				pg.Items = append(pg.Items, nil) // the result fills it in
-				continue
-			}
-			pg.Items = append(pg.Items, b.item(it))
+			at[r.CallID] = len(jobs)
+			jobs = append(jobs, job{recs: []session.Record{r}, progress: &strings.Builder{}})
 			continue
 		case session.TypeToolResult:
-			if i, ok := at[r.CallID]; ok && pg.Items[i] == nil {
-				pg.Items[i] = b.item(b.p.Present(r))
+			if i, ok := at[r.CallID]; ok {
+				jobs[i] = job{recs: append(jobs[i].recs, r)}
+				delete(at, r.CallID)
 				continue
 			}
 		case session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypePlan, session.TypeTurnEnd:
 		}
-		pg.Items = append(pg.Items, b.item(b.p.Present(r)))
+		jobs = append(jobs, job{recs: []session.Record{r}})
 	}
-	for id, pb := range progress {
-		if it := pg.Items[at[id]]; it != nil && it.Tool != nil {
-			it.Tool.Progress = b.progressBody(pb.String())
+	items := make([]*itemView, len(jobs))
+	done := make([]chan struct{}, len(jobs))
+	for i := range done {
+		done[i] = make(chan struct{})
+	}
+	var next atomic.Int64
+	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+		go func() {
+			for i := int(next.Add(1) - 1); i < len(jobs); i = int(next.Add(1) - 1) {
+				it := b.present(jobs[i].recs...)
+				if pb := jobs[i].progress; pb != nil && it.Tool != nil {
+					it.Tool.Progress = b.progressBody(pb.String())
+				}
+				items[i] = it
+				close(done[i])
+			}
+		}()
+	}
+	pg.Items = func(yield func(*itemView) bool) {
+		for i := range items {
+			<-done[i]
+			if !yield(items[i]) {
+				return
+			}
 		}
 	}
-	// A call whose result came before its call (a damaged log) left a hole.
-	out := pg.Items[:0]
-	for _, it := range pg.Items {
-		if it != nil {
-			out = append(out, it)
-		}
-	}
-	pg.Items = out
 	return pg
 }
 
-// item renders one presented record; nil for records that show nothing by
-// themselves (the header, progress).
-func (b *builder) item(it view.Item) *itemView {
+// present presents recs in order (a call before its result) and builds the item
+// of the last one.
+func (b *builder) present(recs ...session.Record) *itemView {
+	p := view.NewPresenter(b.s.o.Registry)
+	var it view.Item
+	name := ""
+	for _, r := range recs {
+		it = p.Present(r)
+		if r.Type == session.TypeToolCall {
+			name = r.Name
+		}
+	}
+	return b.item(it, name)
+}
+
+// item renders one presented record; name is the tool of a call or result. It is
+// nil for records that show nothing by themselves (the header, progress).
+func (b *builder) item(it view.Item, name string) *itemView {
 	r := it.Record
 	v := &itemView{Type: string(r.Type), Time: b.s.timeView(r.Time)}
 	switch r.Type {
@@ -163,7 +188,7 @@ func (b *builder) item(it view.Item) *itemView {
 		v.End = &endView{Reason: r.StopReason, Error: r.Error, Usage: r.Usage}
 	case session.TypeToolCall, session.TypeToolResult:
 		v.Type = "tool"
-		v.Tool = b.tool(it)
+		v.Tool = b.tool(it, name)
 	case session.TypeHeader, session.TypeProgress:
 		return nil
 	}

@@ -79,6 +79,7 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("GET /s/{id}/events", s.handleEvents)
 	s.mux.HandleFunc("GET /s/{id}/call/{call}", s.handleCall)
 	s.mux.HandleFunc("GET /static/{file}", s.handleStatic)
+	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	return s, nil
 }
 

@@ -44,7 +44,7 @@ func run(dsh, ref string, runs, calls int) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }()
 	ws := filepath.Join(tmp, "ws")
 	sessions := filepath.Join(tmp, "sessions")
 	if err := os.MkdirAll(ws, 0o755); err != nil {
@@ -120,7 +120,7 @@ func measure(argv []string, stderr io.Writer, ws string, runs int, loadID string
 			return nil, err
 		}
 		if _, err := a.call("initialize", `{"protocolVersion":1,"clientCapabilities":{}}`); err != nil {
-			a.stop()
+			_ = a.stop()
 			return nil, err
 		}
 		inits = append(inits, time.Since(start))
@@ -128,13 +128,13 @@ func measure(argv []string, stderr io.Writer, ws string, runs int, loadID string
 		t := time.Now()
 		res, err := a.call("session/new", fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, ws))
 		if err != nil {
-			a.stop()
+			_ = a.stop()
 			return nil, err
 		}
 		news = append(news, time.Since(t))
 		kib, err := vmRSS(a.cmd.Process.Pid)
 		if err != nil {
-			a.stop()
+			_ = a.stop()
 			return nil, err
 		}
 		rss = append(rss, kib)
@@ -144,16 +144,16 @@ func measure(argv []string, stderr io.Writer, ws string, runs int, loadID string
 				SessionID string `json:"sessionId"`
 			}
 			if err := json.Unmarshal(res, &r); err != nil {
-				a.stop()
+				_ = a.stop()
 				return nil, err
 			}
 			if _, err := a.call("session/close", fmt.Sprintf(`{"sessionId":%q}`, r.SessionID)); err != nil {
-				a.stop()
+				_ = a.stop()
 				return nil, err
 			}
 			t := time.Now()
 			if _, err := a.call("session/load", fmt.Sprintf(`{"sessionId":%q,"cwd":%q,"mcpServers":[]}`, loadID, ws)); err != nil {
-				a.stop()
+				_ = a.stop()
 				return nil, err
 			}
 			loads = append(loads, time.Since(t))
@@ -246,9 +246,12 @@ func (a *agent) call(method, params string) (json.RawMessage, error) {
 
 // stop closes stdin, as an editor does, and waits for the agent to exit.
 func (a *agent) stop() error {
-	a.in.Close()
-	done := make(chan error, 1)
-	go func() { done <- a.cmd.Wait() }()
+	_ = a.in.Close()
+	done := make(chan struct{})
+	go func() {
+		_ = a.cmd.Wait() // an agent killed by the timeout below is reported as such
+		close(done)
+	}()
 	select {
 	case <-done:
 		return nil
@@ -303,7 +306,7 @@ func generate(dsh, tmp, ws, sessions string, n int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer a.stop()
+	defer func() { _ = a.stop() }()
 	if _, err := a.call("initialize", `{"protocolVersion":1}`); err != nil {
 		return "", err
 	}

@@ -158,6 +158,9 @@ func newProvider(t *testing.T, s *server, cfg Config) *Provider {
 	if cfg.APIKey == "" {
 		cfg.APIKey = "sk-test"
 	}
+	if cfg.Backoff == nil {
+		cfg.Backoff = func(int, time.Duration) time.Duration { return 0 }
+	}
 	p, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -566,15 +569,18 @@ func TestMaxTokensDropsUnfinishedToolCall(t *testing.T) {
 }
 
 func TestCancelDuringStream(t *testing.T) {
+	// The server cancels the caller's context once it has sent a first delta,
+	// then stalls: only the cancel can end the stream.
+	ctx, cancel := context.WithCancel(context.Background())
 	release := make(chan struct{})
 	s := newServer(t, func(_ int, w http.ResponseWriter) {
 		writeSSE(w, messageStart(1), blockStart(0, `{"type":"text","text":""}`), textDelta(0, "thinking about it"))
+		cancel()
 		<-release
 	})
 	defer close(release)
-	ctx, cancel := context.WithCancel(context.Background())
-	p := newProvider(t, s, Config{Backoff: (&recorder{}).backoff})
-	resp, err := p.Stream(ctx, provider.Request{Messages: []provider.Message{userText("hi")}}, func(provider.Delta) { cancel() })
+	p := newProvider(t, s, Config{})
+	resp, err := p.Stream(ctx, provider.Request{Messages: []provider.Message{userText("hi")}}, nil)
 	if resp != nil || !errors.Is(err, context.Canceled) {
 		t.Fatalf("resp %v err %v, want context.Canceled", resp, err)
 	}
@@ -644,5 +650,23 @@ func TestToolInput(t *testing.T) {
 				t.Errorf("args %s, want %s", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestBaseURLWithoutKey(t *testing.T) {
+	s := newServer(t, func(_ int, w http.ResponseWriter) { writeSSE(w, simpleText("proxied")...) })
+	p, err := New(Config{BaseURL: s.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := p.Stream(context.Background(), provider.Request{Messages: []provider.Message{userText("hi")}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Message.Parts[0].Text != "proxied" {
+		t.Errorf("parts %+v", resp.Message.Parts)
+	}
+	if h := s.heads[0].Get("Authorization") + s.heads[0].Get("X-Api-Key"); h != "" {
+		t.Errorf("a credential was sent: %q", h)
 	}
 }

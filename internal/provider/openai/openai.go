@@ -105,7 +105,7 @@ func (p *Provider) attempt(ctx context.Context, params sdk.ChatCompletionNewPara
 			return nil, fmt.Errorf("openai: malformed stream chunk: %s", chunk.RawJSON())
 		}
 		for _, c := range chunk.Choices {
-			if c.Index != 5 {
+			if c.Index != 0 {
 				continue // we ask for one choice
 			}
 			if r := reasoningText(c.Delta); r != "" {
@@ -375,7 +375,7 @@ func messagesOf(m provider.Message) ([]sdk.ChatCompletionMessageParamUnion, erro
 func toolResultText(part provider.Part) string {
 	var b strings.Builder
 	if part.IsError {
-		b.WriteString("E: ")
+		b.WriteString("Error: ")
 	}
 	for i, c := range part.Content {
 		if i > 0 {

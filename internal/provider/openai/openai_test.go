@@ -145,6 +145,9 @@ func (r *recorder) backoff(attempt int, retryAfter time.Duration) time.Duration 
 func newProvider(t *testing.T, s *server, cfg Config) *Provider {
 	t.Helper()
 	cfg.BaseURL = s.URL + "/v1"
+	if cfg.Backoff == nil {
+		cfg.Backoff = func(int, time.Duration) time.Duration { return 0 }
+	}
 	p, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -470,17 +473,23 @@ func TestStreamWithoutFinishIsRetried(t *testing.T) {
 }
 
 func TestCancelDuringStream(t *testing.T) {
+	// The server cancels the caller's context once it has sent a first delta,
+	// then stalls: only the cancel can end the stream.
+	ctx, cancel := context.WithCancel(context.Background())
 	release := make(chan struct{})
 	s := newServer(t, func(_ int, w http.ResponseWriter) {
 		writeSSE(w, content("working"))
+		cancel()
 		<-release
 	})
 	defer close(release)
-	ctx, cancel := context.WithCancel(context.Background())
-	p := newProvider(t, s, Config{Backoff: (&recorder{}).backoff})
-	resp, err := p.Stream(ctx, provider.Request{Messages: []provider.Message{userText("hi")}}, func(provider.Delta) { cancel() })
+	p := newProvider(t, s, Config{})
+	resp, err := p.Stream(ctx, provider.Request{Messages: []provider.Message{userText("hi")}}, nil)
 	if resp != nil || !errors.Is(err, context.Canceled) {
-		t.Fatalf("resp %v err %v", resp, err)
+		t.Fatalf("resp %v err %v, want context.Canceled", resp, err)
+	}
+	if s.requests() != 1 {
+		t.Errorf("%d requests after cancel", s.requests())
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/tool"
@@ -21,10 +20,6 @@ const (
 	jobOutputHead = 10_000
 	jobOutputTail = 20_000
 )
-
-// jobSeq numbers jobs process-wide, so that an id names one job in one session
-// and another session's lookup of it fails instead of finding its own namesake.
-var jobSeq atomic.Int64
 
 // job is a background command owned by one session.
 type job struct {
@@ -91,6 +86,7 @@ func (j *job) unread() (data []byte, dropped int64) {
 type jobTable struct {
 	mu     sync.Mutex
 	jobs   []*job
+	seq    int // numbers the session's jobs: ids are deterministic, so a replayed or scripted session names the same jobs
 	closed bool
 }
 
@@ -109,7 +105,7 @@ func (t *jobTable) start(command, description, dir string, env []string) (*job, 
 		return nil, errClosed
 	}
 	j := &job{
-		id:          fmt.Sprintf("job-%d", jobSeq.Add(1)),
+		id:          fmt.Sprintf("job-%d", t.seq+1),
 		command:     command,
 		description: description,
 		dir:         dir,
@@ -121,6 +117,7 @@ func (t *jobTable) start(command, description, dir string, env []string) (*job, 
 		return nil, err
 	}
 	j.proc = p
+	t.seq++
 	t.jobs = append(t.jobs, j)
 	return j, nil
 }

@@ -93,6 +93,7 @@ func TestJobKill(t *testing.T) {
 
 func TestJobsBelongToTheirSession(t *testing.T) {
 	a, b := newFixture(t), newFixture(t)
+	a.startJob("true") // ids are per session: a's second job has no namesake in b
 	id := a.startJob("echo pgid=$$; sleep 300")
 	waitFor(t, func() bool { return strings.Contains(peek(a, id), "pgid=") })
 	pgid := pgidOf(t, a.jobOutput(id, 0))

@@ -1,0 +1,156 @@
+package providers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/provider/anthropic"
+)
+
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestChoice(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.json")
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(good, []byte(`{"turns":[{"text":"hi"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte(`{"turns":[{"txt":"hi"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		env     map[string]string
+		flags   Flags
+		want    string // provider name, or "" when an error is expected
+		wantErr string // substring of the error
+	}{
+		{"anthropic key", map[string]string{"ANTHROPIC_API_KEY": "a"}, Flags{}, "anthropic", ""},
+		{"anthropic wins over openai", map[string]string{"ANTHROPIC_API_KEY": "a", "OPENAI_API_KEY": "o"}, Flags{}, "anthropic", ""},
+		{"openai key", map[string]string{"OPENAI_API_KEY": "o"}, Flags{}, "openai", ""},
+		{"local server", map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:11434/v1"}, Flags{}, "openai", ""},
+		{"explicit openai", map[string]string{"ANTHROPIC_API_KEY": "a", "OPENAI_API_KEY": "o"}, Flags{Provider: "openai"}, "openai", ""},
+		{"explicit openai without key", map[string]string{"ANTHROPIC_API_KEY": "a"}, Flags{Provider: "openai"}, "", "set OPENAI_API_KEY"},
+		{"explicit anthropic without key", nil, Flags{Provider: "anthropic"}, "", "set ANTHROPIC_API_KEY"},
+		{"script", nil, Flags{Provider: "script", Script: good}, "script", ""},
+		{"script file alone", map[string]string{"ANTHROPIC_API_KEY": "a"}, Flags{Script: good}, "script", ""},
+		{"script without file", nil, Flags{Provider: "script"}, "", "--provider script needs --script FILE"},
+		{"script missing", nil, Flags{Script: filepath.Join(dir, "nope.json")}, "", "no such file"},
+		{"script invalid", nil, Flags{Script: bad}, "", bad + `: script: line 1, column 12: unknown field "txt"`},
+		{"unknown", nil, Flags{Provider: "gemini"}, "", `unknown provider "gemini"`},
+		{"thinking", map[string]string{"ANTHROPIC_API_KEY": "a"}, Flags{Thinking: anthropic.ThinkingAdaptive}, "anthropic", ""},
+		{"thinking elsewhere", map[string]string{"OPENAI_API_KEY": "o"}, Flags{Thinking: 2048}, "", "--thinking works only with the anthropic provider"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := FromEnv(env(tt.env), tt.flags)
+			if tt.wantErr != "" {
+				if p != nil || err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("provider %v err %v, want an error containing %q", p, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Name() != tt.want {
+				t.Errorf("provider %q, want %q", p.Name(), tt.want)
+			}
+		})
+	}
+}
+
+func TestNoProvider(t *testing.T) {
+	p, err := FromEnv(env(nil), Flags{})
+	if p != nil || !errors.Is(err, ErrNoProvider) {
+		t.Fatalf("provider %v err %v", p, err)
+	}
+	for _, s := range []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "--provider script", "dsh demo"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("the message does not mention %s:\n%s", s, err)
+		}
+	}
+}
+
+func TestMissingKeyIsAnAuthError(t *testing.T) {
+	_, err := FromEnv(env(nil), Flags{Provider: "anthropic"})
+	if !errors.Is(err, provider.ErrAuth) {
+		t.Errorf("%v does not wrap provider.ErrAuth", err)
+	}
+}
+
+// TestSettingsReachTheServer checks that the base URL, key and --model taken
+// from the environment and flags are what the request actually carries.
+func TestSettingsReachTheServer(t *testing.T) {
+	tests := []struct {
+		provider string
+		path     string
+		stream   string
+		env      func(url string) map[string]string
+	}{
+		{"anthropic", "/v1/messages",
+			"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"x\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n" +
+				"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
+				"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"pong\"}}\n\n" +
+				"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+				"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":1}}\n\n" +
+				"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+			func(url string) map[string]string {
+				return map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_BASE_URL": url}
+			}},
+		{"openai", "/v1/chat/completions",
+			"data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"x\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"pong\"},\"finish_reason\":null}]}\n\n" +
+				"data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"x\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n" +
+				"data: [DONE]\n\n",
+			func(url string) map[string]string {
+				return map[string]string{"OPENAI_API_KEY": "sk-oa-test", "OPENAI_BASE_URL": url + "/v1"}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.provider, func(t *testing.T) {
+			var model, auth, path string
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				raw, _ := io.ReadAll(r.Body)
+				var body struct{ Model string }
+				_ = json.Unmarshal(raw, &body)
+				model, auth, path = body.Model, r.Header.Get("Authorization"), r.URL.Path
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = io.WriteString(w, tt.stream)
+			}))
+			defer srv.Close()
+			e := tt.env(srv.URL)
+			p, err := FromEnv(env(e), Flags{Model: "my-model"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Name() != tt.provider {
+				t.Fatalf("chose %s", p.Name())
+			}
+			resp, err := p.Stream(context.Background(), provider.Request{Messages: []provider.Message{
+				{Role: provider.RoleUser, Parts: []provider.Part{{Type: provider.PartText, Text: "ping"}}},
+			}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Message.Parts[0].Text != "pong" {
+				t.Errorf("response %+v", resp)
+			}
+			key := e["ANTHROPIC_API_KEY"] + e["OPENAI_API_KEY"]
+			if model != "my-model" || auth != "Bearer "+key || path != tt.path {
+				t.Errorf("model %q auth %q path %q", model, auth, path)
+			}
+		})
+	}
+}
