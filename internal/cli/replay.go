@@ -21,7 +21,7 @@ type replayOptions struct {
 
 const replaySummary = `Prints a recorded session's messages and cards, made by the same presenters
 from the same logged data as when it ran. SESSION is an id (see dsh sessions)
-or the path of a log file. With --json, prints one JSON line per record with
+or the path of a log file; "last" is the most recent session. With --json, prints one JSON line per record with
 its cards.`
 
 func runReplayCmd(ctx context.Context, io IO, args []string) error {
@@ -45,7 +45,7 @@ func runReplay(_ context.Context, io IO, o replayOptions) error {
 	if err != nil {
 		return err
 	}
-	path, err := session.Resolve(dir, o.Session)
+	path, err := resolveSession(dir, o.Session)
 	if err != nil {
 		return err
 	}
@@ -116,4 +116,19 @@ func oneLine(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return string(r)
+}
+
+// resolveSession is session.Resolve plus "last", the most recent session.
+func resolveSession(dir, idOrPath string) (string, error) {
+	if idOrPath != "last" {
+		return session.Resolve(dir, idOrPath)
+	}
+	infos, err := session.List(dir)
+	if err != nil {
+		return "", err
+	}
+	if len(infos) == 0 {
+		return "", fmt.Errorf("no sessions in %s yet (try: dsh demo)", dir)
+	}
+	return infos[0].Path, nil
 }

@@ -35,7 +35,6 @@ func runWebCmd(ctx context.Context, io IO, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer ln.Close()
 	tcp, _ := ln.Addr().(*net.TCPAddr)
 	host := "127.0.0.1"
 	if tcp != nil && !tcp.IP.IsUnspecified() {
@@ -46,7 +45,7 @@ func runWebCmd(ctx context.Context, io IO, args []string) error {
 	}
 	u := url.URL{Scheme: "http", Host: net.JoinHostPort(host, portOf(ln.Addr())), Path: "/", RawQuery: "token=" + token}
 	fmt.Fprintf(io.Out, "dsh web: serving the sessions in %s\nOpen %s\n(Ctrl-C to stop)\n", dir, u.String())
-	return web.Serve(ctx, ln, srv)
+	return web.Serve(ctx, ln, srv) // it closes ln
 }
 
 func portOf(a net.Addr) string {

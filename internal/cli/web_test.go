@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -102,7 +103,7 @@ func TestWebServesUntilCancelled(t *testing.T) {
 func TestWebRejectsArguments(t *testing.T) {
 	var out, errOut webOut
 	io := IO{Out: &out, Err: &errOut, Getenv: func(string) string { return "" }, Now: time.Now}
-	if err := runWebCmd(t.Context(), io, []string{"extra"}); err != errUsage {
+	if err := runWebCmd(t.Context(), io, []string{"extra"}); !errors.Is(err, errUsage) {
 		t.Errorf("runWebCmd(extra) = %v, want a usage error", err)
 	}
 	if err := runWebCmd(t.Context(), io, []string{"--addr", "256.0.0.1:x"}); err == nil {

@@ -34,9 +34,10 @@ func (t *typed[P]) Permission() Permission { return t.spec.Permission }
 func (t *typed[P]) Kind() string           { return t.spec.Kind }
 
 // decode decodes args strictly into P. With validate it first checks them
-// against the schema, so the model hears which field is missing or mistyped;
-// presenters skip that (they run on every replayed call and must only not
-// misread what they get).
+// against the schema, so the model hears which field is missing or mistyped and
+// a call card never shows arguments the tool would refuse. PresentResult skips
+// it: arguments the schema refuses produced an error result, which no result
+// presenter renders, and the work would be repeated for every replayed call.
 func (t *typed[P]) decode(args []byte, validate bool) (P, error) {
 	var p P
 	if len(strings.TrimSpace(string(args))) == 0 {
@@ -62,7 +63,7 @@ func (t *typed[P]) Run(ctx context.Context, env Env, args []byte) Result {
 }
 
 func (t *typed[P]) PresentCall(args []byte) card.Call {
-	p, err := t.decode(args, false)
+	p, err := t.decode(args, true)
 	if err != nil {
 		return &card.GenericCall{Title: t.spec.Name, ToolKind: t.spec.Kind, RawInput: rawOrNil(args)}
 	}

@@ -78,8 +78,11 @@ func runDemo() (string, error) {
 			Date: time.Now(), Instructions: instr, Tools: names}),
 	})
 	stop, err := a.Prompt(context.Background(), demo.Prompt)
-	if err != nil || stop != agent.StopEndTurn {
-		return "", fmt.Errorf("the demo ended with %v, %v", stop, err)
+	if err != nil {
+		return "", fmt.Errorf("the demo failed: %w", err)
+	}
+	if stop != agent.StopEndTurn {
+		return "", fmt.Errorf("the demo ended with %s", stop)
 	}
 	return log.Path(), nil
 }

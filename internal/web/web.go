@@ -144,6 +144,8 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 	if err := srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("web: shutdown: %w", err)
 	}
-	<-done
+	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("web: %w", err)
+	}
 	return nil
 }

@@ -654,6 +654,9 @@ func TestToolInput(t *testing.T) {
 }
 
 func TestBaseURLWithoutKey(t *testing.T) {
+	// The SDK must not pick credentials from the environment behind our back.
+	t.Setenv("ANTHROPIC_API_KEY", "sk-from-env")
+	t.Setenv("ANTHROPIC_AUTH_TOKEN", "tok-from-env")
 	s := newServer(t, func(_ int, w http.ResponseWriter) { writeSSE(w, simpleText("proxied")...) })
 	p, err := New(Config{BaseURL: s.URL})
 	if err != nil {

@@ -225,7 +225,8 @@ func TestStreamTextAndToolCalls(t *testing.T) {
 
 func TestRequestReplaysHistory(t *testing.T) {
 	s := newServer(t, func(_ int, w http.ResponseWriter) { writeSSE(w, simpleText("ok")...) })
-	p := newProvider(t, s, Config{}) // a local server: no key
+	t.Setenv("OPENAI_API_KEY", "sk-from-env") // must not leak to the local server
+	p := newProvider(t, s, Config{})          // a local server: no key
 	history := []provider.Message{
 		userText("fix it"),
 		{Role: provider.RoleAssistant, Parts: []provider.Part{
