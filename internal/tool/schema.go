@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	gjs "github.com/google/jsonschema-go/jsonschema"
 	"github.com/go-json-experiment/json/jsontext"
+	gjs "github.com/google/jsonschema-go/jsonschema"
 	"github.com/invopop/jsonschema"
 )
 
