@@ -2,6 +2,7 @@ package tool
 
 import (
 	stdjson "encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -46,7 +47,55 @@ func (s *schema) validate(args []byte) error {
 		return fmt.Errorf("arguments are not valid JSON: %w", err)
 	}
 	if err := s.resolved.Validate(inst); err != nil {
-		return fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "validating root: "))
+		return errors.New(phrase(err.Error()))
 	}
 	return nil
+}
+
+// phrase rewrites the validator's chain of schema locations ("validating root:
+// validating /properties/todos: validating /properties/todos/items/properties/status:
+// enum: …") into the field it is about: "at todos[].status: enum: …".
+func phrase(msg string) string {
+	const v = "validating "
+	for {
+		i := strings.Index(msg, v)
+		if i < 0 {
+			return msg
+		}
+		rest := msg[i+len(v):]
+		j := strings.Index(rest, ": ")
+		if j < 0 {
+			return msg
+		}
+		loc, tail := rest[:j], rest[j+2:]
+		if !strings.Contains(tail, v) {
+			if loc == "root" {
+				return tail
+			}
+			return "at " + field(loc) + ": " + tail
+		}
+		msg = tail
+	}
+}
+
+// field turns a schema location such as /properties/todos/items/properties/status
+// into todos[].status.
+func field(loc string) string {
+	var b strings.Builder
+	segs := strings.Split(strings.TrimPrefix(loc, "/"), "/")
+	for i := 0; i < len(segs); i++ {
+		switch segs[i] {
+		case "properties":
+			if i+1 < len(segs) {
+				if b.Len() > 0 {
+					b.WriteByte('.')
+				}
+				b.WriteString(segs[i+1])
+				i++
+			}
+		case "items":
+			b.WriteString("[]")
+		}
+	}
+	return b.String()
 }

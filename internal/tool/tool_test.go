@@ -41,7 +41,7 @@ func TestRegistryRun(t *testing.T) {
 		{"optional omitted", "echo", `{"path":"x"}`, false, "x"},
 		{"unknown tool", "ech", `{}`, true, `Unknown tool "ech". Available tools: echo.`},
 		{"missing field", "echo", `{}`, true, `missing properties: ["path"]`},
-		{"wrong type", "echo", `{"path":3}`, true, `has type "integer", want "string"`},
+		{"wrong type", "echo", `{"path":3}`, true, `at path: type: 3 has type "integer", want "string"`},
 		{"below minimum", "echo", `{"path":"a","count":0}`, true, "is less than 1"},
 		{"unknown field", "echo", `{"path":"a","bogus":1}`, true, `unexpected additional properties ["bogus"]`},
 		{"not json", "echo", `{"path":`, true, "not valid JSON"},

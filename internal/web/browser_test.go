@@ -36,7 +36,8 @@ func chromium(t *testing.T) string {
 }
 
 // browser starts a headless chromium with a throwaway profile. It also returns
-// a func listing the console errors the pages logged (CSP refusals among them).
+// a func listing the console errors the pages logged (CSP refusals among them);
+// it logs the warnings.
 func browser(t *testing.T) (context.Context, func() []string) {
 	t.Helper()
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
@@ -61,23 +62,33 @@ func browser(t *testing.T) (context.Context, func() []string) {
 		t.Fatalf("start chromium: %v", err)
 	}
 	var mu sync.Mutex
-	var problems []string
+	var problems, warnings []string
 	msgs := chromedp.Console(ctx)
 	go func() {
 		for m, err := range msgs {
 			if err != nil {
 				return
 			}
-			if m.Type == chromedp.ConsoleError || m.Type == chromedp.ConsoleException || m.Type == chromedp.ConsoleWarning {
+			switch m.Type {
+			case chromedp.ConsoleError, chromedp.ConsoleException:
 				mu.Lock()
 				problems = append(problems, m.String())
 				mu.Unlock()
+			case chromedp.ConsoleWarning: // reported, not failed: browsers warn of many things
+				mu.Lock()
+				warnings = append(warnings, m.String())
+				mu.Unlock()
+			case chromedp.ConsoleLog, chromedp.ConsoleDebug, chromedp.ConsoleInfo:
 			}
 		}
 	}()
 	return ctx, func() []string {
 		mu.Lock()
 		defer mu.Unlock()
+		for _, w := range warnings {
+			t.Logf("browser console: %s", w)
+		}
+		warnings = nil
 		return slices.Clone(problems)
 	}
 }
@@ -236,6 +247,14 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("%d unfolded cards, want 1", n)
 		}
 		screenshot(t, ctx, shots, "expanded.png", false)
+
+		// A long message is clamped until its control is opened.
+		const md = `document.querySelector('.msg.long .md')`
+		if !eval[bool](t, ctx, md+`.clientHeight < `+md+`.scrollHeight`) {
+			t.Error("the long message is not clamped")
+		}
+		do(t, ctx, "unclamp", chromedp.Click(chromedp.CSS(`.msg.long details.unclamp > summary`)))
+		waitFor(t, ctx, "the whole message", md+`.clientHeight === `+md+`.scrollHeight`)
 	})
 
 	t.Run("live output grows", func(t *testing.T) {
@@ -294,11 +313,11 @@ func TestBrowser(t *testing.T) {
 	}
 }
 
-// foldSession records a session whose command output is long enough to fold, and
-// a call that fails without a rich view.
+// foldSession records a session whose command output is long enough to fold, a
+// long message, and a call that fails without a rich view.
 func foldSession(r *recorder) {
 	r.t.Helper()
-	r.say(session.TypeUser, "Fix the **greeting** and add a changelog.")
+	r.say(session.TypeUser, "Fix the **greeting** and add a changelog. The log:\n\n"+strings.Repeat("- a line of the log\n", 80))
 	r.say(session.TypeThinking, "Read first, then edit.")
 	r.call("todo_write", map[string]any{"todos": []map[string]any{
 		{"content": "Fix the greeting", "status": "in_progress", "priority": "high"},

@@ -113,6 +113,8 @@ func goldenCases() []goldenCase {
 			Text: "Please fix `greet.py`:\n\n<script>alert(1)</script>\n\n[docs](https://example.com) and [bad](javascript:alert(2))"}}},
 		{name: "assistant", item: view.Item{Record: session.Record{Type: session.TypeAssistant, Time: t0,
 			Text: "Done.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```go\nfmt.Println(\"<hi>\")\n```\n<img src=x onerror=alert(3)>"}}},
+		{name: "user-long", item: view.Item{Record: session.Record{Type: session.TypeUser, Time: t0,
+			Text: "A long paste:\n\n" + strings.Repeat("- item\n", 45)}}},
 		{name: "thinking", item: view.Item{Record: session.Record{Type: session.TypeThinking, Time: t0, Text: "Read *first*."}}},
 		{name: "turn-end", item: view.Item{Record: session.Record{Type: session.TypeTurnEnd, Time: t0, StopReason: "error",
 			Error: "provider: 529 <overloaded>", Usage: &session.Usage{InputTokens: 10, OutputTokens: 2}}}},

@@ -1,18 +1,21 @@
 package web
 
 import (
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/tool"
 )
 
 const sid = "20250314-093012-abcdefgh"
@@ -227,5 +230,32 @@ func TestFoldedBodyLoadsWhole(t *testing.T) {
 	if !strings.Contains(whole, `id="c-`+id+`"`) || !strings.Contains(whole, strings.TrimSuffix(want.String(), "\n")) ||
 		strings.Contains(whole, "more lines") {
 		t.Errorf("the whole card lacks lines or is folded:\n%s", whole)
+	}
+}
+
+// A call id is the model's: one with a slash, a space and URL syntax still gets
+// an element id and an expand link that finds it.
+func TestOddCallID(t *testing.T) {
+	dir := t.TempDir()
+	r := newRecorder(t, dir, sid)
+	const odd = "toolu 01/x?y#z%2f"
+	args := []byte(`{"command":"seq 1 100"}`)
+	res := r.reg.Run(t.Context(), tool.Env{Session: r.tools}, "bash", args)
+	r.append(session.Record{Type: session.TypeToolCall, CallID: odd, Name: "bash", Args: args})
+	r.append(session.Record{Type: session.TypeToolResult, CallID: odd, Result: &res})
+	_, ts := testServer(t, dir)
+	c := client(t, ts)
+	_, page := get(t, c, ts.URL+"/s/"+sid)
+	m := regexp.MustCompile(`data-src="([^"]+)"`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("no expand link:\n%s", page)
+	}
+	src := html.UnescapeString(m[1])
+	if src != "/s/"+sid+"/call/"+url.PathEscape(odd) {
+		t.Errorf("expand link %q", src)
+	}
+	code, whole := get(t, c, ts.URL+src)
+	if code != http.StatusOK || !strings.Contains(whole, "\n50\n") || !strings.Contains(whole, `id="`+callElemID(odd)+`"`) {
+		t.Errorf("GET %s = %d:\n%s", src, code, whole)
 	}
 }

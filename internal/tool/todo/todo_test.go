@@ -90,9 +90,9 @@ func TestValidation(t *testing.T) {
 		name, args, want string
 	}{
 		{"missing todos", `{}`, "todos"},
-		{"bad status", `{"todos":[{"content":"x","status":"done"}]}`, "/todos/0/status"},
-		{"bad priority", `{"todos":[{"content":"x","status":"pending","priority":"urgent"}]}`, "/todos/0/priority"},
-		{"empty content", `{"todos":[{"content":"","status":"pending"}]}`, "/todos/0/content"},
+		{"bad status", `{"todos":[{"content":"x","status":"done"}]}`, "at todos[].status: enum"},
+		{"bad priority", `{"todos":[{"content":"x","status":"pending","priority":"urgent"}]}`, "at todos[].priority: enum"},
+		{"empty content", `{"todos":[{"content":"","status":"pending"}]}`, "at todos[].content: minLength"},
 		{"missing status", `{"todos":[{"content":"x"}]}`, "status"},
 		{"unknown field", `{"todos":[{"content":"x","status":"pending","id":"1"}]}`, "id"},
 	} {
