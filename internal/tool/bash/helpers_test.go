@@ -1,13 +1,10 @@
 package bash
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/proctest"
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/workspace"
 )
@@ -94,49 +92,9 @@ func metaOf(t *testing.T, r tool.Result) meta {
 	return m
 }
 
-// groupGone waits until no process of the group is alive. A killed process stays
-// a zombie until its new parent (pid 1 here) reaps it, which may take a while, so
-// zombies count as gone; the wait covers the delivery of the kill.
-func groupGone(t *testing.T, pgid int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := unix.Kill(-pgid, 0)
-		if errors.Is(err, unix.ESRCH) {
-			return
-		}
-		live := liveMembers(pgid)
-		if len(live) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("process group %d still has live processes %v", pgid, live)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+func groupGone(t *testing.T, pgid int) { t.Helper(); proctest.GroupGone(t, pgid) }
 
-// liveMembers lists the pids of the group's processes that are not zombies.
-func liveMembers(pgid int) []string {
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	var live []string
-	for _, path := range stats {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			continue // exited meanwhile
-		}
-		// pid (comm) state ppid pgrp …; comm may hold spaces and parentheses.
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		fields := strings.Fields(string(b[i+1:]))
-		if len(fields) >= 3 && fields[2] == strconv.Itoa(pgid) && fields[0] != "Z" {
-			live = append(live, filepath.Base(filepath.Dir(path)))
-		}
-	}
-	return live
-}
+func liveMembers(pgid int) []string { return proctest.LiveMembers(pgid) }
 
 // golden compares got with testdata/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {

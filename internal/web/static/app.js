@@ -21,9 +21,12 @@
 
   function follow(url) {
     const es = new EventSource(url);
+    // The badge tells whether the page is following the log: new records show up
+    // by themselves while it says so.
+    const labels = { live: 'following the log', reconnecting: 'reconnecting…', disconnected: 'not following' };
     const state = function (s) {
       if (conn) {
-        conn.textContent = s;
+        conn.textContent = labels[s];
         conn.dataset.state = s;
       }
       document.body.dataset.conn = s;

@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"bufio"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dsh-dev/dsh/internal/proctest"
+)
+
+// TestInterruptCancelsTheTurn drives the real binary: Ctrl-C in the middle of a
+// command cancels the turn cleanly — the command's process group is gone, the
+// call is logged as cancelled, and dsh exits 130.
+func TestInterruptCancelsTheTurn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "dsh")
+	build := exec.Command("go", "build", "-o", bin, "github.com/dsh-dev/dsh/cmd/dsh")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ws := filepath.Join(tmp, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	scriptFile := filepath.Join(tmp, "s.json")
+	if err := os.WriteFile(scriptFile, []byte(`{"turns":[{"tool_calls":[{"id":"c1","name":"bash","args":{"command":"echo pgid=$$; sleep 300"}}]},{"text":"never reached"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(tmp, "state")
+	cmd := exec.Command(bin, "run", "--mode", "bypass", "--provider", "script", "--script", scriptFile, "wait")
+	cmd.Dir = ws
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+state, "NO_COLOR=1")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pgid := 0
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		// The output line, not the card's title, which shows the command itself.
+		if v, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "pgid="); ok {
+			pgid, _ = strconv.Atoi(v)
+			break
+		}
+	}
+	if pgid == 0 {
+		_ = cmd.Process.Kill()
+		t.Fatal("the command's output never showed its process group")
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for sc.Scan() { // keep draining so dsh never blocks on a full pipe
+		}
+	}()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("dsh did not exit after Ctrl-C")
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("exit = %v, want status 130", err)
+	}
+	proctest.GroupGone(t, pgid)
+	out, err := exec.Command(bin, "replay", "--json", "--session-dir", filepath.Join(state, "dsh", "sessions"), "last").CombinedOutput()
+	if err != nil {
+		t.Fatalf("replay: %v\n%s", err, out)
+	}
+	for _, want := range []string{`"text":"Cancelled by the user."`, `"stopReason":"cancelled"`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the log lacks %s:\n%s", want, out)
+		}
+	}
+}
