@@ -63,6 +63,7 @@ func commands() []command {
 		{"run", `"PROMPT"`, "run one agent turn in the current directory", runRunCmd},
 		{"sessions", "", "list recorded sessions", runSessionsCmd},
 		{"replay", "SESSION", "print a recorded session's messages and cards", runReplayCmd},
+		{"web", "[--addr 127.0.0.1:0]", "serve a local web view of every session, live", runWebCmd},
 		{"tool", "NAME JSON | -", "run tool calls directly and print their cards", runToolCmd},
 	}
 }

@@ -17,17 +17,15 @@ import (
 // has one (or the raw result when the tool has no rich view), or the output so far
 // while it runs.
 type toolView struct {
-	ElemID, CallID, Name string
-	State                string // running, done, failed
-	Call                 *callView
-	Result               *resultView
-	Progress             textBody
+	ElemID, Name string
+	State        string // running, done, failed
+	Call         *callView
+	Result       *resultView
+	Progress     textBody
 }
 
-// callView is a call card; exactly one variant field is set. Its Kind is the
-// data-card attribute.
+// callView is a call card; exactly one variant field is set.
 type callView struct {
-	Kind     string
 	Generic  *genericCallView
 	Terminal *card.TerminalCall
 	Diff     *diffCallView
@@ -49,7 +47,6 @@ type diffCallView struct {
 
 // resultView is a result card, or Raw for a result without one.
 type resultView struct {
-	Kind     string
 	Generic  *genericResultView
 	Terminal *terminalView
 	Read     *readView
@@ -97,7 +94,7 @@ type contentView struct {
 
 func (b *builder) tool(it view.Item, name string) *toolView {
 	r := it.Record
-	v := &toolView{ElemID: callElemID(r.CallID), CallID: r.CallID, Name: name, State: "running"}
+	v := &toolView{ElemID: callElemID(r.CallID), Name: name, State: "running"}
 	if it.Call != nil {
 		v.Call = b.callCard(r.CallID, it.Call)
 	}
@@ -109,7 +106,7 @@ func (b *builder) tool(it view.Item, name string) *toolView {
 		v.State = "failed"
 	}
 	if it.Result == nil {
-		v.Result = &resultView{Kind: "raw-result", Raw: &rawView{Content: b.contents(r.CallID, r.Result.Content), IsError: r.Result.IsError}}
+		v.Result = &resultView{Raw: &rawView{Content: b.contents(r.CallID, r.Result.Content), IsError: r.Result.IsError}}
 		return v
 	}
 	v.Result = b.resultCard(r.CallID, it.Result)
@@ -135,11 +132,11 @@ func (b *builder) callCard(callID string, c card.Call) *callView {
 			}
 			g.Locations = append(g.Locations, s)
 		}
-		return &callView{Kind: "generic-call", Generic: g}
+		return &callView{Generic: g}
 	case *card.TerminalCall:
-		return &callView{Kind: "terminal-call", Terminal: c}
+		return &callView{Terminal: c}
 	case *card.DiffCall:
-		return &callView{Kind: "diff-call", Diff: &diffCallView{Title: c.Title, Files: b.diffs(callID, c.Diffs, false), Body: true}}
+		return &callView{Diff: &diffCallView{Title: c.Title, Files: b.diffs(callID, c.Diffs, false), Body: true}}
 	}
 	return nil
 }
@@ -148,7 +145,7 @@ func (b *builder) callCard(callID string, c card.Call) *callView {
 func (b *builder) resultCard(callID string, c card.Result) *resultView {
 	switch c := c.(type) {
 	case *card.GenericResult:
-		return &resultView{Kind: "generic-result", Generic: &genericResultView{Title: c.Title, Content: b.contents(callID, c.Content)}}
+		return &resultView{Generic: &genericResultView{Title: c.Title, Content: b.contents(callID, c.Content)}}
 	case *card.TerminalResult:
 		t := &terminalView{Title: c.Title, Output: b.text(callID, c.Output), TimedOut: c.TimedOut}
 		switch {
@@ -159,9 +156,9 @@ func (b *builder) resultCard(callID string, c card.Result) *resultView {
 		default:
 			t.Status = "no exit status"
 		}
-		return &resultView{Kind: "terminal-result", Terminal: t}
+		return &resultView{Terminal: t}
 	case *card.ReadResult:
-		return &resultView{Kind: "read-result", Read: b.read(callID, c)}
+		return &resultView{Read: b.read(callID, c)}
 	case *card.DiffResult:
 		d := &diffResultView{Title: c.Title, Files: b.diffs(callID, c.Diffs, true)}
 		for _, f := range d.Files {
@@ -171,7 +168,7 @@ func (b *builder) resultCard(callID string, c card.Result) *resultView {
 				d.Paths++
 			}
 		}
-		return &resultView{Kind: "diff-result", Diff: d}
+		return &resultView{Diff: d}
 	}
 	return nil
 }
@@ -266,7 +263,6 @@ type foldView struct {
 	Hidden  int  // lines
 	Clipped bool // some shown lines were cut
 	Src     string
-	Earlier bool // the hidden lines come before what is shown
 }
 
 // text folds s; callID names the card the expand control loads ("" for none).
@@ -301,7 +297,7 @@ func (b *builder) progressBody(s string) textBody {
 		return textBody{Head: s}
 	}
 	shown, _ := clipLines(lines[len(lines)-keep:])
-	return textBody{Head: strings.Join(shown, "\n"), Fold: &foldView{Hidden: len(lines) - keep, Earlier: true}}
+	return textBody{Head: strings.Join(shown, "\n"), Fold: &foldView{Hidden: len(lines) - keep}}
 }
 
 func (b *builder) src(callID string) string {

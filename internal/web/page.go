@@ -2,8 +2,10 @@ package web
 
 import (
 	"encoding/hex"
+	"fmt"
 	"html/template"
 	"iter"
+	"log/slog"
 	"net/url"
 	"runtime"
 	"strconv"
@@ -52,8 +54,8 @@ type callPage struct {
 	Item      *itemView
 }
 
-// itemView is one entry of a session page: a message, a tool call, a plan or the
-// end of a turn. Type is its data-item attribute.
+// itemView is one entry of a session page: a message, a tool call, a plan, the
+// end of a turn or a note. Type is its data-item attribute.
 type itemView struct {
 	Type     string
 	Time     timeView
@@ -62,6 +64,7 @@ type itemView struct {
 	Plan     []planRow
 	End      *endView
 	Tool     *toolView
+	Note     string // a record that could not be shown
 }
 
 type planRow struct {
@@ -137,11 +140,7 @@ func (s *Server) sessionPage(sid string, recs []session.Record) sessionPage {
 	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
 		go func() {
 			for i := int(next.Add(1) - 1); i < len(jobs); i = int(next.Add(1) - 1) {
-				it := b.present(jobs[i].recs...)
-				if pb := jobs[i].progress; pb != nil && it.Tool != nil {
-					it.Tool.Progress = b.progressBody(pb.String())
-				}
-				items[i] = it
+				items[i] = b.build(jobs[i])
 				close(done[i])
 			}
 		}()
@@ -155,6 +154,22 @@ func (s *Server) sessionPage(sid string, recs []session.Record) sessionPage {
 		}
 	}
 	return pg
+}
+
+// build builds a job's item. A panic (a presenter's bug) would take the server
+// down from this goroutine, where net/http cannot recover it: it becomes a note.
+func (b *builder) build(j job) (it *itemView) {
+	defer func() {
+		if p := recover(); p != nil {
+			slog.Error("web: render", "session", b.sid, "panic", p)
+			it = &itemView{Type: "note", Note: fmt.Sprintf("this record could not be shown: %v", p)}
+		}
+	}()
+	it = b.present(j.recs...)
+	if j.progress != nil && it.Tool != nil {
+		it.Tool.Progress = b.progressBody(j.progress.String())
+	}
+	return it
 }
 
 // present presents recs in order (a call before its result) and builds the item

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"html"
 	"io"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
@@ -257,5 +259,42 @@ func TestOddCallID(t *testing.T) {
 	code, whole := get(t, c, ts.URL+src)
 	if code != http.StatusOK || !strings.Contains(whole, "\n50\n") || !strings.Contains(whole, `id="`+callElemID(odd)+`"`) {
 		t.Errorf("GET %s = %d:\n%s", src, code, whole)
+	}
+}
+
+// A presenter that panics spoils only its own item, not the page or the server.
+func TestPresenterPanic(t *testing.T) {
+	dir := t.TempDir()
+	log, err := session.Create(dir, sid, t.TempDir(), session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	for _, r := range []session.Record{
+		{Type: session.TypeUser, Text: "before"},
+		{Type: session.TypeToolCall, CallID: "c1", Name: "boom", Args: []byte(`{}`)},
+		{Type: session.TypeToolResult, CallID: "c1", Result: &tool.Result{Content: []card.Content{card.Text("x")}}},
+		{Type: session.TypeAssistant, Text: "after"},
+	} {
+		if err := log.Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	boom := tool.New(tool.Spec[struct{}]{
+		Name: "boom", Description: "panics when presented",
+		Execute:       func(context.Context, tool.Env, struct{}) tool.Result { return tool.Text("x") },
+		PresentCall:   func(struct{}) card.Call { return &card.GenericCall{Title: "boom"} },
+		PresentResult: func(struct{}, tool.Result) card.Result { panic("presenter bug") },
+	})
+	s, err := New(Options{Dir: dir, Token: testToken, Registry: tool.NewRegistry(boom), Location: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	code, page := get(t, client(t, ts), ts.URL+"/s/"+sid)
+	if code != http.StatusOK || !strings.Contains(page, "before") || !strings.Contains(page, "after") ||
+		!strings.Contains(page, "this record could not be shown: presenter bug") || !strings.Contains(page, `<footer id="end">`) {
+		t.Errorf("GET = %d:\n%s", code, page)
 	}
 }
