@@ -79,7 +79,7 @@ Commands:
 func usage(w io.Writer) {
 	fmt.Fprint(w, usageHead)
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-8s %-18s %s\n", c.name, c.args, c.summary)
+		fmt.Fprintf(w, "  %-8s %-22s %s\n", c.name, c.args, c.summary)
 	}
 	fmt.Fprint(w, "\nRun 'dsh COMMAND --help' for a command's flags.\n")
 }
