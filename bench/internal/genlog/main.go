@@ -51,7 +51,7 @@ func realCalls() ([]call, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }() // scratch space only
 	var src strings.Builder
 	for i := 1; i <= 120; i++ {
 		fmt.Fprintf(&src, "\tif err := step(ctx, %d); err != nil { return err }\n", i)
@@ -65,7 +65,7 @@ func realCalls() ([]call, string, error) {
 	}
 	reg := toolset.New(toolset.Options{})
 	sess := tool.NewSession("genlog", ws)
-	defer sess.Close()
+	defer func() { _ = sess.Close() }() // kills the one background job
 	specs := [][2]string{
 		{"read", `{"path":"handler.go","offset":1,"limit":40}`},
 		{"edit", `{"path":"handler.go","old_string":"step(ctx, 7)","new_string":"step(ctx, 70)"}`},

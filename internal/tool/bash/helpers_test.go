@@ -94,8 +94,6 @@ func metaOf(t *testing.T, r tool.Result) meta {
 
 func groupGone(t *testing.T, pgid int) { t.Helper(); proctest.GroupGone(t, pgid) }
 
-func liveMembers(pgid int) []string { return proctest.LiveMembers(pgid) }
-
 // golden compares got with testdata/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
