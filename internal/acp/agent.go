@@ -201,10 +201,8 @@ func (a *Agent) open(id string, ws *workspace.Workspace, log *session.Log, cwd s
 	tools := tool.NewSession(id, ws)
 	s := newSess(id, p, log, tools, newBridge(cwd, termMeta, view.NewPresenter(a.reg)), a.diag)
 
-	wrapped := make([]tool.Tool, 0, len(a.reg.Tools()))
 	names := make([]string, 0, len(a.reg.Tools()))
 	for _, t := range a.reg.Tools() {
-		wrapped = append(wrapped, startingTool{Tool: t, s: s})
 		names = append(names, t.Name())
 	}
 	instructions, err := agent.LoadInstructions(ws.Root())
@@ -213,7 +211,7 @@ func (a *Agent) open(id string, ws *workspace.Workspace, log *session.Log, cwd s
 	}
 	s.agent = agent.New(agent.Config{
 		Provider: syncedProvider{s: s, get: a.provider},
-		Registry: tool.NewRegistry(wrapped...),
+		Registry: a.reg,
 		Log:      log,
 		Tools:    tools,
 		Model:    a.o.Model,
@@ -221,7 +219,8 @@ func (a *Agent) open(id string, ws *workspace.Workspace, log *session.Log, cwd s
 		Permit:   s.permit,
 		System: agent.SystemPrompt(agent.PromptInfo{Root: ws.Root(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
 			Date: a.o.Now(), Instructions: instructions, Tools: names}),
-		OnDelta: s.onDelta,
+		OnDelta:     s.onDelta,
+		OnCallStart: s.started,
 	})
 	return s
 }

@@ -1,14 +1,12 @@
 package acp
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"sync"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/dsh-dev/dsh/internal/agent"
 	"github.com/dsh-dev/dsh/internal/provider"
@@ -42,9 +40,8 @@ type sess struct {
 	mu      sync.Mutex // guards what follows; held while sending what the bridge derives
 	cond    *sync.Cond
 	br      *bridge
-	seen    int           // non-progress records the bridge has handled
-	pending []pendingCall // calls sent but not started, in order
-	subDone bool          // the subscriber returned
+	seen    int  // non-progress records the bridge has handled
+	subDone bool // the subscriber returned
 	turn    context.CancelFunc
 	turnEnd chan struct{} // closed when the running turn ends
 	closed  bool
@@ -52,12 +49,6 @@ type sess struct {
 	lastRef map[string]time.Time
 
 	subWG sync.WaitGroup
-}
-
-// pendingCall is a call announced to the client that has not started running.
-type pendingCall struct {
-	id, name string
-	args     []byte // canonical JSON
 }
 
 // peer is the client side of the connection, as a session uses it.
@@ -139,12 +130,9 @@ func (s *sess) handle(r session.Record) {
 		s.send(u)
 	}
 	switch r.Type {
-	case session.TypeToolCall:
-		s.pending = append(s.pending, pendingCall{id: r.CallID, name: r.Name, args: canonical(r.Args)})
 	case session.TypeProgress:
 		s.scheduleRefresh(r.CallID)
 	case session.TypeToolResult:
-		s.unpend(r.CallID)
 		if t, ok := s.refresh[r.CallID]; ok {
 			t.Stop()
 			delete(s.refresh, r.CallID)
@@ -220,43 +208,16 @@ func (s *sess) onDelta(d provider.Delta) {
 	}
 }
 
-// started marks the oldest announced call with this name and arguments as
-// running. The agent logs a call before it runs it, so once the bridge has caught
-// up with the log the call is there; catching up first also keeps the update
-// after those of the calls before it.
-func (s *sess) started(name string, args []byte) {
-	key := canonical(args)
+// started marks a call as running. The agent logs a call before it runs it, so
+// once the bridge has caught up with the log the call is there; catching up first
+// also keeps the update after those of the calls before it.
+func (s *sess) started(callID string) {
 	s.sync()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i, p := range s.pending {
-		if p.name == name && bytes.Equal(p.args, key) {
-			s.pending = append(s.pending[:i:i], s.pending[i+1:]...)
-			if u, ok := s.br.start(p.id); ok {
-				s.send(u)
-			}
-			return
-		}
+	if u, ok := s.br.start(callID); ok {
+		s.send(u)
 	}
-}
-
-func (s *sess) unpend(id string) {
-	for i, p := range s.pending {
-		if p.id == id {
-			s.pending = append(s.pending[:i:i], s.pending[i+1:]...)
-			return
-		}
-	}
-}
-
-// canonical is JSON in RFC 8785 form, so that the same arguments compare equal
-// however they were spaced; anything else is kept as it is.
-func canonical(b []byte) []byte {
-	v := jsontext.Value(bytes.Clone(b))
-	if err := v.Canonicalize(); err != nil {
-		return b
-	}
-	return v
 }
 
 // The permission options every request offers.
@@ -396,19 +357,6 @@ func (s *sess) close() error {
 	}
 	s.mu.Unlock()
 	return err
-}
-
-// startingTool tells the session when a call starts running: the log records
-// calls and results, not the moment in between when the permission was given
-// and the tool began.
-type startingTool struct {
-	tool.Tool
-	s *sess
-}
-
-func (t startingTool) Run(ctx context.Context, env tool.Env, args []byte) tool.Result {
-	t.s.started(t.Name(), args)
-	return t.Tool.Run(ctx, env, args)
 }
 
 // syncedProvider makes the bridge catch up before each model request, so text

@@ -65,6 +65,10 @@ type Config struct {
 	System    string    // the full system prompt; build it with SystemPrompt
 	// OnDelta, if set, receives the model's text and thinking as they stream.
 	OnDelta func(provider.Delta)
+	// OnCallStart, if set, is told when a permitted call begins to run — the
+	// moment between its tool_call and tool_result records that the log does
+	// not hold, which a UI shows as "in progress".
+	OnCallStart func(callID string)
 	// OutputCap is how many characters of a tool's output the model gets; the log
 	// keeps all the tool returned. 0 means DefaultOutputCap.
 	OutputCap int
@@ -395,6 +399,9 @@ func (a *Agent) execute(ctx context.Context, t *turnState, c call) outcome {
 		Plan: func(p []tool.PlanEntry) {
 			t.noteLogErr(a.c.Log.Append(session.Record{Type: session.TypePlan, Plan: p}))
 		},
+	}
+	if a.c.OnCallStart != nil {
+		a.c.OnCallStart(c.id)
 	}
 	res := a.c.Registry.Run(ctx, env, c.name, c.args)
 	// A call that returns after a cancel was interrupted: what it returned is partial.

@@ -642,3 +642,41 @@ func TestScriptedLoopWithRealTools(t *testing.T) {
 		}
 	}
 }
+
+// TestOnCallStart: a UI hears when each permitted call begins — after its
+// tool_call record and the permission, before its result — and never for a
+// rejected call.
+func TestOnCallStart(t *testing.T) {
+	e := newEnv(t)
+	var events []string
+	p := &probe{run: func(context.Context, string, string) tool.Result {
+		events = append(events, "run")
+		return tool.Text("ran")
+	}}
+	fp := &fakeProvider{turns: []turnFunc{
+		reply(use("1", "change", `{"id":"1"}`), use("2", "change", `{"id":"2"}`)),
+		reply(text("done")),
+	}}
+	ask := &asker{answers: []Decision{AllowOnce, Reject}}
+	c := Config{Provider: fp, Registry: tool.NewRegistry(p.tools()...), Log: e.log, Tools: e.tools,
+		Mode: ModeDefault, Permit: func(ctx context.Context, req PermissionRequest) (Decision, error) {
+			events = append(events, "ask "+req.CallID)
+			return ask.permit(ctx, req)
+		}}
+	c.OnCallStart = func(id string) {
+		logged := false
+		for _, r := range e.log.Records() {
+			logged = logged || (r.Type == session.TypeToolCall && r.CallID == id)
+		}
+		if !logged {
+			t.Errorf("call %s started before its tool_call record", id)
+		}
+		events = append(events, "start "+id)
+	}
+	if _, err := New(c).Prompt(t.Context(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"ask 1", "start 1", "run", "ask 2"}; !slices.Equal(events, want) {
+		t.Errorf("events = %q, want %q", events, want)
+	}
+}

@@ -4,8 +4,11 @@ import (
 	"strconv"
 	"strings"
 
+	"sync"
+
 	"github.com/alecthomas/chroma/v2"
-	"github.com/alecthomas/chroma/v2/lexers"
+
+	"github.com/dsh-dev/dsh/internal/highlight"
 )
 
 // codeStyle is a dark-friendly palette. Its colours are mapped to the xterm 256-colour
@@ -13,8 +16,10 @@ import (
 // the style's default colour is left in the terminal's own.
 //
 // It is built here rather than taken from chroma's styles package, whose init
-// parses every bundled style and would cost each dsh start-up about 10 ms.
-var codeStyle = chroma.MustNewStyle("dsh-dark", chroma.StyleEntries{
+// parses every bundled style and would cost each dsh start-up about 10 ms; and
+// built on first use, as most runs of dsh highlight nothing.
+var codeStyle = sync.OnceValue(func() *chroma.Style {
+	return chroma.MustNewStyle("dsh-dark", chroma.StyleEntries{
 	chroma.Background:          "#e6edf3 bg:#0d1117",
 	chroma.Keyword:             "bold #ff7b72",
 	chroma.KeywordConstant:     "bold #79c0ff",
@@ -36,27 +41,22 @@ var codeStyle = chroma.MustNewStyle("dsh-dark", chroma.StyleEntries{
 	chroma.GenericDeleted:      "#ffa198",
 	chroma.GenericInserted:     "#56d364",
 	chroma.GenericHeading:      "bold #79c0ff",
+	})
 })
 
 // highlight colours cleaned lines as the language lang. The window is tokenised
 // whole, so a construct spanning lines (a block comment, a raw string) is coloured
-// right, then split back into one span list per line. It returns nil when lang has no
-// lexer or tokenising fails; a line whose tokens do not add up to its text is left
-// plain, so highlighting can never change what is shown.
+// right, then split back into one span list per line. It returns nil when lang has
+// no lexer or tokenising fails. The tokens always add up to the text, so
+// highlighting never changes what is shown.
 func highlight(lang string, lines []string) [][]span {
-	if lang == "" {
+	tokens, ok := highlight.Tokens(lang, strings.Join(lines, "\n"))
+	if !ok {
 		return nil
 	}
-	lexer := lexers.Get(lang)
-	if lexer == nil {
-		return nil
-	}
-	it, err := chroma.Coalesce(lexer).Tokenise(nil, strings.Join(lines, "\n"))
-	if err != nil {
-		return nil
-	}
-	split := chroma.SplitTokensIntoLines(it.Tokens())
-	plainColour := codeStyle.Get(chroma.Background).Colour
+	split := chroma.SplitTokensIntoLines(tokens)
+	style := codeStyle()
+	plainColour := style.Get(chroma.Background).Colour
 	sgrs := map[chroma.TokenType]string{}
 	out := make([][]span, len(lines))
 	for i, l := range lines {
@@ -65,23 +65,18 @@ func highlight(lang string, lines []string) [][]span {
 			continue
 		}
 		var spans []span
-		var got strings.Builder
 		for _, t := range split[i] {
 			v := strings.TrimSuffix(t.Value, "\n")
-			got.WriteString(v)
 			if strings.TrimLeft(v, " ") == "" { // a colour on blanks only adds escapes
 				spans = append(spans, span{"", v})
 				continue
 			}
 			sgr, ok := sgrs[t.Type]
 			if !ok {
-				sgr = entrySGR(codeStyle.Get(t.Type), plainColour)
+				sgr = entrySGR(style.Get(t.Type), plainColour)
 				sgrs[t.Type] = sgr
 			}
 			spans = append(spans, span{sgr, v})
-		}
-		if got.String() != l {
-			spans = []span{{"", l}}
 		}
 		out[i] = spans
 	}
