@@ -138,7 +138,7 @@ func (s *sess) handle(r session.Record) {
 			delete(s.refresh, r.CallID)
 		}
 		delete(s.lastRef, r.CallID)
-	case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking,
+	case session.TypeHeader, session.TypeUser, session.TypeToolCall, session.TypeAssistant, session.TypeThinking,
 		session.TypePlan, session.TypeTurnEnd:
 	}
 	s.count(r)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/alecthomas/chroma/v2"
 
-	"github.com/dsh-dev/dsh/internal/highlight"
+	hl "github.com/dsh-dev/dsh/internal/highlight"
 )
 
 // codeStyle is a dark-friendly palette. Its colours are mapped to the xterm 256-colour
@@ -20,27 +20,27 @@ import (
 // built on first use, as most runs of dsh highlight nothing.
 var codeStyle = sync.OnceValue(func() *chroma.Style {
 	return chroma.MustNewStyle("dsh-dark", chroma.StyleEntries{
-	chroma.Background:          "#e6edf3 bg:#0d1117",
-	chroma.Keyword:             "bold #ff7b72",
-	chroma.KeywordConstant:     "bold #79c0ff",
-	chroma.KeywordType:         "bold #ff7b72",
-	chroma.NameBuiltin:         "#d2a8ff",
-	chroma.NameFunction:        "bold #d2a8ff",
-	chroma.NameClass:           "bold #f0883e",
-	chroma.NameConstant:        "bold #79c0ff",
-	chroma.NameDecorator:       "bold #d2a8ff",
-	chroma.NameTag:             "#7ee787",
-	chroma.NameAttribute:       "#79c0ff",
-	chroma.NameVariable:        "#79c0ff",
-	chroma.LiteralString:       "#a5d6ff",
-	chroma.LiteralStringEscape: "#79c0ff",
-	chroma.LiteralNumber:       "#a5d6ff",
-	chroma.Comment:             "italic #8b949e",
-	chroma.CommentPreproc:      "bold #8b949e",
-	chroma.Operator:            "bold #ff7b72",
-	chroma.GenericDeleted:      "#ffa198",
-	chroma.GenericInserted:     "#56d364",
-	chroma.GenericHeading:      "bold #79c0ff",
+		chroma.Background:          "#e6edf3 bg:#0d1117",
+		chroma.Keyword:             "bold #ff7b72",
+		chroma.KeywordConstant:     "bold #79c0ff",
+		chroma.KeywordType:         "bold #ff7b72",
+		chroma.NameBuiltin:         "#d2a8ff",
+		chroma.NameFunction:        "bold #d2a8ff",
+		chroma.NameClass:           "bold #f0883e",
+		chroma.NameConstant:        "bold #79c0ff",
+		chroma.NameDecorator:       "bold #d2a8ff",
+		chroma.NameTag:             "#7ee787",
+		chroma.NameAttribute:       "#79c0ff",
+		chroma.NameVariable:        "#79c0ff",
+		chroma.LiteralString:       "#a5d6ff",
+		chroma.LiteralStringEscape: "#79c0ff",
+		chroma.LiteralNumber:       "#a5d6ff",
+		chroma.Comment:             "italic #8b949e",
+		chroma.CommentPreproc:      "bold #8b949e",
+		chroma.Operator:            "bold #ff7b72",
+		chroma.GenericDeleted:      "#ffa198",
+		chroma.GenericInserted:     "#56d364",
+		chroma.GenericHeading:      "bold #79c0ff",
 	})
 })
 
@@ -50,7 +50,7 @@ var codeStyle = sync.OnceValue(func() *chroma.Style {
 // no lexer or tokenising fails. The tokens always add up to the text, so
 // highlighting never changes what is shown.
 func highlight(lang string, lines []string) [][]span {
-	tokens, ok := highlight.Tokens(lang, strings.Join(lines, "\n"))
+	tokens, ok := hl.Tokens(lang, strings.Join(lines, "\n"))
 	if !ok {
 		return nil
 	}
