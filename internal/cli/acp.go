@@ -39,7 +39,7 @@ func runAcpCmd(ctx context.Context, io IO, args []string) error {
 	fs.StringVar(&o.Script, "script", "", "play back the JSON turns in `FILE` (the script provider, for tests)")
 	fs.BoolVar(&o.AllowOutside, "allow-outside", false, "let tools touch paths outside the session's directory")
 	fs.BoolVar(&o.Verbose, "verbose", false, "log protocol diagnostics to stderr")
-	if err := parse(fs, args); err != nil {
+	if err := parse(io, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

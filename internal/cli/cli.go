@@ -136,13 +136,15 @@ func newFlags(io IO, name, args, summary string) *flag.FlagSet {
 	fs := flag.NewFlagSet("dsh "+name, flag.ContinueOnError)
 	fs.SetOutput(io.Err)
 	fs.Usage = func() {
-		fmt.Fprintf(io.Err, "Usage: dsh %s [flags] %s\n\n%s\n", name, args, summary)
+		// Asked-for help goes to stdout (parse sets it); help after a mistake to stderr.
+		w := fs.Output()
+		fmt.Fprintf(w, "Usage: dsh %s [flags] %s\n\n%s\n", name, args, summary)
 		var b strings.Builder
 		fs.SetOutput(&b)
 		fs.PrintDefaults()
-		fs.SetOutput(io.Err)
+		fs.SetOutput(w)
 		if b.Len() > 0 {
-			fmt.Fprintf(io.Err, "\nFlags:\n%s", b.String())
+			fmt.Fprintf(w, "\nFlags:\n%s", b.String())
 		}
 	}
 	return fs
@@ -150,7 +152,17 @@ func newFlags(io IO, name, args, summary string) *flag.FlagSet {
 
 // parse parses flags, turning mistakes into errUsage (the flag package has
 // already printed what was wrong) and --help into flag.ErrHelp.
-func parse(fs *flag.FlagSet, args []string) error {
+func parse(io IO, fs *flag.FlagSet, args []string) error {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "-help" || a == "--help" {
+			fs.SetOutput(io.Out)
+			fs.Usage()
+			return flag.ErrHelp
+		}
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -163,6 +175,7 @@ func parse(fs *flag.FlagSet, args []string) error {
 // usageErr prints a command-line mistake and the command's usage.
 func usageErr(io IO, fs *flag.FlagSet, format string, args ...any) error {
 	fmt.Fprintf(io.Err, "%s: %s\n", fs.Name(), fmt.Sprintf(format, args...))
+	fs.SetOutput(io.Err)
 	fs.Usage()
 	return errUsage
 }

@@ -30,7 +30,7 @@ func runReplayCmd(ctx context.Context, io IO, args []string) error {
 	fs.StringVar(&o.SessionDir, "session-dir", "", "session directory (default $XDG_STATE_HOME/dsh/sessions)")
 	fs.BoolVar(&o.JSON, "json", false, "print JSON lines instead of terminal text")
 	fs.Var(&o.Color, "color", "colour output: auto, always or never")
-	if err := parse(fs, args); err != nil {
+	if err := parse(io, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
@@ -73,7 +73,7 @@ func runSessionsCmd(_ context.Context, io IO, args []string) error {
 	var o sessionsOptions
 	fs := newFlags(io, "sessions", "", "Lists recorded sessions, newest first: id, start time, cwd and first prompt.")
 	fs.StringVar(&o.SessionDir, "session-dir", "", "session directory (default $XDG_STATE_HOME/dsh/sessions)")
-	if err := parse(fs, args); err != nil {
+	if err := parse(io, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 0 {

@@ -43,7 +43,7 @@ func runRunCmd(ctx context.Context, io IO, args []string) error {
 	fs.StringVar(&o.Provider.Model, "model", "", "model name (default: the provider's)")
 	fs.StringVar(&o.Provider.Script, "script", "", "script file for --provider script")
 	fs.IntVar(&o.Provider.Thinking, "thinking", 0, "Anthropic extended thinking budget in tokens (0: off)")
-	if err := parse(fs, args); err != nil {
+	if err := parse(io, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 || strings.TrimSpace(fs.Arg(0)) == "" {
@@ -101,7 +101,7 @@ func runDemoCmd(ctx context.Context, io IO, args []string) error {
 	fs.StringVar(&o.SessionDir, "session-dir", "", "session directory (default $XDG_STATE_HOME/dsh/sessions)")
 	fs.StringVar(&o.Dir, "dir", "", "where to put the sample project (default: a new temporary directory); must not exist or be empty")
 	fs.Var(&o.Color, "color", "colour output: auto, always or never")
-	if err := parse(fs, args); err != nil {
+	if err := parse(io, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 0 {

@@ -41,7 +41,7 @@ func runToolCmd(ctx context.Context, io IO, args []string) error {
 	fs.BoolVar(&o.JSON, "json", false, "print one JSON line per call: {call, result, card}")
 	fs.BoolVar(&o.AllowOutside, "allow-outside", false, "let tools touch paths outside the workspace root")
 	fs.Var(&o.Color, "color", "colour output: auto, always or never (auto honours NO_COLOR)")
-	if err := parse(fs, args); err != nil {
+	if err := parse(io, fs, args); err != nil {
 		return err
 	}
 	switch rest := fs.Args(); {

@@ -16,7 +16,7 @@ func runWebCmd(ctx context.Context, io IO, args []string) error {
 	fs := newFlags(io, "web", "[--addr 127.0.0.1:0]", "serve a local web view of every session, live")
 	addr := fs.String("addr", "127.0.0.1:0", "`host:port` to listen on; keep it on loopback (port 0 picks a free one)")
 	dirFlag := fs.String("session-dir", "", "the session directory (default $XDG_STATE_HOME/dsh/sessions)")
-	if err := parse(fs, args); err != nil {
+	if err := parse(io, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"html/template"
 	"strings"
+	"sync"
 
 	"github.com/alecthomas/chroma/v2"
 	chromahtml "github.com/alecthomas/chroma/v2/formatters/html"
-	"github.com/alecthomas/chroma/v2/lexers"
 
 	"github.com/dsh-dev/dsh/internal/card"
+	hl "github.com/dsh-dev/dsh/internal/highlight"
 )
 
 // codeBody is a read window as highlighted HTML and its fold control.
@@ -58,14 +59,6 @@ func clipRead(lines []card.ReadLine, full bool) ([]card.ReadLine, bool) {
 // forbids inline styles). Each run of consecutive line numbers gets a gutter
 // starting at its first number. An unknown or empty lang is plain text.
 func highlight(lang string, lines []card.ReadLine) template.HTML {
-	var lexer chroma.Lexer
-	if lang != "" {
-		lexer = lexers.Get(lang)
-	}
-	if lexer == nil {
-		lexer = lexers.Fallback
-	}
-	lexer = chroma.Coalesce(lexer)
 	var out bytes.Buffer
 	for len(lines) > 0 {
 		n := 1
@@ -79,17 +72,15 @@ func highlight(lang string, lines []card.ReadLine) template.HTML {
 			src.WriteString(l.Text)
 			src.WriteByte('\n')
 		}
+		tokens, ok := hl.Tokens(lang, src.String())
+		if !ok {
+			tokens = []chroma.Token{{Type: chroma.Text, Value: src.String()}}
+		}
 		f := chromahtml.New(chromahtml.WithClasses(true), chromahtml.WithLineNumbers(true),
 			chromahtml.LineNumbersInTable(true), chromahtml.BaseLineNumber(run[0].Number), chromahtml.TabWidth(4))
-		it, err := lexer.Tokenise(nil, src.String())
-		if err != nil {
-			it, err = lexers.Fallback.Tokenise(nil, src.String())
-		}
 		var one bytes.Buffer
-		if err == nil {
-			err = f.Format(&one, codeStyle, it)
-		}
-		if err != nil { // not expected from a plain-text lexer; show it escaped anyway
+		if err := f.Format(&one, codeStyle(), chroma.Literator(tokens...)); err != nil {
+			// not expected from a formatter writing to a buffer; show the text escaped anyway
 			one.Reset()
 			one.WriteString("<pre>")
 			template.HTMLEscape(&one, []byte(src.String()))
@@ -103,55 +94,59 @@ func highlight(lang string, lines []card.ReadLine) template.HTML {
 // The highlighting palettes, light and dark (the page follows the browser's
 // preference). They are built here rather than taken from chroma's styles
 // package, whose init parses every bundled style and would cost each dsh
-// start-up about 10 ms.
+// start-up about 10 ms; and built on first use, as most runs serve no page.
 var (
-	codeStyle = chroma.MustNewStyle("dsh-light", chroma.StyleEntries{
-		chroma.Background:          "#1f2328 bg:#f6f8fa",
-		chroma.Keyword:             "#cf222e",
-		chroma.KeywordConstant:     "#0550ae",
-		chroma.KeywordType:         "#cf222e",
-		chroma.NameBuiltin:         "#6639ba",
-		chroma.NameFunction:        "#6639ba",
-		chroma.NameClass:           "#953800",
-		chroma.NameConstant:        "#0550ae",
-		chroma.NameDecorator:       "#0550ae",
-		chroma.NameTag:             "#116329",
-		chroma.NameAttribute:       "#0550ae",
-		chroma.NameVariable:        "#953800",
-		chroma.LiteralString:       "#0a3069",
-		chroma.LiteralStringEscape: "#0550ae",
-		chroma.LiteralNumber:       "#0550ae",
-		chroma.Comment:             "italic #57606a",
-		chroma.CommentPreproc:      "bold #57606a",
-		chroma.Operator:            "#cf222e",
-		chroma.GenericDeleted:      "#82071e bg:#ffebe9",
-		chroma.GenericInserted:     "#116329 bg:#dafbe1",
-		chroma.GenericHeading:      "bold #0550ae",
-		chroma.Error:               "#f6f8fa bg:#82071e",
+	codeStyle = sync.OnceValue(func() *chroma.Style {
+		return chroma.MustNewStyle("dsh-light", chroma.StyleEntries{
+			chroma.Background:          "#1f2328 bg:#f6f8fa",
+			chroma.Keyword:             "#cf222e",
+			chroma.KeywordConstant:     "#0550ae",
+			chroma.KeywordType:         "#cf222e",
+			chroma.NameBuiltin:         "#6639ba",
+			chroma.NameFunction:        "#6639ba",
+			chroma.NameClass:           "#953800",
+			chroma.NameConstant:        "#0550ae",
+			chroma.NameDecorator:       "#0550ae",
+			chroma.NameTag:             "#116329",
+			chroma.NameAttribute:       "#0550ae",
+			chroma.NameVariable:        "#953800",
+			chroma.LiteralString:       "#0a3069",
+			chroma.LiteralStringEscape: "#0550ae",
+			chroma.LiteralNumber:       "#0550ae",
+			chroma.Comment:             "italic #57606a",
+			chroma.CommentPreproc:      "bold #57606a",
+			chroma.Operator:            "#cf222e",
+			chroma.GenericDeleted:      "#82071e bg:#ffebe9",
+			chroma.GenericInserted:     "#116329 bg:#dafbe1",
+			chroma.GenericHeading:      "bold #0550ae",
+			chroma.Error:               "#f6f8fa bg:#82071e",
+		})
 	})
-	codeStyleDark = chroma.MustNewStyle("dsh-dark", chroma.StyleEntries{
-		chroma.Background:          "#e6edf3 bg:#161b22",
-		chroma.Keyword:             "#ff7b72",
-		chroma.KeywordConstant:     "#79c0ff",
-		chroma.KeywordType:         "#ff7b72",
-		chroma.NameBuiltin:         "#d2a8ff",
-		chroma.NameFunction:        "#d2a8ff",
-		chroma.NameClass:           "#f0883e",
-		chroma.NameConstant:        "#79c0ff",
-		chroma.NameDecorator:       "#d2a8ff",
-		chroma.NameTag:             "#7ee787",
-		chroma.NameAttribute:       "#79c0ff",
-		chroma.NameVariable:        "#ffa657",
-		chroma.LiteralString:       "#a5d6ff",
-		chroma.LiteralStringEscape: "#79c0ff",
-		chroma.LiteralNumber:       "#79c0ff",
-		chroma.Comment:             "italic #8b949e",
-		chroma.CommentPreproc:      "bold #8b949e",
-		chroma.Operator:            "#ff7b72",
-		chroma.GenericDeleted:      "#ffa198 bg:#490202",
-		chroma.GenericInserted:     "#56d364 bg:#0f5323",
-		chroma.GenericHeading:      "bold #79c0ff",
-		chroma.Error:               "#f0f6fc bg:#8e1519",
+	codeStyleDark = sync.OnceValue(func() *chroma.Style {
+		return chroma.MustNewStyle("dsh-dark", chroma.StyleEntries{
+			chroma.Background:          "#e6edf3 bg:#161b22",
+			chroma.Keyword:             "#ff7b72",
+			chroma.KeywordConstant:     "#79c0ff",
+			chroma.KeywordType:         "#ff7b72",
+			chroma.NameBuiltin:         "#d2a8ff",
+			chroma.NameFunction:        "#d2a8ff",
+			chroma.NameClass:           "#f0883e",
+			chroma.NameConstant:        "#79c0ff",
+			chroma.NameDecorator:       "#d2a8ff",
+			chroma.NameTag:             "#7ee787",
+			chroma.NameAttribute:       "#79c0ff",
+			chroma.NameVariable:        "#ffa657",
+			chroma.LiteralString:       "#a5d6ff",
+			chroma.LiteralStringEscape: "#79c0ff",
+			chroma.LiteralNumber:       "#79c0ff",
+			chroma.Comment:             "italic #8b949e",
+			chroma.CommentPreproc:      "bold #8b949e",
+			chroma.Operator:            "#ff7b72",
+			chroma.GenericDeleted:      "#ffa198 bg:#490202",
+			chroma.GenericInserted:     "#56d364 bg:#0f5323",
+			chroma.GenericHeading:      "bold #79c0ff",
+			chroma.Error:               "#f0f6fc bg:#8e1519",
+		})
 	})
 )
 
@@ -159,11 +154,11 @@ var (
 func chromaCSS() []byte {
 	f := chromahtml.New(chromahtml.WithClasses(true), chromahtml.TabWidth(4))
 	var b bytes.Buffer
-	if err := f.WriteCSS(&b, codeStyle); err != nil {
+	if err := f.WriteCSS(&b, codeStyle()); err != nil {
 		panic(err) // writing to a buffer cannot fail
 	}
 	b.WriteString("@media (prefers-color-scheme: dark) {\n")
-	if err := f.WriteCSS(&b, codeStyleDark); err != nil {
+	if err := f.WriteCSS(&b, codeStyleDark()); err != nil {
 		panic(err)
 	}
 	b.WriteString("}\n")

@@ -3,44 +3,132 @@ package web
 import (
 	"bytes"
 	"html/template"
+	"strings"
 	"sync"
 
-	"github.com/microcosm-cc/bluemonday"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/renderer"
+	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 )
 
-// md renders CommonMark with GitHub's extensions. Raw HTML in a message is never
-// passed through: it is shown as the text it is ("use <div> here" keeps its
-// words), where goldmark's safe default would silently drop it.
+// md renders CommonMark with GitHub's extensions, safely without a sanitiser:
+// goldmark escapes all text and attribute values and, not being in unsafe mode,
+// emits no raw HTML. On top of that, raw HTML in a message is shown as the text
+// it is ("use <div> here" keeps its words), where goldmark would silently drop
+// it; links and images keep only harmless URLs (linkPolicy); and table
+// alignment is an align attribute, not an inline style the CSP would refuse.
 var md = sync.OnceValue(func() goldmark.Markdown {
 	return goldmark.New(
-		goldmark.WithExtensions(extension.GFM),
+		goldmark.WithExtensions(
+			extension.Linkify,
+			extension.NewTable(extension.WithTableCellAlignMethod(extension.TableCellAlignAttribute)),
+			extension.Strikethrough,
+			extension.TaskList,
+		),
+		goldmark.WithParserOptions(parser.WithASTTransformers(util.Prioritized(linkPolicy{}, 100))),
 		goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(rawHTMLAsText{}, 100))),
 	)
 })
 
-// sanitizer is the second line of defence: whatever the renderer emits is reduced
-// to user-content HTML, links to http, https, mailto and relative URLs only (no
-// javascript:), with rel="nofollow noreferrer noopener" on links.
-var sanitizer = sync.OnceValue(func() *bluemonday.Policy {
-	p := bluemonday.UGCPolicy()
-	p.RequireNoReferrerOnLinks(true)
-	p.AddTargetBlankToFullyQualifiedLinks(true)
-	return p
-})
-
-// markdown renders a message's Markdown as sanitised HTML.
+// markdown renders a message's Markdown as safe HTML.
 func markdown(src string) template.HTML {
 	var b bytes.Buffer
 	if err := md().Convert([]byte(src), &b); err != nil {
 		// goldmark does not fail on any input; if it ever did, show the text.
 		return template.HTML("<pre>" + template.HTMLEscapeString(src) + "</pre>") // #nosec: escaped
 	}
-	return template.HTML(sanitizer().SanitizeBytes(b.Bytes())) // #nosec: sanitised
+	return template.HTML(b.String()) // #nosec: goldmark escapes; raw HTML is text; URLs are vetted
+}
+
+// linkPolicy lets links go only to http, https, mailto and relative URLs, and
+// images load only from http, https and relative ones (no javascript:, data: or
+// anything else a browser might run). A link or image that may not stay is
+// replaced by its text. Links get rel="nofollow noreferrer", and those leaving
+// for the web noopener and target="_blank" too.
+type linkPolicy struct{}
+
+func (linkPolicy) Transform(doc *ast.Document, reader text.Reader, _ parser.Context) {
+	src := reader.Source()
+	var nodes []ast.Node
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		switch n.(type) {
+		case *ast.Link, *ast.AutoLink, *ast.Image:
+			if entering {
+				nodes = append(nodes, n)
+			}
+		}
+		return ast.WalkContinue, nil
+	})
+	for _, n := range nodes {
+		switch n := n.(type) {
+		case *ast.Link:
+			if s := urlScheme(string(n.Destination)); s == "" || s == "http" || s == "https" || s == "mailto" {
+				linkAttrs(n, s)
+			} else {
+				unwrap(n)
+			}
+		case *ast.AutoLink:
+			s := "mailto"
+			if n.AutoLinkType == ast.AutoLinkURL {
+				s = urlScheme(string(n.URL(src)))
+			}
+			if s == "http" || s == "https" || s == "mailto" {
+				linkAttrs(n, s)
+			} else {
+				n.Parent().ReplaceChild(n.Parent(), n, ast.NewString(n.Label(src)))
+			}
+		case *ast.Image:
+			if s := urlScheme(string(n.Destination)); s != "" && s != "http" && s != "https" {
+				unwrap(n)
+			}
+		}
+	}
+}
+
+func linkAttrs(n ast.Node, scheme string) {
+	if scheme == "http" || scheme == "https" {
+		n.SetAttributeString("rel", "nofollow noreferrer noopener")
+		n.SetAttributeString("target", "_blank")
+		return
+	}
+	n.SetAttributeString("rel", "nofollow noreferrer")
+}
+
+// unwrap replaces n by its children.
+func unwrap(n ast.Node) {
+	parent := n.Parent()
+	for c := n.FirstChild(); c != nil; c = n.FirstChild() {
+		parent.InsertBefore(parent, n, c)
+	}
+	parent.RemoveChild(parent, n)
+}
+
+// urlScheme is the scheme a browser finds in a URL, lower-cased, or "" for a
+// relative URL. Like a browser it ignores surrounding blanks and controls and
+// any tab or newline inside ("java\tscript:" is javascript:).
+func urlScheme(u string) string {
+	u = strings.TrimFunc(u, func(r rune) bool { return r <= ' ' })
+	u = strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' {
+			return -1
+		}
+		return r
+	}, u)
+	colon := strings.IndexByte(u, ':')
+	if colon <= 0 {
+		return ""
+	}
+	for i, c := range u[:colon] {
+		letter := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+		if !letter && (i == 0 || (c < '0' || c > '9') && c != '+' && c != '-' && c != '.') {
+			return "" // not a scheme, so a relative path such as "a/b:c"
+		}
+	}
+	return strings.ToLower(u[:colon])
 }
 
 // rawHTMLAsText renders inline and block raw HTML escaped, as text.
