@@ -8,8 +8,10 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // maxMessage is the longest line accepted; the SDK refuses longer ones by
@@ -22,7 +24,7 @@ const maxMessage = 8 << 20
 // out. Malformed messages get a JSON-RPC error and do not end the connection.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, o Options) error {
 	a := New(o)
-	w := &lineWriter{w: out}
+	w := &lineWriter{w: out, answered: make(chan struct{}, 1)}
 	pr, pw := io.Pipe()
 	conn := sdk.NewAgentSideConnection(a, w, pr)
 	conn.SetLogger(a.o.Logger)
@@ -32,25 +34,100 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, o Options) error {
 	case <-conn.Done():
 	case <-ctx.Done():
 	}
-	return a.Close()
+	err := a.Close()
+	// A client may send its last request and close its end at once; what it
+	// asked before closing is still answered (closing the sessions has ended any
+	// running prompt), for at most a second.
+	w.drain(time.Second)
+	return err
 }
 
-// lineWriter serialises whole messages from the SDK and from filter.
+// lineWriter serialises whole messages from the SDK and from filter, and counts
+// the client's requests that are still unanswered.
 type lineWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu       sync.Mutex
+	w        io.Writer
+	pending  int
+	answered chan struct{}
 }
 
 func (l *lineWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if isResponse(p) && l.pending > 0 {
+		l.pending--
+		select {
+		case l.answered <- struct{}{}:
+		default:
+		}
+	}
 	return l.w.Write(p)
+}
+
+// asked notes a request from the client that the SDK will answer.
+func (l *lineWriter) asked() {
+	l.mu.Lock()
+	l.pending++
+	l.mu.Unlock()
+}
+
+// drain waits until every request has been answered, or for at most d.
+func (l *lineWriter) drain(d time.Duration) {
+	deadline := time.After(d)
+	for {
+		l.mu.Lock()
+		n := l.pending
+		l.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-l.answered:
+		case <-deadline:
+			return
+		}
+	}
+}
+
+// isResponse reports whether msg is a JSON-RPC response: an object with an id
+// and no method. Only the top-level keys are read.
+func isResponse(msg []byte) bool {
+	d := jsontext.NewDecoder(bytes.NewReader(msg))
+	if t, err := d.ReadToken(); err != nil || t.Kind() != '{' {
+		return false
+	}
+	hasID := false
+	for d.PeekKind() == '"' {
+		k, err := d.ReadToken()
+		if err != nil {
+			return false
+		}
+		switch k.String() {
+		case "method":
+			return false
+		case "id":
+			hasID = true
+		}
+		if err := d.SkipValue(); err != nil {
+			return false
+		}
+	}
+	return hasID
+}
+
+// isRequest reports whether a valid message is a request (it has a method and an id).
+func isRequest(msg []byte) bool {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	return json.Unmarshal(msg, &m) == nil && m.Method != "" && m.ID != nil
 }
 
 // filter copies the messages of in that are JSON-RPC requests, notifications or
 // responses to the SDK through sdkIn, and answers everything else on out: the SDK
 // itself would only log them, leaving the client without an answer.
-func filter(in io.Reader, sdkIn io.Writer, out io.Writer) error {
+func filter(in io.Reader, sdkIn io.Writer, out *lineWriter) error {
 	r := bufio.NewReaderSize(in, 64<<10)
 	for {
 		line, tooLong, err := readLine(r)
@@ -59,8 +136,13 @@ func filter(in io.Reader, sdkIn io.Writer, out io.Writer) error {
 				if _, werr := out.Write(reply); werr != nil {
 					return werr
 				}
-			} else if _, werr := sdkIn.Write(append(line, '\n')); werr != nil {
-				return werr
+			} else {
+				if isRequest(line) {
+					out.asked()
+				}
+				if _, werr := sdkIn.Write(append(line, '\n')); werr != nil {
+					return werr
+				}
 			}
 		}
 		if err != nil {
