@@ -1,0 +1,68 @@
+package view
+
+import (
+	"context"
+	"testing"
+
+	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/tool"
+)
+
+type args struct {
+	Name string `json:"name"`
+}
+
+func registry() *tool.Registry {
+	return tool.NewRegistry(tool.New(tool.Spec[args]{
+		Name: "greet",
+		Execute: func(context.Context, tool.Env, args) tool.Result {
+			return tool.Text("hi")
+		},
+		PresentCall: func(a args) card.Call { return &card.GenericCall{Title: "Greet " + a.Name} },
+		PresentResult: func(a args, r tool.Result) card.Result {
+			return &card.GenericResult{Title: "Greeted " + a.Name, Content: r.Content}
+		},
+	}))
+}
+
+func TestResultsArePresentedWithTheirCallsArguments(t *testing.T) {
+	p := NewPresenter(registry())
+	res := tool.Text("hi")
+	recs := []session.Record{
+		{Type: session.TypeToolCall, CallID: "a", Name: "greet", Args: []byte(`{"name":"Ada"}`)},
+		{Type: session.TypeToolCall, CallID: "b", Name: "greet", Args: []byte(`{"name":"Bo"}`)},
+		{Type: session.TypeProgress, CallID: "a", Chunk: "…"},
+		{Type: session.TypeToolResult, CallID: "b", Result: &res},
+		{Type: session.TypeToolResult, CallID: "a", Result: &res},
+	}
+	var got []string
+	for _, r := range recs {
+		it := p.Present(r)
+		s := ""
+		if c, ok := it.Call.(*card.GenericCall); ok {
+			s = c.Title
+		}
+		if c, ok := it.Result.(*card.GenericResult); ok {
+			s += " / " + c.Title
+		}
+		got = append(got, s)
+	}
+	want := []string{"Greet Ada", "Greet Bo", "Greet Ada", "Greet Bo / Greeted Bo", "Greet Ada / Greeted Ada"}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("record %d: got %q, want %q", i, got[i], want[i])
+		}
+	}
+	if p.CallName("a") != "greet" || p.CallName("zz") != "" {
+		t.Errorf("CallName: %q %q", p.CallName("a"), p.CallName("zz"))
+	}
+}
+
+func TestOrphanResultHasNoCards(t *testing.T) {
+	res := tool.Text("x")
+	it := NewPresenter(registry()).Present(session.Record{Type: session.TypeToolResult, CallID: "ghost", Result: &res})
+	if it.Call != nil || it.Result != nil {
+		t.Errorf("a result without its call got cards: %#v", it)
+	}
+}
