@@ -43,8 +43,10 @@ type Options struct {
 
 // Agent implements the ACP agent side for any number of sessions.
 type Agent struct {
-	o   Options
-	reg *tool.Registry
+	o Options
+	// reg is built when the first session opens: its schemas are reflected and
+	// compiled, a few milliseconds that initialize should not wait for.
+	reg func() *tool.Registry
 
 	provOnce sync.Once
 	prov     provider.Provider
@@ -73,7 +75,8 @@ func New(o Options) *Agent {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Agent{o: o, reg: toolset.New(toolset.Options{KeepEnv: o.KeepEnv}), sessions: map[string]*sess{}}
+	reg := sync.OnceValue(func() *tool.Registry { return toolset.New(toolset.Options{KeepEnv: o.KeepEnv}) })
+	return &Agent{o: o, reg: reg, sessions: map[string]*sess{}}
 }
 
 func (a *Agent) setPeer(p peer) {
@@ -199,10 +202,11 @@ func (a *Agent) open(id string, ws *workspace.Workspace, log *session.Log, cwd s
 	p, termMeta := a.peer, a.termMeta
 	a.mu.Unlock()
 	tools := tool.NewSession(id, ws)
-	s := newSess(id, p, log, tools, newBridge(cwd, termMeta, view.NewPresenter(a.reg)), a.diag)
+	reg := a.reg()
+	s := newSess(id, p, log, tools, newBridge(cwd, termMeta, view.NewPresenter(reg)), a.diag)
 
-	names := make([]string, 0, len(a.reg.Tools()))
-	for _, t := range a.reg.Tools() {
+	names := make([]string, 0, len(reg.Tools()))
+	for _, t := range reg.Tools() {
 		names = append(names, t.Name())
 	}
 	instructions, err := agent.LoadInstructions(ws.Root())
@@ -211,7 +215,7 @@ func (a *Agent) open(id string, ws *workspace.Workspace, log *session.Log, cwd s
 	}
 	s.agent = agent.New(agent.Config{
 		Provider: syncedProvider{s: s, get: a.provider},
-		Registry: a.reg,
+		Registry: reg,
 		Log:      log,
 		Tools:    tools,
 		Model:    a.o.Model,

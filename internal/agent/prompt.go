@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"text/template"
 	"time"
 )
@@ -15,7 +16,10 @@ import (
 //go:embed system.md
 var systemText string
 
-var systemTmpl = template.Must(template.New("system").Parse(systemText))
+// systemTmpl is parsed on first use, not at every dsh start-up.
+var systemTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("system").Parse(systemText))
+})
 
 // PromptInfo is what the system prompt says about the session.
 type PromptInfo struct {
@@ -35,7 +39,7 @@ func SystemPrompt(p PromptInfo) string {
 		has[t] = true
 	}
 	var b strings.Builder
-	err := systemTmpl.Execute(&b, struct {
+	err := systemTmpl().Execute(&b, struct {
 		Root, Platform, Date, Instructions string
 		Has                                map[string]bool
 	}{

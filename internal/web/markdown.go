@@ -66,7 +66,7 @@ func (linkPolicy) Transform(doc *ast.Document, reader text.Reader, _ parser.Cont
 	for _, n := range nodes {
 		switch n := n.(type) {
 		case *ast.Link:
-			if s := urlScheme(string(n.Destination)); s == "" || s == "http" || s == "https" || s == "mailto" {
+			if s := urlScheme(n.Destination); s == "" || s == "http" || s == "https" || s == "mailto" {
 				linkAttrs(n, s)
 			} else {
 				unwrap(n)
@@ -74,7 +74,7 @@ func (linkPolicy) Transform(doc *ast.Document, reader text.Reader, _ parser.Cont
 		case *ast.AutoLink:
 			s := "mailto"
 			if n.AutoLinkType == ast.AutoLinkURL {
-				s = urlScheme(string(n.URL(src)))
+				s = urlScheme(n.URL(src))
 			}
 			if s == "http" || s == "https" || s == "mailto" {
 				linkAttrs(n, s)
@@ -82,7 +82,7 @@ func (linkPolicy) Transform(doc *ast.Document, reader text.Reader, _ parser.Cont
 				n.Parent().ReplaceChild(n.Parent(), n, ast.NewString(n.Label(src)))
 			}
 		case *ast.Image:
-			if s := urlScheme(string(n.Destination)); s != "" && s != "http" && s != "https" {
+			if s := urlScheme(n.Destination); s != "" && s != "http" && s != "https" {
 				unwrap(n)
 			}
 		}
@@ -107,11 +107,14 @@ func unwrap(n ast.Node) {
 	parent.RemoveChild(parent, n)
 }
 
-// urlScheme is the scheme a browser finds in a URL, lower-cased, or "" for a
-// relative URL. Like a browser it ignores surrounding blanks and controls and
-// any tab or newline inside ("java\tscript:" is javascript:).
-func urlScheme(u string) string {
-	u = strings.TrimFunc(u, func(r rune) bool { return r <= ' ' })
+// urlScheme is the scheme a browser finds in a Markdown URL, lower-cased, or ""
+// for a relative URL. The URL is read as goldmark writes it, with backslash
+// escapes and character references resolved; then, like a browser, surrounding
+// blanks and controls and any tab or newline inside are ignored
+// ("java&#x09;script:" is javascript:).
+func urlScheme(dest []byte) string {
+	dest = util.ResolveEntityNames(util.ResolveNumericReferences(util.UnescapePunctuations(dest)))
+	u := strings.TrimFunc(string(dest), func(r rune) bool { return r <= ' ' })
 	u = strings.Map(func(r rune) rune {
 		if r == '\t' || r == '\n' || r == '\r' {
 			return -1

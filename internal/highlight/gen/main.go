@@ -174,7 +174,7 @@ func delegates(path string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	var names []string
 	dec := xml.NewDecoder(f)
 	for {
