@@ -47,9 +47,9 @@ func NewID(now time.Time) string {
 	return now.UTC().Format("20060102-150405") + "-" + idEncoding.EncodeToString(b[:])
 }
 
-// validID reports whether s can be a session id: it becomes a file name, so only
+// ValidID reports whether s can be a session id: it becomes a file name, so only
 // [a-z0-9-], not starting with '-' (a flag), and of sane length.
-func validID(s string) bool {
+func ValidID(s string) bool {
 	if s == "" || len(s) > 128 || s[0] == '-' {
 		return false
 	}
@@ -80,7 +80,7 @@ func Resolve(dir, idOrPath string) (string, error) {
 		}
 		return idOrPath, nil
 	}
-	if !validID(idOrPath) {
+	if !ValidID(idOrPath) {
 		return "", fmt.Errorf("invalid session id %q: ids are made of a-z, 0-9 and '-'", idOrPath)
 	}
 	p := filepath.Join(dir, idOrPath+ext)
@@ -121,7 +121,7 @@ func ids(dir string) ([]string, error) {
 	var out []string
 	for _, e := range ents {
 		id, ok := strings.CutSuffix(e.Name(), ext)
-		if ok && validID(id) && e.Type().IsRegular() {
+		if ok && ValidID(id) && e.Type().IsRegular() {
 			out = append(out, id)
 		}
 	}

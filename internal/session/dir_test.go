@@ -50,7 +50,7 @@ func TestNewID(t *testing.T) {
 		t.Errorf("two ids in the same second are equal: %q", a)
 	}
 	later := NewID(at.Add(time.Second))
-	if !validID(a) || later <= a || later <= b {
+	if !ValidID(a) || later <= a || later <= b {
 		t.Errorf("ids do not sort by time: %q then %q", a, later)
 	}
 }

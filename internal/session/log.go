@@ -57,7 +57,7 @@ func (o Options) normalize() (func() time.Time, int) {
 
 // Create makes dir if needed and starts the log DIR/ID.jsonl with its header.
 func Create(dir, id, cwd string, o Options) (_ *Log, err error) {
-	if !validID(id) {
+	if !ValidID(id) {
 		return nil, fmt.Errorf("invalid session id %q", id)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {

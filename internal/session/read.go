@@ -51,7 +51,7 @@ func validate(r *Record) error {
 		if r.Version < 1 {
 			return errors.New("header has no format version")
 		}
-		if !validID(r.SessionID) {
+		if !ValidID(r.SessionID) {
 			return fmt.Errorf("header has an invalid session id %q", r.SessionID)
 		}
 	case TypeUser, TypeAssistant, TypeThinking, TypePlan, TypeTurnEnd:
@@ -125,7 +125,7 @@ func (d *decoder) probeHeader(line []byte) error {
 	}
 	if h.Type == TypeHeader && h.Version > FormatVersion {
 		name := h.SessionID
-		if !validID(name) {
+		if !ValidID(name) {
 			name = d.name
 		}
 		return &FormatError{Session: name, Version: h.Version}

@@ -135,53 +135,6 @@ func TestOptionsDefaults(t *testing.T) {
 	}
 }
 
-func TestHunkLines(t *testing.T) {
-	type L = diffLine
-	tests := []struct {
-		name string
-		d    card.FileDiff
-		want []diffLine
-	}{
-		{"new file", card.FileDiff{NewText: "a\nb\n"},
-			[]L{{opInsert, "a", 0, 1}, {opInsert, "b", 0, 2}}},
-		{"new empty file", card.FileDiff{NewText: ""}, nil},
-		{"replace middle", card.FileDiff{OldText: card.Ptr("a\nb\nc\n"), NewText: "a\nB\nc\n", OldStart: 10, NewStart: 12},
-			[]L{{opContext, "a", 10, 12}, {opDelete, "b", 11, 0}, {opInsert, "B", 0, 13}, {opContext, "c", 12, 14}}},
-		{"delete all", card.FileDiff{OldText: card.Ptr("x\ny"), NewText: ""},
-			[]L{{opDelete, "x", 1, 0}, {opDelete, "y", 2, 0}}},
-		{"no final newline", card.FileDiff{OldText: card.Ptr("a\nb"), NewText: "a\nc"},
-			[]L{{opContext, "a", 1, 1}, {opDelete, "b", 2, 0}, {opInsert, "c", 0, 2}}},
-		{"crlf", card.FileDiff{OldText: card.Ptr("a\r\nb\r\n"), NewText: "a\r\nc\r\n"},
-			[]L{{opContext, "a", 1, 1}, {opDelete, "b", 2, 0}, {opInsert, "c", 0, 2}}},
-		{"unchanged", card.FileDiff{OldText: card.Ptr("same\n"), NewText: "same\n"},
-			[]L{{opContext, "same", 1, 1}}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := hunkLines(tt.d); !slices.Equal(got, tt.want) {
-				t.Errorf("got %+v\nwant %+v", got, tt.want)
-			}
-		})
-	}
-}
-
-func TestHunkHeader(t *testing.T) {
-	tests := []struct {
-		d    card.FileDiff
-		want string
-	}{
-		{card.FileDiff{NewText: "a\nb\n", NewStart: 1}, "@@ -0,0 +1,2 @@"},
-		{card.FileDiff{OldText: card.Ptr("a\nb\n"), NewText: "a\nc\nd\n", OldStart: 5, NewStart: 7}, "@@ -5,2 +7,3 @@"},
-		{card.FileDiff{OldText: card.Ptr("gone\n"), NewText: "", OldStart: 4, NewStart: 4}, "@@ -4,1 +3,0 @@"},
-		{card.FileDiff{OldText: card.Ptr(""), NewText: "x\n", OldStart: 3, NewStart: 3}, "@@ -2,0 +3,1 @@"},
-	}
-	for _, tt := range tests {
-		if got := hunkHeader(tt.d, hunkLines(tt.d)); got != tt.want {
-			t.Errorf("hunkHeader(%+v) = %q, want %q", tt.d, got, tt.want)
-		}
-	}
-}
-
 func TestExitStatus(t *testing.T) {
 	tests := []struct {
 		name    string

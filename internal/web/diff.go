@@ -2,11 +2,9 @@ package web
 
 import (
 	"strconv"
-	"strings"
-
-	"github.com/aymanbagabas/go-udiff"
 
 	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/diffview"
 )
 
 // diffView is one FileDiff as unified-diff rows. Result-time hunks are Numbered:
@@ -35,24 +33,12 @@ type diffRow struct {
 func (b *builder) diffs(callID string, ds []card.FileDiff, numbered bool) []diffView {
 	out := make([]diffView, len(ds))
 	for i, d := range ds {
-		rows := hunkRows(d)
+		lines := diffview.Lines(d)
+		rows := hunkRows(lines)
 		v := diffView{Path: d.Path, ShowPath: i == 0 || ds[i-1].Path != d.Path, New: d.OldText == nil, Numbered: numbered}
-		var oldC, newC int
-		for _, r := range rows {
-			switch r.Op {
-			case "ins":
-				v.Ins++
-				newC++
-			case "del":
-				v.Del++
-				oldC++
-			default:
-				oldC++
-				newC++
-			}
-		}
+		v.Ins, v.Del = diffview.Stat(lines)
 		if numbered {
-			v.Header = hunkHeader(d, oldC, newC)
+			v.Header = diffview.Header(d, lines)
 		} else {
 			for j := range rows {
 				rows[j].Old, rows[j].New = "", ""
@@ -81,54 +67,29 @@ func (b *builder) diffs(callID string, ds []card.FileDiff, numbered bool) []diff
 	return out
 }
 
-// hunkRows lines up a FileDiff's old and new text, numbering from OldStart and
-// NewStart (from 1 when they are zero). A nil OldText is a new file.
-func hunkRows(d card.FileDiff) []diffRow {
-	oldN, newN := max(d.OldStart, 1), max(d.NewStart, 1)
-	var out []diffRow
-	add := func(op string, text string) {
-		for _, l := range splitLines(text) {
-			r := diffRow{Op: op, Text: l, Sign: " "}
-			switch op {
-			case "del":
-				r.Sign, r.Old = "-", strconv.Itoa(oldN)
-				oldN++
-			case "ins":
-				r.Sign, r.New = "+", strconv.Itoa(newN)
-				newN++
-			default:
-				r.Old, r.New = strconv.Itoa(oldN), strconv.Itoa(newN)
-				oldN++
-				newN++
-			}
-			out = append(out, r)
+// hunkRows turns a hunk's lines into template rows.
+func hunkRows(lines []diffview.Line) []diffRow {
+	out := make([]diffRow, len(lines))
+	for i, l := range lines {
+		r := diffRow{Op: "ctx", Sign: " ", Text: l.Text}
+		switch l.Op {
+		case diffview.Delete:
+			r.Op, r.Sign = "del", "-"
+		case diffview.Insert:
+			r.Op, r.Sign = "ins", "+"
+		case diffview.Context:
 		}
+		if l.Old > 0 {
+			r.Old = strconv.Itoa(l.Old)
+		}
+		if l.New > 0 {
+			r.New = strconv.Itoa(l.New)
+		}
+		out[i] = r
 	}
-	if d.OldText == nil {
-		add("ins", d.NewText)
-		return out
-	}
-	old := *d.OldText
-	pos := 0
-	for _, e := range udiff.Lines(old, d.NewText) {
-		add("ctx", old[pos:e.Start])
-		add("del", old[e.Start:e.End])
-		add("ins", e.New)
-		pos = e.End
-	}
-	add("ctx", old[pos:])
 	return out
 }
 
-// splitLines splits text into lines without their newlines; "" has none.
-func splitLines(s string) []string {
-	if s == "" {
-		return nil
-	}
-	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
-}
-
-// hunkHeader is the unified-diff range line. An empty side starts at the line
 // before it, as in unified diffs ("-0,0" for a created file).
 func hunkHeader(d card.FileDiff, oldC, newC int) string {
 	oldS, newS := max(d.OldStart, 1), max(d.NewStart, 1)

@@ -20,7 +20,7 @@ import (
 // session.Resolve would accept one, and a request is untrusted.
 func (s *Server) sessionPath(r *http.Request) (id, path string, ok bool) {
 	id = r.PathValue("id")
-	if !validID(id) {
+	if !session.ValidID(id) {
 		return "", "", false
 	}
 	p, err := session.Resolve(s.o.Dir, id)
@@ -28,19 +28,6 @@ func (s *Server) sessionPath(r *http.Request) (id, path string, ok bool) {
 		return "", "", false
 	}
 	return strings.TrimSuffix(filepath.Base(p), ".jsonl"), p, true
-}
-
-// validID mirrors the session package's rule for ids.
-func validID(s string) bool {
-	if s == "" || len(s) > 128 || s[0] == '-' {
-		return false
-	}
-	for _, c := range []byte(s) {
-		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
-			return false
-		}
-	}
-	return true
 }
 
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {

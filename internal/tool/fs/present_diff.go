@@ -1,7 +1,6 @@
 package fs
 
 import (
-	"math"
 	"strconv"
 	"strings"
 
@@ -37,10 +36,6 @@ type diffMeta struct {
 	// Omitted counts what the hunk budget left out: sites for edit, hunks for write.
 	Omitted int `json:"omitted,omitzero"`
 }
-
-// hunkMaxInt bounds the integers the narrowing accepts: every integer up to it is
-// exact in a float64, and no file has more lines.
-const hunkMaxInt = 1 << 53
 
 // hunkMetaFromMeta narrows persisted meta defensively and totally: anything that is
 // not well-formed write/edit meta for path gives false, never a panic. Beyond the
@@ -105,16 +100,16 @@ func hunkFromAny(v any) (diffHunk, bool) {
 	if !ok {
 		return no, false
 	}
-	if h.OldStart, ok = hunkInt(obj["oldStart"], 1); !ok {
+	if h.OldStart, ok = metaInt(obj["oldStart"], 1); !ok {
 		return no, false
 	}
-	if h.NewStart, ok = hunkInt(obj["newStart"], 1); !ok {
+	if h.NewStart, ok = metaInt(obj["newStart"], 1); !ok {
 		return no, false
 	}
-	if h.OldLines, ok = hunkInt(obj["oldLines"], 0); !ok {
+	if h.OldLines, ok = metaInt(obj["oldLines"], 0); !ok {
 		return no, false
 	}
-	if h.NewLines, ok = hunkInt(obj["newLines"], 0); !ok {
+	if h.NewLines, ok = metaInt(obj["newLines"], 0); !ok {
 		return no, false
 	}
 	if h.OldText, ok = obj["oldText"].(string); !ok {
@@ -130,22 +125,13 @@ func hunkFromAny(v any) (diffHunk, bool) {
 	return h, true
 }
 
-// hunkInt accepts a JSON number that is an integer in [lo, hunkMaxInt].
-func hunkInt(v any, lo int) (int, bool) {
-	f, ok := v.(float64)
-	if !ok || f != math.Trunc(f) || f < float64(lo) || f > hunkMaxInt {
-		return 0, false
-	}
-	return int(f), true
-}
-
 // hunkOptionalCount reads a non-negative integer member that defaults to zero.
 func hunkOptionalCount(obj map[string]any, name string) (int, bool) {
 	v, present := obj[name]
 	if !present {
 		return 0, true
 	}
-	return hunkInt(v, 0)
+	return metaInt(v, 0)
 }
 
 // hunkCountLines counts the lines of s: its newlines, plus a last line without one.

@@ -98,9 +98,6 @@ type readMeta struct {
 	Lang       string          `json:"lang,omitempty"`
 }
 
-// readMaxInt bounds the integers readMetaFromMeta accepts: every integer up to it
-// is exact in a float64, and no file has more lines.
-const readMaxInt = 1 << 53
 
 // readMetaFromMeta narrows persisted meta defensively and totally: it never fails
 // loudly, it says no. Beyond the types it checks what well-typed JSON can still get
@@ -123,11 +120,11 @@ func readMetaFromMeta(raw []byte) (readMeta, bool) {
 	if !ok || path == "" {
 		return no, false
 	}
-	offset, ok := readInt(obj["offset"], 1)
+	offset, ok := metaInt(obj["offset"], 1)
 	if !ok {
 		return no, false
 	}
-	total, ok := readInt(obj["totalLines"], 0)
+	total, ok := metaInt(obj["totalLines"], 0)
 	if !ok {
 		return no, false
 	}
@@ -148,7 +145,7 @@ func readMetaFromMeta(raw []byte) (readMeta, bool) {
 		if !ok {
 			return no, false
 		}
-		n, ok := readInt(line["number"], 1)
+		n, ok := metaInt(line["number"], 1)
 		if !ok || n <= prev || n > total {
 			return no, false
 		}
@@ -160,15 +157,6 @@ func readMetaFromMeta(raw []byte) (readMeta, bool) {
 		prev = n
 	}
 	return m, true
-}
-
-// readInt accepts a JSON number that is an integer in [lo, readMaxInt].
-func readInt(v any, lo int) (int, bool) {
-	f, ok := v.(float64)
-	if !ok || f != math.Trunc(f) || f < float64(lo) || f > readMaxInt {
-		return 0, false
-	}
-	return int(f), true
 }
 
 // langByExt maps a lower-case file extension to a chroma lexer name, the syntax
