@@ -90,21 +90,6 @@ func hunkRows(lines []diffview.Line) []diffRow {
 	return out
 }
 
-// before it, as in unified diffs ("-0,0" for a created file).
-func hunkHeader(d card.FileDiff, oldC, newC int) string {
-	oldS, newS := max(d.OldStart, 1), max(d.NewStart, 1)
-	if d.OldText == nil {
-		oldS = 0
-	}
-	if oldC == 0 && oldS > 0 {
-		oldS--
-	}
-	if newC == 0 && newS > 0 {
-		newS--
-	}
-	return "@@ -" + strconv.Itoa(oldS) + "," + strconv.Itoa(oldC) + " +" + strconv.Itoa(newS) + "," + strconv.Itoa(newC) + " @@"
-}
-
 func clipRows(rows []diffRow, full bool) ([]diffRow, bool) {
 	if full {
 		return rows, false

@@ -98,7 +98,6 @@ type readMeta struct {
 	Lang       string          `json:"lang,omitempty"`
 }
 
-
 // readMetaFromMeta narrows persisted meta defensively and totally: it never fails
 // loudly, it says no. Beyond the types it checks what well-typed JSON can still get
 // wrong: a 1-based integral offset, line numbers that are 1-based integers, start
