@@ -95,8 +95,7 @@ func scriptCalls(t *testing.T) []scriptCall {
 
 // The demo runs end to end with the real tools: every call succeeds except the grep
 // that is meant to fail, every tool is used, and the files change as the script says.
-// The script names its jobs job-1 and job-2, so this must be the only test of the
-// process that starts background jobs, and it runs once per process (-count=1).
+// The script names its jobs job-1 and job-2: job ids are numbered per session.
 func TestDemoRunsEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	if err := demo.Install(dir); err != nil {

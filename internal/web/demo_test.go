@@ -19,9 +19,8 @@ import (
 	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
-// demoTmp holds the demo session's log, made once per process: the demo script
-// names its background jobs job-1 and job-2, the ids the bash tool gives the first
-// two jobs of a process, so no other test of this package starts a background job.
+// demoTmp holds the demo session's log, made once per process because running
+// the demo takes a few seconds.
 var demoTmp string
 
 func TestMain(m *testing.M) {
