@@ -18,16 +18,22 @@ type Item struct {
 	Result card.Result
 }
 
-// Presenter remembers each call's name and arguments so that its result, which
-// arrives later in the stream, is presented from the same data.
+// Presenter remembers each call's record and card so that its progress and
+// result, which arrive later in the stream, are presented from the same data
+// (and the call card is made once).
 type Presenter struct {
 	reg   *tool.Registry
-	calls map[string]session.Record
+	calls map[string]seenCall
+}
+
+type seenCall struct {
+	rec  session.Record
+	card card.Call
 }
 
 // NewPresenter returns a presenter for a session's records.
 func NewPresenter(reg *tool.Registry) *Presenter {
-	return &Presenter{reg: reg, calls: map[string]session.Record{}}
+	return &Presenter{reg: reg, calls: map[string]seenCall{}}
 }
 
 // Present returns the item for r. It is a pure function of the records seen so far.
@@ -35,21 +41,19 @@ func (p *Presenter) Present(r session.Record) Item {
 	it := Item{Record: r}
 	switch r.Type {
 	case session.TypeToolCall:
-		p.calls[r.CallID] = r
 		it.Call = p.reg.PresentCall(r.Name, r.Args)
+		p.calls[r.CallID] = seenCall{rec: r, card: it.Call}
 	case session.TypeToolResult:
 		c, ok := p.calls[r.CallID]
 		if !ok {
 			return it
 		}
-		it.Call = p.reg.PresentCall(c.Name, c.Args)
+		it.Call = c.card
 		if r.Result != nil {
-			it.Result = p.reg.PresentResult(c.Name, c.Args, *r.Result)
+			it.Result = p.reg.PresentResult(c.rec.Name, c.rec.Args, *r.Result)
 		}
 	case session.TypeProgress:
-		if c, ok := p.calls[r.CallID]; ok {
-			it.Call = p.reg.PresentCall(c.Name, c.Args)
-		}
+		it.Call = p.calls[r.CallID].card
 	case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking,
 		session.TypePlan, session.TypeTurnEnd:
 	}
@@ -57,4 +61,4 @@ func (p *Presenter) Present(r session.Record) Item {
 }
 
 // CallName returns the tool name of a call seen so far.
-func (p *Presenter) CallName(callID string) string { return p.calls[callID].Name }
+func (p *Presenter) CallName(callID string) string { return p.calls[callID].rec.Name }
