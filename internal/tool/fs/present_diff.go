@@ -4,8 +4,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-json-experiment/json"
-
 	"github.com/dsh-dev/dsh/internal/card"
 )
 
@@ -44,12 +42,7 @@ type diffMeta struct {
 // do not overlap, and flags that agree with each other.
 func hunkMetaFromMeta(raw []byte, path string) (diffMeta, bool) {
 	var no diffMeta
-	var v any
-	// The v2 decoder also refuses duplicate names, invalid UTF-8 and trailing data.
-	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
-		return no, false
-	}
-	obj, ok := v.(map[string]any)
+	obj, ok := metaObject(raw)
 	if !ok {
 		return no, false
 	}

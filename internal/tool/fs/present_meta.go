@@ -1,6 +1,10 @@
 package fs
 
-import "math"
+import (
+	"math"
+
+	"github.com/go-json-experiment/json"
+)
 
 // metaMaxInt bounds the integers meta narrowing accepts: every integer up to it
 // is exact in a float64, and no file has more lines.
@@ -14,4 +18,15 @@ func metaInt(v any, lo int) (int, bool) {
 		return 0, false
 	}
 	return int(f), true
+}
+
+// metaObject decodes persisted meta that must be a JSON object. The v2 decoder
+// also refuses duplicate names, invalid UTF-8 and trailing data.
+func metaObject(raw []byte) (map[string]any, bool) {
+	var v any
+	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
+		return nil, false
+	}
+	obj, ok := v.(map[string]any)
+	return obj, ok
 }

@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-json-experiment/json"
-
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
@@ -106,12 +104,7 @@ type readMeta struct {
 // first selected line, or an empty file).
 func readMetaFromMeta(raw []byte) (readMeta, bool) {
 	var no readMeta
-	var v any
-	// The v2 decoder also refuses duplicate names, invalid UTF-8 and trailing data.
-	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
-		return no, false
-	}
-	obj, ok := v.(map[string]any)
+	obj, ok := metaObject(raw)
 	if !ok {
 		return no, false
 	}
