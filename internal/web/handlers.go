@@ -30,6 +30,22 @@ func (s *Server) sessionPath(r *http.Request) (id, path string, ok bool) {
 	return strings.TrimSuffix(filepath.Base(p), ".jsonl"), p, true
 }
 
+// sessionRecords reads the session the request names, or answers the request
+// with the error (404 for an unknown or invalid id) and returns false.
+func (s *Server) sessionRecords(w http.ResponseWriter, r *http.Request) (string, []session.Record, bool) {
+	id, path, ok := s.sessionPath(r)
+	if !ok {
+		http.NotFound(w, r)
+		return "", nil, false
+	}
+	recs, err := session.ReadFile(path)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return "", nil, false
+	}
+	return id, recs, true
+}
+
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 	infos, err := session.List(s.o.Dir)
 	if err != nil {
@@ -47,14 +63,8 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
-	id, path, ok := s.sessionPath(r)
+	id, recs, ok := s.sessionRecords(w, r)
 	if !ok {
-		http.NotFound(w, r)
-		return
-	}
-	recs, err := session.ReadFile(path)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
 	s.stream(w, "session", s.sessionPage(id, recs))
@@ -63,14 +73,8 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
 // handleCall serves one tool call's card unfolded: what a folded body's expand
 // control loads (the script swaps it in; without script it is a page of its own).
 func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
-	id, path, ok := s.sessionPath(r)
+	id, recs, ok := s.sessionRecords(w, r)
 	if !ok {
-		http.NotFound(w, r)
-		return
-	}
-	recs, err := session.ReadFile(path)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
 	callID := r.PathValue("call")
