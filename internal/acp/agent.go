@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -205,24 +204,19 @@ func (a *Agent) open(id string, ws *workspace.Workspace, log *session.Log, cwd s
 	reg := a.reg()
 	s := newSess(id, p, log, tools, newBridge(cwd, termMeta, view.NewPresenter(reg)), a.diag)
 
-	names := make([]string, 0, len(reg.Tools()))
-	for _, t := range reg.Tools() {
-		names = append(names, t.Name())
-	}
-	instructions, err := agent.LoadInstructions(ws.Root())
+	system, err := agent.SessionPrompt(ws.Root(), reg, a.o.Now())
 	if err != nil {
 		a.o.Logger.Warn("ignoring project instructions", "err", err)
 	}
 	s.agent = agent.New(agent.Config{
-		Provider: syncedProvider{s: s, get: a.provider},
-		Registry: reg,
-		Log:      log,
-		Tools:    tools,
-		Model:    a.o.Model,
-		Mode:     a.o.Mode,
-		Permit:   s.permit,
-		System: agent.SystemPrompt(agent.PromptInfo{Root: ws.Root(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
-			Date: a.o.Now(), Instructions: instructions, Tools: names}),
+		Provider:    syncedProvider{s: s, get: a.provider},
+		Registry:    reg,
+		Log:         log,
+		Tools:       tools,
+		Model:       a.o.Model,
+		Mode:        a.o.Mode,
+		Permit:      s.permit,
+		System:      system,
 		OnDelta:     s.onDelta,
 		OnCallStart: s.started,
 	})

@@ -7,10 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"text/template"
 	"time"
+
+	"github.com/dsh-dev/dsh/internal/tool"
 )
 
 //go:embed system.md
@@ -30,6 +33,19 @@ type PromptInfo struct {
 	Instructions string
 	// Tools are the names of the tools offered; guidance is given for those only.
 	Tools []string
+}
+
+// SessionPrompt is the system prompt of a session in root that offers reg's tools,
+// on this platform, today. Project instructions that cannot be read are left out
+// and the error says why; the prompt is usable either way.
+func SessionPrompt(root string, reg *tool.Registry, now time.Time) (string, error) {
+	instructions, err := LoadInstructions(root)
+	names := make([]string, 0, len(reg.Tools()))
+	for _, t := range reg.Tools() {
+		names = append(names, t.Name())
+	}
+	return SystemPrompt(PromptInfo{Root: root, Platform: runtime.GOOS + "/" + runtime.GOARCH,
+		Date: now, Instructions: instructions, Tools: names}), err
 }
 
 // SystemPrompt writes the system prompt for a session.

@@ -1,11 +1,14 @@
 package agent
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dsh-dev/dsh/internal/tool"
 )
 
 func TestLoadInstructions(t *testing.T) {
@@ -94,5 +97,26 @@ func TestSystemPrompt(t *testing.T) {
 	}
 	if !strings.Contains(bare, "**read**") {
 		t.Error("read-only prompt lacks the read guidance")
+	}
+}
+
+func TestSessionPrompt(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "AGENTS.md"), []byte("Always run make check."), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := &probe{run: func(context.Context, string, string) tool.Result { return tool.Text("") }}
+	got, err := SessionPrompt(root, tool.NewRegistry(p.tools()...), time.Date(2026, 3, 4, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{root, "2026-03-04", "Always run make check."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the prompt lacks %q", want)
+		}
+	}
+	// Guidance is given only for tools the registry offers.
+	if strings.Contains(got, "**todo_write**") {
+		t.Error("the prompt explains todo_write, which this registry does not offer")
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 
@@ -66,19 +65,14 @@ func runAgentTurn(ctx context.Context, io IO, r agentRun) (agent.StopReason, str
 		})
 	}()
 
-	instructions, err := agent.LoadInstructions(ws.Root())
+	system, err := agent.SessionPrompt(ws.Root(), reg, io.Now())
 	if err != nil {
 		fmt.Fprintf(io.Err, "dsh: ignoring project instructions: %v\n", err)
-	}
-	var names []string
-	for _, t := range reg.Tools() {
-		names = append(names, t.Name())
 	}
 	a := agent.New(agent.Config{
 		Provider: r.Provider, Registry: reg, Log: log, Tools: tools, Model: r.Model, Mode: r.Mode,
 		Permit: (&termPermitter{io: io, in: bufio.NewReader(io.In), shown: shown}).ask,
-		System: agent.SystemPrompt(agent.PromptInfo{Root: ws.Root(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
-			Date: io.Now(), Instructions: instructions, Tools: names}),
+		System: system,
 	})
 	stop, turnErr := a.Prompt(ctx, r.Prompt)
 	closeErr := errors.Join(tools.Close(), log.Close())
