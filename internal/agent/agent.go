@@ -403,7 +403,10 @@ func (a *Agent) execute(ctx context.Context, t *turnState, c call) outcome {
 	if a.c.OnCallStart != nil {
 		a.c.OnCallStart(c.id)
 	}
-	res := a.c.Registry.Run(ctx, env, c.name, c.args)
+	res, err := a.c.Registry.Run(ctx, env, c.name, c.args, nil)
+	if err != nil {
+		res = tool.Errorf("dsh failed to run this call: %v", err)
+	}
 	// A call that returns after a cancel was interrupted: what it returned is partial.
 	return outcome{res: res, cancelled: ctx.Err() != nil}
 }
@@ -427,7 +430,7 @@ func (a *Agent) permit(ctx context.Context, c call) (res tool.Result, ok bool) {
 	case gateAsk:
 	}
 
-	cc := a.c.Registry.PresentCall(c.name, c.args)
+	cc := a.c.Registry.PresentCall(c.name, c.args, nil)
 	keys, rememberable := allowKeys(c.name, c.args, cc, perm)
 	if rememberable && a.allAllowed(keys) {
 		return tool.Result{}, true

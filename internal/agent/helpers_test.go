@@ -224,29 +224,35 @@ func (p *probe) exec(ctx context.Context, name, id string) tool.Result {
 }
 
 func (p *probe) tools() []tool.Tool {
-	generic := func(a probeArgs) card.Call { return &card.GenericCall{Title: a.ID} }
+	generic := func(a probeArgs, _ *tool.NoMeta) card.Call { return &card.GenericCall{Title: a.ID} }
 	return []tool.Tool{
-		tool.New(tool.Spec[probeArgs]{
+		tool.New(tool.Spec[probeArgs, tool.NoMeta]{
 			Name: "look", Description: "Looks.", ReadOnly: true, Permission: tool.PermNone, Kind: "read",
-			Execute:     func(ctx context.Context, _ tool.Env, a probeArgs) tool.Result { return p.exec(ctx, "look", a.ID) },
-			PresentCall: generic,
-		}),
-		tool.New(tool.Spec[probeArgs]{
-			Name: "change", Description: "Changes.", Permission: tool.PermEdit, Kind: "edit",
-			Execute:     func(ctx context.Context, _ tool.Env, a probeArgs) tool.Result { return p.exec(ctx, "change", a.ID) },
-			PresentCall: generic,
-		}),
-		tool.New(tool.Spec[probeArgs]{
-			Name: "tweak", Description: "Also changes.", Permission: tool.PermEdit, Kind: "edit",
-			Execute:     func(ctx context.Context, _ tool.Env, a probeArgs) tool.Result { return p.exec(ctx, "tweak", a.ID) },
-			PresentCall: generic,
-		}),
-		tool.New(tool.Spec[shellArgs]{
-			Name: "shell", Description: "Runs.", Permission: tool.PermExecute, Kind: "execute",
-			Execute: func(ctx context.Context, _ tool.Env, a shellArgs) tool.Result {
-				return p.exec(ctx, "shell", a.Command)
+			Execute: func(ctx context.Context, _ tool.Env, a probeArgs, _ *tool.NoMeta) (tool.Result, *tool.NoMeta, error) {
+				return p.exec(ctx, "look", a.ID), nil, nil
 			},
-			PresentCall: func(a shellArgs) card.Call { return &card.TerminalCall{Title: a.Command} },
+			PresentCall: generic,
+		}),
+		tool.New(tool.Spec[probeArgs, tool.NoMeta]{
+			Name: "change", Description: "Changes.", Permission: tool.PermEdit, Kind: "edit",
+			Execute: func(ctx context.Context, _ tool.Env, a probeArgs, _ *tool.NoMeta) (tool.Result, *tool.NoMeta, error) {
+				return p.exec(ctx, "change", a.ID), nil, nil
+			},
+			PresentCall: generic,
+		}),
+		tool.New(tool.Spec[probeArgs, tool.NoMeta]{
+			Name: "tweak", Description: "Also changes.", Permission: tool.PermEdit, Kind: "edit",
+			Execute: func(ctx context.Context, _ tool.Env, a probeArgs, _ *tool.NoMeta) (tool.Result, *tool.NoMeta, error) {
+				return p.exec(ctx, "tweak", a.ID), nil, nil
+			},
+			PresentCall: generic,
+		}),
+		tool.New(tool.Spec[shellArgs, tool.NoMeta]{
+			Name: "shell", Description: "Runs.", Permission: tool.PermExecute, Kind: "execute",
+			Execute: func(ctx context.Context, _ tool.Env, a shellArgs, _ *tool.NoMeta) (tool.Result, *tool.NoMeta, error) {
+				return p.exec(ctx, "shell", a.Command), nil, nil
+			},
+			PresentCall: func(a shellArgs, _ *tool.NoMeta) card.Call { return &card.TerminalCall{Title: a.Command} },
 		}),
 	}
 }

@@ -31,8 +31,8 @@ type PromptInfo struct {
 	Date     time.Time // today, in the user's zone
 	// Instructions is the project's own guidance (AGENTS.md or CLAUDE.md), or "".
 	Instructions string
-	// Tools are the names of the tools offered; guidance is given for those only.
-	Tools []string
+	// Guidance is each offered tool's paragraph, in registry order.
+	Guidance []string
 }
 
 // SessionPrompt is the system prompt of a session in root that offers reg's tools,
@@ -40,30 +40,28 @@ type PromptInfo struct {
 // and the error says why; the prompt is usable either way.
 func SessionPrompt(root string, reg *tool.Registry, now time.Time) (string, error) {
 	instructions, err := LoadInstructions(root)
-	names := make([]string, 0, len(reg.Tools()))
+	var guidance []string
 	for _, t := range reg.Tools() {
-		names = append(names, t.Name())
+		if g := strings.TrimSpace(t.Guidance()); g != "" {
+			guidance = append(guidance, g)
+		}
 	}
 	return SystemPrompt(PromptInfo{Root: root, Platform: runtime.GOOS + "/" + runtime.GOARCH,
-		Date: now, Instructions: instructions, Tools: names}), err
+		Date: now, Instructions: instructions, Guidance: guidance}), err
 }
 
 // SystemPrompt writes the system prompt for a session.
 func SystemPrompt(p PromptInfo) string {
-	has := map[string]bool{}
-	for _, t := range p.Tools {
-		has[t] = true
-	}
 	var b strings.Builder
 	err := systemTmpl().Execute(&b, struct {
 		Root, Platform, Date, Instructions string
-		Has                                map[string]bool
+		Guidance                           []string
 	}{
 		Root:         p.Root,
 		Platform:     p.Platform,
 		Date:         p.Date.Format("2006-01-02 (Monday)"),
 		Instructions: strings.TrimSpace(p.Instructions),
-		Has:          has,
+		Guidance:     p.Guidance,
 	})
 	if err != nil {
 		panic(fmt.Sprintf("system prompt template: %v", err)) // the template is embedded; a test executes it

@@ -1,6 +1,9 @@
 package agent
 
 import (
+	"github.com/dsh-dev/dsh/internal/tool/fs"
+	"github.com/dsh-dev/dsh/internal/toolset"
+
 	"context"
 	"os"
 	"path/filepath"
@@ -64,9 +67,14 @@ func TestSystemPrompt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all := []string{"read", "write", "edit", "bash", "job_output", "job_kill", "job_list", "todo_write"}
+	var all []string
+	for _, tl := range toolset.New(toolset.Options{}).Tools() {
+		if g := tl.Guidance(); g != "" {
+			all = append(all, g)
+		}
+	}
 	date := time.Date(2031, time.April, 5, 23, 30, 0, 0, time.UTC)
-	got := SystemPrompt(PromptInfo{Root: root, Platform: "linux/amd64", Date: date, Instructions: instr, Tools: all})
+	got := SystemPrompt(PromptInfo{Root: root, Platform: "linux/amd64", Date: date, Instructions: instr, Guidance: all})
 	for _, want := range []string{
 		"Workspace root: " + root,
 		"Platform: linux/amd64",
@@ -89,7 +97,7 @@ func TestSystemPrompt(t *testing.T) {
 	}
 
 	// Guidance is given only for the tools offered, and no instructions, no heading.
-	bare := SystemPrompt(PromptInfo{Root: root, Platform: "linux/amd64", Date: date, Tools: []string{"read"}})
+	bare := SystemPrompt(PromptInfo{Root: root, Platform: "linux/amd64", Date: date, Guidance: []string{fs.Read().Guidance()}})
 	for _, absent := range []string{"**bash**", "**edit**", "todo_write", "# Project instructions"} {
 		if strings.Contains(bare, absent) {
 			t.Errorf("read-only prompt mentions %q", absent)

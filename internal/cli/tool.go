@@ -138,7 +138,7 @@ func (r *toolRunner) finish(failed bool, err error) error {
 
 // run executes one call and prints it; it reports whether the result is an error.
 func (r *toolRunner) run(ctx context.Context, name string, args []byte) (bool, error) {
-	call := r.reg.PresentCall(name, args)
+	call := r.reg.PresentCall(name, args, nil)
 	env := tool.Env{Session: r.sess}
 	if !r.o.JSON {
 		if err := r.ui.Call(call); err != nil {
@@ -147,7 +147,11 @@ func (r *toolRunner) run(ctx context.Context, name string, args []byte) (bool, e
 		env.Progress = func(chunk string) { _ = r.ui.Progress(chunk) }
 		env.Plan = func(p []tool.PlanEntry) { _ = r.ui.Plan(p) }
 	}
-	res := r.reg.Run(ctx, env, name, args)
+	res, err := r.reg.Run(ctx, env, name, args, nil)
+	if err != nil {
+		return false, err
+	}
+	r.reg.Fold(r.sess, name, args, res)
 	rc := r.reg.PresentResult(name, args, res)
 	if r.o.JSON {
 		return res.IsError, writeToolJSON(r.io.Out, call, res, rc)

@@ -121,14 +121,10 @@ func TestDemoRunsEndToEnd(t *testing.T) {
 	if err != nil || instr == "" {
 		t.Fatalf("the sample project's AGENTS.md: %q, %v", instr, err)
 	}
-	var names []string
-	for _, tl := range reg.Tools() {
-		names = append(names, tl.Name())
-	}
 	a := agent.New(agent.Config{
 		Provider: prov, Registry: reg, Log: log, Tools: tools, Mode: agent.ModeBypass,
 		System: agent.SystemPrompt(agent.PromptInfo{Root: ws.Root(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
-			Date: time.Now(), Instructions: instr, Tools: names}),
+			Date: time.Now(), Instructions: instr, Guidance: guidance(reg)}),
 	})
 	stop, err := a.Prompt(t.Context(), demo.Prompt)
 	if err != nil || stop != agent.StopEndTurn {
@@ -155,8 +151,8 @@ func TestDemoRunsEndToEnd(t *testing.T) {
 			session.TypeProgress, session.TypeTurnEnd:
 		}
 	}
-	for _, n := range names {
-		if !used[n] {
+	for _, tl := range reg.Tools() {
+		if n := tl.Name(); !used[n] {
 			t.Errorf("the demo never uses %s", n)
 		}
 	}
@@ -255,4 +251,12 @@ func listProject(t *testing.T) []string {
 		out = append(out, e.Name())
 	}
 	return out
+}
+
+func guidance(reg *tool.Registry) []string {
+	var g []string
+	for _, tl := range reg.Tools() {
+		g = append(g, tl.Guidance())
+	}
+	return g
 }

@@ -11,34 +11,35 @@ import (
 	"github.com/dsh-dev/dsh/internal/card"
 )
 
-// New erases P from a Spec. It panics if P's schema cannot be generated, which is a
-// programming error caught by any test that builds the registry.
-func New[P any](s Spec[P]) Tool {
+// New erases P and M from a Spec. It panics if P's schema cannot be generated,
+// which is a programming error caught by any test that builds the registry.
+func New[P, M any](s Spec[P, M]) Tool {
 	sch, err := schemaFor[P]()
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: %v", s.Name, err))
 	}
-	return &typed[P]{spec: s, schema: sch}
+	return &typed[P, M]{spec: s, schema: sch}
 }
 
-type typed[P any] struct {
-	spec   Spec[P]
+type typed[P, M any] struct {
+	spec   Spec[P, M]
 	schema *schema
 }
 
-func (t *typed[P]) Name() string           { return t.spec.Name }
-func (t *typed[P]) Description() string    { return t.spec.Description }
-func (t *typed[P]) Schema() jsontext.Value { return t.schema.raw }
-func (t *typed[P]) ReadOnly() bool         { return t.spec.ReadOnly }
-func (t *typed[P]) Permission() Permission { return t.spec.Permission }
-func (t *typed[P]) Kind() string           { return t.spec.Kind }
+func (t *typed[P, M]) Name() string           { return t.spec.Name }
+func (t *typed[P, M]) Description() string    { return t.spec.Description }
+func (t *typed[P, M]) Guidance() string       { return t.spec.Guidance }
+func (t *typed[P, M]) Schema() jsontext.Value { return t.schema.raw }
+func (t *typed[P, M]) ReadOnly() bool         { return t.spec.ReadOnly }
+func (t *typed[P, M]) Permission() Permission { return t.spec.Permission }
+func (t *typed[P, M]) Kind() string           { return t.spec.Kind }
 
 // decode decodes args strictly into P. With validate it first checks them
 // against the schema, so the model hears which field is missing or mistyped and
 // a call card never shows arguments the tool would refuse. PresentResult skips
 // it: arguments the schema refuses produced an error result, which no result
 // presenter renders, and the work would be repeated for every replayed call.
-func (t *typed[P]) decode(args []byte, validate bool) (P, error) {
+func (t *typed[P, M]) decode(args []byte, validate bool) (P, error) {
 	var p P
 	if len(strings.TrimSpace(string(args))) == 0 {
 		args = []byte("{}")
@@ -54,28 +55,114 @@ func (t *typed[P]) decode(args []byte, validate bool) (P, error) {
 	return p, nil
 }
 
-func (t *typed[P]) Run(ctx context.Context, env Env, args []byte) Result {
+func (t *typed[P, M]) Approval(args []byte) Approval {
 	p, err := t.decode(args, true)
 	if err != nil {
-		return Errorf("Invalid arguments for %s: %v", t.spec.Name, err)
+		return Approval{}
 	}
-	return t.spec.Execute(ctx, env, p)
+	if t.spec.Approval == nil {
+		return Approval{Keys: []string{"tool:" + t.spec.Name}, Label: t.spec.Name, Remember: true}
+	}
+	return t.spec.Approval(p)
 }
 
-func (t *typed[P]) PresentCall(args []byte) card.Call {
+func (t *typed[P, M]) Preview(ctx context.Context, env Env, args []byte) (jsontext.Value, *Result) {
+	if t.spec.Preview == nil {
+		return nil, nil
+	}
+	p, err := t.decode(args, true)
+	if err != nil {
+		return nil, nil // Run explains the arguments
+	}
+	m, err := t.spec.Preview(ctx, env, p)
+	if err != nil {
+		r := Errorf("%s", err.Error())
+		return nil, &r
+	}
+	raw, err := EncodeMeta(m)
+	if err != nil {
+		r := Errorf("%s: cannot record the preview: %v", t.spec.Name, err)
+		return nil, &r
+	}
+	return raw, nil
+}
+
+func (t *typed[P, M]) Run(ctx context.Context, env Env, args []byte, preview jsontext.Value) (Result, error) {
+	p, err := t.decode(args, true)
+	if err != nil {
+		return Errorf("Invalid arguments for %s: %v", t.spec.Name, err), nil
+	}
+	var pv *M
+	if t.spec.Preview != nil {
+		if pv = DecodeMeta[M](preview); pv == nil {
+			return Errorf("%s: the call has no valid preview, so it was not run.", t.spec.Name), nil
+		}
+	}
+	r, m, err := t.spec.Execute(ctx, env, p, pv)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w", t.spec.Name, err)
+	}
+	if m != nil {
+		raw, err := EncodeMeta(m)
+		if err != nil {
+			return Result{}, fmt.Errorf("%s: encode meta: %w", t.spec.Name, err)
+		}
+		r.Meta = raw
+	}
+	return r, nil
+}
+
+func (t *typed[P, M]) PresentCall(args []byte, preview jsontext.Value) card.Call {
 	p, err := t.decode(args, true)
 	if err != nil {
 		return &card.GenericCall{Title: t.spec.Name, ToolKind: t.spec.Kind, RawInput: rawOrNil(args)}
 	}
-	return t.spec.PresentCall(p)
+	return t.spec.PresentCall(p, DecodeMeta[M](preview))
 }
 
-func (t *typed[P]) PresentResult(args []byte, r Result) card.Result {
+func (t *typed[P, M]) PresentResult(args []byte, r Result) card.Result {
 	p, err := t.decode(args, false)
 	if err != nil || t.spec.PresentResult == nil {
 		return nil
 	}
-	return t.spec.PresentResult(p, r)
+	return t.spec.PresentResult(p, r, DecodeMeta[M](r.Meta))
+}
+
+func (t *typed[P, M]) Fold(s *Session, args []byte, r Result) {
+	if t.spec.Fold == nil {
+		return
+	}
+	p, err := t.decode(args, false)
+	if err != nil {
+		return
+	}
+	t.spec.Fold(s, p, r, DecodeMeta[M](r.Meta))
+}
+
+// EncodeMeta is how the framework writes meta: deterministic JSON.
+func EncodeMeta[M any](m *M) (jsontext.Value, error) {
+	if m == nil {
+		return nil, nil
+	}
+	return json.Marshal(m, json.Deterministic(true))
+}
+
+// DecodeMeta narrows persisted meta: strict JSON (no unknown, duplicate or
+// mistyped members) into M, then M's own Validate. Anything else — missing,
+// damaged or written by another version — gives nil, never an error: replaying
+// an old or damaged log must not fail.
+func DecodeMeta[M any](raw jsontext.Value) *M {
+	if len(raw) == 0 {
+		return nil
+	}
+	m := new(M)
+	if err := json.Unmarshal(raw, m, json.RejectUnknownMembers(true)); err != nil {
+		return nil
+	}
+	if v, ok := any(m).(Validator); ok && v.Validate() != nil {
+		return nil
+	}
+	return m
 }
 
 // rawOrNil returns args as a raw JSON value if they are valid JSON.

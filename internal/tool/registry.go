@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/dsh-dev/dsh/internal/card"
 )
 
@@ -37,21 +39,29 @@ func (r *Registry) Get(name string) (Tool, bool) {
 func (r *Registry) Tools() []Tool { return r.order }
 
 // Run executes a call; an unknown tool is an error result that lists the real ones.
-func (r *Registry) Run(ctx context.Context, env Env, name string, args []byte) Result {
+// An error is a harness failure.
+func (r *Registry) Run(ctx context.Context, env Env, name string, args []byte, preview jsontext.Value) (Result, error) {
 	t, ok := r.byName[name]
 	if !ok {
-		return Errorf("Unknown tool %q. Available tools: %s.", name, strings.Join(r.names(), ", "))
+		return Errorf("Unknown tool %q. Available tools: %s.", name, strings.Join(r.names(), ", ")), nil
 	}
-	return t.Run(ctx, env, args)
+	return t.Run(ctx, env, args, preview)
 }
 
 // PresentCall presents a call; an unknown tool gets a generic card.
-func (r *Registry) PresentCall(name string, args []byte) card.Call {
+func (r *Registry) PresentCall(name string, args []byte, preview jsontext.Value) card.Call {
 	t, ok := r.byName[name]
 	if !ok {
 		return &card.GenericCall{Title: name, ToolKind: "other", RawInput: rawOrNil(args)}
 	}
-	return t.PresentCall(args)
+	return t.PresentCall(args, preview)
+}
+
+// Fold lets the call's tool derive session state from its logged result.
+func (r *Registry) Fold(s *Session, name string, args []byte, res Result) {
+	if t, ok := r.byName[name]; ok {
+		t.Fold(s, args, res)
+	}
 }
 
 // PresentResult presents a result; an unknown tool gets nil (the raw content).

@@ -80,17 +80,34 @@ func NewSession(id string, ws *workspace.Workspace) *Session {
 }
 
 // State returns the session's value for key, creating it with init on first use.
-// Keys should be unexported types of the tool package that owns the state.
+// Keys should be unexported types of the tool package that owns the state. After
+// Close, a value created late (by a call still running) is closed at once if it is
+// an io.Closer, so nothing started after the session ended outlives it.
 func (s *Session) State(key any, init func() any) any {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if v, ok := s.state[key]; ok {
+		s.mu.Unlock()
 		return v
 	}
 	v := init()
 	s.state[key] = v
+	if s.closed {
+		s.mu.Unlock()
+		if c, ok := v.(io.Closer); ok {
+			_ = c.Close() // a closed value refuses work; there is no one to tell
+		}
+		return v
+	}
 	s.order = append(s.order, key)
+	s.mu.Unlock()
 	return v
+}
+
+// Closed reports whether Close has been called.
+func (s *Session) Closed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
 }
 
 // Close ends the session's tool state: every value implementing io.Closer (the job
@@ -139,37 +156,88 @@ func (e Env) PublishPlan(p []PlanEntry) {
 	}
 }
 
-// Spec declares a tool with typed parameters P. Execute is where effects live;
-// PresentCall and PresentResult must be pure functions of their arguments (no file
-// system, clock or environment) because they run both live and on replay.
-type Spec[P any] struct {
+// Approval is what the permission step knows about a call: whether it is known to
+// be harmless, and what an "always allow" of it would remember.
+type Approval struct {
+	// Keys are the remembered approvals the call needs, all of them, to run without
+	// asking again (one per command a shell line runs, say).
+	Keys []string
+	// Label names what "always" remembers, for the prompt: "git status", "file edits
+	// in this session".
+	Label string
+	// Remember is false when no approval of this call may be remembered (a command
+	// the approval rule cannot vouch for): the user is asked every time.
+	Remember bool
+	// Safe calls are known to be harmless and run without asking in the modes that
+	// ask (known read-only commands).
+	Safe bool
+}
+
+// NoMeta is the meta type of tools whose results carry none.
+type NoMeta struct{}
+
+// Validator is implemented by meta types whose decoded value must be checked
+// before a presenter may trust it (line numbers in order, counts that fit, …).
+type Validator interface{ Validate() error }
+
+// Spec declares a tool with typed parameters P and typed result meta M. Execute
+// is where effects live; PresentCall and PresentResult must be pure functions of
+// their arguments (no file system, clock or environment) because they run both
+// live and on replay.
+type Spec[P, M any] struct {
 	Name        string
 	Description string // model-facing; embed it from a .md file
+	// Guidance is the tool's paragraph in the system prompt: when and how to use it.
+	Guidance string
 	// ReadOnly tools change nothing and may run concurrently with each other.
 	ReadOnly   bool
 	Permission Permission
-	// Kind is the ACP tool kind (read, edit, execute, think, search, other).
+	// Kind is the ACP tool kind (read, edit, execute, think, search, fetch, other).
 	Kind string
 
-	Execute       func(ctx context.Context, env Env, p P) Result
-	PresentCall   func(p P) card.Call
-	PresentResult func(p P, r Result) card.Result // nil: show the raw result
+	// Approval says what "always allow" remembers for a call; nil remembers the tool.
+	Approval func(p P) Approval
+	// Preview, if set, runs before the permission step and returns what the call
+	// would do (write and edit: the current file and the hunks they would apply).
+	// It is logged with the call; PresentCall and Execute get it back. An error is
+	// the model's error result: the call cannot succeed, so nobody is asked.
+	Preview func(ctx context.Context, env Env, p P) (*M, error)
+	// Execute runs the call. The Result is what the model reads (IsError for a
+	// failure it can act on) and meta is what the presenters get back; an error is
+	// a harness failure, which ends the turn and is shown to the user.
+	Execute       func(ctx context.Context, env Env, p P, preview *M) (Result, *M, error)
+	PresentCall   func(p P, preview *M) card.Call
+	PresentResult func(p P, r Result, m *M) card.Result // nil: show the raw result; m is nil unless valid
+	// Fold, if set, derives the session's tool state from a logged call and its
+	// result. It runs for every result as it is logged and again for each one when
+	// a session is reloaded, so a reloaded session knows what the live one knew.
+	Fold func(s *Session, p P, r Result, m *M)
 }
 
-// Tool is a Spec with its parameter type erased: arguments travel as raw JSON.
+// Tool is a Spec with its types erased: arguments, previews and meta travel as
+// raw JSON.
 type Tool interface {
 	Name() string
 	Description() string
-	// Schema is the JSON schema of the parameters, generated from the Go type.
+	Guidance() string
+	// Schema is the JSON schema of the parameters.
 	Schema() jsontext.Value
 	ReadOnly() bool
 	Permission() Permission
 	Kind() string
-	// Run decodes args and executes; bad arguments become an error result.
-	Run(ctx context.Context, env Env, args []byte) Result
+	// Approval of a call; arguments that do not decode are never remembered.
+	Approval(args []byte) Approval
+	// Preview returns the call's logged preview (nil when the tool has none) or,
+	// when the call cannot succeed, the error result to give the model instead.
+	Preview(ctx context.Context, env Env, args []byte) (jsontext.Value, *Result)
+	// Run decodes args and executes; bad arguments become an error result. An
+	// error is a harness failure.
+	Run(ctx context.Context, env Env, args []byte, preview jsontext.Value) (Result, error)
 	// PresentCall decodes args and presents the call; bad arguments give a generic
 	// card that shows them raw.
-	PresentCall(args []byte) card.Call
+	PresentCall(args []byte, preview jsontext.Value) card.Call
 	// PresentResult decodes args and presents the result; bad arguments give nil.
 	PresentResult(args []byte, r Result) card.Result
+	// Fold updates the session's tool state from a logged result.
+	Fold(s *Session, args []byte, r Result)
 }

@@ -15,13 +15,13 @@ type echoParams struct {
 }
 
 func echoTool() Tool {
-	return New(Spec[echoParams]{
+	return New(Spec[echoParams, NoMeta]{
 		Name: "echo", Description: "echoes", ReadOnly: true, Kind: "read",
-		Execute: func(_ context.Context, _ Env, p echoParams) Result {
-			return Text(strings.Repeat(p.Path, max(p.Count, 1)))
+		Execute: func(_ context.Context, _ Env, p echoParams, _ *NoMeta) (Result, *NoMeta, error) {
+			return Text(strings.Repeat(p.Path, max(p.Count, 1))), nil, nil
 		},
-		PresentCall: func(p echoParams) card.Call { return &card.GenericCall{Title: "Echo " + p.Path} },
-		PresentResult: func(p echoParams, r Result) card.Result {
+		PresentCall: func(p echoParams, _ *NoMeta) card.Call { return &card.GenericCall{Title: "Echo " + p.Path} },
+		PresentResult: func(p echoParams, r Result, _ *NoMeta) card.Result {
 			if r.IsError {
 				return nil
 			}
@@ -50,7 +50,7 @@ func TestRegistryRun(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := reg.Run(context.Background(), Env{}, tt.tool, []byte(tt.args))
+			r := res(reg.Run(context.Background(), Env{}, tt.tool, []byte(tt.args), nil))
 			if r.IsError != tt.wantErr {
 				t.Errorf("IsError = %v, want %v (%q)", r.IsError, tt.wantErr, r.TextOf())
 			}
@@ -63,15 +63,15 @@ func TestRegistryRun(t *testing.T) {
 
 func TestRegistryPresent(t *testing.T) {
 	reg := NewRegistry(echoTool())
-	if c := reg.PresentCall("echo", []byte(`{"path":"p"}`)); c.(*card.GenericCall).Title != "Echo p" {
+	if c := reg.PresentCall("echo", []byte(`{"path":"p"}`), nil); c.(*card.GenericCall).Title != "Echo p" {
 		t.Errorf("call card %#v", c)
 	}
 	// Bad arguments still give a card that shows them raw.
-	c := reg.PresentCall("echo", []byte(`{"path":1}`)).(*card.GenericCall)
+	c := reg.PresentCall("echo", []byte(`{"path":1}`), nil).(*card.GenericCall)
 	if c.Title != "echo" || string(c.RawInput) != `{"path":1}` {
 		t.Errorf("bad-args call card %#v", c)
 	}
-	if c := reg.PresentCall("nope", []byte(`not json`)).(*card.GenericCall); c.RawInput != nil || c.Title != "nope" {
+	if c := reg.PresentCall("nope", []byte(`not json`), nil).(*card.GenericCall); c.RawInput != nil || c.Title != "nope" {
 		t.Errorf("unknown tool card %#v", c)
 	}
 	if r := reg.PresentResult("echo", []byte(`{"path":1}`), Text("x")); r != nil {

@@ -41,7 +41,7 @@ func (p *Presenter) Present(r session.Record) Item {
 	it := Item{Record: r}
 	switch r.Type {
 	case session.TypeToolCall:
-		it.Call = p.reg.PresentCall(r.Name, r.Args)
+		it.Call = p.reg.PresentCall(r.Name, r.Args, nil)
 		p.calls[r.CallID] = seenCall{rec: r, card: it.Call}
 	case session.TypeToolResult:
 		c, ok := p.calls[r.CallID]

@@ -14,13 +14,13 @@ type args struct {
 }
 
 func registry() *tool.Registry {
-	return tool.NewRegistry(tool.New(tool.Spec[args]{
+	return tool.NewRegistry(tool.New(tool.Spec[args, tool.NoMeta]{
 		Name: "greet",
-		Execute: func(context.Context, tool.Env, args) tool.Result {
-			return tool.Text("hi")
+		Execute: func(context.Context, tool.Env, args, *tool.NoMeta) (tool.Result, *tool.NoMeta, error) {
+			return tool.Text("hi"), nil, nil
 		},
-		PresentCall: func(a args) card.Call { return &card.GenericCall{Title: "Greet " + a.Name} },
-		PresentResult: func(a args, r tool.Result) card.Result {
+		PresentCall: func(a args, _ *tool.NoMeta) card.Call { return &card.GenericCall{Title: "Greet " + a.Name} },
+		PresentResult: func(a args, r tool.Result, _ *tool.NoMeta) card.Result {
 			return &card.GenericResult{Title: "Greeted " + a.Name, Content: r.Content}
 		},
 	}))

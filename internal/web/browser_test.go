@@ -272,7 +272,7 @@ func TestBrowser(t *testing.T) {
 		}
 		screenshot(t, ctx, shots, "live-running.png", false)
 		// The result replaces the running call; a new message follows.
-		res := live.reg.Run(t.Context(), tool.Env{Session: live.tools}, "bash", []byte(`{"command":"echo built; exit 2"}`))
+		res := res(live.reg.Run(t.Context(), tool.Env{Session: live.tools}, "bash", []byte(`{"command":"echo built; exit 2"}`), nil))
 		live.append(session.Record{Type: session.TypeToolResult, CallID: "run", Result: &res})
 		live.say(session.TypeAssistant, "The build **failed**.")
 		waitFor(t, ctx, "the result card", `document.querySelector('#c-run [data-card="terminal-result"]')?.textContent.includes("built")`)

@@ -67,14 +67,10 @@ func runDemo() (string, error) {
 		return "", err
 	}
 	reg := toolset.New(toolset.Options{})
-	var names []string
-	for _, tl := range reg.Tools() {
-		names = append(names, tl.Name())
-	}
 	a := agent.New(agent.Config{
 		Provider: prov, Registry: reg, Log: log, Tools: tools, Mode: agent.ModeBypass,
 		System: agent.SystemPrompt(agent.PromptInfo{Root: ws.Root(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
-			Date: time.Now(), Instructions: instr, Tools: names}),
+			Date: time.Now(), Instructions: instr, Guidance: guidance(reg)}),
 	})
 	stop, err := a.Prompt(context.Background(), demo.Prompt)
 	if err != nil {
@@ -103,4 +99,12 @@ func demoSession(t *testing.T, dir string) {
 	if err := os.WriteFile(filepath.Join(dir, demoID+".jsonl"), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func guidance(reg *tool.Registry) []string {
+	var g []string
+	for _, tl := range reg.Tools() {
+		g = append(g, tl.Guidance())
+	}
+	return g
 }

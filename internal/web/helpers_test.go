@@ -93,7 +93,7 @@ func (r *recorder) call(name string, args any) (string, tool.Result) {
 		Progress: func(c string) { r.append(session.Record{Type: session.TypeProgress, CallID: id, Chunk: c}) },
 		Plan:     func(p []tool.PlanEntry) { r.append(session.Record{Type: session.TypePlan, Plan: p}) },
 	}
-	res := r.reg.Run(context.Background(), env, name, raw)
+	res := res(r.reg.Run(context.Background(), env, name, raw, nil))
 	r.append(session.Record{Type: session.TypeToolResult, CallID: id, Result: &res})
 	return id, res
 }

@@ -242,7 +242,7 @@ func TestOddCallID(t *testing.T) {
 	r := newRecorder(t, dir, sid)
 	const odd = "toolu 01/x?y#z%2f"
 	args := []byte(`{"command":"seq 1 100"}`)
-	res := r.reg.Run(t.Context(), tool.Env{Session: r.tools}, "bash", args)
+	res := res(r.reg.Run(t.Context(), tool.Env{Session: r.tools}, "bash", args, nil))
 	r.append(session.Record{Type: session.TypeToolCall, CallID: odd, Name: "bash", Args: args})
 	r.append(session.Record{Type: session.TypeToolResult, CallID: odd, Result: &res})
 	_, ts := testServer(t, dir)
@@ -280,11 +280,13 @@ func TestPresenterPanic(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	boom := tool.New(tool.Spec[struct{}]{
+	boom := tool.New(tool.Spec[struct{}, tool.NoMeta]{
 		Name: "boom", Description: "panics when presented",
-		Execute:       func(context.Context, tool.Env, struct{}) tool.Result { return tool.Text("x") },
-		PresentCall:   func(struct{}) card.Call { return &card.GenericCall{Title: "boom"} },
-		PresentResult: func(struct{}, tool.Result) card.Result { panic("presenter bug") },
+		Execute: func(context.Context, tool.Env, struct{}, *tool.NoMeta) (tool.Result, *tool.NoMeta, error) {
+			return tool.Text("x"), nil, nil
+		},
+		PresentCall:   func(struct{}, *tool.NoMeta) card.Call { return &card.GenericCall{Title: "boom"} },
+		PresentResult: func(struct{}, tool.Result, *tool.NoMeta) card.Result { panic("presenter bug") },
 	})
 	s, err := New(Options{Dir: dir, Token: testToken, Registry: tool.NewRegistry(boom), Location: time.UTC})
 	if err != nil {

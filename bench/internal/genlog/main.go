@@ -82,7 +82,11 @@ func realCalls() ([]call, string, error) {
 	for _, s := range specs {
 		c := call{name: s[0], args: s[1]}
 		env := tool.Env{Session: sess, Progress: func(chunk string) { c.progress = append(c.progress, chunk) }}
-		c.res = reg.Run(context.Background(), env, s[0], []byte(s[1]))
+		res, err := reg.Run(context.Background(), env, s[0], []byte(s[1]), nil)
+		if err != nil {
+			return nil, "", err
+		}
+		c.res = res
 		calls = append(calls, c)
 	}
 	return calls, dir, nil

@@ -14,14 +14,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-json-experiment/json"
-
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
-//go:embed bash.md
-var bashDescription string
+var (
+	//go:embed bash.md
+	bashDescription string
+	//go:embed guidance.md
+	bashGuidance string
+)
 
 const (
 	defaultTimeout = 120 * time.Second
@@ -45,14 +47,17 @@ func Tools(opts ...Options) []tool.Tool {
 	}
 	b := &bashTool{keep: append([]string(nil), o.KeepEnv...)}
 	return []tool.Tool{
-		tool.New(tool.Spec[params]{
+		tool.New(tool.Spec[params, meta]{
 			Name:          "bash",
 			Description:   bashDescription,
+			Guidance:      bashGuidance,
 			Permission:    tool.PermExecute,
 			Kind:          "execute",
+			Approval:      b.approval,
 			Execute:       b.execute,
 			PresentCall:   presentCall,
 			PresentResult: presentResult,
+			Fold:          foldJob,
 		}),
 		jobOutputTool(),
 		jobKillTool(),
@@ -67,8 +72,10 @@ type params struct {
 	RunInBackground bool   `json:"run_in_background,omitempty" jsonschema_description:"Start the command as a background job and return its job id at once."`
 }
 
-// meta is what a foreground command's result persists for its card.
+// meta is what a command's result persists for its card: a foreground command's
+// status, or a background job's id.
 type meta struct {
+	JobID     string `json:"jobId,omitempty"`
 	ExitCode  *int   `json:"exitCode,omitempty"`
 	Signal    string `json:"signal,omitempty"`
 	TimedOut  bool   `json:"timedOut,omitzero"`
@@ -77,12 +84,25 @@ type meta struct {
 	Cwd string `json:"cwd"`
 	// OutputLength is how many bytes at the start of the result text are the
 	// command's output; notes for the model follow it.
-	OutputLength int `json:"outputLength"`
+	OutputLength *int `json:"outputLength,omitempty"`
 }
 
-// jobMeta is what starting a background job persists.
-type jobMeta struct {
-	JobID string `json:"jobId"`
+// Validate accepts a job's id alone, or a foreground command's exit code or
+// signal (exactly one) with an output length that fits.
+func (m *meta) Validate() error {
+	if m.JobID != "" {
+		if m.ExitCode != nil || m.Signal != "" || m.OutputLength != nil {
+			return errors.New("a job's meta holds only its id")
+		}
+		return nil
+	}
+	if (m.ExitCode == nil) == (m.Signal == "") {
+		return errors.New("want an exit code or a signal")
+	}
+	if m.OutputLength == nil || *m.OutputLength < 0 {
+		return errors.New("want a non-negative output length")
+	}
+	return nil
 }
 
 type bashTool struct {
@@ -91,14 +111,16 @@ type bashTool struct {
 
 func (b *bashTool) env() []string { return scrub(os.Environ(), b.keep) }
 
-func (b *bashTool) execute(ctx context.Context, env tool.Env, p params) tool.Result {
+func (b *bashTool) execute(ctx context.Context, env tool.Env, p params, _ *meta) (tool.Result, *meta, error) {
 	if p.RunInBackground {
-		return b.background(env, p)
+		r, m := b.background(env, p)
+		return r, m, nil
 	}
-	return b.foreground(ctx, env, p)
+	r, m := b.foreground(ctx, env, p)
+	return r, m, nil
 }
 
-func (b *bashTool) foreground(ctx context.Context, env tool.Env, p params) tool.Result {
+func (b *bashTool) foreground(ctx context.Context, env tool.Env, p params) (tool.Result, *meta) {
 	ws := env.Session.Workspace
 	dir := ws.Cwd()
 	timeout := defaultTimeout
@@ -121,7 +143,7 @@ func (b *bashTool) foreground(ctx context.Context, env tool.Env, p params) tool.
 		if lv != nil {
 			lv.close()
 		}
-		return tool.Errorf("Could not start the command: %v", err)
+		return tool.Errorf("Could not start the command: %v", err), nil
 	}
 
 	var timedOut, cancelled bool
@@ -167,7 +189,7 @@ func (b *bashTool) foreground(ctx context.Context, env tool.Env, p params) tool.
 	}
 
 	output := out.String()
-	m.OutputLength = len(output)
+	m.OutputLength = new(len(output))
 	text := output
 	if text == "" {
 		text = "(no output)"
@@ -180,14 +202,13 @@ func (b *bashTool) foreground(ctx context.Context, env tool.Env, p params) tool.
 	}
 	r := tool.Text(text)
 	r.IsError = timedOut || cancelled || st.code == nil || *st.code != 0
-	r.Meta = mustMarshal(m)
-	return r
+	return r, &m
 }
 
-func (b *bashTool) background(env tool.Env, p params) tool.Result {
+func (b *bashTool) background(env tool.Env, p params) (tool.Result, *meta) {
 	j, err := jobs(env.Session).start(p.Command, p.Description, env.Session.Workspace.Cwd(), b.env())
 	if err != nil {
-		return tool.Errorf("Could not start the background job: %v", err)
+		return tool.Errorf("Could not start the background job: %v", err), nil
 	}
 	where := ""
 	if rel := env.Session.Workspace.Rel(j.dir); rel != "." {
@@ -195,19 +216,21 @@ func (b *bashTool) background(env tool.Env, p params) tool.Result {
 	}
 	r := tool.Text(fmt.Sprintf("Started background job %s%s.\nRead its output with job_output {\"job_id\": %q}; stop it with job_kill. It is killed when the session ends.",
 		j.id, where, j.id))
-	r.Meta = mustMarshal(jobMeta{JobID: j.id})
-	return r
+	return r, &meta{JobID: j.id}
 }
 
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
 
-// mustMarshal encodes a meta struct, which cannot fail for these plain types.
-func mustMarshal(v any) []byte {
-	b, err := json.Marshal(v, json.Deterministic(true))
-	if err != nil {
-		panic(err)
+// foldJob keeps the session's job numbering past every job the log has started,
+// so a reloaded session never hands out an id its conversation already used.
+func foldJob(s *tool.Session, _ params, _ tool.Result, m *meta) {
+	if m == nil || m.JobID == "" {
+		return
 	}
-	return b
+	var n int
+	if _, err := fmt.Sscanf(m.JobID, "job-%d", &n); err == nil {
+		jobs(s).atLeast(n)
+	}
 }

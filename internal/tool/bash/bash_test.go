@@ -144,7 +144,7 @@ func TestCancel(t *testing.T) {
 		cancel()
 	}()
 	raw, _ := json.Marshal(map[string]any{"command": "echo $$; sleep 60"})
-	r := f.reg.Run(ctx, env, "bash", raw)
+	r := res(f.reg.Run(ctx, env, "bash", raw, nil))
 	if !r.IsError {
 		t.Error("a cancelled command is not an error")
 	}
@@ -205,7 +205,7 @@ func TestHugeOutputBoundedMemory(t *testing.T) {
 	runtime.ReadMemStats(&before)
 
 	raw, _ := json.Marshal(map[string]any{"command": fmt.Sprintf(`head -c %d /dev/zero | tr '\0' a; echo; echo end`, size)})
-	r := f.reg.Run(context.Background(), env, "bash", raw)
+	r := res(f.reg.Run(context.Background(), env, "bash", raw, nil))
 
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
@@ -264,7 +264,7 @@ func TestNoProgressListener(t *testing.T) {
 	env := f.env()
 	env.Progress = nil
 	raw, _ := json.Marshal(map[string]any{"command": "echo quiet"})
-	r := f.reg.Run(context.Background(), env, "bash", raw)
+	r := res(f.reg.Run(context.Background(), env, "bash", raw, nil))
 	if got := f.terminal("", r).Output; got != "quiet\n" {
 		t.Errorf("output = %q", got)
 	}
@@ -408,9 +408,9 @@ func TestTerminalCards(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
 			raw, _ := json.Marshal(tc.args)
-			r := f.reg.Run(context.Background(), f.env(), "bash", raw)
+			r := res(f.reg.Run(context.Background(), f.env(), "bash", raw, nil))
 
-			golden(t, tc.name+".json", cardsJSON(t, f.reg.PresentCall("bash", raw), f.reg.PresentResult("bash", raw, r)))
+			golden(t, tc.name+".json", cardsJSON(t, f.reg.PresentCall("bash", raw, nil), f.reg.PresentResult("bash", raw, r)))
 		})
 	}
 }

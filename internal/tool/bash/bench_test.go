@@ -32,7 +32,7 @@ func BenchmarkOutput(b *testing.B) {
 			}
 			b.SetBytes(size)
 			for b.Loop() {
-				if r := reg.Run(context.Background(), env, "bash", args); r.IsError {
+				if r := res(reg.Run(context.Background(), env, "bash", args, nil)); r.IsError {
 					b.Fatal(r.TextOf())
 				}
 			}

@@ -62,7 +62,7 @@ func (f *fixture) runCtx(ctx context.Context, name string, args any) tool.Result
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	return f.reg.Run(ctx, f.env(), name, raw)
+	return res(f.reg.Run(ctx, f.env(), name, raw, nil))
 }
 
 func (f *fixture) bash(command string) tool.Result {

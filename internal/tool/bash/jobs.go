@@ -122,6 +122,13 @@ func (t *jobTable) start(command, description, dir string, env []string) (*job, 
 	return j, nil
 }
 
+// atLeast makes the next job's number at least n+1.
+func (t *jobTable) atLeast(n int) {
+	t.mu.Lock()
+	t.seq = max(t.seq, n)
+	t.mu.Unlock()
+}
+
 // get finds one of this session's jobs; the error lists the ones there are.
 func (t *jobTable) get(id string) (*job, error) {
 	t.mu.Lock()

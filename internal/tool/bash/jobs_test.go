@@ -18,7 +18,7 @@ func (f *fixture) startJob(command string) string {
 	if r.IsError {
 		f.t.Fatalf("start %q: %s", command, r.TextOf())
 	}
-	var m jobMeta
+	var m meta
 	if err := json.Unmarshal(r.Meta, &m); err != nil || m.JobID == "" {
 		f.t.Fatalf("meta %s: %v", r.Meta, err)
 	}
@@ -184,15 +184,15 @@ func TestJobCards(t *testing.T) {
 	var all []byte
 	for _, c := range calls {
 		raw, _ := json.Marshal(c.args)
-		r := f.reg.Run(context.Background(), f.env(), c.name, raw)
+		r := res(f.reg.Run(context.Background(), f.env(), c.name, raw, nil))
 		r.Content[0].Text = strings.ReplaceAll(r.Content[0].Text, id, "job-1")
 		raw = []byte(strings.ReplaceAll(string(raw), id, "job-1"))
-		all = append(all, cardsJSON(t, f.reg.PresentCall(c.name, raw), f.reg.PresentResult(c.name, raw, r))...)
+		all = append(all, cardsJSON(t, f.reg.PresentCall(c.name, raw, nil), f.reg.PresentResult(c.name, raw, r))...)
 	}
 	golden(t, "jobs.json", all)
 
 	raw, _ := json.Marshal(map[string]any{"job_id": "nope"})
-	r := f.reg.Run(context.Background(), f.env(), "job_output", raw)
+	r := res(f.reg.Run(context.Background(), f.env(), "job_output", raw, nil))
 	if c := f.reg.PresentResult("job_output", raw, r); !r.IsError || c != nil {
 		t.Errorf("an unknown job gives %+v and card %#v, want an error shown raw", r, c)
 	}

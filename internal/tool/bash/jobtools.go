@@ -31,7 +31,7 @@ type jobKillParams struct {
 type jobListParams struct{}
 
 func jobOutputTool() tool.Tool {
-	return tool.New(tool.Spec[jobOutputParams]{
+	return tool.New(tool.Spec[jobOutputParams, tool.NoMeta]{
 		Name:          "job_output",
 		Description:   jobOutputDescription,
 		ReadOnly:      true,
@@ -44,7 +44,7 @@ func jobOutputTool() tool.Tool {
 }
 
 func jobKillTool() tool.Tool {
-	return tool.New(tool.Spec[jobKillParams]{
+	return tool.New(tool.Spec[jobKillParams, tool.NoMeta]{
 		Name:          "job_kill",
 		Description:   jobKillDescription,
 		Permission:    tool.PermExecute,
@@ -56,7 +56,7 @@ func jobKillTool() tool.Tool {
 }
 
 func jobListTool() tool.Tool {
-	return tool.New(tool.Spec[jobListParams]{
+	return tool.New(tool.Spec[jobListParams, tool.NoMeta]{
 		Name:          "job_list",
 		Description:   jobListDescription,
 		ReadOnly:      true,
@@ -68,10 +68,10 @@ func jobListTool() tool.Tool {
 	})
 }
 
-func jobOutput(ctx context.Context, env tool.Env, p jobOutputParams) tool.Result {
+func jobOutput(ctx context.Context, env tool.Env, p jobOutputParams, _ *tool.NoMeta) (tool.Result, *tool.NoMeta, error) {
 	j, err := jobs(env.Session).get(p.JobID)
 	if err != nil {
-		return tool.Errorf("%s.", capitalize(err.Error()))
+		return tool.Errorf("%s.", capitalize(err.Error())), nil, nil
 	}
 	j.wait(ctx, time.Duration(p.WaitMS)*time.Millisecond)
 	status := j.status() // before reading: a finished job has written all its output
@@ -90,24 +90,24 @@ func jobOutput(ctx context.Context, env tool.Env, p jobOutputParams) tool.Result
 		_, _ = ht.Write(data)
 		b.WriteString(ht.String())
 	}
-	return tool.Text(b.String())
+	return tool.Text(b.String()), nil, nil
 }
 
-func jobKill(_ context.Context, env tool.Env, p jobKillParams) tool.Result {
+func jobKill(_ context.Context, env tool.Env, p jobKillParams, _ *tool.NoMeta) (tool.Result, *tool.NoMeta, error) {
 	j, err := jobs(env.Session).get(p.JobID)
 	if err != nil {
-		return tool.Errorf("%s.", capitalize(err.Error()))
+		return tool.Errorf("%s.", capitalize(err.Error())), nil, nil
 	}
 	if !j.kill() {
-		return tool.Text(fmt.Sprintf("%s had already finished: %s.", j.id, j.status()))
+		return tool.Text(fmt.Sprintf("%s had already finished: %s.", j.id, j.status())), nil, nil
 	}
-	return tool.Text(fmt.Sprintf("%s: %s. Its remaining output is available with job_output.", j.id, j.status()))
+	return tool.Text(fmt.Sprintf("%s: %s. Its remaining output is available with job_output.", j.id, j.status())), nil, nil
 }
 
-func jobList(_ context.Context, env tool.Env, _ jobListParams) tool.Result {
+func jobList(_ context.Context, env tool.Env, _ jobListParams, _ *tool.NoMeta) (tool.Result, *tool.NoMeta, error) {
 	js := jobs(env.Session).list()
 	if len(js) == 0 {
-		return tool.Text("This session has no background jobs.")
+		return tool.Text("This session has no background jobs."), nil, nil
 	}
 	var b strings.Builder
 	for i, j := range js {
@@ -123,7 +123,7 @@ func jobList(_ context.Context, env tool.Env, _ jobListParams) tool.Result {
 			fmt.Fprintf(&b, "  (%s)", j.description)
 		}
 	}
-	return tool.Text(b.String())
+	return tool.Text(b.String()), nil, nil
 }
 
 func capitalize(s string) string {

@@ -3,13 +3,11 @@ package bash
 import (
 	"unicode/utf8"
 
-	"github.com/go-json-experiment/json"
-
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
-func presentCall(p params) card.Call {
+func presentCall(p params, _ *meta) card.Call {
 	if p.RunInBackground {
 		c := &card.GenericCall{Title: "Background: " + p.Command, ToolKind: "execute"}
 		if p.Description != "" {
@@ -21,56 +19,52 @@ func presentCall(p params) card.Call {
 	return &card.TerminalCall{Title: p.Command, Description: p.Description}
 }
 
-func presentResult(p params, r tool.Result) card.Result {
+func presentResult(p params, r tool.Result, m *meta) card.Result {
+	if m == nil {
+		return nil
+	}
 	if p.RunInBackground {
-		var m struct {
-			JobID *string `json:"jobId"`
-		}
-		if r.IsError || json.Unmarshal(r.Meta, &m) != nil || m.JobID == nil || *m.JobID == "" {
+		if r.IsError || m.JobID == "" {
 			return nil
 		}
-		return &card.GenericResult{Title: "Started " + *m.JobID, Content: r.Content}
+		return &card.GenericResult{Title: "Started " + m.JobID, Content: r.Content}
 	}
 	// A failing command still gets its terminal card: showing how a command
 	// failed is the card's point. Only a command that never ran (no meta) has none.
-	var m struct {
-		ExitCode     *int    `json:"exitCode"`
-		Signal       *string `json:"signal"`
-		TimedOut     bool    `json:"timedOut"`
-		OutputLength *int    `json:"outputLength"`
-	}
-	if json.Unmarshal(r.Meta, &m) != nil || m.OutputLength == nil || (m.ExitCode == nil) == (m.Signal == nil) {
+	if m.JobID != "" {
 		return nil
 	}
 	text := r.TextOf()
 	n := *m.OutputLength
-	if n < 0 || n > len(text) || !utf8.ValidString(text[:n]) {
+	if n > len(text) || !utf8.ValidString(text[:n]) {
 		return nil
 	}
-	c := &card.TerminalResult{Output: text[:n], ExitCode: m.ExitCode, TimedOut: m.TimedOut}
-	if m.Signal != nil {
-		c.Signal = *m.Signal
-	}
-	return c
+	return &card.TerminalResult{Output: text[:n], ExitCode: m.ExitCode, Signal: m.Signal, TimedOut: m.TimedOut}
 }
 
-func presentJobOutputCall(p jobOutputParams) card.Call {
+func presentJobOutputCall(p jobOutputParams, _ *tool.NoMeta) card.Call {
 	return &card.GenericCall{Title: "Output of " + p.JobID, ToolKind: "execute"}
 }
 
-func presentJobOutputResult(_ jobOutputParams, r tool.Result) card.Result { return genericResult(r) }
+func presentJobOutputResult(_ jobOutputParams, r tool.Result, _ *tool.NoMeta) card.Result {
+	return genericResult(r)
+}
 
-func presentJobKillCall(p jobKillParams) card.Call {
+func presentJobKillCall(p jobKillParams, _ *tool.NoMeta) card.Call {
 	return &card.GenericCall{Title: "Kill " + p.JobID, ToolKind: "execute"}
 }
 
-func presentJobKillResult(_ jobKillParams, r tool.Result) card.Result { return genericResult(r) }
+func presentJobKillResult(_ jobKillParams, r tool.Result, _ *tool.NoMeta) card.Result {
+	return genericResult(r)
+}
 
-func presentJobListCall(jobListParams) card.Call {
+func presentJobListCall(jobListParams, *tool.NoMeta) card.Call {
 	return &card.GenericCall{Title: "Background jobs", ToolKind: "other"}
 }
 
-func presentJobListResult(_ jobListParams, r tool.Result) card.Result { return genericResult(r) }
+func presentJobListResult(_ jobListParams, r tool.Result, _ *tool.NoMeta) card.Result {
+	return genericResult(r)
+}
 
 // genericResult shows a job tool's answer as it is; an error shows raw.
 func genericResult(r tool.Result) card.Result {

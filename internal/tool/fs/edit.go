@@ -16,8 +16,12 @@ import (
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
-//go:embed edit.md
-var editDescription string
+var (
+	//go:embed edit.md
+	editDescription string
+	//go:embed edit_guidance.md
+	editGuidance string
+)
 
 // editParams are the arguments of the edit tool.
 type editParams struct {
@@ -30,15 +34,16 @@ type editParams struct {
 // Edit returns the edit tool: an exact string replacement in a file, shown as the
 // contextual hunks it applied.
 func Edit() tool.Tool {
-	return tool.New(tool.Spec[editParams]{
+	return tool.New(tool.Spec[editParams, rawMeta]{
 		Name:          "edit",
 		Description:   editDescription,
+		Guidance:      editGuidance,
 		ReadOnly:      false,
 		Permission:    tool.PermEdit,
 		Kind:          "edit",
-		Execute:       editExecute,
-		PresentCall:   editPresentCall,
-		PresentResult: editPresentResult,
+		Execute:       execRaw(editExecute),
+		PresentCall:   callRaw(editPresentCall),
+		PresentResult: resultRaw(editPresentResult),
 	})
 }
 

@@ -63,7 +63,7 @@ func BenchmarkEditToolReplaceAll(b *testing.B) {
 	b.SetBytes(16 << 20)
 	i := 0
 	for b.Loop() {
-		if r := Edit().Run(context.Background(), env, swap[i%2]); r.IsError {
+		if r := res(Edit().Run(context.Background(), env, swap[i%2], nil)); r.IsError {
 			b.Fatal(r.TextOf())
 		}
 		i++

@@ -108,9 +108,9 @@ func TestEditCreatesMissingFileWithEmptyOldString(t *testing.T) {
 	if !ok || len(c.Diffs) != 1 || c.Diffs[0].OldText != nil || c.Diffs[0].NewText != "hello\n" || c.Diffs[0].NewStart != 1 {
 		t.Fatalf("card %#v", Edit().PresentResult(args, r))
 	}
-	call, ok := Edit().PresentCall(args).(*card.DiffCall)
+	call, ok := Edit().PresentCall(args, nil).(*card.DiffCall)
 	if !ok || call.Diffs[0].OldText != nil {
-		t.Fatalf("call card %#v", Edit().PresentCall(args))
+		t.Fatalf("call card %#v", Edit().PresentCall(args, nil))
 	}
 }
 

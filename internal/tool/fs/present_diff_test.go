@@ -175,20 +175,20 @@ func TestPresentResultFallsBack(t *testing.T) {
 }
 
 func TestPresentCalls(t *testing.T) {
-	c, ok := Edit().PresentCall([]byte(`{"path":"f.txt","old_string":"","new_string":"x"}`)).(*card.DiffCall)
+	c, ok := Edit().PresentCall([]byte(`{"path":"f.txt","old_string":"","new_string":"x"}`), nil).(*card.DiffCall)
 	if !ok || c.Diffs[0].OldText != nil || c.Title != "Edit f.txt" {
 		t.Fatalf("empty old_string: %#v", c)
 	}
-	c, ok = Edit().PresentCall([]byte(`{"path":"f.txt","old_string":"a","new_string":"b","replace_all":true}`)).(*card.DiffCall)
+	c, ok = Edit().PresentCall([]byte(`{"path":"f.txt","old_string":"a","new_string":"b","replace_all":true}`), nil).(*card.DiffCall)
 	if !ok || c.Diffs[0].OldText == nil || *c.Diffs[0].OldText != "a" || c.Diffs[0].NewText != "b" {
 		t.Fatalf("edit call: %#v", c)
 	}
-	w, ok := Write().PresentCall([]byte(`{"path":"f.txt","content":"x"}`)).(*card.DiffCall)
+	w, ok := Write().PresentCall([]byte(`{"path":"f.txt","content":"x"}`), nil).(*card.DiffCall)
 	if !ok || w.Diffs[0].OldText != nil || w.Diffs[0].NewText != "x" || w.Locations[0].Path != "f.txt" {
 		t.Fatalf("write call: %#v", w)
 	}
-	if g, ok := Write().PresentCall([]byte(`{"content":"x"}`)).(*card.GenericCall); !ok || g.Title != "write" {
-		t.Fatalf("bad arguments: %#v", Write().PresentCall([]byte(`{"content":"x"}`)))
+	if g, ok := Write().PresentCall([]byte(`{"content":"x"}`), nil).(*card.GenericCall); !ok || g.Title != "write" {
+		t.Fatalf("bad arguments: %#v", Write().PresentCall([]byte(`{"content":"x"}`), nil))
 	}
 }
 

@@ -224,7 +224,7 @@ func TestPresentReadCall(t *testing.T) {
 		}
 	}
 	// Through the erased tool, bad arguments still give a generic card.
-	if c, ok := Read().PresentCall([]byte(`{"path": 5}`)).(*card.GenericCall); !ok || c.Title != "read" {
+	if c, ok := Read().PresentCall([]byte(`{"path": 5}`), nil).(*card.GenericCall); !ok || c.Title != "read" {
 		t.Fatalf("bad args card = %+v", c)
 	}
 }

@@ -23,8 +23,12 @@ import (
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
-//go:embed read.md
-var readDescription string
+var (
+	//go:embed read.md
+	readDescription string
+	//go:embed read_guidance.md
+	readGuidance string
+)
 
 // ReadParams are the arguments of the read tool.
 type ReadParams struct {
@@ -35,15 +39,16 @@ type ReadParams struct {
 
 // Read returns the read tool: a window of a text file as numbered lines, or an image.
 func Read() tool.Tool {
-	return tool.New(tool.Spec[ReadParams]{
+	return tool.New(tool.Spec[ReadParams, rawMeta]{
 		Name:          "read",
 		Description:   readDescription,
+		Guidance:      readGuidance,
 		ReadOnly:      true,
 		Permission:    tool.PermNone,
 		Kind:          "read",
-		Execute:       readExecute,
-		PresentCall:   presentReadCall,
-		PresentResult: presentReadResult,
+		Execute:       execRaw(readExecute),
+		PresentCall:   callRaw(presentReadCall),
+		PresentResult: resultRaw(presentReadResult),
 	})
 }
 

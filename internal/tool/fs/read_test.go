@@ -67,7 +67,7 @@ func (f *readFixture) write(rel string, data []byte) string {
 // run calls the read tool through its erased interface, as the agent does.
 func (f *readFixture) run(args string) tool.Result {
 	f.t.Helper()
-	return Read().Run(context.Background(), tool.Env{Session: f.sess}, []byte(args))
+	return res(Read().Run(context.Background(), tool.Env{Session: f.sess}, []byte(args), nil))
 }
 
 func readArgs(path string, offset, limit int) string {
@@ -588,7 +588,7 @@ func TestReadCancelled(t *testing.T) {
 	f.write("a.txt", readNumbered(10))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	r := Read().Run(ctx, tool.Env{Session: f.sess}, []byte(readArgs("a.txt", 0, 0)))
+	r := res(Read().Run(ctx, tool.Env{Session: f.sess}, []byte(readArgs("a.txt", 0, 0)), nil))
 	if !r.IsError || !strings.Contains(r.TextOf(), "canceled") {
 		t.Fatalf("result = %+v", r)
 	}

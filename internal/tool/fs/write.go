@@ -12,8 +12,12 @@ import (
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
-//go:embed write.md
-var writeDescription string
+var (
+	//go:embed write.md
+	writeDescription string
+	//go:embed write_guidance.md
+	writeGuidance string
+)
 
 // writeParams are the arguments of the write tool.
 type writeParams struct {
@@ -24,15 +28,16 @@ type writeParams struct {
 // Write returns the write tool: create a file or replace its whole content,
 // shown as the hunks it changed.
 func Write() tool.Tool {
-	return tool.New(tool.Spec[writeParams]{
+	return tool.New(tool.Spec[writeParams, rawMeta]{
 		Name:          "write",
 		Description:   writeDescription,
+		Guidance:      writeGuidance,
 		ReadOnly:      false,
 		Permission:    tool.PermEdit,
 		Kind:          "edit",
-		Execute:       writeExecute,
-		PresentCall:   writePresentCall,
-		PresentResult: writePresentResult,
+		Execute:       execRaw(writeExecute),
+		PresentCall:   callRaw(writePresentCall),
+		PresentResult: resultRaw(writePresentResult),
 	})
 }
 

@@ -66,7 +66,7 @@ func (f *editFixture) get(rel string) string {
 func (f *editFixture) read(rel string) {
 	f.t.Helper()
 	args, _ := json.Marshal(map[string]any{"path": rel})
-	if r := Read().Run(context.Background(), tool.Env{Session: f.sess}, args); r.IsError {
+	if r := res(Read().Run(context.Background(), tool.Env{Session: f.sess}, args, nil)); r.IsError {
 		f.t.Fatalf("read %s: %s", rel, r.TextOf())
 	}
 }
@@ -79,7 +79,7 @@ func (f *editFixture) call(tl tool.Tool, args any) ([]byte, tool.Result) {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	r := tl.Run(context.Background(), tool.Env{Session: f.sess}, raw)
+	r := res(tl.Run(context.Background(), tool.Env{Session: f.sess}, raw, nil))
 	logged, err := json.Marshal(r)
 	if err != nil {
 		f.t.Fatal(err)
@@ -123,7 +123,7 @@ func (f *editFixture) fail(tl tool.Tool, args any) string {
 // survive the strict codec.
 func editGolden(t *testing.T, name string, tl tool.Tool, args []byte, r tool.Result) {
 	t.Helper()
-	call := tl.PresentCall(args)
+	call := tl.PresentCall(args, nil)
 	res := tl.PresentResult(args, r)
 	if res == nil {
 		t.Fatalf("%s: no result card for %s", name, r.Meta)
@@ -272,7 +272,7 @@ func TestWriteStampsBelongToTheSession(t *testing.T) {
 	other := tool.NewSession("other", f.sess.Workspace)
 	defer other.Close()
 	raw, _ := json.Marshal(writeArgs{"shared.txt", "b\n"})
-	if r := Write().Run(context.Background(), tool.Env{Session: other}, raw); !r.IsError {
+	if r := res(Write().Run(context.Background(), tool.Env{Session: other}, raw, nil)); !r.IsError {
 		t.Fatal("another session overwrote a file it never read")
 	}
 }

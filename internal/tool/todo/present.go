@@ -58,7 +58,7 @@ func countStatus(entries []tool.PlanEntry, status string) int {
 	return n
 }
 
-func presentCall(p params) card.Call {
+func presentCall(p params, _ *meta) card.Call {
 	noun := "items"
 	if len(p.Todos) == 1 {
 		noun = "item"
@@ -68,7 +68,7 @@ func presentCall(p params) card.Call {
 
 // presentResult shows the list from the arguments: the card is the checklist
 // the model wrote, whatever notes its answer carried.
-func presentResult(p params, r tool.Result) card.Result {
+func presentResult(p params, r tool.Result, _ *meta) card.Result {
 	if r.IsError {
 		return nil
 	}

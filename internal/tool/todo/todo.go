@@ -9,13 +9,15 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/go-json-experiment/json"
-
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
-//go:embed todo.md
-var description string
+var (
+	//go:embed todo.md
+	description string
+	//go:embed guidance.md
+	guidance string
+)
 
 type item struct {
 	Content  string `json:"content" jsonschema:"minLength=1" jsonschema_description:"What to do, as a short imperative sentence."`
@@ -34,9 +36,11 @@ type meta struct {
 
 // Tool returns todo_write.
 func Tool() tool.Tool {
-	return tool.New(tool.Spec[params]{
+	return tool.New(tool.Spec[params, meta]{
 		Name:          "todo_write",
 		Description:   description,
+		Guidance:      guidance,
+		Fold:          fold,
 		Permission:    tool.PermNone,
 		Kind:          "think",
 		Execute:       execute,
@@ -64,23 +68,23 @@ func Current(s *tool.Session) []tool.PlanEntry {
 	return slices.Clone(l.entries)
 }
 
-func execute(_ context.Context, env tool.Env, p params) tool.Result {
+func execute(_ context.Context, env tool.Env, p params, _ *meta) (tool.Result, *meta, error) {
 	entries := planOf(p.Todos)
-	l := sessionList(env.Session)
-	l.mu.Lock()
-	l.entries = slices.Clone(entries)
-	l.mu.Unlock()
 	env.PublishPlan(slices.Clone(entries))
-
 	text := checklist(entries)
 	if n := countStatus(entries, "in_progress"); n > 1 {
 		text += fmt.Sprintf("\n\nNote: %d items are in_progress. Work on one at a time: mark it completed before starting the next.", n)
 	}
-	r := tool.Text(text)
-	m, err := json.Marshal(meta{Todos: entries}, json.Deterministic(true))
-	if err != nil {
-		return tool.Errorf("todo_write: %v", err)
+	return tool.Text(text), &meta{Todos: entries}, nil
+}
+
+// fold makes the logged list the session's list, live and on reload.
+func fold(s *tool.Session, _ params, r tool.Result, m *meta) {
+	if r.IsError || m == nil {
+		return
 	}
-	r.Meta = m
-	return r
+	l := sessionList(s)
+	l.mu.Lock()
+	l.entries = slices.Clone(m.Todos)
+	l.mu.Unlock()
 }

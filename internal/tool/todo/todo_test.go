@@ -37,7 +37,9 @@ func newFixture(t *testing.T) *fixture {
 func (f *fixture) write(t *testing.T, args string) tool.Result {
 	t.Helper()
 	env := tool.Env{Session: f.sess, Plan: func(p []tool.PlanEntry) { f.plans = append(f.plans, p) }}
-	return f.reg.Run(context.Background(), env, "todo_write", []byte(args))
+	r := res(f.reg.Run(context.Background(), env, "todo_write", []byte(args), nil))
+	f.reg.Fold(f.sess, "todo_write", []byte(args), r) // as the session host does once the result is logged
+	return r
 }
 
 const sample = `{"todos":[
@@ -128,7 +130,7 @@ func TestCards(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
 			r := f.write(t, tc.args)
-			c, err := json.Marshal(f.reg.PresentCall("todo_write", []byte(tc.args)))
+			c, err := json.Marshal(f.reg.PresentCall("todo_write", []byte(tc.args), nil))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,114 @@
+package tool
+
+import (
+	"context"
+	stdjson "encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/go-json-experiment/json/jsontext"
+	gjs "github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/dsh-dev/dsh/internal/card"
+)
+
+// Dynamic declares a tool whose parameter schema is known only at run time (an
+// MCP server's tool). Its cards are generic: the call shows its raw input, the
+// result its content (text and images).
+type Dynamic struct {
+	Name        string
+	Title       string // the call card's title; Name when empty
+	Description string
+	Guidance    string
+	Schema      jsontext.Value // a JSON schema of an object
+	ReadOnly    bool
+	Permission  Permission
+	Kind        string
+	// Execute runs the call with arguments that passed the schema. An error is a
+	// harness failure; the model's failures are error results.
+	Execute func(ctx context.Context, env Env, args jsontext.Value) (Result, error)
+}
+
+// NewDynamic checks the schema and returns the tool.
+func NewDynamic(d Dynamic) (Tool, error) {
+	if d.Name == "" || d.Execute == nil {
+		return nil, errors.New("a dynamic tool needs a name and Execute")
+	}
+	if len(d.Schema) == 0 {
+		d.Schema = jsontext.Value(`{"type":"object"}`)
+	}
+	var g gjs.Schema
+	if err := stdjson.Unmarshal(d.Schema, &g); err != nil {
+		return nil, fmt.Errorf("tool %s: schema: %w", d.Name, err)
+	}
+	resolved, err := g.Resolve(nil)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: schema: %w", d.Name, err)
+	}
+	if d.Kind == "" {
+		d.Kind = "other"
+	}
+	if d.Title == "" {
+		d.Title = d.Name
+	}
+	return &dynamic{d: d, schema: &schema{raw: d.Schema.Clone(), resolved: resolved}}, nil
+}
+
+type dynamic struct {
+	d      Dynamic
+	schema *schema
+}
+
+func (t *dynamic) Name() string           { return t.d.Name }
+func (t *dynamic) Description() string    { return t.d.Description }
+func (t *dynamic) Guidance() string       { return t.d.Guidance }
+func (t *dynamic) Schema() jsontext.Value { return t.schema.raw }
+func (t *dynamic) ReadOnly() bool         { return t.d.ReadOnly }
+func (t *dynamic) Permission() Permission { return t.d.Permission }
+func (t *dynamic) Kind() string           { return t.d.Kind }
+
+func (t *dynamic) args(args []byte) (jsontext.Value, error) {
+	v := jsontext.Value(args)
+	if len(v) == 0 {
+		v = jsontext.Value("{}")
+	}
+	if err := t.schema.validate(v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+func (t *dynamic) Approval(args []byte) Approval {
+	if _, err := t.args(args); err != nil {
+		return Approval{}
+	}
+	return Approval{Keys: []string{"tool:" + t.d.Name}, Label: t.d.Name, Remember: true}
+}
+
+func (t *dynamic) Preview(context.Context, Env, []byte) (jsontext.Value, *Result) { return nil, nil }
+
+func (t *dynamic) Run(ctx context.Context, env Env, args []byte, _ jsontext.Value) (Result, error) {
+	v, err := t.args(args)
+	if err != nil {
+		return Errorf("Invalid arguments for %s: %v", t.d.Name, err), nil
+	}
+	r, err := t.d.Execute(ctx, env, v)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w", t.d.Name, err)
+	}
+	r.Meta = nil // dynamic tools carry no meta: their cards show the content
+	return r, nil
+}
+
+func (t *dynamic) PresentCall(args []byte, _ jsontext.Value) card.Call {
+	return &card.GenericCall{Title: t.d.Title, ToolKind: t.d.Kind, RawInput: rawOrNil(args)}
+}
+
+func (t *dynamic) PresentResult(_ []byte, r Result) card.Result {
+	if r.IsError || len(r.Content) == 0 {
+		return nil
+	}
+	return &card.GenericResult{Content: r.Content}
+}
+
+func (t *dynamic) Fold(*Session, []byte, Result) {}
