@@ -17,10 +17,9 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/session"
-	"github.com/dsh-dev/dsh/internal/tool"
-	"github.com/dsh-dev/dsh/internal/toolset"
 	"github.com/dsh-dev/dsh/internal/view"
 	"github.com/dsh-dev/dsh/internal/workspace"
 )
@@ -43,9 +42,6 @@ type Options struct {
 // Agent implements the ACP agent side for any number of sessions.
 type Agent struct {
 	o Options
-	// reg is built when the first session opens: its schemas are reflected and
-	// compiled, a few milliseconds that initialize should not wait for.
-	reg func() *tool.Registry
 
 	provOnce sync.Once
 	prov     provider.Provider
@@ -74,8 +70,7 @@ func New(o Options) *Agent {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	reg := sync.OnceValue(func() *tool.Registry { return toolset.New(toolset.Options{KeepEnv: o.KeepEnv}) })
-	return &Agent{o: o, reg: reg, sessions: map[string]*sess{}}
+	return &Agent{o: o, sessions: map[string]*sess{}}
 }
 
 func (a *Agent) setPeer(p peer) {
@@ -117,32 +112,29 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 
 // NewSession starts a session whose workspace is the client's cwd.
 func (a *Agent) NewSession(_ context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
-	ws, err := a.workspace(p.Cwd)
-	if err != nil {
+	if err := checkCwd(p.Cwd); err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	id := session.NewID(a.o.Now())
-	log, err := session.Create(a.o.SessionDir, id, ws.Root(), session.Options{Now: a.o.Now})
+	h, err := host.Create(a.hostOptions(p.Cwd))
 	if err != nil {
-		return sdk.NewSessionResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+		return sdk.NewSessionResponse{}, openError(err)
 	}
-	s := a.open(id, ws, log, ws.Root())
-	s.subscribe(0)
+	s := a.newSess(h.ID(), h.Root(), h)
+	s.attach(h)
 	a.add(s)
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(id), Modes: modeState(s.agent.Mode())}, nil
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(h.ID()), Modes: modeState(h.Mode())}, nil
 }
 
 // LoadSession replays a session's log as updates — the same cards it showed
-// live — and restores the model's context, so the conversation goes on in the
-// same log.
+// live — while the host folds it into the session's state, in one pass over the
+// file; the conversation goes on in the same log.
 func (a *Agent) LoadSession(_ context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
 	id := string(p.SessionId)
 	path, err := a.logPath(id)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
-	ws, err := a.workspace(p.Cwd)
-	if err != nil {
+	if err := checkCwd(p.Cwd); err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
 	a.mu.Lock()
@@ -154,22 +146,35 @@ func (a *Agent) LoadSession(_ context.Context, p sdk.LoadSessionRequest) (sdk.Lo
 			a.o.Logger.Warn("closing the session before reloading it", "session", id, "err", err)
 		}
 	}
-	log, err := session.Open(path, session.Options{Now: a.o.Now})
+	var s *sess
+	h, err := host.Load(a.hostOptions(p.Cwd), path, func(h *host.Session, r session.Record) error {
+		if s == nil {
+			cwd := r.Cwd // the history's paths are relative to where it ran
+			if cwd == "" {
+				cwd = p.Cwd
+			}
+			s = a.newSess(id, cwd, h)
+			s.br.replaying = true
+		}
+		return s.replayRecord(r)
+	})
 	if err != nil {
-		return sdk.LoadSessionResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+		return sdk.LoadSessionResponse{}, openError(err)
 	}
-	recs := log.Records()
-	histCwd := recs[0].Cwd
-	if histCwd == "" {
-		histCwd = ws.Root()
-	}
-	s := a.open(id, ws, log, histCwd)
-	s.replay(recs)
-	s.br.cwd = ws.Root() // calls from now on run in the cwd the client gave
-	s.agent.Restore(recs)
-	s.subscribe(len(recs))
+	s.endReplay()
+	s.br.replaying = false
+	s.br.cwd = h.Root() // calls from now on run in the cwd the client gave
+	s.attach(h)
 	a.add(s)
-	return sdk.LoadSessionResponse{Modes: modeState(s.agent.Mode())}, nil
+	return sdk.LoadSessionResponse{Modes: modeState(h.Mode())}, nil
+}
+
+func openError(err error) error {
+	var re *sdk.RequestError
+	if errors.As(err, &re) {
+		return err
+	}
+	return sdk.NewInternalError(map[string]any{"error": err.Error()})
 }
 
 // logPath finds the log of a session id; only exact ids name a session here.
@@ -184,42 +189,40 @@ func (a *Agent) logPath(id string) (string, error) {
 	return path, nil
 }
 
-func (a *Agent) workspace(cwd string) (*workspace.Workspace, error) {
+func checkCwd(cwd string) error {
 	if !filepath.IsAbs(cwd) {
-		return nil, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("cwd must be an absolute path, got %q", cwd)})
+		return sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("cwd must be an absolute path, got %q", cwd)})
 	}
-	ws, err := workspace.New(cwd, a.o.AllowOutside)
-	if err != nil {
-		return nil, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
+	if _, err := workspace.New(cwd, false); err != nil {
+		return sdk.NewInvalidParams(map[string]any{"error": err.Error()})
 	}
-	return ws, nil
+	return nil
 }
 
-// open assembles a session: its tools, its agent, and the bridge that shows it.
-func (a *Agent) open(id string, ws *workspace.Workspace, log *session.Log, cwd string) *sess {
+// hostOptions are the options of a session in cwd.
+func (a *Agent) hostOptions(cwd string) host.Options {
+	return host.Options{
+		SessionDir:   a.o.SessionDir,
+		Root:         cwd,
+		AllowOutside: a.o.AllowOutside,
+		KeepEnv:      a.o.KeepEnv,
+		Mode:         a.o.Mode,
+		Model:        a.o.Model,
+		Provider:     a.provider,
+		Ask:          true,
+		Now:          a.o.Now,
+		Warn:         func(msg string) { a.o.Logger.Warn(msg) },
+	}
+}
+
+// newSess makes the ACP side of a session: the bridge that shows it.
+func (a *Agent) newSess(id, cwd string, h *host.Session) *sess {
 	a.mu.Lock()
 	p, termMeta := a.peer, a.termMeta
 	a.mu.Unlock()
-	tools := tool.NewSession(id, ws)
-	reg := a.reg()
-	s := newSess(id, p, log, tools, newBridge(cwd, termMeta, view.NewPresenter(reg)), a.diag)
-
-	system, err := agent.SessionPrompt(ws.Root(), reg, a.o.Now())
-	if err != nil {
-		a.o.Logger.Warn("ignoring project instructions", "err", err)
-	}
-	s.agent = agent.New(agent.Config{
-		Provider:    syncedProvider{s: s, get: a.provider},
-		Registry:    reg,
-		Log:         log,
-		Tools:       tools,
-		Model:       a.o.Model,
-		Mode:        a.o.Mode,
-		Permit:      s.permit,
-		System:      system,
-		OnDelta:     s.onDelta,
-		OnCallStart: s.started,
-	})
+	pres := view.NewPresenter(h.Registry())
+	s := newSess(id, p, newBridge(cwd, termMeta, pres), a.diag)
+	pres.OnError = func(err error) { a.o.Logger.Error("presenter failed", "session", id, "err", err) }
 	return s
 }
 
@@ -269,19 +272,17 @@ func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptRespon
 	if _, err := a.provider(); err != nil { // say what to configure before logging a prompt that cannot run
 		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32603, Message: err.Error()}
 	}
-	ctx, err := s.beginTurn()
+	stop, err := s.h.Prompt(context.Background(), text)
 	switch {
-	case errors.Is(err, errBusy):
+	case errors.Is(err, host.ErrBusy):
 		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32600,
 			Message: "A prompt is already running in this session; wait for its response or send session/cancel",
 			Data:    map[string]any{"sessionId": s.id}}
-	case err != nil:
+	case errors.Is(err, host.ErrClosed):
 		return sdk.PromptResponse{}, unknownSession(s.id)
 	}
-	defer s.endTurn()
-	stop, err := s.agent.Prompt(ctx, text)
 	// Every update of the turn goes out before its answer.
-	s.sync()
+	s.flush()
 	if err != nil {
 		// The model or the log failed; the message says which and why.
 		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32603, Message: err.Error()}
@@ -313,7 +314,7 @@ func stopReason(r agent.StopReason) (sdk.StopReason, error) {
 // Cancel cancels a session's running turn; an idle or unknown session has none.
 func (a *Agent) Cancel(_ context.Context, p sdk.CancelNotification) error {
 	if s, err := a.session(p.SessionId); err == nil {
-		s.cancelTurn()
+		s.h.Cancel()
 	}
 	return nil
 }
@@ -328,7 +329,9 @@ func (a *Agent) SetSessionMode(_ context.Context, p sdk.SetSessionModeRequest) (
 	if err != nil {
 		return sdk.SetSessionModeResponse{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
 	}
-	s.agent.SetMode(m)
+	if err := s.h.SetMode(m); err != nil {
+		return sdk.SetSessionModeResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+	}
 	return sdk.SetSessionModeResponse{}, nil
 }
 

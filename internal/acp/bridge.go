@@ -31,10 +31,12 @@ const fallbackTail = 32 << 10
 //
 // A bridge is not safe for concurrent use; the session serialises it.
 type bridge struct {
-	cwd      string // relative card paths are joined with it
-	termMeta bool   // the client renders _meta.terminal_* (Zed does)
-	pres     *view.Presenter
-	running  map[string]*liveCall // calls that have not finished
+	cwd       string // relative card paths are joined with it
+	termMeta  bool   // the client renders _meta.terminal_* (Zed does)
+	pres      *view.Presenter
+	running   map[string]*liveCall // calls that have not finished
+	order     []string             // their ids, oldest first (with finished ones, pruned on abandonAll)
+	replaying bool                 // a loaded log is being sent: its unfinished calls are remembered in order
 	// streamed is the text already sent as deltas while the model wrote it, by
 	// record type; the complete record then sends only what is missing.
 	streamed map[session.RecordType]string
@@ -78,7 +80,7 @@ func (b *bridge) updates(rec session.Record, replay bool) []sdk.SessionUpdate {
 		return one(b.toolResult(rec, it))
 	case session.TypePlan:
 		return one(planUpdate(rec.Plan))
-	case session.TypeHeader, session.TypeTurnEnd:
+	case session.TypeHeader, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeDamaged:
 	}
 	return nil
 }
@@ -182,6 +184,9 @@ func (b *bridge) viewCall(id string, args []byte, c card.Call) callView {
 func (b *bridge) toolCall(rec session.Record, c card.Call) sdk.SessionUpdate {
 	v := b.viewCall(rec.CallID, rec.Args, c)
 	b.running[rec.CallID] = &liveCall{view: v}
+	if b.replaying {
+		b.order = append(b.order, rec.CallID)
+	}
 	return sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{
 		ToolCallId: sdk.ToolCallId(v.id),
 		Title:      v.title,
@@ -377,6 +382,18 @@ func (b *bridge) abandon(id string) (sdk.SessionUpdate, bool) {
 		u.Meta = map[string]any{"terminal_exit": map[string]any{"terminal_id": id, "exit_code": nil, "signal": nil}}
 	}
 	return sdk.SessionUpdate{ToolCallUpdate: u}, true
+}
+
+// abandonAll abandons every call still running, in the order they were made.
+func (b *bridge) abandonAll() []sdk.SessionUpdate {
+	var out []sdk.SessionUpdate
+	for _, id := range b.order {
+		if u, ok := b.abandon(id); ok {
+			out = append(out, u)
+		}
+	}
+	b.order = nil
+	return out
 }
 
 // msgInterrupted is shown for a call the log has no result for.

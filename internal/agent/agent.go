@@ -50,11 +50,18 @@ const (
 // ErrBusy is returned by Prompt while another turn of the same agent is running.
 var ErrBusy = errors.New("a turn is already running in this session")
 
+// Recorder is where the agent's records go: the session log (through the session
+// host, which also publishes them). Put returns the record as it was persisted;
+// the agent folds that into its state, so a reloaded session folds the same.
+type Recorder interface {
+	Put(session.Record) (session.Record, error)
+}
+
 // Config is what an Agent needs.
 type Config struct {
 	Provider provider.Provider
 	Registry *tool.Registry
-	Log      *session.Log
+	Log      Recorder
 	Tools    *tool.Session
 
 	Model     string
@@ -74,17 +81,23 @@ type Config struct {
 	OutputCap int
 }
 
-// Agent is one session's conversation with the model.
+// Agent is one session's conversation with the model. Everything it knows about
+// the session — the model context, the mode, the remembered approvals, the tools'
+// state — is folded from the records it logs, so an agent that folds a reloaded
+// log (Fold) knows what the live one knew.
 type Agent struct {
 	c    Config
 	defs []provider.ToolDef
 
-	turn sync.Mutex // held by Prompt and Restore: one turn at a time
-	msgs []provider.Message
+	turn sync.Mutex // held by Prompt: one turn at a time
 
-	mu      sync.Mutex // guards mode and allowed, which change during a turn
+	mu      sync.Mutex // guards the folded state, which calls and mode changes update during a turn
+	ctx     builder
 	mode    Mode
 	allowed map[string]bool
+	open    map[string]session.Record // logged calls without a result yet
+	calls   int                       // calls logged, to number the user's own (RunTool)
+	last    tool.Result               // the last result logged
 }
 
 // New returns an agent. The Config's zero limits take their defaults.
@@ -105,15 +118,68 @@ func New(c Config) *Agent {
 	for _, t := range c.Registry.Tools() {
 		defs = append(defs, provider.ToolDef{Name: t.Name(), Description: t.Description(), Schema: t.Schema()})
 	}
-	return &Agent{c: c, defs: defs, mode: c.Mode, allowed: map[string]bool{}}
+	return &Agent{c: c, defs: defs, ctx: builder{outputCap: c.OutputCap}, mode: c.Mode,
+		allowed: map[string]bool{}, open: map[string]session.Record{}}
 }
 
-// SetMode changes the permission mode; it applies from the next call on, even
-// within a running turn.
-func (a *Agent) SetMode(m Mode) {
+// SetMode changes the permission mode, as a logged record; it applies from the
+// next call on, even within a running turn.
+func (a *Agent) SetMode(m Mode) error {
+	if _, err := ParseMode(string(m)); err != nil {
+		return err
+	}
+	return a.record(session.Record{Type: session.TypeMode, Mode: string(m)})
+}
+
+// record logs r and folds it.
+func (a *Agent) record(r session.Record) error {
+	rec, err := a.c.Log.Put(r)
+	if err != nil {
+		return err
+	}
+	a.Fold(rec)
+	return nil
+}
+
+// Fold updates the agent's state with one logged record: the model context, the
+// mode, remembered approvals, and (for a tool result) the tools' session state.
+// Live, every record the agent logs is folded; a reloaded session folds its log.
+func (a *Agent) Fold(r session.Record) {
 	a.mu.Lock()
-	a.mode = m
+	a.ctx.fold(r)
+	var call session.Record
+	switch r.Type {
+	case session.TypeMode:
+		if m, err := ParseMode(r.Mode); err == nil {
+			a.mode = m
+		}
+	case session.TypeAllow:
+		for _, k := range r.Keys {
+			a.allowed[k] = true
+		}
+	case session.TypeToolCall:
+		a.open[r.CallID] = r
+		a.calls++
+	case session.TypeToolResult:
+		call = a.open[r.CallID]
+		delete(a.open, r.CallID)
+		if r.Result != nil {
+			a.last = *r.Result
+		}
+	case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking,
+		session.TypeProgress, session.TypePlan, session.TypeTurnEnd, session.TypeDamaged:
+	}
 	a.mu.Unlock()
+	if call.CallID != "" && r.Result != nil && a.c.Tools != nil {
+		a.c.Registry.Fold(a.c.Tools, call.Name, call.Args, *r.Result)
+	}
+}
+
+// messages is the model context as folded so far.
+func (a *Agent) messages() []provider.Message {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.ctx.messages()
 }
 
 // Mode returns the permission mode.
@@ -152,10 +218,9 @@ func (a *Agent) Prompt(ctx context.Context, text string) (StopReason, error) {
 	}
 	defer a.turn.Unlock()
 
-	if err := a.c.Log.Append(session.Record{Type: session.TypeUser, Text: text}); err != nil {
+	if err := a.record(session.Record{Type: session.TypeUser, Text: text}); err != nil {
 		return StopError, fmt.Errorf("log prompt: %w", err)
 	}
-	a.push(provider.Message{Role: provider.RoleUser, Parts: []provider.Part{{Type: provider.PartText, Text: text}}})
 
 	t := &turnState{}
 	for round := 0; ; round++ {
@@ -165,7 +230,7 @@ func (a *Agent) Prompt(ctx context.Context, text string) (StopReason, error) {
 		resp, err := a.c.Provider.Stream(ctx, provider.Request{
 			Model:     a.c.Model,
 			System:    a.c.System,
-			Messages:  a.msgs,
+			Messages:  a.messages(),
 			Tools:     a.defs,
 			MaxTokens: a.c.MaxTokens,
 		}, a.c.OnDelta)
@@ -186,26 +251,41 @@ func (a *Agent) Prompt(ctx context.Context, text string) (StopReason, error) {
 		if err != nil {
 			return StopError, err
 		}
-		if len(msg.Parts) > 0 {
-			a.push(msg)
-		}
 		if len(calls) == 0 {
 			return a.end(t, stopOf(resp.StopReason), nil)
 		}
-
-		results, err := a.runCalls(ctx, t, calls)
-		if err != nil {
-			return StopError, err
+		if err := a.runCalls(ctx, t, calls); err != nil {
+			return a.end(t, StopError, err)
 		}
-		parts := make([]provider.Part, len(calls))
-		for i, c := range calls {
-			parts[i] = provider.Part{Type: provider.PartToolResult, ID: c.id, Content: capContent(results[i].Content, a.c.OutputCap), IsError: results[i].IsError}
-		}
-		a.push(provider.Message{Role: provider.RoleUser, Parts: parts})
 		if ctx.Err() != nil {
 			return a.end(t, StopCancelled, nil)
 		}
 	}
+}
+
+// RunTool runs one call the user made directly (dsh tool), logged like any
+// call but not asked about, and returns its result. An error is a harness or log
+// failure.
+func (a *Agent) RunTool(ctx context.Context, name string, args []byte) (tool.Result, error) {
+	if !a.turn.TryLock() {
+		return tool.Result{}, ErrBusy
+	}
+	defer a.turn.Unlock()
+	a.mu.Lock()
+	a.calls++
+	id := fmt.Sprintf("call-%d", a.calls)
+	a.mu.Unlock()
+	t, _ := a.c.Registry.Get(name)
+	ts := &turnState{}
+	if err := a.runCalls(ctx, ts, []call{{id: id, name: name, args: objectArgs(args), tool: t, direct: true}}); err != nil {
+		return tool.Result{}, err
+	}
+	if ts.logErr != nil {
+		return tool.Result{}, fmt.Errorf("log: %w", ts.logErr)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.last, nil
 }
 
 // end logs the turn_end record and returns what Prompt returns.
@@ -216,7 +296,7 @@ func (a *Agent) end(t *turnState, reason StopReason, cause error) (StopReason, e
 	if cause != nil {
 		rec.Error = cause.Error()
 	}
-	if err := a.c.Log.Append(rec); err != nil {
+	if err := a.record(rec); err != nil {
 		return StopError, errors.Join(cause, fmt.Errorf("log turn end: %w", err))
 	}
 	if t.logErr != nil {
@@ -237,19 +317,8 @@ func stopOf(r provider.StopReason) StopReason {
 	return StopEndTurn
 }
 
-// push appends a message, merging it into the last one when the roles repeat (a
-// cancelled stream leaves a user message unanswered; the APIs want alternation).
-func (a *Agent) push(m provider.Message) {
-	if n := len(a.msgs); n > 0 && a.msgs[n-1].Role == m.Role {
-		last := &a.msgs[n-1]
-		last.Parts = append(last.Parts[:len(last.Parts):len(last.Parts)], m.Parts...)
-		return
-	}
-	a.msgs = append(a.msgs, m)
-}
-
-// cleanAssistant drops parts that carry nothing, so the live context is exactly
-// what Restore rebuilds from the log.
+// cleanAssistant drops parts that carry nothing: an empty block is not worth a
+// record.
 func cleanAssistant(m provider.Message) provider.Message {
 	out := provider.Message{Role: provider.RoleAssistant}
 	for _, p := range m.Parts {
@@ -298,12 +367,18 @@ func objectArgs(args jsontext.Value) jsontext.Value {
 
 // call is one tool call of an assistant message.
 type call struct {
-	id, name string
-	args     jsontext.Value
-	tool     tool.Tool // nil for an unknown tool; Registry.Run explains
+	id, name  string
+	continues bool // not the message's first call
+	direct    bool // the user's own call (dsh tool): no permission step
+	args      jsontext.Value
+	tool      tool.Tool // nil for an unknown tool; Registry.Run explains
+	preview   jsontext.Value
 }
 
-// logAssistant logs the message's parts in order and returns its tool calls.
+// logAssistant logs the message's text and thinking in order and returns its
+// tool calls, which runCalls logs one by one as their turn comes: a call's
+// preview is computed just before it is asked about, after the calls before it
+// ran (two edits of one file in one message each show what they will do).
 func (a *Agent) logAssistant(m provider.Message) ([]call, error) {
 	var calls []call
 	for _, p := range m.Parts {
@@ -314,31 +389,41 @@ func (a *Agent) logAssistant(m provider.Message) ([]call, error) {
 		case provider.PartThinking:
 			rec = session.Record{Type: session.TypeThinking, Text: p.Text, Signature: p.Signature}
 		case provider.PartToolUse:
-			rec = session.Record{Type: session.TypeToolCall, CallID: p.ID, Name: p.Name, Args: p.Args}
 			t, _ := a.c.Registry.Get(p.Name)
-			calls = append(calls, call{id: p.ID, name: p.Name, args: p.Args, tool: t})
+			calls = append(calls, call{id: p.ID, name: p.Name, args: p.Args, tool: t, continues: len(calls) > 0})
+			continue
 		case provider.PartToolResult:
 			continue
 		}
-		if err := a.c.Log.Append(rec); err != nil {
+		if err := a.record(rec); err != nil {
 			return nil, fmt.Errorf("log assistant message: %w", err)
 		}
 	}
 	return calls, nil
 }
 
+// logCall logs a call as it comes up to run.
+func (a *Agent) logCall(c call) error {
+	if err := a.record(session.Record{Type: session.TypeToolCall, CallID: c.id, Name: c.name, Args: c.args, Preview: c.preview, Continues: c.continues}); err != nil {
+		return fmt.Errorf("log tool call: %w", err)
+	}
+	return nil
+}
+
 // outcome is a finished call.
 type outcome struct {
 	res       tool.Result
+	ran       bool // it was executed (a cancelled one returned what it had)
 	cancelled bool
+	err       error // a harness failure
 }
 
-// runCalls permits and executes the calls and logs their results in call order.
-// Runs of consecutive read-only calls execute concurrently; every other call runs
-// alone, in order. Once ctx is cancelled, every call that has not finished is
-// logged as cancelled.
-func (a *Agent) runCalls(ctx context.Context, t *turnState, calls []call) ([]tool.Result, error) {
-	results := make([]tool.Result, 0, len(calls))
+// runCalls logs, permits and executes the calls and logs their results in call
+// order. Runs of consecutive read-only calls execute concurrently; every other
+// call runs alone, in order. Once ctx is cancelled, every call that has not
+// finished is logged as cancelled; one that was running keeps what it returned
+// (a command's output so far). A harness failure ends the turn.
+func (a *Agent) runCalls(ctx context.Context, t *turnState, calls []call) error {
 	for i := 0; i < len(calls); {
 		j := i + 1
 		if readOnly(calls[i]) {
@@ -349,21 +434,40 @@ func (a *Agent) runCalls(ctx context.Context, t *turnState, calls []call) ([]too
 		group := calls[i:j]
 		outs := make([]outcome, len(group))
 		run := make([]bool, len(group))
-		for k, c := range group {
+		for k := range group {
+			c := &group[k]
 			if ctx.Err() != nil {
+				if err := a.logCall(*c); err != nil {
+					return err
+				}
 				outs[k] = outcome{cancelled: true}
 				continue
 			}
-			res, ok := a.permit(ctx, c)
-			if ctx.Err() != nil {
-				outs[k] = outcome{cancelled: true}
+			var fail *tool.Result
+			if c.tool != nil {
+				c.preview, fail = c.tool.Preview(ctx, a.env(t, c.id), c.args)
+			}
+			if err := a.logCall(*c); err != nil {
+				return err
+			}
+			if fail != nil {
+				outs[k] = outcome{res: *fail}
 				continue
 			}
-			if !ok {
+			res, ok, err := a.permit(ctx, *c)
+			if c.direct {
+				res, ok, err = tool.Result{}, true, nil
+			}
+			switch {
+			case err != nil:
+				return err
+			case ctx.Err() != nil:
+				outs[k] = outcome{cancelled: true}
+			case !ok:
 				outs[k] = outcome{res: res}
-				continue
+			default:
+				run[k] = true
 			}
-			run[k] = true
 		}
 		var wg sync.WaitGroup
 		for k, c := range group {
@@ -373,49 +477,63 @@ func (a *Agent) runCalls(ctx context.Context, t *turnState, calls []call) ([]too
 		}
 		wg.Wait()
 		for k, c := range group {
-			res := outs[k].res
-			if outs[k].cancelled {
+			o := outs[k]
+			if o.err != nil {
+				return o.err
+			}
+			res := o.res
+			switch {
+			case o.cancelled && !o.ran:
 				res = tool.Errorf(msgCancelled)
+			case o.cancelled:
+				res.IsError = true
+				if !strings.Contains(res.TextOf(), "ancelled") {
+					res.Content = append(res.Content, card.Text("\n"+msgCancelled))
+				}
 			}
-			if err := a.c.Log.Append(session.Record{Type: session.TypeToolResult, CallID: c.id, Result: &res}); err != nil {
-				return nil, fmt.Errorf("log tool result: %w", err)
+			if err := a.record(session.Record{Type: session.TypeToolResult, CallID: c.id, Result: &res}); err != nil {
+				return fmt.Errorf("log tool result: %w", err)
 			}
-			results = append(results, res)
 		}
 		i = j
 	}
-	return results, nil
+	return nil
 }
 
 func readOnly(c call) bool { return c.tool != nil && c.tool.ReadOnly() }
 
-// execute runs one permitted call with its live channels wired to the log.
-func (a *Agent) execute(ctx context.Context, t *turnState, c call) outcome {
-	env := tool.Env{
+// env is a call's tool environment, its live channels wired to the log.
+func (a *Agent) env(t *turnState, id string) tool.Env {
+	return tool.Env{
 		Session: a.c.Tools,
 		Progress: func(chunk string) {
-			t.noteLogErr(a.c.Log.Append(session.Record{Type: session.TypeProgress, CallID: c.id, Chunk: chunk}))
+			t.noteLogErr(a.record(session.Record{Type: session.TypeProgress, CallID: id, Chunk: chunk}))
 		},
 		Plan: func(p []tool.PlanEntry) {
-			t.noteLogErr(a.c.Log.Append(session.Record{Type: session.TypePlan, Plan: p}))
+			t.noteLogErr(a.record(session.Record{Type: session.TypePlan, Plan: p}))
 		},
 	}
+}
+
+// execute runs one permitted call.
+func (a *Agent) execute(ctx context.Context, t *turnState, c call) outcome {
 	if a.c.OnCallStart != nil {
 		a.c.OnCallStart(c.id)
 	}
-	res, err := a.c.Registry.Run(ctx, env, c.name, c.args, nil)
+	res, err := a.c.Registry.Run(ctx, a.env(t, c.id), c.name, c.args, c.preview)
 	if err != nil {
-		res = tool.Errorf("dsh failed to run this call: %v", err)
+		return outcome{err: fmt.Errorf("running %s: %w", c.name, err)}
 	}
 	// A call that returns after a cancel was interrupted: what it returned is partial.
-	return outcome{res: res, cancelled: ctx.Err() != nil}
+	return outcome{res: res, ran: true, cancelled: ctx.Err() != nil}
 }
 
 // permit decides whether a call may run, asking the user when the mode says so.
-// When it may not, res is the error result the model gets.
-func (a *Agent) permit(ctx context.Context, c call) (res tool.Result, ok bool) {
+// When it may not, res is the error result the model gets; err is a failure to
+// log a remembered approval.
+func (a *Agent) permit(ctx context.Context, c call) (res tool.Result, ok bool, err error) {
 	if c.tool == nil {
-		return tool.Result{}, true // Registry.Run answers with the list of real tools
+		return tool.Result{}, true, nil // Registry.Run answers with the list of real tools
 	}
 	perm := c.tool.Permission()
 	a.mu.Lock()
@@ -423,36 +541,38 @@ func (a *Agent) permit(ctx context.Context, c call) (res tool.Result, ok bool) {
 	a.mu.Unlock()
 	switch modeGate(mode, perm) {
 	case gateRun:
-		return tool.Result{}, true
+		return tool.Result{}, true, nil
 	case gateRefuse:
 		return tool.Errorf("This session is in read-only mode, so %s (which changes files or runs commands) was not run. "+
-			"Continue with tools that only read, or ask the user to change the mode.", c.name), false
+			"Continue with tools that only read, or ask the user to change the mode.", c.name), false, nil
 	case gateAsk:
 	}
 
-	cc := a.c.Registry.PresentCall(c.name, c.args, nil)
-	keys, rememberable := allowKeys(c.name, c.args, cc, perm)
-	if rememberable && a.allAllowed(keys) {
-		return tool.Result{}, true
+	ap := c.tool.Approval(c.args)
+	if ap.Safe || (ap.Remember && len(ap.Keys) > 0 && a.allAllowed(ap.Keys)) {
+		return tool.Result{}, true, nil
 	}
 	if a.c.Permit == nil {
-		return tool.Errorf("%s needs the user's permission in %s mode, and there is no one to ask. The call was not run.", c.name, mode), false
+		return tool.Errorf("%s needs the user's permission in %s mode, and there is no one to ask. The call was not run.", c.name, mode), false, nil
 	}
-	d, err := a.c.Permit(ctx, PermissionRequest{CallID: c.id, Tool: c.name, Args: c.args, Card: cc, Permission: perm})
-	if err != nil {
-		return tool.Errorf("Could not ask the user for permission (%v). The call was not run.", err), false
+	cc := a.c.Registry.PresentCall(c.name, c.args, c.preview)
+	d, perr := a.c.Permit(ctx, PermissionRequest{CallID: c.id, Tool: c.name, Args: c.args, Card: cc, Permission: perm, Approval: ap})
+	if perr != nil {
+		return tool.Errorf("Could not ask the user for permission (%v). The call was not run.", perr), false, nil
 	}
 	switch d {
 	case AllowOnce:
-		return tool.Result{}, true
+		return tool.Result{}, true, nil
 	case AllowAlways:
-		if rememberable {
-			a.allow(keys)
+		if ap.Remember && len(ap.Keys) > 0 {
+			if err := a.record(session.Record{Type: session.TypeAllow, Keys: ap.Keys}); err != nil {
+				return tool.Result{}, false, fmt.Errorf("log approval: %w", err)
+			}
 		}
-		return tool.Result{}, true
+		return tool.Result{}, true, nil
 	case Reject:
 	}
-	return tool.Errorf(msgRejected), false
+	return tool.Errorf(msgRejected), false, nil
 }
 
 func (a *Agent) allAllowed(keys []string) bool {
@@ -464,14 +584,6 @@ func (a *Agent) allAllowed(keys []string) bool {
 		}
 	}
 	return true
-}
-
-func (a *Agent) allow(keys []string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for _, k := range keys {
-		a.allowed[k] = true
-	}
 }
 
 // capContent cuts a result's text to limit characters for the model, keeping the

@@ -34,7 +34,7 @@ func TestAlwaysAllowWithTheRealBashTool(t *testing.T) {
 	if want := []string{"echo one", "pwd", "bash", "bash"}; !slices.Equal(ask.asked, want) {
 		t.Errorf("asked %q, want %q", ask.asked, want)
 	}
-	recs := e.log.Records()
+	recs := e.records(t)
 	for _, id := range []string{"1", "2", "3", "4", "5", "6", "7", "8", "9"} {
 		if r := resultOf(t, recs, id); r.IsError {
 			t.Errorf("call %s: %s", id, r.TextOf())

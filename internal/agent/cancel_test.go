@@ -35,11 +35,10 @@ func TestCancelMidCommandKillsItAndLogsUnfinishedCalls(t *testing.T) {
 	// Cancel once the command is running: its first output reaches the log.
 	watch, stopWatch := context.WithCancel(t.Context())
 	defer stopWatch()
-	go e.log.Subscribe(watch, func(r session.Record) error {
-		if r.Type == session.TypeProgress && r.CallID == "c1" && strings.Contains(r.Chunk, "started") {
+	e.log.watch(func(r session.Record) {
+		if watch.Err() == nil && r.Type == session.TypeProgress && r.CallID == "c1" && strings.Contains(r.Chunk, "started") {
 			cancel()
 		}
-		return nil
 	})
 
 	stop, err := a.Prompt(ctx, "run the slow thing")
@@ -57,13 +56,16 @@ func TestCancelMidCommandKillsItAndLogsUnfinishedCalls(t *testing.T) {
 		"user run the slow thing",
 		"assistant Running it.",
 		`call c1 bash {"command":"` + cmd + `"}`,
+		"result c1 error: started", // what it printed before the cancel is kept
 		`call c2 look {"id":"never"}`,
-		"result c1 error: Cancelled by the user.",
 		"result c2 error: Cancelled by the user.",
 		"end cancelled",
 	}
 	if got := summary(recs); !slices.Equal(got, want) {
 		t.Errorf("log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if out := resultOf(t, recs, "c1").TextOf(); !strings.Contains(out, "started\n") || !strings.Contains(out, "Cancelled") {
+		t.Errorf("the cancelled command's result = %q, want its output and the cancel", out)
 	}
 
 	// The conversation goes on, and its next request is one the APIs accept.
@@ -109,7 +111,7 @@ func TestCancelDuringTheModelStream(t *testing.T) {
 		t.Fatalf("Prompt = %v, %v", stop, err)
 	}
 	// Nothing half-written is logged or kept: the model's partial text was only live.
-	if got, want := summary(e.log.Records()), []string{"user first", "end cancelled"}; !slices.Equal(got, want) {
+	if got, want := summary(e.records(t)), []string{"user first", "end cancelled"}; !slices.Equal(got, want) {
 		t.Errorf("log = %q, want %q", got, want)
 	}
 	if _, err := a.Prompt(t.Context(), "second"); err != nil {
@@ -143,9 +145,9 @@ func TestCancelledReadOnlyGroupKeepsFinishedResults(t *testing.T) {
 	if stop, err := a.Prompt(ctx, "go"); err != nil || stop != StopCancelled {
 		t.Fatalf("Prompt = %v, %v", stop, err)
 	}
-	want := []string{"result 1 ok: fast done", "result 2 error: Cancelled by the user.", "result 3 error: Cancelled by the user.", "end cancelled"}
-	got := summary(e.log.Records())
-	if !slices.Equal(got[len(got)-4:], want) {
+	want := []string{"result 1 ok: fast done", "result 2 error: slow was interrupted", `call 3 change {"id":"x"}`, "result 3 error: Cancelled by the user.", "end cancelled"}
+	got := summary(e.records(t))
+	if !slices.Equal(got[len(got)-5:], want) {
 		t.Errorf("log = %q", got)
 	}
 }

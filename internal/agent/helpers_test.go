@@ -16,6 +16,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/provider/script"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/tool"
+	"github.com/dsh-dev/dsh/internal/tool/bash"
 	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
@@ -127,7 +128,7 @@ func use(id, name, args string) provider.Part {
 type testEnv struct {
 	dir   string
 	tools *tool.Session
-	log   *session.Log
+	log   *testLog
 }
 
 func newEnv(t *testing.T) *testEnv {
@@ -146,7 +147,42 @@ func newEnv(t *testing.T) *testEnv {
 		ts.Close()
 		log.Close()
 	})
-	return &testEnv{dir: ws.Root(), tools: ts, log: log}
+	return &testEnv{dir: ws.Root(), tools: ts, log: &testLog{Log: log}}
+}
+
+// testLog is the session log with a hook that sees every record put, as the
+// session host's subscribers would.
+type testLog struct {
+	*session.Log
+	mu    sync.Mutex
+	onPut func(session.Record)
+}
+
+func (l *testLog) Put(r session.Record) (session.Record, error) {
+	rec, err := l.Log.Put(r)
+	l.mu.Lock()
+	hook := l.onPut
+	l.mu.Unlock()
+	if err == nil && hook != nil {
+		hook(rec)
+	}
+	return rec, err
+}
+
+func (l *testLog) watch(fn func(session.Record)) {
+	l.mu.Lock()
+	l.onPut = fn
+	l.mu.Unlock()
+}
+
+// records reads back what the log holds.
+func (e *testEnv) records(t *testing.T) []session.Record {
+	t.Helper()
+	recs, err := session.ReadFile(e.log.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
 }
 
 func (e *testEnv) agent(p provider.Provider, reg *tool.Registry, mode Mode, permit Permitter) *Agent {
@@ -181,6 +217,11 @@ func summary(recs []session.Record) []string {
 				s += " (" + r.Error + ")"
 			}
 			out = append(out, s)
+		case session.TypeMode:
+			out = append(out, "mode "+r.Mode)
+		case session.TypeAllow:
+			out = append(out, "allow "+strings.Join(r.Keys, ","))
+		case session.TypeDamaged:
 		}
 	}
 	return out
@@ -253,6 +294,7 @@ func (p *probe) tools() []tool.Tool {
 				return p.exec(ctx, "shell", a.Command), nil, nil
 			},
 			PresentCall: func(a shellArgs, _ *tool.NoMeta) card.Call { return &card.TerminalCall{Title: a.Command} },
+			Approval:    func(a shellArgs) tool.Approval { return bash.CommandApproval(a.Command) },
 		}),
 	}
 }

@@ -3,10 +3,6 @@ package agent
 import (
 	"context"
 	"fmt"
-	"strings"
-
-	"github.com/go-json-experiment/json"
-	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/tool"
@@ -42,7 +38,7 @@ type Decision int
 // The decisions.
 const (
 	AllowOnce   Decision = iota
-	AllowAlways          // remembered for the rest of the session: per tool, or per command prefix
+	AllowAlways          // remembered for the rest of the session: what the request's Approval names
 	Reject
 )
 
@@ -54,6 +50,9 @@ type PermissionRequest struct {
 	Args       []byte
 	Card       card.Call
 	Permission tool.Permission
+	// Approval says what "always" would remember (Label), and whether it can
+	// (Remember false: offer only once and reject).
+	Approval tool.Approval
 }
 
 // Permitter asks the user about a call. An error means no answer could be had; a
@@ -87,90 +86,4 @@ func modeGate(m Mode, p tool.Permission) gate {
 		return gateAsk
 	}
 	return gateAsk // an unknown mode asks rather than runs
-}
-
-// allowKeys are the remembered approvals a call needs, all of them, to run without
-// asking: one per command a shell call would run (so "always allow `ls`" never
-// covers `ls; rm -rf ~`), else the tool itself. ok is false when the call cannot be
-// remembered at all (a command that does not parse, or runs a computed name).
-func allowKeys(name string, args []byte, c card.Call, p tool.Permission) (keys []string, ok bool) {
-	cmd, isCmd := commandOf(args, c, p)
-	if !isCmd {
-		return []string{"tool:" + name}, true
-	}
-	prefixes, ok := CommandPrefixes(cmd)
-	if !ok || len(prefixes) == 0 {
-		return nil, false
-	}
-	for _, pre := range prefixes {
-		keys = append(keys, "command:"+pre)
-	}
-	return keys, true
-}
-
-// commandOf finds the shell command a call runs: the title of a terminal card, or,
-// for an execute call shown otherwise (a background job), a "command" argument.
-func commandOf(args []byte, c card.Call, p tool.Permission) (string, bool) {
-	if t, ok := c.(*card.TerminalCall); ok {
-		return t.Title, true
-	}
-	if p != tool.PermExecute {
-		return "", false
-	}
-	var a struct {
-		Command *string `json:"command"`
-	}
-	if err := json.Unmarshal(args, &a); err != nil || a.Command == nil {
-		return "", false
-	}
-	return *a.Command, true
-}
-
-// subcommanded are programs whose first argument names what they do, so "always
-// allow" covers `git status` but not `git push`.
-var subcommanded = map[string]bool{
-	"git": true, "go": true, "npm": true, "pnpm": true, "yarn": true, "bun": true,
-	"npx": true, "cargo": true, "make": true, "docker": true, "kubectl": true,
-	"pip": true, "pip3": true, "uv": true, "gh": true, "dotnet": true, "mvn": true,
-	"gradle": true, "deno": true, "just": true, "poetry": true, "rustup": true,
-}
-
-// CommandPrefixes parses a shell command and returns the prefix of every simple
-// command it would run, command substitutions and pipelines included: the program,
-// plus its subcommand for programs like git or go (`git commit -m x` → "git commit").
-// ok is false when the command does not parse or a program name is not a plain word
-// (`$CMD args`), because such a command cannot be approved by prefix.
-func CommandPrefixes(cmd string) (prefixes []string, ok bool) {
-	f, err := syntax.NewParser().Parse(strings.NewReader(cmd), "")
-	if err != nil {
-		return nil, false
-	}
-	ok = true
-	seen := map[string]bool{}
-	syntax.Walk(f, func(n syntax.Node) bool {
-		ce, isCall := n.(*syntax.CallExpr)
-		if !isCall || len(ce.Args) == 0 {
-			return true
-		}
-		prog := ce.Args[0].Lit()
-		if prog == "" {
-			ok = false
-			return false
-		}
-		pre := prog
-		if subcommanded[prog] && len(ce.Args) > 1 {
-			if sub := ce.Args[1].Lit(); sub != "" && !strings.HasPrefix(sub, "-") {
-				pre += " " + sub
-			}
-		}
-		if !seen[pre] {
-			seen[pre] = true
-			prefixes = append(prefixes, pre)
-		}
-		return true
-	})
-	if !ok {
-		return nil, false
-	}
-	return prefixes, true
 }

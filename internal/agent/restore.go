@@ -12,54 +12,14 @@ import (
 // died mid-call), so the restored conversation is still one the APIs accept.
 const msgInterrupted = "The call was interrupted before it finished; its effects, if any, are unknown."
 
-// Restore replaces the agent's model context with the conversation a log holds,
-// so that a loaded session continues where it stopped. Permissions remembered with
-// "always allow" are not in the log and start afresh.
-func (a *Agent) Restore(recs []session.Record) {
-	a.turn.Lock()
-	defer a.turn.Unlock()
-	a.msgs = messages(recs, a.c.OutputCap)
-}
-
-// messages rebuilds the model conversation from log records: prompts become user
+// builder folds log records into the model conversation: prompts become user
 // messages, thinking (with its signature), text and tool calls become assistant
-// messages, and tool results become user messages of tool_result parts. Every tool
-// call is paired with exactly one result, in call order; a result whose call is not
-// in the log is dropped. Result text is capped at outputCap as it was live.
-func messages(recs []session.Record, outputCap int) []provider.Message {
-	b := builder{outputCap: outputCap}
-	for _, r := range recs {
-		switch r.Type {
-		case session.TypeUser:
-			b.closeCalls()
-			b.add(provider.RoleUser, provider.Part{Type: provider.PartText, Text: r.Text})
-		case session.TypeAssistant:
-			b.closeAnswered()
-			b.add(provider.RoleAssistant, provider.Part{Type: provider.PartText, Text: r.Text})
-		case session.TypeThinking:
-			b.closeAnswered()
-			b.add(provider.RoleAssistant, provider.Part{Type: provider.PartThinking, Text: r.Text, Signature: r.Signature})
-		case session.TypeToolCall:
-			b.closeAnswered()
-			args := r.Args
-			if len(args) == 0 {
-				args = jsontext.Value("{}")
-			}
-			b.add(provider.RoleAssistant, provider.Part{Type: provider.PartToolUse, ID: r.CallID, Name: r.Name, Args: args})
-			b.open = append(b.open, r.CallID)
-		case session.TypeToolResult:
-			b.result(r)
-		case session.TypeTurnEnd:
-			b.closeCalls()
-		case session.TypeHeader, session.TypeProgress, session.TypePlan:
-		}
-	}
-	b.closeCalls()
-	return b.msgs
-}
-
-// builder accumulates messages. open are the calls of the current assistant
-// message, results the results logged for them so far.
+// messages, and tool results become user messages of tool_result parts. Every
+// tool call is answered by exactly one result, in call order, once all of its
+// message's calls have one (or the next message begins: the log lacks the rest
+// when dsh died mid-call); a result whose call is not open is dropped. Result text
+// is capped at outputCap. It is the one place the context is made, live and on
+// reload alike.
 type builder struct {
 	outputCap int
 	msgs      []provider.Message
@@ -67,9 +27,55 @@ type builder struct {
 	results   map[string]provider.Part
 }
 
+func (b *builder) fold(r session.Record) {
+	switch r.Type {
+	case session.TypeUser:
+		b.closeCalls()
+		b.add(provider.RoleUser, provider.Part{Type: provider.PartText, Text: r.Text})
+	case session.TypeAssistant:
+		b.closeAnswered()
+		b.add(provider.RoleAssistant, provider.Part{Type: provider.PartText, Text: r.Text})
+	case session.TypeThinking:
+		b.closeAnswered()
+		b.add(provider.RoleAssistant, provider.Part{Type: provider.PartThinking, Text: r.Text, Signature: r.Signature})
+	case session.TypeToolCall:
+		// A call after results starts the next message, unless it continues the
+		// message whose earlier calls those results answer.
+		if len(b.results) > 0 && !r.Continues {
+			b.closeCalls()
+		}
+		args := r.Args
+		if len(args) == 0 {
+			args = jsontext.Value("{}")
+		}
+		b.add(provider.RoleAssistant, provider.Part{Type: provider.PartToolUse, ID: r.CallID, Name: r.Name, Args: args})
+		b.open = append(b.open, r.CallID)
+	case session.TypeToolResult:
+		b.result(r)
+	case session.TypeTurnEnd:
+		b.closeCalls()
+	case session.TypeHeader, session.TypeProgress, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeDamaged:
+	}
+}
+
+// messages returns the conversation so far; open calls without results are
+// answered as interrupted only in the copy handed out, so a turn still running
+// can add their results.
+func (b *builder) messages() []provider.Message {
+	if len(b.open) == 0 {
+		return b.msgs
+	}
+	c := *b
+	c.msgs = append([]provider.Message(nil), b.msgs...)
+	c.closeCalls()
+	return c.msgs
+}
+
 func (b *builder) add(role provider.Role, p provider.Part) {
 	if n := len(b.msgs); n > 0 && b.msgs[n-1].Role == role {
-		b.msgs[n-1].Parts = append(b.msgs[n-1].Parts, p)
+		// A full slice copies; a message handed out never sees later parts.
+		last := &b.msgs[n-1]
+		last.Parts = append(last.Parts[:len(last.Parts):len(last.Parts)], p)
 		return
 	}
 	b.msgs = append(b.msgs, provider.Message{Role: role, Parts: []provider.Part{p}})
@@ -93,9 +99,9 @@ func (b *builder) result(r session.Record) {
 	b.results[r.CallID] = provider.Part{Type: provider.PartToolResult, ID: r.CallID, Content: capContent(res.Content, b.outputCap), IsError: res.IsError}
 }
 
-// closeAnswered closes the open calls once results for them have been logged: an
-// assistant record after results starts the next message, one before them belongs
-// to the same message as the calls.
+// closeAnswered closes the open calls once results for them have been logged:
+// text after results starts the next message, text before them belongs to the
+// same message as the calls.
 func (b *builder) closeAnswered() {
 	if len(b.results) > 0 {
 		b.closeCalls()

@@ -50,14 +50,15 @@ func TestRestoreRebuildsTheLiveConversation(t *testing.T) {
 
 	want := []string{
 		"user: text one",
-		`assistant: thinking hmm [c2lnbmF0dXJl] | text Looking. | use 1 look {"id":"a"} | text and | use 2 change {"id":"b"}`,
+		// Text is logged before the calls, each of which is logged as it comes up.
+		`assistant: thinking hmm [c2lnbmF0dXJl] | text Looking. | text and | use 1 look {"id":"a"} | use 2 change {"id":"b"}`,
 		"user: result 1 ok: look\n\n… 3 characters omitted (the output was capped at 8) …\n\ndone | result 2 error: The \n\n… 20 characters omitted (the output was capped at 8) …\n\nall.",
 		"assistant: thinking  [redacted-only] | text Done.",
 		"user: text two",
 		`assistant: use 3 look {"id":"hang"} | use 4 shell {"command":"ls"}`,
-		"user: result 3 error: Canc\n\n… 14 characters omitted (the output was capped at 8) …\n\nser. | result 4 error: Canc\n\n… 14 characters omitted (the output was capped at 8) …\n\nser. | text three",
+		"user: result 3 error: look\n\n… 29 characters omitted (the output was capped at 8) …\n\nser. | result 4 error: Canc\n\n… 14 characters omitted (the output was capped at 8) …\n\nser. | text three",
 	}
-	if got := describe(a.msgs); !slices.Equal(got, want) {
+	if got := describe(a.messages()); !slices.Equal(got, want) {
 		t.Fatalf("live conversation:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 
@@ -66,8 +67,10 @@ func TestRestoreRebuildsTheLiveConversation(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := New(Config{Provider: fp, Registry: tool.NewRegistry(p.tools()...), Log: e.log, Tools: e.tools, OutputCap: 8})
-	b.Restore(recs)
-	if got := describe(b.msgs); !slices.Equal(got, want) {
+	for _, r := range recs {
+		b.Fold(r)
+	}
+	if got := describe(b.messages()); !slices.Equal(got, want) {
 		t.Fatalf("restored conversation:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 
@@ -131,7 +134,11 @@ func TestMessagesRepairsDamagedLogs(t *testing.T) {
 		"assistant: use E look {}",
 		"user: result E error: " + msgInterrupted,
 	}
-	msgs := messages(recs, DefaultOutputCap)
+	b := builder{outputCap: DefaultOutputCap}
+	for _, r := range recs {
+		b.fold(r)
+	}
+	msgs := b.messages()
 	if got := describe(msgs); !slices.Equal(got, want) {
 		t.Fatalf("messages:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}

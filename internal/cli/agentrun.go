@@ -3,18 +3,16 @@ package cli
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
+	"io"
 	"strings"
-	"sync"
+	"time"
 
 	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/termui"
-	"github.com/dsh-dev/dsh/internal/tool"
-	"github.com/dsh-dev/dsh/internal/toolset"
-	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
 // agentRun is one prompt driven to the end of its turn with cards on the terminal.
@@ -29,124 +27,97 @@ type agentRun struct {
 	Color        bool
 }
 
-// runAgentTurn creates a session, runs one turn and renders its records as they
-// are appended. It returns the turn's stop reason and the session's id.
+// runAgentTurn creates a session, runs one turn and renders the session's stream
+// as it happens. It returns the turn's stop reason and the session's id.
 func runAgentTurn(ctx context.Context, io IO, r agentRun) (agent.StopReason, string, error) {
-	ws, err := workspace.New(r.Root, r.AllowOutside)
-	if err != nil {
-		return "", "", err
-	}
 	dir, err := session.Dir(r.SessionDir)
 	if err != nil {
 		return "", "", err
 	}
-	id := session.NewID(io.Now())
-	log, err := session.Create(dir, id, ws.Root(), session.Options{Now: io.Now})
+	s, err := host.Create(host.Options{
+		SessionDir: dir, Root: r.Root, AllowOutside: r.AllowOutside, KeepEnv: keepEnv(io),
+		Mode: r.Mode, Model: r.Model, Provider: func() (provider.Provider, error) { return r.Provider, nil },
+		Ask: true, Now: io.Now, Warn: warner(io),
+	})
 	if err != nil {
 		return "", "", err
 	}
-	reg := toolset.New(toolset.Options{KeepEnv: keepEnv(io)})
-	tools := tool.NewSession(id, ws)
-
-	shown := newShownCalls()
-	term := newTermConsumer(io.Out, reg, termui.Options{Color: r.Color, Width: io.width()})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		// The consumer subscribes like any other UI would; it ends when the log closes.
-		_ = log.Subscribe(context.Background(), func(rec session.Record) error {
-			// A failing terminal must not stall the turn: keep consuming.
-			_ = term.handle(rec)
-			if rec.Type == session.TypeToolCall {
-				shown.mark(rec.CallID)
-			}
-			return nil
-		})
-	}()
-
-	system, err := agent.SessionPrompt(ws.Root(), reg, io.Now())
-	if err != nil {
-		fmt.Fprintf(io.Err, "dsh: ignoring project instructions: %v\n", err)
-	}
-	a := agent.New(agent.Config{
-		Provider: r.Provider, Registry: reg, Log: log, Tools: tools, Model: r.Model, Mode: r.Mode,
-		Permit: (&termPermitter{io: io, in: bufio.NewReader(io.In), shown: shown}).ask,
-		System: system,
+	term := newTermConsumer(io.Out, s.Registry(), termui.Options{Color: r.Color, Width: io.width()})
+	term.pres.OnError = func(err error) { warner(io)(err.Error()) }
+	ask := &termAsker{io: io, lines: stdinLines(io.In)}
+	sub := s.Subscribe(func(e host.Event) {
+		switch e.Kind {
+		case host.KindRecord:
+			_ = term.handle(e.Record) // a failing terminal must not stall the turn
+		case host.KindPermission:
+			ask.ask(e.Permission)
+		case host.KindDelta, host.KindModelRequest, host.KindCallStarted:
+		}
 	})
-	stop, turnErr := a.Prompt(ctx, r.Prompt)
-	closeErr := errors.Join(tools.Close(), log.Close())
-	wg.Wait()
+	stop, turnErr := s.Prompt(ctx, r.Prompt)
+	sub.Flush(drainTimeout)
+	closeErr := s.Close()
 	if turnErr != nil {
-		return stop, id, turnErr
+		return stop, s.ID(), turnErr
 	}
-	return stop, id, closeErr
+	return stop, s.ID(), closeErr
 }
 
-// shownCalls lets the permission prompt wait until the call's card is on screen.
-type shownCalls struct {
-	mu   sync.Mutex
-	cond *sync.Cond
-	ids  map[string]bool
+// warner prints harness warnings on stderr.
+func warner(io IO) func(string) {
+	return func(msg string) { fmt.Fprintf(io.Err, "dsh: %s\n", msg) }
 }
 
-func newShownCalls() *shownCalls {
-	s := &shownCalls{ids: map[string]bool{}}
-	s.cond = sync.NewCond(&s.mu)
-	return s
-}
-
-func (s *shownCalls) mark(id string) {
-	s.mu.Lock()
-	s.ids[id] = true
-	s.mu.Unlock()
-	s.cond.Broadcast()
-}
-
-func (s *shownCalls) wait(id string) {
-	s.mu.Lock()
-	for !s.ids[id] {
-		s.cond.Wait()
-	}
-	s.mu.Unlock()
-}
-
-// termPermitter asks on the terminal.
-type termPermitter struct {
-	io    IO
-	in    *bufio.Reader
-	shown *shownCalls
-	mu    sync.Mutex
-}
-
-func (p *termPermitter) ask(ctx context.Context, req agent.PermissionRequest) (agent.Decision, error) {
-	p.shown.wait(req.CallID)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	answers := make(chan string, 1)
+// stdinLines is the one reader of stdin: answers to every prompt come from it,
+// so a prompt that was cancelled leaves no reader behind to eat the next answer.
+func stdinLines(r io.Reader) <-chan string {
+	ch := make(chan string)
 	go func() {
-		fmt.Fprintf(p.io.Err, "Allow %s? [y] once, [a] always, [n] no: ", req.Tool)
-		line, err := p.in.ReadString('\n')
-		if err != nil && line == "" {
-			answers <- ""
-			return
+		defer close(ch)
+		br := bufio.NewReader(r)
+		for {
+			line, err := br.ReadString('\n')
+			if line != "" || err == nil {
+				ch <- line
+			}
+			if err != nil {
+				return
+			}
 		}
-		answers <- strings.ToLower(strings.TrimSpace(line))
 	}()
+	return ch
+}
+
+// termAsker answers permission requests on the terminal.
+type termAsker struct {
+	io    IO
+	lines <-chan string
+}
+
+func (t *termAsker) ask(p *host.Permission) {
+	req := p.Request
+	always := ""
+	if ap := req.Approval; ap.Remember && len(ap.Keys) > 0 {
+		always = fmt.Sprintf(", [a] always allow %s", ap.Label)
+	}
+	fmt.Fprintf(t.io.Err, "Allow %s? [y] once%s, [n] no: ", req.Tool, always)
 	select {
-	case <-ctx.Done():
-		return agent.Reject, ctx.Err()
-	case a := <-answers:
-		switch a {
-		case "y", "yes":
-			return agent.AllowOnce, nil
-		case "a", "always":
-			return agent.AllowAlways, nil
-		case "":
-			fmt.Fprintln(p.io.Err, "(no answer on stdin: rejected; use --mode to decide in advance)")
-			return agent.Reject, nil
+	case <-p.Done():
+		fmt.Fprintln(t.io.Err)
+	case line, ok := <-t.lines:
+		switch a := strings.ToLower(strings.TrimSpace(line)); {
+		case !ok:
+			fmt.Fprintln(t.io.Err, "(no answer on stdin: rejected; use --mode to decide in advance)")
+			p.Answer(agent.Reject)
+		case a == "y" || a == "yes":
+			p.Answer(agent.AllowOnce)
+		case (a == "a" || a == "always") && always != "":
+			p.Answer(agent.AllowAlways)
 		default:
-			return agent.Reject, nil
+			p.Answer(agent.Reject)
 		}
 	}
 }
+
+// drainTimeout bounds how long a command waits for its output to catch up.
+const drainTimeout = 5 * time.Second

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/term"
+
+	"github.com/dsh-dev/dsh/internal/host"
 )
 
 // IO is everything a command may touch of its process.
@@ -213,7 +215,9 @@ func (io IO) width() int {
 	return 100
 }
 
-// cancelOnInterrupt cancels the command at the first Ctrl-C and exits at the second.
+// cancelOnInterrupt cancels the command at the first Ctrl-C (or SIGTERM, SIGHUP):
+// it ends its turn and closes its sessions. The second kills every session's
+// processes, synchronously, and exits.
 func cancelOnInterrupt(io IO, cancel func()) {
 	if io.Interrupts == nil {
 		return
@@ -222,12 +226,13 @@ func cancelOnInterrupt(io IO, cancel func()) {
 	fmt.Fprintln(io.Err, "\ndsh: cancelling (press Ctrl-C again to exit now)")
 	cancel()
 	<-io.Interrupts
+	host.KillAll()
 	os.Exit(130)
 }
 
-// notifyInterrupts is the real process's Ctrl-C channel.
+// notifyInterrupts is the real process's channel of the signals that end dsh.
 func notifyInterrupts() <-chan os.Signal {
 	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	return ch
 }

@@ -83,7 +83,8 @@ func TestInterruptCancelsTheTurn(t *testing.T) {
 	if err != nil {
 		t.Fatalf("replay: %v\n%s", err, out)
 	}
-	for _, want := range []string{`"text":"Cancelled by the user."`, `"stopReason":"cancelled"`} {
+	// The command's output so far is kept with the cancel.
+	for _, want := range []string{`pgid=`, `Cancelled: the command's process group was terminated.`, `"card":"terminal"`, `"stopReason":"cancelled"`} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the log lacks %s:\n%s", want, out)
 		}

@@ -81,6 +81,11 @@ func (t *termConsumer) handle(rec session.Record) error {
 		return nil
 	case session.TypeTurnEnd:
 		return t.ui.Note(turnSummary(rec))
+	case session.TypeMode:
+		return t.ui.Note("permission mode: " + rec.Mode)
+	case session.TypeDamaged:
+		return t.ui.Note("a damaged log line: " + rec.Error)
+	case session.TypeAllow:
 	}
 	return nil
 }
@@ -117,6 +122,8 @@ type jsonItem struct {
 	StopReason string             `json:"stopReason,omitempty"`
 	Usage      *session.Usage     `json:"usage,omitempty"`
 	Error      string             `json:"error,omitempty"`
+	Mode       string             `json:"mode,omitempty"`
+	Keys       []string           `json:"keys,omitempty"`
 }
 
 // jsonConsumer writes each record as a jsonItem line.
@@ -131,7 +138,7 @@ func (j *jsonConsumer) handle(rec session.Record) error {
 		Type: rec.Type, Time: rec.Time.UTC().Format("2006-01-02T15:04:05.000000000Z07:00"),
 		SessionID: rec.SessionID, Cwd: rec.Cwd, Text: rec.Text, CallID: rec.CallID, Name: rec.Name,
 		Chunk: rec.Chunk, Result: rec.Result, Plan: rec.Plan, StopReason: rec.StopReason,
-		Usage: rec.Usage, Error: rec.Error,
+		Usage: rec.Usage, Error: rec.Error, Mode: rec.Mode, Keys: rec.Keys,
 	}
 	switch rec.Type {
 	case session.TypeToolCall:
@@ -139,10 +146,10 @@ func (j *jsonConsumer) handle(rec session.Record) error {
 	case session.TypeToolResult:
 		out.Card = it.Result
 		if rec.Name == "" {
-			out.Name = j.pres.CallName(rec.CallID)
+			out.Name = it.Name
 		}
 	case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking,
-		session.TypeProgress, session.TypePlan, session.TypeTurnEnd:
+		session.TypeProgress, session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeDamaged:
 	}
 	b, err := json.Marshal(out, json.Deterministic(true))
 	if err != nil {

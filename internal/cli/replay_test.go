@@ -14,12 +14,11 @@ import (
 
 	"github.com/dsh-dev/dsh/internal/agent"
 	"github.com/dsh-dev/dsh/internal/demo"
+	"github.com/dsh-dev/dsh/internal/host"
+	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/script"
 	"github.com/dsh-dev/dsh/internal/session"
-	"github.com/dsh-dev/dsh/internal/tool"
-	"github.com/dsh-dev/dsh/internal/toolset"
 	"github.com/dsh-dev/dsh/internal/view"
-	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
 // runDemoSession runs the demo script, which uses every tool, while a JSON
@@ -31,46 +30,39 @@ func runDemoSession(t *testing.T) (live []string, logPath string) {
 	if err := demo.Install(dir); err != nil {
 		t.Fatal(err)
 	}
-	ws, err := workspace.New(dir, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log, err := session.Create(t.TempDir(), "demo-test", ws.Root(), session.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := toolset.New(toolset.Options{})
-	tools := tool.NewSession("demo-test", ws)
 	p, err := script.Parse(demo.Script)
 	if err != nil {
 		t.Fatal(err)
 	}
+	s, err := host.Create(host.Options{SessionDir: t.TempDir(), Root: dir, Mode: agent.ModeBypass,
+		Provider: func() (provider.Provider, error) { return p, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var buf bytes.Buffer
-	done := make(chan error, 1)
-	go func() {
-		jc := &jsonConsumer{w: &buf, pres: view.NewPresenter(reg)}
-		done <- log.Subscribe(context.Background(), jc.handle)
-	}()
-	a := agent.New(agent.Config{Provider: p, Registry: reg, Log: log, Tools: tools, Mode: agent.ModeBypass})
-	stop, err := a.Prompt(context.Background(), demo.Prompt)
+	jc := &jsonConsumer{w: &buf, pres: view.NewPresenter(s.Registry())}
+	if err := jc.handle(s.Header()); err != nil { // logged before anyone could subscribe
+		t.Fatal(err)
+	}
+	sub := s.Subscribe(func(e host.Event) {
+		if e.Kind == host.KindRecord {
+			if err := jc.handle(e.Record); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	stop, err := s.Prompt(context.Background(), demo.Prompt)
 	if err != nil || stop != agent.StopEndTurn {
 		t.Fatalf("demo turn: %v, %v", stop, err)
 	}
-	if err := tools.Close(); err != nil {
+	if !sub.Flush(30 * time.Second) {
+		t.Fatal("the live consumer did not catch up")
+	}
+	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := log.Close(); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the live consumer did not finish after the log closed")
-	}
-	return strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n"), log.Path()
+	return strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n"), s.Path()
+
 }
 
 func replayJSON(t *testing.T, path string) []string {

@@ -7,16 +7,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/dsh-dev/dsh/internal/agent"
 	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/host"
+	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/termui"
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/toolset"
-	"github.com/dsh-dev/dsh/internal/workspace"
+	"github.com/dsh-dev/dsh/internal/view"
 )
 
 type toolOptions struct {
@@ -31,13 +35,11 @@ const toolSummary = `Runs tool calls in the current directory (the workspace roo
 call's card and result card. With NAME JSON it runs one call; with - it reads
 calls as JSON lines {"name": ..., "args": {...}} from stdin and runs them in
 order in one session, so session state (files read, cwd, jobs, todos) carries
-from call to call. Exits 1 if any call returned an error result.
-
-Tools: read, write, edit, bash, job_output, job_kill, job_list, todo_write.`
+from call to call. Exits 1 if any call returned an error result.`
 
 func runToolCmd(ctx context.Context, io IO, args []string) error {
 	o := toolOptions{Color: "auto"}
-	fs := newFlags(io, "tool", "NAME JSON | -", toolSummary)
+	fs := newFlags(io, "tool", "NAME JSON | -", toolSummary+"\n\nTools: "+toolNames(toolset.New(toolset.Options{}))+".")
 	fs.BoolVar(&o.JSON, "json", false, "print one JSON line per call: {call, result, card}")
 	fs.BoolVar(&o.AllowOutside, "allow-outside", false, "let tools touch paths outside the workspace root")
 	fs.Var(&o.Color, "color", "colour output: auto, always or never (auto honours NO_COLOR)")
@@ -64,17 +66,28 @@ type toolCall struct {
 }
 
 func runTool(ctx context.Context, io IO, o toolOptions) (err error) {
-	ws, err := workspace.New(io.Cwd, o.AllowOutside)
+	// The calls are a session like any other, logged to a scratch directory that
+	// goes with the command: session state (files read, cwd, jobs, todos) carries
+	// from call to call, and ending the session kills the jobs it started.
+	dir, err := os.MkdirTemp("", "dsh-tool-")
 	if err != nil {
 		return err
 	}
-	reg := toolset.New(toolset.Options{KeepEnv: keepEnv(io)})
-	sess := tool.NewSession("tool", ws)
-	// Ending the session kills the background jobs it started.
-	defer func() { err = errors.Join(err, sess.Close()) }()
+	defer func() { err = errors.Join(err, os.RemoveAll(dir)) }()
+	s, err := host.Create(host.Options{SessionDir: dir, Root: io.Cwd, AllowOutside: o.AllowOutside,
+		KeepEnv: keepEnv(io), Mode: agent.ModeBypass, Now: io.Now, Warn: warner(io)})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, s.Close()) }()
 
-	r := &toolRunner{io: io, o: o, reg: reg, sess: sess,
+	r := &toolRunner{io: io, o: o, s: s, pres: view.NewPresenter(s.Registry()),
 		ui: termui.New(io.Out, termui.Options{Color: o.Color.enabled(io), Width: io.width()})}
+	r.pres.OnError = func(err error) { warner(io)(err.Error()) }
+	sub := s.Subscribe(r.handle)
+	defer sub.Close()
+	r.sub = sub
+	reg := s.Registry()
 	if o.Name != "-" {
 		if _, ok := reg.Get(o.Name); !ok {
 			return fmt.Errorf("unknown tool %q (tools: %s)", o.Name, toolNames(reg))
@@ -121,8 +134,9 @@ func runTool(ctx context.Context, io IO, o toolOptions) (err error) {
 type toolRunner struct {
 	io   IO
 	o    toolOptions
-	reg  *tool.Registry
-	sess *tool.Session
+	s    *host.Session
+	sub  *host.Subscription
+	pres *view.Presenter
 	ui   *termui.Renderer
 }
 
@@ -136,27 +150,35 @@ func (r *toolRunner) finish(failed bool, err error) error {
 	return nil
 }
 
-// run executes one call and prints it; it reports whether the result is an error.
+// handle prints the session's records as they come: the call card, live
+// output, the result card — or, with --json, one line per call.
+func (r *toolRunner) handle(e host.Event) {
+	if e.Kind != host.KindRecord {
+		return
+	}
+	rec := e.Record
+	it := r.pres.Present(rec)
+	switch {
+	case r.o.JSON && rec.Type == session.TypeToolResult && rec.Result != nil:
+		_ = writeToolJSON(r.io.Out, it.Call, *rec.Result, it.Result)
+	case r.o.JSON:
+	case rec.Type == session.TypeToolCall:
+		_ = r.ui.Call(it.Call)
+	case rec.Type == session.TypeProgress:
+		_ = r.ui.Progress(rec.Chunk)
+	case rec.Type == session.TypeToolResult && rec.Result != nil:
+		_ = r.ui.Result(it.Result, rec.Result.Content, rec.Result.IsError)
+	case rec.Type == session.TypePlan:
+		_ = r.ui.Plan(rec.Plan)
+	}
+}
+
+// run executes one call and waits for it to be printed; it reports whether the
+// result is an error.
 func (r *toolRunner) run(ctx context.Context, name string, args []byte) (bool, error) {
-	call := r.reg.PresentCall(name, args, nil)
-	env := tool.Env{Session: r.sess}
-	if !r.o.JSON {
-		if err := r.ui.Call(call); err != nil {
-			return false, err
-		}
-		env.Progress = func(chunk string) { _ = r.ui.Progress(chunk) }
-		env.Plan = func(p []tool.PlanEntry) { _ = r.ui.Plan(p) }
-	}
-	res, err := r.reg.Run(ctx, env, name, args, nil)
-	if err != nil {
-		return false, err
-	}
-	r.reg.Fold(r.sess, name, args, res)
-	rc := r.reg.PresentResult(name, args, res)
-	if r.o.JSON {
-		return res.IsError, writeToolJSON(r.io.Out, call, res, rc)
-	}
-	return res.IsError, r.ui.Result(rc, res.Content, res.IsError)
+	res, err := r.s.RunTool(ctx, name, args)
+	r.sub.Flush(drainTimeout)
+	return res.IsError, err
 }
 
 // writeToolJSON prints {"call": card, "result": {...}, "card": card|null}.

@@ -17,14 +17,16 @@ const pollInterval = 100 * time.Millisecond
 // then with new ones as the file grows, until ctx is done (it returns nil). A
 // partial last line is held until its newline arrives; it is read again from the
 // file each time, so a torn line that the writer's Open truncates away is never
-// glued to what follows. An error from fn, a bad line or a shrinking file stops it.
+// glued to what follows. A complete line after the header that does not decode is
+// delivered as a TypeDamaged record and following goes on. An error from fn, a
+// bad header or a shrinking file stops it.
 func Follow(ctx context.Context, path string, fn func(Record) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = f.Close() }() // read-only: nothing to lose
-	d := decoder{name: path}
+	d := decoder{name: path, lenient: true}
 	var off int64 // just past the last complete line delivered
 	buf := make([]byte, 0, 1<<20)
 	timer := time.NewTimer(0)

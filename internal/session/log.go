@@ -1,12 +1,10 @@
 package session
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
 )
@@ -22,8 +20,9 @@ type Options struct {
 	ProgressCap int
 }
 
-// Log is an open session log: the append-only writer and the live event stream.
-// Its methods are safe for concurrent use.
+// Log is an open session log, the append-only writer. It keeps no records in
+// memory (a session's history is read back from the file), so a long session costs
+// what its open calls cost. Its methods are safe for concurrent use.
 type Log struct {
 	path string
 	now  func() time.Time
@@ -32,16 +31,10 @@ type Log struct {
 	mu       sync.Mutex
 	f        *os.File
 	size     int64          // bytes of complete lines, to undo a failed write
-	recs     []Record       // persisted records, header first
-	progress map[string]int // persisted progress bytes per call; -1 once over the cap
-	subs     map[*sub]struct{}
+	header   Record         // the first record; the others are only on disk
+	progress map[string]int // persisted progress bytes of calls without a result; -1 once over the cap
 	closed   bool
 	broken   error // a write that could not be undone: the log takes no more
-}
-
-type sub struct {
-	q    []Record
-	wake chan struct{}
 }
 
 func (o Options) normalize() (func() time.Time, int) {
@@ -79,16 +72,19 @@ func Create(dir, id, cwd string, o Options) (_ *Log, err error) {
 	}
 	l := newLog(path, f, o)
 	h := Record{Type: TypeHeader, Version: FormatVersion, SessionID: id, Cwd: cwd}
-	if err := l.Append(h); err != nil {
+	if _, err := l.Put(h); err != nil {
 		return nil, err
 	}
 	syncDir(dir)
 	return l, nil
 }
 
-// Open reopens an existing log for appending. A torn last line is truncated away;
-// a corrupt line elsewhere or a newer format ([*FormatError]) is refused.
-func Open(path string, o Options) (_ *Log, err error) {
+// Open reopens an existing log for appending, calling each (if not nil) with every
+// record in order as it reads them — a reload folds a session's history in the
+// same pass that checks the file, and holds none of it. A torn last line is
+// truncated away; a corrupt line elsewhere, an error from each, or a newer format
+// ([*FormatError]) is refused.
+func Open(path string, o Options, each func(Record) error) (_ *Log, err error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open session log: %w", err)
@@ -101,7 +97,19 @@ func Open(path string, o Options) (_ *Log, err error) {
 	if err := lockFile(f); err != nil {
 		return nil, fmt.Errorf("session log %s: %w", path, err)
 	}
-	recs, off, err := read(f, path)
+	l := newLog(path, f, o)
+	n := 0
+	off, err := scanRecords(f, path, func(r Record) error {
+		if n == 0 {
+			l.header = r
+		}
+		n++
+		l.account(r)
+		if each != nil {
+			return each(r)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -117,23 +125,13 @@ func Open(path string, o Options) (_ *Log, err error) {
 			return nil, fmt.Errorf("repair torn line of %s: %w", path, err)
 		}
 	}
-	l := newLog(path, f, o)
-	l.recs, l.size = recs, off
-	for _, r := range recs {
-		switch r.Type {
-		case TypeProgress:
-			l.countProgress(r)
-		case TypeToolResult:
-			delete(l.progress, r.CallID)
-		case TypeHeader, TypeUser, TypeAssistant, TypeThinking, TypeToolCall, TypePlan, TypeTurnEnd:
-		}
-	}
+	l.size = off
 	return l, nil
 }
 
 func newLog(path string, f *os.File, o Options) *Log {
 	now, c := o.normalize()
-	return &Log{path: path, now: now, cap: c, f: f, progress: map[string]int{}, subs: map[*sub]struct{}{}}
+	return &Log{path: path, now: now, cap: c, f: f, progress: map[string]int{}}
 }
 
 // ID returns the session id recorded in the header.
@@ -146,61 +144,63 @@ func (l *Log) Path() string { return l.path }
 func (l *Log) Header() Record {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.recs[0]
+	return l.header
 }
 
-// Records returns every persisted record so far, in order, header first. The
-// records share their slices with the log and must not be modified.
-func (l *Log) Records() []Record {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.recs)
-}
-
-// Append writes r as one line with a single write and delivers it to subscribers.
-// A zero r.Time is stamped from Options.Now. The file is synced after the header,
-// tool results and turn ends. Progress beyond the per-call cap is delivered but not
-// persisted. Only Create writes a header.
+// Append writes r as one line with a single write. A zero r.Time is stamped from
+// Options.Now. The file is synced after the header, tool results and turn ends.
+// Progress beyond the per-call cap is not persisted. Only Create writes a header.
 func (l *Log) Append(r Record) error {
+	_, err := l.Put(r)
+	return err
+}
+
+// Put is Append that also returns the record as a reader of the file will see it
+// (times in UTC, JSON as written), which is what a live stream must hand out so
+// that live and replay are the same. A progress record past its call's cap is
+// returned but not written.
+func (l *Log) Put(r Record) (Record, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
 	case l.closed:
-		return errors.New("session log is closed")
+		return Record{}, errors.New("session log is closed")
 	case l.broken != nil:
-		return l.broken
-	case r.Type == TypeHeader && len(l.recs) > 0:
-		return errors.New("session log already has a header")
+		return Record{}, l.broken
+	case r.Type == TypeHeader && l.header.Type == TypeHeader:
+		return Record{}, errors.New("session log already has a header")
 	}
 	if r.Time.IsZero() {
 		r.Time = l.now()
 	}
 	if err := validate(&r); err != nil {
-		return fmt.Errorf("session log: %w", err)
+		return Record{}, fmt.Errorf("session log: %w", err)
 	}
 	line, rec, err := encode(r)
 	if err != nil {
-		return fmt.Errorf("session log: %w", err)
+		return Record{}, fmt.Errorf("session log: %w", err)
 	}
-	persist := true
-	switch r.Type {
-	case TypeProgress:
-		persist = l.countProgress(rec)
-	case TypeToolResult:
-		delete(l.progress, r.CallID)
-	case TypeHeader, TypeUser, TypeAssistant, TypeThinking, TypeToolCall, TypePlan, TypeTurnEnd:
-	}
-	if persist {
+	if l.account(rec) {
 		if err := l.write(line, r.Type); err != nil {
-			return err
+			return Record{}, err
 		}
-		l.recs = append(l.recs, rec)
+		if r.Type == TypeHeader {
+			l.header = rec
+		}
 	}
-	for s := range l.subs {
-		s.q = append(s.q, rec)
-		s.notify()
+	return rec, nil
+}
+
+// account notes r in the progress accounting and says whether it is persisted:
+// everything is, but progress past its call's cap.
+func (l *Log) account(r Record) bool {
+	if r.Type == TypeProgress {
+		return l.countProgress(r)
 	}
-	return nil
+	if r.Type == TypeToolResult {
+		delete(l.progress, r.CallID)
+	}
+	return true
 }
 
 // countProgress accounts r against its call's cap and says whether it fits. Once a
@@ -224,67 +224,15 @@ func (l *Log) write(line []byte, t RecordType) error {
 		return fmt.Errorf("session log %s: write: %w", l.path, err)
 	}
 	l.size += int64(len(line))
-	switch t {
-	case TypeHeader, TypeToolResult, TypeTurnEnd:
+	if t == TypeHeader || t == TypeToolResult || t == TypeTurnEnd {
 		if err := l.f.Sync(); err != nil {
 			return fmt.Errorf("session log %s: sync: %w", l.path, err)
 		}
-	case TypeUser, TypeAssistant, TypeThinking, TypeToolCall, TypeProgress, TypePlan:
 	}
 	return nil
 }
 
-func (s *sub) notify() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
-
-// Subscribe calls fn with every record of the log in order: the persisted ones so
-// far, then each new one as it is appended, until ctx is done (it returns nil) or
-// the log is closed (it returns nil once everything is delivered). An error from
-// fn stops it and is returned. fn runs on the caller's goroutine and never holds
-// up Append: a slow subscriber only queues.
-func (l *Log) Subscribe(ctx context.Context, fn func(Record) error) error {
-	s := &sub{wake: make(chan struct{}, 1)}
-	l.mu.Lock()
-	s.q = slices.Clone(l.recs)
-	l.subs[s] = struct{}{}
-	l.mu.Unlock()
-	defer func() {
-		l.mu.Lock()
-		delete(l.subs, s)
-		l.mu.Unlock()
-	}()
-	for {
-		l.mu.Lock()
-		q, closed := s.q, l.closed
-		s.q = nil
-		l.mu.Unlock()
-		for _, r := range q {
-			if ctx.Err() != nil {
-				return nil
-			}
-			if err := fn(r); err != nil {
-				return err
-			}
-		}
-		if len(q) > 0 {
-			continue
-		}
-		if closed {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-s.wake:
-		}
-	}
-}
-
-// Close closes the file; subscribers receive what is queued and return.
+// Close closes the file.
 func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -292,9 +240,6 @@ func (l *Log) Close() error {
 		return nil
 	}
 	l.closed = true
-	for s := range l.subs {
-		s.notify()
-	}
 	return l.f.Close()
 }
 

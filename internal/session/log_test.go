@@ -3,7 +3,6 @@ package session
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -99,41 +98,6 @@ func appendAll(t *testing.T, l *Log, recs []Record) {
 	}
 }
 
-// collect subscribes in the background and returns once the subscription has
-// delivered the header, so it is registered for everything appended after. The
-// returned function waits for the subscription to end and returns what it saw.
-func collect(t *testing.T, ctx context.Context, l *Log) func() []Record {
-	t.Helper()
-	var got []Record
-	done := make(chan error, 1)
-	ready := make(chan struct{})
-	go func() {
-		done <- l.Subscribe(ctx, func(r Record) error {
-			if got = append(got, r); len(got) == 1 {
-				close(ready)
-			}
-			return nil
-		})
-	}()
-	select {
-	case <-ready:
-	case <-time.After(wait):
-		t.Fatal("Subscribe did not deliver the header")
-	}
-	return func() []Record {
-		t.Helper()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("Subscribe: %v", err)
-			}
-		case <-time.After(wait):
-			t.Fatal("Subscribe did not return")
-		}
-		return got
-	}
-}
-
 // follow runs Follow until it has delivered n records.
 func follow(t *testing.T, path string, n int) []Record {
 	t.Helper()
@@ -156,21 +120,23 @@ func follow(t *testing.T, path string, n int) []Record {
 	return got
 }
 
-// TestLiveEqualsReplay is the stream's central promise: Subscribe (live), ReadFile
-// and Follow deliver the same values, except over-cap progress, which only live
-// subscribers see.
+// TestLiveEqualsReplay is the stream's central promise: what Put returns (what
+// live subscribers get), ReadFile and Follow are the same values, except over-cap
+// progress, which only the live stream has.
 func TestLiveEqualsReplay(t *testing.T) {
 	dir := t.TempDir()
 	l := create(t, dir, "s1", Options{Now: clock(), ProgressCap: 10})
-	early := collect(t, context.Background(), l)
-	appendAll(t, l, turn()[:3])
-	late := collect(t, context.Background(), l) // joins mid-session
-	appendAll(t, l, turn()[3:])
-	records := l.Records()
+	live := []Record{l.Header()}
+	for _, r := range turn() {
+		rec, err := l.Put(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		live = append(live, rec)
+	}
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	live, lateLive := early(), late()
 
 	file, err := ReadFile(l.Path())
 	if err != nil {
@@ -181,10 +147,7 @@ func TestLiveEqualsReplay(t *testing.T) {
 	if n := len(live) - len(without(live, overCap)); n != 2 {
 		t.Errorf("live saw %d over-cap progress records, want 2", n)
 	}
-	if d := cmp.Diff(live, lateLive); d != "" {
-		t.Errorf("a subscriber joining mid-session saw a different stream (-early +late):\n%s", d)
-	}
-	for name, got := range map[string][]Record{"ReadFile": file, "Follow": followed, "Records": records} {
+	for name, got := range map[string][]Record{"ReadFile": file, "Follow": followed} {
 		if d := cmp.Diff(without(live, overCap), got); d != "" {
 			t.Errorf("%s differs from live (-live +%s):\n%s", name, name, d)
 		}
@@ -228,17 +191,15 @@ func TestAppendKeepsTime(t *testing.T) {
 	l := create(t, t.TempDir(), "s1", Options{Now: clock()})
 	at := time.Date(2024, 1, 2, 3, 4, 5, 6, time.UTC)
 	appendAll(t, l, []Record{{Type: TypeUser, Text: "hi", Time: at}})
-	if got := l.Records()[1].Time; !got.Equal(at) {
+	if got := records(t, l)[1].Time; !got.Equal(at) {
 		t.Errorf("time = %v, want %v", got, at)
 	}
 }
 
 func TestAppendInvalidUTF8IsReplaced(t *testing.T) {
 	l := create(t, t.TempDir(), "s1", Options{})
-	live := collect(t, context.Background(), l)
-	appendAll(t, l, []Record{{Type: TypeToolCall, CallID: "c", Name: "bash"}, {Type: TypeProgress, CallID: "c", Chunk: "ok\xff\xfe"}})
+	got := append([]Record{l.Header()}, putAll(t, l, []Record{{Type: TypeToolCall, CallID: "c", Name: "bash"}, {Type: TypeProgress, CallID: "c", Chunk: "ok\xff\xfe"}})...)
 	l.Close()
-	got := live()
 	if got[2].Chunk != "ok\ufffd\ufffd" {
 		t.Errorf("chunk = %q, want invalid bytes replaced", got[2].Chunk)
 	}
@@ -294,7 +255,7 @@ func TestTornLine(t *testing.T) {
 	dir := t.TempDir()
 	l := create(t, dir, "s1", Options{Now: clock()})
 	appendAll(t, l, turn()[:5])
-	before := l.Records()
+	before := records(t, l)
 	l.Close()
 
 	torn := `{"type":"assistant","time":"2025-03-14T08:31:00Z","text":"half a th`
@@ -315,16 +276,16 @@ func TestTornLine(t *testing.T) {
 		t.Errorf("ReadFile (-before +got):\n%s", d)
 	}
 
-	l2, err := Open(l.Path(), Options{Now: clock()})
+	l2, err := Open(l.Path(), Options{Now: clock()}, nil)
 	if err != nil {
 		t.Fatalf("Open with a torn line: %v", err)
 	}
 	defer l2.Close()
-	if d := cmp.Diff(before, l2.Records()); d != "" {
+	if d := cmp.Diff(before, records(t, l2)); d != "" {
 		t.Errorf("Open's records (-before +got):\n%s", d)
 	}
 	appendAll(t, l2, turn()[5:7])
-	after := l2.Records()
+	after := records(t, l2)
 	l2.Close()
 
 	raw, err := os.ReadFile(l.Path())
@@ -355,14 +316,14 @@ func TestOpenContinuesProgressCap(t *testing.T) {
 	l := create(t, dir, "s1", o)
 	appendAll(t, l, []Record{{Type: TypeToolCall, CallID: "c", Name: "bash"}, {Type: TypeProgress, CallID: "c", Chunk: "12345678"}})
 	l.Close()
-	l2, err := Open(l.Path(), o)
+	l2, err := Open(l.Path(), o, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l2.Close()
 	appendAll(t, l2, []Record{{Type: TypeProgress, CallID: "c", Chunk: "abc"}, {Type: TypeProgress, CallID: "d", Chunk: "abc"}})
 	var chunks []string
-	for _, r := range l2.Records() {
+	for _, r := range records(t, l2) {
 		chunks = append(chunks, r.Chunk)
 	}
 	if want := []string{"", "", "12345678", "abc"}; !cmp.Equal(chunks, want) {
@@ -386,9 +347,9 @@ func TestProgressCap(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			l := create(t, t.TempDir(), "s1", Options{ProgressCap: tt.cap})
-			live := collect(t, context.Background(), l)
+			var live []Record
 			for i, c := range tt.chunks {
-				appendAll(t, l, []Record{{Type: TypeProgress, CallID: string(rune('a' + i%2)), Chunk: c}})
+				live = append(live, putAll(t, l, []Record{{Type: TypeProgress, CallID: string(rune('a' + i%2)), Chunk: c}})...)
 			}
 			l.Close()
 			var persisted, seen []string
@@ -399,7 +360,7 @@ func TestProgressCap(t *testing.T) {
 			for _, r := range recs[1:] {
 				persisted = append(persisted, r.Chunk)
 			}
-			for _, r := range live()[1:] {
+			for _, r := range live {
 				seen = append(seen, r.Chunk)
 			}
 			if !cmp.Equal(persisted, tt.want, cmpopts.EquateEmpty()) {
@@ -418,7 +379,6 @@ func TestProgressCap(t *testing.T) {
 func TestConcurrentAppends(t *testing.T) {
 	const writers, each = 8, 200
 	l := create(t, t.TempDir(), "s1", Options{})
-	live := collect(t, context.Background(), l)
 	var wg sync.WaitGroup
 	for w := range writers {
 		wg.Go(func() {
@@ -447,67 +407,6 @@ func TestConcurrentAppends(t *testing.T) {
 			t.Fatalf("writer %s: chunk %q, want %q (lost or reordered)", r.CallID, r.Chunk, want)
 		}
 		next[r.CallID]++
-	}
-	if d := cmp.Diff(recs, live()); d != "" {
-		t.Errorf("live order differs from the file:\n%s", d)
-	}
-}
-
-func TestSubscribeStops(t *testing.T) {
-	l := create(t, t.TempDir(), "s1", Options{})
-	appendAll(t, l, turn()[:3])
-
-	boom := errors.New("boom")
-	n := 0
-	err := l.Subscribe(context.Background(), func(Record) error {
-		n++
-		if n == 2 {
-			return boom
-		}
-		return nil
-	})
-	if !errors.Is(err, boom) || n != 2 {
-		t.Errorf("Subscribe = %v after %d records, want boom after 2", err, n)
-	}
-
-	ctx, cancel := context.WithCancel(context.Background())
-	got := make(chan Record, 100)
-	done := make(chan error, 1)
-	go func() { done <- l.Subscribe(ctx, func(r Record) error { got <- r; return nil }) }()
-	for range 4 {
-		select {
-		case <-got:
-		case <-time.After(wait):
-			t.Fatal("Subscribe did not deliver the records so far")
-		}
-	}
-	appendAll(t, l, turn()[3:4])
-	select {
-	case r := <-got:
-		if r.Type != TypeToolCall {
-			t.Errorf("live record %s, want tool_call", r.Type)
-		}
-	case <-time.After(wait):
-		t.Fatal("Subscribe did not deliver a new record")
-	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("Subscribe after cancel = %v, want nil", err)
-		}
-	case <-time.After(wait):
-		t.Fatal("Subscribe did not return after cancel")
-	}
-
-	// After Close, a subscriber gets the history and returns.
-	l.Close()
-	var after []Record
-	if err := l.Subscribe(context.Background(), func(r Record) error { after = append(after, r); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	if len(after) != 5 {
-		t.Errorf("Subscribe after Close delivered %d records, want 5", len(after))
 	}
 }
 
@@ -539,13 +438,37 @@ func TestCreateMakesPrivateDir(t *testing.T) {
 
 func TestSecondWriterRefused(t *testing.T) {
 	l := create(t, t.TempDir(), "s1", Options{})
-	if _, err := Open(l.Path(), Options{}); err == nil || !strings.Contains(err.Error(), "open in another dsh process") {
+	if _, err := Open(l.Path(), Options{}, nil); err == nil || !strings.Contains(err.Error(), "open in another dsh process") {
 		t.Fatalf("Open of a session being written = %v, want refused", err)
 	}
 	l.Close()
-	l2, err := Open(l.Path(), Options{})
+	l2, err := Open(l.Path(), Options{}, nil)
 	if err != nil {
 		t.Fatalf("Open after the writer closed: %v", err)
 	}
 	l2.Close()
+}
+
+// records reads back what a log holds.
+func records(t *testing.T, l *Log) []Record {
+	t.Helper()
+	recs, err := ReadFile(l.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+// putAll puts records and returns them as Put returned them.
+func putAll(t *testing.T, l *Log, recs []Record) []Record {
+	t.Helper()
+	var out []Record
+	for _, r := range recs {
+		rec, err := l.Put(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, rec)
+	}
+	return out
 }

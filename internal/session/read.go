@@ -55,6 +55,16 @@ func validate(r *Record) error {
 			return fmt.Errorf("header has an invalid session id %q", r.SessionID)
 		}
 	case TypeUser, TypeAssistant, TypeThinking, TypePlan, TypeTurnEnd:
+	case TypeMode:
+		if r.Mode == "" {
+			return errors.New("mode record has no mode")
+		}
+	case TypeAllow:
+		if len(r.Keys) == 0 {
+			return errors.New("allow record has no keys")
+		}
+	case TypeDamaged:
+		return errors.New("a damaged-line marker is not a record")
 	case TypeToolCall, TypeProgress:
 		if r.CallID == "" {
 			return fmt.Errorf("%s record has no callId", r.Type)
@@ -79,14 +89,26 @@ func validate(r *Record) error {
 // decoder turns the lines of one log into records, checking that the first is a
 // header of a format this build reads and that no other header follows.
 type decoder struct {
-	name   string // the log's path, for messages
-	line   int
-	header bool
+	name    string // the log's path, for messages
+	line    int
+	header  bool
+	lenient bool // a bad line after the header is a TypeDamaged record
 }
 
 // decode decodes one line (without its newline). Blank lines are counted but
 // hold no record: ok is false for them.
 func (d *decoder) decode(line []byte) (r Record, ok bool, err error) {
+	r, ok, err = d.decodeStrict(line)
+	if err != nil && d.lenient && d.header {
+		var fe *FormatError
+		if !errors.As(err, &fe) {
+			return Record{Type: TypeDamaged, Error: err.Error()}, true, nil
+		}
+	}
+	return r, ok, err
+}
+
+func (d *decoder) decodeStrict(line []byte) (r Record, ok bool, err error) {
 	d.line++
 	if len(line) == 0 {
 		return r, false, nil
@@ -168,26 +190,33 @@ func scan(r io.Reader, bufSize int, fn func(line []byte) error) (int64, error) {
 	}
 }
 
-// read decodes a whole log from r; name is used in messages. It also returns the
-// offset just past the last complete line.
-func read(r io.Reader, name string) ([]Record, int64, error) {
-	d := decoder{name: name}
-	var recs []Record
+// scanRecords decodes a log from r record by record; name is used in messages.
+// It returns the offset just past the last complete line.
+func scanRecords(r io.Reader, name string, fn func(Record) error) (int64, error) {
+	return scanLog(r, name, false, fn)
+}
+
+// scanLog is scanRecords; lenient turns a line after the header that does not
+// decode into a TypeDamaged record instead of an error.
+func scanLog(r io.Reader, name string, lenient bool, fn func(Record) error) (int64, error) {
+	d := decoder{name: name, lenient: lenient}
+	n := 0
 	// A big buffer: whole logs are read for replay, and speed matters there.
 	off, err := scan(r, 1<<20, func(line []byte) error {
 		rec, ok, err := d.decode(line)
-		if ok {
-			recs = append(recs, rec)
+		if err != nil || !ok {
+			return err
 		}
-		return err
+		n++
+		return fn(rec)
 	})
 	if err != nil {
-		return nil, off, err
+		return off, err
 	}
-	if len(recs) == 0 {
-		return nil, off, fmt.Errorf("session log %s: no header (empty or torn log)", name)
+	if n == 0 {
+		return off, fmt.Errorf("session log %s: no header (empty or torn log)", name)
 	}
-	return recs, off, nil
+	return off, nil
 }
 
 // ReadFile reads a whole log. A torn last line is skipped; a line that does not
@@ -199,8 +228,33 @@ func ReadFile(path string) ([]Record, error) {
 		return nil, err
 	}
 	defer func() { _ = f.Close() }() // read-only: nothing to lose
-	recs, _, err := read(f, path)
-	return recs, err
+	var recs []Record
+	_, err = scanRecords(f, path, func(r Record) error {
+		recs = append(recs, r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return recs, nil
+}
+
+// ReadLenient reads a whole log like ReadFile, but a line after the header that
+// does not decode becomes a TypeDamaged record instead of an error.
+func ReadLenient(path string) ([]Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }() // read-only: nothing to lose
+	var recs []Record
+	if _, err := scanLog(f, path, true, func(r Record) error {
+		recs = append(recs, r)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return recs, nil
 }
 
 // Fold drops progress records: what replay shows is always the tool result.
@@ -223,20 +277,6 @@ func Scan(path string, fn func(Record) error) error {
 		return err
 	}
 	defer func() { _ = f.Close() }() // read-only: nothing to lose
-	d := decoder{name: path}
-	n := 0
-	if _, err := scan(f, 1<<20, func(line []byte) error {
-		rec, ok, err := d.decode(line)
-		if err != nil || !ok {
-			return err
-		}
-		n++
-		return fn(rec)
-	}); err != nil {
-		return err
-	}
-	if n == 0 {
-		return fmt.Errorf("session log %s: no header (empty or torn log)", path)
-	}
-	return nil
+	_, err = scanRecords(f, path, fn)
+	return err
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -42,7 +43,7 @@ func TestNewerVersionRefused(t *testing.T) {
 	if !errors.As(err, &fe) || err.Error() != want {
 		t.Errorf("ReadFile = %v, want %q", err, want)
 	}
-	if _, err := Open(p, Options{}); err == nil || err.Error() != want {
+	if _, err := Open(p, Options{}, nil); err == nil || err.Error() != want {
 		t.Errorf("Open = %v, want %q", err, want)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
@@ -143,7 +144,7 @@ func TestFollowOtherWriter(t *testing.T) {
 		}
 		return Record{}
 	}
-	for _, want := range l.Records() {
+	for _, want := range records(t, l) {
 		if d := cmp.Diff(want, next()); d != "" {
 			t.Fatalf("existing record differs:\n%s", d)
 		}
@@ -155,7 +156,7 @@ func TestFollowOtherWriter(t *testing.T) {
 		if overCap(r) {
 			continue
 		}
-		want := l.Records()
+		want := records(t, l)
 		if d := cmp.Diff(want[len(want)-1], next()); d != "" {
 			t.Fatalf("appended record differs:\n%s", d)
 		}
@@ -207,7 +208,7 @@ func TestFollowTornThenRepaired(t *testing.T) {
 	// Let Follow see the partial line at least once; the test holds either way.
 	time.Sleep(2 * pollInterval)
 
-	l2, err := Open(l.Path(), Options{Now: clock()})
+	l2, err := Open(l.Path(), Options{Now: clock()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,9 +264,22 @@ func TestFollowErrors(t *testing.T) {
 	if err := Follow(ctx, filepath.Join(t.TempDir(), "nope.jsonl"), func(Record) error { return nil }); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Follow of a missing file = %v", err)
 	}
-	p := writeLog(t, hdr+"\n"+"garbage\n")
-	if err := Follow(ctx, p, func(Record) error { return nil }); err == nil || !strings.Contains(err.Error(), "line 2") {
-		t.Errorf("Follow of a corrupt log = %v, want line 2", err)
+	// A damaged line is handed out as such, and following goes on after it.
+	p := writeLog(t, hdr+"\n"+"garbage\n"+user+"\n")
+	var got []Record
+	fctx, stop := context.WithCancel(ctx)
+	err := Follow(fctx, p, func(r Record) error {
+		if got = append(got, r); len(got) == 3 {
+			stop()
+		}
+		return nil
+	})
+	stop()
+	if err != nil || len(got) != 3 || got[1].Type != TypeDamaged || !strings.Contains(got[1].Error, "line 2") || got[2].Type != TypeUser {
+		t.Errorf("Follow of a log with a damaged line = %v, %+v; want header, damaged line 2, user", err, got)
+	}
+	if err := Follow(ctx, writeLog(t, "garbage\n"), func(Record) error { return nil }); err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Errorf("Follow of a log without a header = %v, want line 1", err)
 	}
 	boom := errors.New("boom")
 	p = writeLog(t, hdr+"\n"+user+"\n")
@@ -279,7 +293,7 @@ func TestFollowErrors(t *testing.T) {
 func FuzzRead(f *testing.F) {
 	f.Add([]byte(hdr + "\n" + user + "\n" + asst + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		recs, _, err := read(bytes.NewReader(data), "fuzz")
+		recs, _, err := readAll(bytes.NewReader(data), "fuzz")
 		if err != nil {
 			return
 		}
@@ -291,7 +305,7 @@ func FuzzRead(f *testing.F) {
 			}
 			buf.Write(line)
 		}
-		again, off, err := read(bytes.NewReader(buf.Bytes()), "fuzz")
+		again, off, err := readAll(bytes.NewReader(buf.Bytes()), "fuzz")
 		if err != nil {
 			t.Fatalf("re-encoded log does not read: %v\n%s", err, buf.Bytes())
 		}
@@ -319,4 +333,14 @@ func sameJSON(a, b jsontext.Value) bool {
 		return bytes.Equal(a, b)
 	}
 	return bytes.Equal(ca, cb)
+}
+
+// readAll reads a whole log from r.
+func readAll(r io.Reader, name string) ([]Record, int64, error) {
+	var recs []Record
+	off, err := scanRecords(r, name, func(rec Record) error {
+		recs = append(recs, rec)
+		return nil
+	})
+	return recs, off, err
 }

@@ -29,6 +29,12 @@ const (
 	TypeToolResult RecordType = "tool_result" // CallID, Result
 	TypePlan       RecordType = "plan"        // Plan
 	TypeTurnEnd    RecordType = "turn_end"    // StopReason, Usage, Error
+	TypeMode       RecordType = "mode"        // Mode: the permission mode from here on
+	TypeAllow      RecordType = "allow"       // Keys: approvals remembered from here on ("always allow")
+	// TypeDamaged is never written: lenient readers (a web page following a log)
+	// hand it out in place of a line that does not decode, with Error saying why,
+	// and go on after it.
+	TypeDamaged RecordType = "damaged"
 )
 
 // Record is one line of the log. Which fields are set depends on Type.
@@ -49,8 +55,14 @@ type Record struct {
 	CallID string         `json:"callId,omitempty"`
 	Name   string         `json:"name,omitempty"`
 	Args   jsontext.Value `json:"args,omitzero"`
-	Chunk  string         `json:"chunk,omitempty"`
-	Result *tool.Result   `json:"result,omitempty"`
+	// Preview is what the call would do, computed before the permission step by
+	// tools that have one (write, edit); its call card is made from it.
+	Preview jsontext.Value `json:"preview,omitzero"`
+	// Continues marks a call logged after results of earlier calls of the same
+	// assistant message (each call is logged when its turn to run comes).
+	Continues bool         `json:"continues,omitzero"`
+	Chunk     string       `json:"chunk,omitempty"`
+	Result    *tool.Result `json:"result,omitempty"`
 
 	// plan
 	Plan []tool.PlanEntry `json:"plan,omitempty"`
@@ -59,6 +71,11 @@ type Record struct {
 	StopReason string `json:"stopReason,omitempty"` // end_turn, max_turns, cancelled, refusal, error
 	Usage      *Usage `json:"usage,omitempty"`
 	Error      string `json:"error,omitempty"`
+
+	// mode
+	Mode string `json:"mode,omitempty"`
+	// allow
+	Keys []string `json:"keys,omitempty"`
 }
 
 // Usage is the token usage of a turn.

@@ -12,6 +12,8 @@ import (
 type Options struct {
 	// KeepEnv names secret-looking environment variables that commands may still see.
 	KeepEnv []string
+	// Extra tools are offered after the built-in ones (MCP servers' tools).
+	Extra []tool.Tool
 }
 
 // New returns the registry of every dsh tool.
@@ -19,5 +21,6 @@ func New(o Options) *tool.Registry {
 	tools := []tool.Tool{fs.Read(), fs.Write(), fs.Edit()}
 	tools = append(tools, bash.Tools(bash.Options{KeepEnv: o.KeepEnv})...)
 	tools = append(tools, todo.Tool())
+	tools = append(tools, o.Extra...)
 	return tool.NewRegistry(tools...)
 }

@@ -4,6 +4,8 @@
 package view
 
 import (
+	"fmt"
+
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/tool"
@@ -11,19 +13,26 @@ import (
 
 // Item is one record with its cards. Call is set for tool_call records; for
 // tool_result records Call is the card of the call it answers and Result is the
-// result card (nil: show Record.Result.Content raw).
+// result card (nil: show Record.Result.Content raw). Err says that a presenter
+// failed on this record: the cards are then the generic fallback.
 type Item struct {
 	Record session.Record
+	Name   string // the tool of the call a tool_call, progress or tool_result record is about
 	Call   card.Call
 	Result card.Result
+	Err    error
 }
 
-// Presenter remembers each call's record and card so that its progress and
+// Presenter remembers each open call's record and card so that its progress and
 // result, which arrive later in the stream, are presented from the same data
-// (and the call card is made once).
+// (and the call card is made once). A call is forgotten at its result, so a
+// long session costs only its open calls.
 type Presenter struct {
 	reg   *tool.Registry
 	calls map[string]seenCall
+	// OnError, if set, is told when a presenter fails (it panicked: a bug that
+	// must not end the consumer, but that someone should see).
+	OnError func(error)
 }
 
 type seenCall struct {
@@ -36,29 +45,61 @@ func NewPresenter(reg *tool.Registry) *Presenter {
 	return &Presenter{reg: reg, calls: map[string]seenCall{}}
 }
 
-// Present returns the item for r. It is a pure function of the records seen so far.
-func (p *Presenter) Present(r session.Record) Item {
-	it := Item{Record: r}
+// Present returns the item for r. It is a pure function of the records seen so
+// far. A presenter that panics is contained here, for every consumer: the call
+// shows as a generic card with its raw input and the result raw.
+func (p *Presenter) Present(r session.Record) (it Item) {
+	it = Item{Record: r}
 	switch r.Type {
 	case session.TypeToolCall:
-		it.Call = p.reg.PresentCall(r.Name, r.Args, nil)
+		it.Call, it.Err = p.call(r)
+		it.Name = r.Name
 		p.calls[r.CallID] = seenCall{rec: r, card: it.Call}
 	case session.TypeToolResult:
 		c, ok := p.calls[r.CallID]
 		if !ok {
 			return it
 		}
-		it.Call = c.card
+		delete(p.calls, r.CallID)
+		it.Call, it.Name = c.card, c.rec.Name
 		if r.Result != nil {
-			it.Result = p.reg.PresentResult(c.rec.Name, c.rec.Args, *r.Result)
+			it.Result, it.Err = p.result(c.rec, *r.Result)
 		}
 	case session.TypeProgress:
-		it.Call = p.calls[r.CallID].card
+		c := p.calls[r.CallID]
+		it.Call, it.Name = c.card, c.rec.Name
 	case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking,
-		session.TypePlan, session.TypeTurnEnd:
+		session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeDamaged:
+	}
+	if it.Err != nil && p.OnError != nil {
+		p.OnError(it.Err)
 	}
 	return it
 }
 
-// CallName returns the tool name of a call seen so far.
-func (p *Presenter) CallName(callID string) string { return p.calls[callID].rec.Name }
+func (p *Presenter) call(r session.Record) (c card.Call, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("presenting the %s call %s: %v", r.Name, r.CallID, v)
+			c = &card.GenericCall{Title: r.Name, ToolKind: "other", RawInput: raw(r.Args)}
+		}
+	}()
+	return p.reg.PresentCall(r.Name, r.Args, r.Preview), nil
+}
+
+func (p *Presenter) result(call session.Record, res tool.Result) (c card.Result, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("presenting the %s result %s: %v", call.Name, call.CallID, v)
+			c = nil
+		}
+	}()
+	return p.reg.PresentResult(call.Name, call.Args, res), nil
+}
+
+func raw(args []byte) card.RawJSON {
+	if len(args) == 0 {
+		return nil
+	}
+	return card.RawJSON(append([]byte(nil), args...))
+}

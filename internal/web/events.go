@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/dsh-dev/dsh/internal/session"
-	"github.com/dsh-dev/dsh/internal/view"
 )
 
 // handleEvents streams a session's new records as server-sent events. The page
@@ -44,7 +43,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b := s.newBuilder(id, false)
-	p := view.NewPresenter(s.o.Registry)
+	p := newPresenter(s.o.Registry, id)
 	n := 0
 	var frag bytes.Buffer
 	_ = session.Follow(r.Context(), path, func(rec session.Record) error {
@@ -64,11 +63,12 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			if err := templates().ExecuteTemplate(&frag, "chunk", chunkView{ElemID: callElemID(rec.CallID), Text: rec.Chunk}); err != nil {
 				return err
 			}
-		case session.TypeHeader:
+		case session.TypeHeader, session.TypeMode, session.TypeAllow:
 			return nil
 		case session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypeToolCall,
-			session.TypeToolResult, session.TypePlan, session.TypeTurnEnd:
-			it := b.item(p.Present(rec), p.CallName(rec.CallID))
+			session.TypeToolResult, session.TypePlan, session.TypeTurnEnd, session.TypeDamaged:
+			pi := p.Present(rec)
+			it := b.item(pi, pi.Name)
 			if it == nil {
 				return nil
 			}

@@ -38,7 +38,9 @@ func (s *Server) sessionRecords(w http.ResponseWriter, r *http.Request) (string,
 		http.NotFound(w, r)
 		return "", nil, false
 	}
-	recs, err := session.ReadFile(path)
+	// Lenient: one damaged line shows as such, and the page (and its live stream,
+	// which counts lines the same way) goes on after it.
+	recs, err := session.ReadLenient(path)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return "", nil, false

@@ -175,7 +175,7 @@ func (b *builder) build(j job) (it *itemView) {
 // present presents recs in order (a call before its result) and builds the item
 // of the last one.
 func (b *builder) present(recs ...session.Record) *itemView {
-	p := view.NewPresenter(b.s.o.Registry)
+	p := newPresenter(b.s.o.Registry, b.sid)
 	var it view.Item
 	name := ""
 	for _, r := range recs {
@@ -204,7 +204,10 @@ func (b *builder) item(it view.Item, name string) *itemView {
 	case session.TypeToolCall, session.TypeToolResult:
 		v.Type = "tool"
 		v.Tool = b.tool(it, name)
-	case session.TypeHeader, session.TypeProgress:
+	case session.TypeDamaged:
+		v.Type = "note"
+		v.Note = "a damaged line of the log could not be shown: " + r.Error
+	case session.TypeHeader, session.TypeProgress, session.TypeMode, session.TypeAllow:
 		return nil
 	}
 	return v
@@ -268,4 +271,11 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:i] + "…"
+}
+
+// newPresenter presents a session's records; a presenter that fails is logged.
+func newPresenter(reg *tool.Registry, sid string) *view.Presenter {
+	p := view.NewPresenter(reg)
+	p.OnError = func(err error) { slog.Error("web: present", "session", sid, "err", err) }
+	return p
 }

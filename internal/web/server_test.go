@@ -296,7 +296,7 @@ func TestPresenterPanic(t *testing.T) {
 	defer ts.Close()
 	code, page := get(t, client(t, ts), ts.URL+"/s/"+sid)
 	if code != http.StatusOK || !strings.Contains(page, "before") || !strings.Contains(page, "after") ||
-		!strings.Contains(page, "this record could not be shown: presenter bug") || !strings.Contains(page, `<footer id="end">`) {
+		!strings.Contains(page, `<span class="title">boom</span>`) || !strings.Contains(page, `<pre>x</pre>`) || !strings.Contains(page, `<footer id="end">`) {
 		t.Errorf("GET = %d:\n%s", code, page)
 	}
 }

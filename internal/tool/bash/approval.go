@@ -8,10 +8,12 @@ import (
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
-// approval is what "always allow" of a command remembers: one key per command
-// the line would run, so approving `ls` never covers `ls; rm -rf ~`.
-func (b *bashTool) approval(p params) tool.Approval {
-	prefixes, ok := CommandPrefixes(p.Command)
+func (b *bashTool) approval(p params) tool.Approval { return CommandApproval(p.Command) }
+
+// CommandApproval is what "always allow" of a command line remembers: one key
+// per command the line would run, so approving `ls` never covers `ls; rm -rf ~`.
+func CommandApproval(cmd string) tool.Approval {
+	prefixes, ok := CommandPrefixes(cmd)
 	if !ok || len(prefixes) == 0 {
 		return tool.Approval{}
 	}

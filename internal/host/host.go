@@ -1,0 +1,422 @@
+// Package host owns live sessions. It is the one place a session is assembled —
+// workspace, log, the session's tool registry and state, system prompt, provider
+// and agent — and the one owner of its prompt, cancel and close. Every consumer
+// (the terminal chat, dsh run, dsh tool, dsh demo, dsh acp) opens sessions here
+// and is a fold over the session's one ordered stream of events: the records the
+// log persists, in the order it persists them, and the moments it does not keep
+// (model text as it streams, a call starting, a permission being asked).
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/tool"
+	"github.com/dsh-dev/dsh/internal/toolset"
+	"github.com/dsh-dev/dsh/internal/workspace"
+)
+
+// Bounded waits: closing never hangs on a turn that will not end or a consumer
+// that stopped reading. A command that ignores SIGTERM is killed after the bash
+// tool's grace period, which turnWait outlasts.
+const (
+	turnWait  = 3 * time.Second
+	drainWait = time.Second
+)
+
+// Errors of the session's own lifecycle.
+var (
+	ErrClosed = errors.New("the session is closed")
+	ErrBusy   = agent.ErrBusy
+)
+
+// Options configure a session.
+type Options struct {
+	SessionDir   string // where logs live (already resolved)
+	Root         string // the workspace root: the session's directory
+	AllowOutside bool   // let tools touch paths outside the root
+	KeepEnv      []string
+	// Tools are offered besides the built-in ones (a session's MCP servers).
+	Tools []tool.Tool
+
+	Mode      agent.Mode // the mode a new session starts in (a loaded one keeps its own)
+	Model     string
+	MaxTokens int
+	// Provider returns the model provider. It is called when a prompt first
+	// needs it, so a missing key shows on the prompt, not when the session opens.
+	Provider func() (provider.Provider, error)
+	// Ask says that a consumer answers permission events. Without one, calls that
+	// need asking are refused with a message the model reads.
+	Ask bool
+
+	Now func() time.Time
+	// Warn receives harness warnings the user should see (project instructions
+	// that cannot be read, a presenter that failed). nil drops them.
+	Warn func(string)
+}
+
+// Session is one live session.
+type Session struct {
+	o     Options
+	ws    *workspace.Workspace
+	log   *session.Log
+	reg   *tool.Registry
+	tools *tool.Session
+	agent *agent.Agent
+	bus   *bus
+
+	provOnce sync.Once
+	prov     provider.Provider
+	provErr  error
+
+	mu      sync.Mutex
+	ctx     context.Context // ends when the session is closed
+	stop    context.CancelFunc
+	turn    context.CancelFunc // the running turn's, or nil
+	turnEnd chan struct{}      // closed when the running turn ends
+	closed  bool
+}
+
+func (o *Options) normalize() {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Mode == "" {
+		o.Mode = agent.ModeDefault
+	}
+	if o.Warn == nil {
+		o.Warn = func(string) {}
+	}
+}
+
+// Create starts a new session in o.Root.
+func Create(o Options) (*Session, error) {
+	o.normalize()
+	ws, err := workspace.New(o.Root, o.AllowOutside)
+	if err != nil {
+		return nil, err
+	}
+	id := session.NewID(o.Now())
+	log, err := session.Create(o.SessionDir, id, ws.Root(), session.Options{Now: o.Now})
+	if err != nil {
+		return nil, err
+	}
+	return assemble(o, ws, log, id), nil
+}
+
+// Load reopens the session logged at path (DIR/ID.jsonl), with o.Root as its
+// workspace from now on. It streams the log once: every record is folded into the
+// session (model context, mode, approvals, the tools' state) and, if replay is not
+// nil, handed to it for the consumer's history view (with the session, for its
+// Registry), progress included. Nothing of the history is held in memory beyond
+// what the model context needs.
+func Load(o Options, path string, replay func(*Session, session.Record) error) (*Session, error) {
+	o.normalize()
+	ws, err := workspace.New(o.Root, o.AllowOutside)
+	if err != nil {
+		return nil, err
+	}
+	id := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	s := assemble(o, ws, nil, id)
+	log, err := session.Open(path, session.Options{Now: o.Now}, func(r session.Record) error {
+		if r.Type == session.TypeHeader && r.SessionID != id {
+			return fmt.Errorf("session log %s belongs to session %s", path, r.SessionID)
+		}
+		s.agent.Fold(r)
+		if replay != nil {
+			return replay(s, r)
+		}
+		return nil
+	})
+	if err != nil {
+		_ = s.Kill() // nothing ran yet; there is nothing to report
+		return nil, err
+	}
+	s.log = log
+	return s, nil
+}
+
+// assemble builds a session around its log (which Load sets once it is open).
+func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string) *Session {
+	reg := toolset.New(toolset.Options{KeepEnv: o.KeepEnv, Extra: o.Tools})
+	s := &Session{o: o, ws: ws, log: log, reg: reg, tools: tool.NewSession(id, ws), bus: newBus()}
+	s.ctx, s.stop = context.WithCancel(context.Background())
+	system, err := agent.SessionPrompt(ws.Root(), reg, o.Now())
+	if err != nil {
+		o.Warn(fmt.Sprintf("ignoring project instructions: %v", err))
+	}
+	cfg := agent.Config{
+		Provider:    hostProvider{s},
+		Registry:    reg,
+		Log:         recorder{s},
+		Tools:       s.tools,
+		Model:       o.Model,
+		MaxTokens:   o.MaxTokens,
+		Mode:        o.Mode,
+		System:      system,
+		OnDelta:     func(d provider.Delta) { s.bus.publish(Event{Kind: KindDelta, Delta: d}) },
+		OnCallStart: func(id string) { s.bus.publish(Event{Kind: KindCallStarted, CallID: id}) },
+	}
+	if o.Ask {
+		cfg.Permit = s.permit
+	}
+	s.agent = agent.New(cfg)
+	track(s)
+	return s
+}
+
+// ID is the session id.
+func (s *Session) ID() string { return s.tools.ID }
+
+// Header is the log's header record, which is logged before anyone can subscribe.
+func (s *Session) Header() session.Record { return s.log.Header() }
+
+// Path is the log's path.
+func (s *Session) Path() string { return s.log.Path() }
+
+// Root is the workspace root.
+func (s *Session) Root() string { return s.ws.Root() }
+
+// Registry is the session's tools, for presenting its records.
+func (s *Session) Registry() *tool.Registry { return s.reg }
+
+// Mode is the permission mode in force.
+func (s *Session) Mode() agent.Mode { return s.agent.Mode() }
+
+// SetMode changes the permission mode, logged, from the next call on.
+func (s *Session) SetMode(m agent.Mode) error {
+	if s.isClosed() {
+		return ErrClosed
+	}
+	return s.agent.SetMode(m)
+}
+
+// Provider returns the model provider, resolving it on first use.
+func (s *Session) Provider() (provider.Provider, error) {
+	s.provOnce.Do(func() {
+		if s.o.Provider == nil {
+			s.provErr = errors.New("no model provider is configured")
+			return
+		}
+		s.prov, s.provErr = s.o.Provider()
+	})
+	return s.prov, s.provErr
+}
+
+// Subscribe starts delivering the session's events, from now on, to fn on a
+// goroutine of its own. fn may block (a permission prompt waits for the user)
+// without holding up the session: events queue, and under pressure running
+// commands' progress is dropped — never records that replay would show.
+func (s *Session) Subscribe(fn func(Event)) *Subscription { return s.bus.subscribe(fn) }
+
+// Prompt runs one turn. It returns ErrBusy while another turn runs and ErrClosed
+// after Close; a missing provider is an error before anything is logged.
+func (s *Session) Prompt(ctx context.Context, text string) (agent.StopReason, error) {
+	if _, err := s.Provider(); err != nil {
+		return agent.StopError, err
+	}
+	tctx, done, err := s.beginTurn(ctx)
+	if err != nil {
+		return agent.StopError, err
+	}
+	defer done()
+	return s.agent.Prompt(tctx, text)
+}
+
+// RunTool runs one call the user asked for directly (dsh tool): it is logged like
+// a model's call, with no permission step.
+func (s *Session) RunTool(ctx context.Context, name string, args []byte) (tool.Result, error) {
+	tctx, done, err := s.beginTurn(ctx)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	defer done()
+	return s.agent.RunTool(tctx, name, args)
+}
+
+// beginTurn claims the session for one turn, whose context ends with ctx, with
+// Cancel and with Close.
+func (s *Session) beginTurn(ctx context.Context) (context.Context, func(), error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return nil, nil, ErrClosed
+	case s.turn != nil:
+		return nil, nil, ErrBusy
+	}
+	tctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(s.ctx, cancel)
+	end := make(chan struct{})
+	s.turn, s.turnEnd = cancel, end
+	return tctx, func() {
+		stop()
+		cancel()
+		s.mu.Lock()
+		s.turn = nil
+		s.mu.Unlock()
+		close(end)
+	}, nil
+}
+
+// Cancel cancels the running turn, if any: the model stops and running commands
+// are killed; the turn ends as cancelled.
+func (s *Session) Cancel() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.turn != nil {
+		s.turn()
+	}
+}
+
+// Running reports whether a turn is running.
+func (s *Session) Running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.turn != nil
+}
+
+func (s *Session) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// Close ends the session: the running turn is cancelled and waited for (at most
+// turnWait), the tools' state is closed (background jobs and commands killed, no
+// state accepted after), then the log; subscribers get what is queued (at most
+// drainWait). It is idempotent.
+func (s *Session) Close() error {
+	end, first := s.markClosed()
+	if !first {
+		return nil
+	}
+	if end != nil {
+		select {
+		case <-end:
+		case <-time.After(turnWait):
+			s.o.Warn(fmt.Sprintf("session %s: the turn did not end in time; its processes are killed", s.ID()))
+		}
+	}
+	return s.finish()
+}
+
+// Kill is the exit path: it kills every process the session started, at once and
+// synchronously, then closes the log. The turn, if one is running, ends on its own
+// (its last records may not be logged).
+func (s *Session) Kill() error {
+	if _, first := s.markClosed(); !first {
+		return nil
+	}
+	return s.finish()
+}
+
+func (s *Session) markClosed() (chan struct{}, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, false
+	}
+	s.closed = true
+	var end chan struct{}
+	if s.turn != nil {
+		s.turn()
+		end = s.turnEnd
+	}
+	s.stop()
+	return end, true
+}
+
+func (s *Session) finish() error {
+	defer untrack(s)
+	err := s.tools.Close()
+	if s.log != nil {
+		err = errors.Join(err, s.log.Close())
+	}
+	s.bus.close(drainWait)
+	return err
+}
+
+// recorder puts the agent's records in the log and publishes them, in one
+// order, to the session's subscribers.
+type recorder struct{ s *Session }
+
+func (r recorder) Put(rec session.Record) (session.Record, error) {
+	return r.s.bus.put(r.s.log, rec)
+}
+
+// hostProvider resolves the provider lazily and tells subscribers when a model
+// request starts, so text left from a stream that failed is not glued to the next.
+type hostProvider struct{ s *Session }
+
+func (p hostProvider) Name() string {
+	if inner, err := p.s.Provider(); err == nil {
+		return inner.Name()
+	}
+	return "(none)"
+}
+
+func (p hostProvider) Stream(ctx context.Context, req provider.Request, onDelta func(provider.Delta)) (*provider.Response, error) {
+	inner, err := p.s.Provider()
+	if err != nil {
+		return nil, err
+	}
+	p.s.bus.publish(Event{Kind: KindModelRequest})
+	return inner.Stream(ctx, req, onDelta)
+}
+
+// permit asks the subscribers: the permission event carries the request and
+// takes the first answer.
+func (s *Session) permit(ctx context.Context, req agent.PermissionRequest) (agent.Decision, error) {
+	p := &Permission{Request: req, answer: make(chan agent.Decision, 1), done: make(chan struct{})}
+	defer p.end()
+	s.bus.publish(Event{Kind: KindPermission, Permission: p})
+	select {
+	case d := <-p.answer:
+		return d, nil
+	case <-ctx.Done():
+		return agent.Reject, ctx.Err()
+	}
+}
+
+// live are the sessions open in this process, for KillAll.
+var live = struct {
+	sync.Mutex
+	m map[*Session]struct{}
+}{m: map[*Session]struct{}{}}
+
+func track(s *Session) {
+	live.Lock()
+	live.m[s] = struct{}{}
+	live.Unlock()
+}
+
+func untrack(s *Session) {
+	live.Lock()
+	delete(live.m, s)
+	live.Unlock()
+}
+
+// KillAll kills every session open in this process, at once: the exit path of a
+// second Ctrl-C, SIGHUP or SIGTERM. It returns when their processes are gone.
+func KillAll() {
+	live.Lock()
+	all := make([]*Session, 0, len(live.m))
+	for s := range live.m {
+		all = append(all, s)
+	}
+	live.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range all {
+		wg.Go(func() { _ = s.Kill() })
+	}
+	wg.Wait()
+}

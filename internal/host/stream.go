@@ -1,0 +1,255 @@
+package host
+
+import (
+	"sync"
+	"time"
+
+	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/session"
+)
+
+// Kind says what an Event holds.
+type Kind int
+
+// The kinds of events. Only KindRecord is persisted; the others are moments
+// between records that a live view shows and a replay does not need.
+const (
+	KindRecord       Kind = iota // Record: persisted (progress past its cap is delivered but not kept)
+	KindDelta                    // Delta: model text or thinking as it streams
+	KindModelRequest             // a model request starts: streamed text not completed by a record is void
+	KindCallStarted              // CallID: a permitted call begins to run
+	KindPermission               // Permission: the user is asked about a call
+)
+
+// Event is one item of a session's ordered stream.
+type Event struct {
+	Kind       Kind
+	Record     session.Record
+	Delta      provider.Delta
+	CallID     string
+	Permission *Permission
+}
+
+// Permission is a pending permission request. The first Answer decides it; Done
+// is closed once it no longer waits (answered, or its turn was cancelled).
+type Permission struct {
+	Request agent.PermissionRequest
+	answer  chan agent.Decision
+	done    chan struct{}
+	once    sync.Once
+}
+
+// Answer decides the request; later answers are ignored.
+func (p *Permission) Answer(d agent.Decision) {
+	select {
+	case p.answer <- d:
+	default:
+	}
+}
+
+// Done is closed when the request stops waiting.
+func (p *Permission) Done() <-chan struct{} { return p.done }
+
+func (p *Permission) end() { p.once.Do(func() { close(p.done) }) }
+
+// maxQueue is how many events a subscriber may fall behind before its progress
+// events are dropped.
+const maxQueue = 4096
+
+// bus publishes a session's events in one order to every subscriber. Records are
+// put in the log and published under one lock, so every subscriber sees them in
+// the order the log holds them, with the ephemeral events where they happened.
+type bus struct {
+	mu     sync.Mutex
+	subs   map[*Subscription]struct{}
+	seq    uint64 // events published so far
+	closed bool
+}
+
+func newBus() *bus { return &bus{subs: map[*Subscription]struct{}{}} }
+
+// put logs rec and publishes it as persisted.
+func (b *bus) put(log *session.Log, rec session.Record) (session.Record, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out, err := log.Put(rec)
+	if err != nil {
+		return out, err
+	}
+	b.publishLocked(Event{Kind: KindRecord, Record: out})
+	return out, nil
+}
+
+func (b *bus) publish(e Event) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.publishLocked(e)
+}
+
+func (b *bus) publishLocked(e Event) {
+	if b.closed {
+		return
+	}
+	b.seq++
+	for s := range b.subs {
+		s.push(e, b.seq)
+	}
+}
+
+func (b *bus) subscribe(fn func(Event)) *Subscription {
+	s := &Subscription{fn: fn, bus: b, done: make(chan struct{})}
+	s.cond = sync.NewCond(&s.mu)
+	b.mu.Lock()
+	s.handled, s.seen = b.seq, b.seq
+	if b.closed {
+		s.stopped = true
+	} else {
+		b.subs[s] = struct{}{}
+	}
+	b.mu.Unlock()
+	go s.run()
+	return s
+}
+
+// close stops publishing and gives each subscriber up to wait to handle what it
+// has queued; one that is stuck (a client that stopped reading) is abandoned.
+func (b *bus) close(wait time.Duration) {
+	b.mu.Lock()
+	b.closed = true
+	subs := make([]*Subscription, 0, len(b.subs))
+	for s := range b.subs {
+		subs = append(subs, s)
+	}
+	b.mu.Unlock()
+	deadline := time.After(wait)
+	for _, s := range subs {
+		s.finish()
+		select {
+		case <-s.done:
+		case <-deadline:
+		}
+	}
+}
+
+// Subscription is one consumer's view of the stream.
+type Subscription struct {
+	fn  func(Event)
+	bus *bus
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	q       []queued
+	seen    uint64 // the sequence number of the last event pushed or dropped
+	handled uint64 // the sequence number of the last event handled, or seen once the queue is empty
+	dropped int    // progress events dropped so far
+	stopped bool   // no more events will come
+	done    chan struct{}
+}
+
+type queued struct {
+	e   Event
+	seq uint64
+}
+
+func (s *Subscription) push(e Event, seq uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return
+	}
+	s.seen = seq
+	if len(s.q) >= maxQueue && e.Kind == KindRecord && e.Record.Type == session.TypeProgress {
+		s.dropped++
+		return
+	}
+	s.q = append(s.q, queued{e, seq})
+	s.cond.Broadcast()
+}
+
+func (s *Subscription) run() {
+	defer close(s.done)
+	for {
+		s.mu.Lock()
+		for len(s.q) == 0 && !s.stopped {
+			s.cond.Wait()
+		}
+		if len(s.q) == 0 {
+			s.mu.Unlock()
+			return
+		}
+		q := s.q[0]
+		s.q[0] = queued{}
+		s.q = s.q[1:]
+		s.mu.Unlock()
+
+		s.fn(q.e)
+
+		s.mu.Lock()
+		s.handled = q.seq
+		if len(s.q) == 0 {
+			s.handled = s.seen
+		}
+		s.cond.Broadcast()
+		s.mu.Unlock()
+	}
+}
+
+// finish lets the subscriber handle what is queued, then end.
+func (s *Subscription) finish() {
+	s.mu.Lock()
+	s.stopped = true
+	s.cond.Broadcast()
+	s.mu.Unlock()
+}
+
+// Flush waits, at most d, until the subscriber has handled every event published
+// before the call — an ACP prompt answers after the turn's last update is out. It
+// reports whether it caught up.
+func (s *Subscription) Flush(d time.Duration) bool {
+	s.bus.mu.Lock()
+	target := s.bus.seq
+	s.bus.mu.Unlock()
+	deadline := time.Now().Add(d)
+	timer := time.AfterFunc(d, func() {
+		s.mu.Lock()
+		s.cond.Broadcast()
+		s.mu.Unlock()
+	})
+	defer timer.Stop()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.handled < target && (!s.stopped || len(s.q) > 0) {
+		if !time.Now().Before(deadline) {
+			return false
+		}
+		s.cond.Wait()
+	}
+	return true
+}
+
+// Dropped is how many progress events were dropped because the subscriber fell
+// behind.
+func (s *Subscription) Dropped() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dropped
+}
+
+// Close stops the subscription; events queued are dropped. It waits for the
+// handler to return from the event it is handling, so it must not be called from
+// the handler.
+func (s *Subscription) Close() {
+	s.bus.mu.Lock()
+	delete(s.bus.subs, s)
+	s.bus.mu.Unlock()
+	s.mu.Lock()
+	s.stopped = true
+	s.q = nil
+	s.cond.Broadcast()
+	s.mu.Unlock()
+	<-s.done
+}
+
+// Done is closed when the subscription has ended.
+func (s *Subscription) Done() <-chan struct{} { return s.done }
