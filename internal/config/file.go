@@ -298,7 +298,8 @@ func keyLines(b []byte) (map[string]int, error) {
 	}
 	for p.NextExpression() {
 		e := p.Expression()
-		//exhaustive:ignore // only these expressions name keys
+		// Only these expressions name keys.
+		//exhaustive:ignore
 		switch e.Kind {
 		case unstable.Table, unstable.ArrayTable:
 			table = keyOf(e)
