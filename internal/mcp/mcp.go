@@ -84,7 +84,7 @@ type server struct {
 	cmd     *exec.Cmd // stdio only
 	stderr  *tailBuffer
 
-	end     context.CancelFunc // ends the connection's context
+	end context.CancelFunc // ends the connection's context
 
 	mu      sync.Mutex
 	closing bool

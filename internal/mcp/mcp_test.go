@@ -359,10 +359,10 @@ func TestServerEnv(t *testing.T) {
 
 func TestObjectSchema(t *testing.T) {
 	for in, want := range map[string]string{
-		"":                                      `{"type":"object","properties":{}}`,
+		"":                                       `{"type":"object","properties":{}}`,
 		`{"properties":{"a":{"type":"string"}}}`: `{"properties":{"a":{"type":"string"}},"type":"object"}`,
-		`{"type":"object"}`:                     `{"type":"object"}`,
-		`[1]`:                                   `{"type":"object","properties":{}}`,
+		`{"type":"object"}`:                      `{"type":"object"}`,
+		`[1]`:                                    `{"type":"object","properties":{}}`,
 	} {
 		var v any
 		if in != "" {

@@ -131,7 +131,7 @@ func (t *mcpTool) Run(ctx context.Context, _ tool.Env, args []byte) tool.Result 
 func (t *mcpTool) PresentCall(args []byte) card.Call {
 	c := &card.GenericCall{Title: t.title, ToolKind: "other"}
 	if v := jsontext.Value(args); v.IsValid() {
-		c.RawInput = card.RawJSON(v.Clone())
+		c.RawInput = v.Clone()
 	}
 	return c
 }
