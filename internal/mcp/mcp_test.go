@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/config"
+	"github.com/dsh-dev/dsh/internal/proctest"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
@@ -268,50 +268,20 @@ func TestCloseLeavesNoProcess(t *testing.T) {
 	var exits []string
 	s := start(t, []ServerConfig{stdioConfig(t, "parent")}, Options{OnExit: func(s string, _ error) { exits = append(exits, s) }})
 	r := run(t, find(t, s, "mcp__parent__spawn"), `{}`)
-	child, err := strconv.Atoi(r.TextOf())
-	if err != nil {
+	if _, err := strconv.Atoi(r.TextOf()); err != nil {
 		t.Fatalf("spawn = %+v", r)
 	}
 	pgid := s.servers[0].cmd.Process.Pid
+	if live := proctest.LiveMembers(pgid); len(live) < 2 {
+		t.Fatalf("the server and its child should run before Close; group %d has %v", pgid, live)
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	assertGone(t, pgid, child)
+	proctest.GroupGone(t, pgid)
 	if len(exits) != 0 {
 		t.Errorf("OnExit called for servers Close stopped: %q", exits)
 	}
-}
-
-// assertGone fails unless the process group and the child have ended.
-func assertGone(t *testing.T, pgid int, pids ...int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		alive := syscall.Kill(-pgid, 0) == nil
-		for _, p := range pids {
-			if processAlive(p) {
-				alive = true
-			}
-		}
-		if !alive {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("process group %d (or one of %v) still runs after Close", pgid, pids)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// processAlive reports whether pid runs and is not a zombie awaiting its reaper.
-func processAlive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	// The state follows the command name in parentheses.
-	_, rest, _ := strings.Cut(string(b), ") ")
-	return !strings.HasPrefix(rest, "Z")
 }
 
 func TestToolName(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-dev/dsh/internal/proctest"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
@@ -140,5 +141,5 @@ func TestFilesystemServer(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	assertGone(t, pgid)
+	proctest.GroupGone(t, pgid)
 }
