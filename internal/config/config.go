@@ -51,7 +51,7 @@ type Config struct {
 	layers map[string][]candidate
 	// sources of the non-scalar settings, by key.
 	sources map[string]string
-	// envKey, when set, names the variable the resolved BaseURL came from.
+	// envBaseURL, when set, names the variable the resolved BaseURL came from.
 	envBaseURL string
 }
 
