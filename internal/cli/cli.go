@@ -67,6 +67,8 @@ func commands() []command {
 		{"replay", "SESSION", "print a recorded session's messages and cards", runReplayCmd},
 		{"web", "[--addr 127.0.0.1:0]", "serve a local web view of every session, live", runWebCmd},
 		{"tool", "NAME JSON | -", "run tool calls directly and print their cards", runToolCmd},
+		{"config", "", "print the effective settings and where each came from", runConfigCmd},
+		{"version", "", "print dsh's version", runVersionCmd},
 	}
 }
 
@@ -104,6 +106,8 @@ func Main(args []string, io IO) int {
 	case "-h", "--help", "help":
 		usage(io.Out)
 		return 0
+	case "--version", "-version":
+		args = []string{"version"}
 	}
 	for _, c := range commands() {
 		if c.name != args[0] {

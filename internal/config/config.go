@@ -1,0 +1,476 @@
+// Package config reads dsh's configuration files and says where each effective
+// setting came from.
+//
+// Two files are read: the user's, $XDG_CONFIG_HOME/dsh/config.toml (else
+// ~/.config/dsh/config.toml), and the project's, .dsh/config.toml in the
+// workspace root. The project wins over the user, the environment over both
+// where it names a setting (ANTHROPIC_BASE_URL, OPENAI_BASE_URL), and flags over
+// everything.
+//
+// The project file comes with the repository, which may be hostile, so it
+// cannot widen what dsh does unasked: unless the user's file lists the project
+// in trusted_projects, its base_url (where the API key is sent), mcp servers
+// (commands run at start), safe_commands, a mode other than default or
+// read-only, and sandbox = "off" are ignored, each with a notice.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Config is the effective configuration. Empty strings mean "not set": the
+// consumer applies its own default.
+type Config struct {
+	Provider string // anthropic, openai or script
+	BaseURL  string
+	Model    string
+	Mode     string // a permission mode name; the agent validates it
+	Sandbox  string // off, on or network-off
+	// Thinking is off, adaptive, an effort level (low, medium, high, xhigh,
+	// max) or a token budget in decimal; see ParseThinking.
+	Thinking      string
+	ContextWindow ContextWindows
+	// SafeCommands are commands added to those the bash tool runs without asking.
+	SafeCommands []string
+	MCP          []MCPServer // sorted by name
+	// Files are the configuration files looked at, found or not.
+	Files []File
+	// Notices are project settings that were ignored, and why.
+	Notices []string
+
+	getenv func(string) string
+	// layers holds every candidate of each scalar key, lowest precedence first.
+	layers map[string][]candidate
+	// sources of the non-scalar settings, by key.
+	sources map[string]string
+	// envBaseURL, when set, names the variable the resolved BaseURL came from.
+	envBaseURL string
+}
+
+type candidate struct{ value, source string }
+
+// File is a configuration file dsh looked for.
+type File struct {
+	Path    string
+	Scope   string // "user" or "project"
+	Exists  bool
+	Trusted bool // a project file listed in the user's trusted_projects
+}
+
+// MCPServer is one [mcp.NAME] table. Its fields match mcp.ServerConfig so one
+// converts to the other.
+type MCPServer struct {
+	Name    string
+	Type    string // stdio, http or sse
+	Command string
+	Args    []string
+	Env     map[string]string
+	URL     string
+	Headers map[string]string
+}
+
+// ContextWindows overrides the model's context window in tokens: for every
+// model (All) or per model name.
+type ContextWindows struct {
+	All      int64
+	PerModel map[string]int64
+}
+
+// For returns the override for model, if any.
+func (w ContextWindows) For(model string) (int64, bool) {
+	if n, ok := w.PerModel[model]; ok {
+		return n, true
+	}
+	return w.All, w.All > 0
+}
+
+// Flags are the command-line settings; empty means not given. Each field's flag
+// is named in the setting's source (Provider: --provider, …).
+type Flags struct {
+	Provider, BaseURL, Model, Mode, Sandbox, Thinking string
+}
+
+// Setting is one effective setting and where it came from: a file path, "flag
+// --model", "environment ANTHROPIC_API_KEY" or "default".
+type Setting struct {
+	Key, Value, Source string
+}
+
+// Load reads the user's and the project's files (either may be missing) and
+// resolves the settings against the environment read through getenv.
+func Load(projectRoot string, getenv func(string) string) (Config, error) {
+	c := Config{getenv: getenv, layers: map[string][]candidate{}, sources: map[string]string{}}
+	var trusted []string
+	mcp := map[string]MCPServer{}
+	if path := UserPath(getenv); path != "" {
+		f := File{Path: path, Scope: "user"}
+		d, exists, err := readFile(path, getenv)
+		if err != nil {
+			return Config{}, err
+		}
+		f.Exists = exists
+		c.Files = append(c.Files, f)
+		if exists {
+			trusted = d.TrustedProjects
+			c.merge(d, path, true, mcp)
+		}
+	}
+	if projectRoot != "" {
+		path := filepath.Join(projectRoot, ".dsh", "config.toml")
+		f := File{Path: path, Scope: "project", Trusted: isTrusted(projectRoot, trusted, getenv)}
+		d, exists, err := readFile(path, getenv)
+		if err != nil {
+			return Config{}, err
+		}
+		f.Exists = exists
+		c.Files = append(c.Files, f)
+		if exists {
+			if d.TrustedProjects != nil {
+				return Config{}, fmt.Errorf("%s:%d: trusted_projects belongs in the user's file (%s), not the project's",
+					path, d.lines["trusted_projects"], UserPath(getenv))
+			}
+			c.merge(d, path, f.Trusted, mcp)
+		}
+	}
+	for _, name := range sortedKeys(mcp) {
+		c.MCP = append(c.MCP, mcp[name])
+	}
+	c.resolve()
+	return c, nil
+}
+
+// UserPath is the user's configuration file: $XDG_CONFIG_HOME/dsh/config.toml,
+// else ~/.config/dsh/config.toml; "" when neither variable helps. A relative
+// XDG_CONFIG_HOME is ignored, as the XDG specification says.
+func UserPath(getenv func(string) string) string {
+	if x := getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
+		return filepath.Join(x, "dsh", "config.toml")
+	}
+	if h := getenv("HOME"); filepath.IsAbs(h) {
+		return filepath.Join(h, ".config", "dsh", "config.toml")
+	}
+	return ""
+}
+
+// merge lays one file's settings over the ones before it.
+func (c *Config) merge(d *fileData, path string, trusted bool, mcp map[string]MCPServer) {
+	ignore := func(key, why string) {
+		c.Notices = append(c.Notices, fmt.Sprintf("%s:%d: %s ignored: %s; to allow it, add the project to trusted_projects in the user's file",
+			path, d.lines[key], key, why))
+	}
+	set := func(key string, v *string) {
+		if v != nil {
+			c.layers[key] = append(c.layers[key], candidate{*v, path})
+		}
+	}
+	set("provider", d.Provider)
+	set("model", d.Model)
+	set("thinking", d.thinking)
+	switch {
+	case d.BaseURL == nil || trusted:
+		set("base_url", d.BaseURL)
+	default:
+		ignore("base_url", "a project file may not choose where the API key is sent")
+	}
+	switch {
+	case d.Mode == nil || trusted || *d.Mode == "default" || *d.Mode == "read-only":
+		set("mode", d.Mode)
+	default:
+		ignore("mode", "a project file may only choose the default or read-only mode")
+	}
+	switch {
+	case d.Sandbox == nil || trusted || *d.Sandbox != "off":
+		set("sandbox", d.Sandbox)
+	default:
+		ignore("sandbox", "a project file may not turn the sandbox off")
+	}
+	if d.SafeCommands != nil {
+		if trusted {
+			c.SafeCommands = append(c.SafeCommands, d.SafeCommands...)
+			c.SafeCommands = slices.Compact(slices.Sorted(slices.Values(c.SafeCommands)))
+			c.sources["safe_commands"] = joinSource(c.sources["safe_commands"], path)
+		} else {
+			ignore("safe_commands", "a project file may not let commands run without asking")
+		}
+	}
+	if d.contextWindow != nil {
+		w := d.contextWindow
+		if w.All > 0 {
+			c.ContextWindow.All = w.All
+			c.sources["context_window"] = path
+		}
+		for m, n := range w.PerModel {
+			if c.ContextWindow.PerModel == nil {
+				c.ContextWindow.PerModel = map[string]int64{}
+			}
+			c.ContextWindow.PerModel[m] = n
+			c.sources["context_window."+m] = path
+		}
+	}
+	for _, name := range sortedKeys(d.MCP) {
+		if !trusted {
+			ignore("mcp."+name, "a project file may not start programs or connect to servers")
+			continue
+		}
+		mcp[name] = d.MCP[name]
+		c.sources["mcp."+name] = path
+	}
+}
+
+func joinSource(old, path string) string {
+	if old == "" {
+		return path
+	}
+	return old + " + " + path
+}
+
+// WithFlags lays the command-line settings over c.
+func (c Config) WithFlags(f Flags) (Config, error) {
+	layers := map[string][]candidate{}
+	for k, v := range c.layers {
+		layers[k] = slices.Clone(v)
+	}
+	c.layers = layers
+	for _, kv := range []struct{ key, flag, value string }{
+		{"provider", "--provider", f.Provider},
+		{"base_url", "--base-url", f.BaseURL},
+		{"model", "--model", f.Model},
+		{"mode", "--mode", f.Mode},
+		{"sandbox", "--sandbox", f.Sandbox},
+		{"thinking", "--thinking", f.Thinking},
+	} {
+		if kv.value == "" {
+			continue
+		}
+		if err := validateScalar(kv.key, kv.value); err != nil {
+			return Config{}, fmt.Errorf("%s: %w", kv.flag, err)
+		}
+		c.layers[kv.key] = append(c.layers[kv.key], candidate{kv.value, "flag " + kv.flag})
+	}
+	c.resolve()
+	return c, nil
+}
+
+// resolve sets the exported scalar fields from the layers and the environment.
+func (c *Config) resolve() {
+	top := func(key string) string {
+		l := c.layers[key]
+		if len(l) == 0 {
+			return ""
+		}
+		return l[len(l)-1].value
+	}
+	c.Provider = top("provider")
+	if c.Provider == "" {
+		c.Provider, _ = c.envProvider()
+	}
+	c.Model, c.Mode, c.Sandbox, c.Thinking = top("model"), top("mode"), top("sandbox"), top("thinking")
+	c.BaseURL, c.envBaseURL = top("base_url"), ""
+	if l := c.layers["base_url"]; len(l) == 0 || !strings.HasPrefix(l[len(l)-1].source, "flag ") {
+		if name := baseURLEnv(c.Provider); name != "" && c.env(name) != "" {
+			c.BaseURL, c.envBaseURL = c.env(name), name
+		}
+	}
+}
+
+func (c *Config) env(name string) string {
+	if c.getenv == nil {
+		return ""
+	}
+	return c.getenv(name)
+}
+
+// envProvider infers the provider from the environment the way the providers
+// package does, and names the variable that decided it.
+func (c *Config) envProvider() (string, string) {
+	for _, p := range []struct{ provider, env string }{
+		{"anthropic", "ANTHROPIC_API_KEY"},
+		{"openai", "OPENAI_API_KEY"},
+		{"openai", "OPENAI_BASE_URL"},
+	} {
+		if c.env(p.env) != "" {
+			return p.provider, p.env
+		}
+	}
+	return "", ""
+}
+
+func baseURLEnv(provider string) string {
+	switch provider {
+	case "anthropic":
+		return "ANTHROPIC_BASE_URL"
+	case "openai":
+		return "OPENAI_BASE_URL"
+	}
+	return ""
+}
+
+func apiKeyEnv(provider string) string {
+	switch provider {
+	case "anthropic":
+		return "ANTHROPIC_API_KEY"
+	case "openai":
+		return "OPENAI_API_KEY"
+	}
+	return ""
+}
+
+// Settings lists every effective setting with its source, in a fixed order.
+// Secrets (the API key, env and header values of MCP servers) are never shown.
+func (c Config) Settings() []Setting {
+	var out []Setting
+	scalar := func(key, value string) {
+		s := Setting{Key: key, Value: value, Source: "default"}
+		if l := c.layers[key]; len(l) > 0 {
+			s.Source = l[len(l)-1].source
+		}
+		out = append(out, s)
+	}
+	scalar("provider", c.Provider)
+	if len(c.layers["provider"]) == 0 {
+		if _, env := c.envProvider(); env != "" {
+			out[len(out)-1].Source = "environment " + env
+		}
+	}
+	scalar("base_url", c.BaseURL)
+	if c.envBaseURL != "" {
+		out[len(out)-1].Source = "environment " + c.envBaseURL
+	}
+	if env := apiKeyEnv(c.Provider); env != "" {
+		s := Setting{Key: "api_key", Value: "(not set)", Source: "environment " + env}
+		if c.env(env) != "" {
+			s.Value = "(set)"
+		}
+		out = append(out, s)
+	}
+	scalar("model", c.Model)
+	scalar("mode", c.Mode)
+	scalar("sandbox", c.Sandbox)
+	scalar("thinking", c.Thinking)
+	cw := Setting{Key: "context_window", Source: "default"}
+	if c.ContextWindow.All > 0 {
+		cw.Value, cw.Source = strconv.FormatInt(c.ContextWindow.All, 10), c.sources["context_window"]
+	}
+	out = append(out, cw)
+	for _, m := range sortedKeys(c.ContextWindow.PerModel) {
+		out = append(out, Setting{Key: "context_window." + m, Value: strconv.FormatInt(c.ContextWindow.PerModel[m], 10),
+			Source: c.sources["context_window."+m]})
+	}
+	sc := Setting{Key: "safe_commands", Source: "default"}
+	if len(c.SafeCommands) > 0 {
+		sc.Value, sc.Source = strings.Join(c.SafeCommands, ", "), c.sources["safe_commands"]
+	}
+	out = append(out, sc)
+	for _, s := range c.MCP {
+		out = append(out, Setting{Key: "mcp." + s.Name, Value: s.describe(), Source: c.sources["mcp."+s.Name]})
+	}
+	return out
+}
+
+// describe shows a server without its secrets: env and header names only.
+func (s MCPServer) describe() string {
+	var b strings.Builder
+	b.WriteString(s.Type + " ")
+	if s.Type == "stdio" {
+		b.WriteString(strings.Join(append([]string{s.Command}, s.Args...), " "))
+		if len(s.Env) > 0 {
+			b.WriteString(" (env " + strings.Join(sortedKeys(s.Env), ", ") + ")")
+		}
+	} else {
+		b.WriteString(s.URL)
+		if len(s.Headers) > 0 {
+			b.WriteString(" (headers " + strings.Join(sortedKeys(s.Headers), ", ") + ")")
+		}
+	}
+	return b.String()
+}
+
+// ParseThinking reads a thinking setting: budget is a token budget (0 when off
+// or a level), adaptive reports "adaptive", level an effort level.
+func ParseThinking(s string) (budget int, level string, err error) {
+	switch s {
+	case "", "off":
+		return 0, "", nil
+	case "adaptive", "low", "medium", "high", "xhigh", "max":
+		return 0, s, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1024 {
+		return 0, "", fmt.Errorf("thinking: want off, adaptive, low, medium, high, xhigh, max or a budget of at least 1024 tokens, got %q", s)
+	}
+	return n, "", nil
+}
+
+var (
+	nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	modeRE = regexp.MustCompile(`^[a-z][a-z-]{0,31}$`)
+)
+
+// validateScalar checks one scalar setting's value, whatever set it.
+func validateScalar(key, v string) error {
+	switch key {
+	case "provider":
+		if v != "anthropic" && v != "openai" && v != "script" {
+			return fmt.Errorf("provider: want anthropic, openai or script, got %q", v)
+		}
+	case "base_url":
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("base_url: want an http or https URL, got %q", v)
+		}
+	case "model":
+		if strings.TrimSpace(v) == "" || strings.ContainsAny(v, "\n\r") {
+			return fmt.Errorf("model: want a model name, got %q", v)
+		}
+	case "mode":
+		if !modeRE.MatchString(v) {
+			return fmt.Errorf("mode: want a permission mode name such as default, accept-edits, bypass or read-only, got %q", v)
+		}
+	case "sandbox":
+		if v != "off" && v != "on" && v != "network-off" {
+			return fmt.Errorf("sandbox: want off, on or network-off, got %q", v)
+		}
+	case "thinking":
+		if _, _, err := ParseThinking(v); err != nil {
+			return err
+		}
+	default:
+		return errors.New("unknown setting " + key)
+	}
+	return nil
+}
+
+// isTrusted reports whether the user's trusted_projects lists root (both sides
+// cleaned, ~ expanded and symlinks resolved, so an alias cannot slip past).
+func isTrusted(root string, trusted []string, getenv func(string) string) bool {
+	canon := func(p string) string {
+		if rest, ok := strings.CutPrefix(p, "~/"); ok && getenv("HOME") != "" {
+			p = filepath.Join(getenv("HOME"), rest)
+		}
+		p, err := filepath.Abs(p)
+		if err != nil {
+			return ""
+		}
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		return p
+	}
+	r := canon(root)
+	for _, t := range trusted {
+		if r != "" && canon(t) == r {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

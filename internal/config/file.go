@@ -1,0 +1,334 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+	"github.com/pelletier/go-toml/v2/unstable"
+)
+
+// rawFile is the file's shape; pointers tell a key that is absent from one set
+// to its zero value. Unknown keys are refused.
+type rawFile struct {
+	Provider        *string           `toml:"provider"`
+	BaseURL         *string           `toml:"base_url"`
+	Model           *string           `toml:"model"`
+	Mode            *string           `toml:"mode"`
+	Sandbox         *string           `toml:"sandbox"`
+	Thinking        any               `toml:"thinking"`       // a budget (integer) or a string
+	ContextWindow   any               `toml:"context_window"` // an integer or a table of them
+	SafeCommands    []string          `toml:"safe_commands"`
+	TrustedProjects []string          `toml:"trusted_projects"`
+	MCP             map[string]rawMCP `toml:"mcp"`
+}
+
+type rawMCP struct {
+	Command *string           `toml:"command"`
+	Args    []string          `toml:"args"`
+	Env     map[string]string `toml:"env"`
+	URL     *string           `toml:"url"`
+	Type    *string           `toml:"type"`
+	Headers map[string]string `toml:"headers"`
+}
+
+// fileData is one file, validated.
+type fileData struct {
+	Provider, BaseURL, Model, Mode, Sandbox *string
+	thinking                                *string
+	contextWindow                           *ContextWindows
+	SafeCommands                            []string
+	TrustedProjects                         []string
+	MCP                                     map[string]MCPServer
+	lines                                   map[string]int // dotted key → line
+}
+
+// maxFileSize bounds a configuration file; anything larger is not one.
+const maxFileSize = 1 << 20
+
+// readFile reads and validates one file. A missing file is not an error.
+// Every error names the file and, where the parser knows it, the line.
+func readFile(path string, getenv func(string) string) (*fileData, bool, error) {
+	b, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, fmt.Errorf("reading the configuration: %w", err)
+	case len(b) > maxFileSize:
+		return nil, true, fmt.Errorf("%s: larger than %d bytes; not a configuration file", path, maxFileSize)
+	}
+	d, err := parseFile(b, getenv)
+	if err != nil {
+		return nil, true, fileError(path, err)
+	}
+	return d, true, nil
+}
+
+// lineError is a validation error at a known line (0: unknown).
+type lineError struct {
+	line int
+	msg  string
+}
+
+func (e *lineError) Error() string { return e.msg }
+
+func fileError(path string, err error) error {
+	var se *toml.StrictMissingError
+	var de *toml.DecodeError
+	var le *lineError
+	switch {
+	case errors.As(err, &se) && len(se.Errors) > 0:
+		e := se.Errors[0]
+		row, _ := e.Position()
+		return fmt.Errorf("%s:%d: unknown key %q (see dsh config --help for the keys)", path, row, strings.Join(e.Key(), "."))
+	case errors.As(err, &de):
+		row, _ := de.Position()
+		if want, ok := wantType(de.Key()); ok {
+			return fmt.Errorf("%s:%d: %s: want %s", path, row, strings.Join(de.Key(), "."), want)
+		}
+		return fmt.Errorf("%s:%d: %s", path, row, strings.TrimPrefix(de.Error(), "toml: "))
+	case errors.As(err, &le) && le.line > 0:
+		return fmt.Errorf("%s:%d: %s", path, le.line, le.msg)
+	default:
+		return fmt.Errorf("%s: %w", path, err)
+	}
+}
+
+// wantType says what a key holds, for type errors in the user's words rather
+// than Go's.
+func wantType(key []string) (string, bool) {
+	switch {
+	case len(key) == 1:
+		switch key[0] {
+		case "safe_commands", "trusted_projects":
+			return "an array of strings", true
+		case "mcp":
+			return "a table of servers, [mcp.NAME]", true
+		case "provider", "base_url", "model", "mode", "sandbox":
+			return "a string", true
+		}
+	case len(key) == 2 && key[0] == "mcp":
+		return "a table with command, args and env, or url, type and headers", true
+	case len(key) == 3 && key[0] == "mcp":
+		switch key[2] {
+		case "args":
+			return "an array of strings", true
+		case "env", "headers":
+			return "a table of strings", true
+		case "command", "url", "type":
+			return "a string", true
+		}
+	case len(key) == 4 && key[0] == "mcp":
+		return "a string", true
+	}
+	return "", false
+}
+
+func parseFile(b []byte, getenv func(string) string) (*fileData, error) {
+	dec := toml.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var r rawFile
+	if err := dec.Decode(&r); err != nil {
+		return nil, err
+	}
+	lines, err := keyLines(b)
+	if err != nil {
+		return nil, err
+	}
+	bad := func(key, format string, args ...any) error {
+		return &lineError{line: lines[key], msg: fmt.Sprintf(format, args...)}
+	}
+	d := &fileData{Provider: r.Provider, BaseURL: r.BaseURL, Model: r.Model, Mode: r.Mode, Sandbox: r.Sandbox,
+		SafeCommands: r.SafeCommands, TrustedProjects: r.TrustedProjects, lines: lines}
+	for key, v := range map[string]*string{"provider": r.Provider, "base_url": r.BaseURL, "model": r.Model,
+		"mode": r.Mode, "sandbox": r.Sandbox} {
+		if v != nil {
+			if err := validateScalar(key, *v); err != nil {
+				return nil, bad(key, "%v", err)
+			}
+		}
+	}
+	switch t := r.Thinking.(type) {
+	case nil:
+	case int64:
+		s := strconv.FormatInt(t, 10)
+		d.thinking = &s
+	case string:
+		d.thinking = &t
+	default:
+		return nil, bad("thinking", "thinking: want a token budget or a level such as \"adaptive\"")
+	}
+	if d.thinking != nil {
+		if _, _, err := ParseThinking(*d.thinking); err != nil {
+			return nil, bad("thinking", "%v", err)
+		}
+	}
+	if d.contextWindow, err = contextWindow(r.ContextWindow, bad); err != nil {
+		return nil, err
+	}
+	for i, c := range r.SafeCommands {
+		if strings.TrimSpace(c) == "" || strings.ContainsAny(c, "\n\r\x00") {
+			return nil, bad("safe_commands", "safe_commands[%d]: want a command, got %q", i, c)
+		}
+	}
+	for i, t := range r.TrustedProjects {
+		if !filepath.IsAbs(t) && !strings.HasPrefix(t, "~/") {
+			return nil, bad("trusted_projects", "trusted_projects[%d]: want an absolute path (or ~/…), got %q", i, t)
+		}
+	}
+	for name, m := range r.MCP {
+		s, err := mcpServer(name, m, getenv)
+		if err != nil {
+			return nil, bad("mcp."+name, "mcp.%s: %v", name, err)
+		}
+		if d.MCP == nil {
+			d.MCP = map[string]MCPServer{}
+		}
+		d.MCP[name] = s
+	}
+	return d, nil
+}
+
+func contextWindow(v any, bad func(key, format string, args ...any) error) (*ContextWindows, error) {
+	positive := func(key string, v any) (int64, error) {
+		n, ok := v.(int64)
+		if !ok || n < 1024 {
+			return 0, bad(key, "%s: want a number of tokens of at least 1024, got %v", key, v)
+		}
+		return n, nil
+	}
+	switch t := v.(type) {
+	case nil:
+		return nil, nil
+	case map[string]any:
+		w := &ContextWindows{PerModel: map[string]int64{}}
+		for m, n := range t {
+			k, err := positive("context_window."+m, n)
+			if err != nil {
+				return nil, err
+			}
+			w.PerModel[m] = k
+		}
+		return w, nil
+	default:
+		n, err := positive("context_window", t)
+		if err != nil {
+			return nil, err
+		}
+		return &ContextWindows{All: n}, nil
+	}
+}
+
+func mcpServer(name string, m rawMCP, getenv func(string) string) (MCPServer, error) {
+	if !nameRE.MatchString(name) {
+		return MCPServer{}, errors.New("a server name is 1 to 64 letters, digits, _ or -")
+	}
+	s := MCPServer{Name: name, Args: m.Args, Env: expandAll(m.Env, getenv), Headers: expandAll(m.Headers, getenv)}
+	switch {
+	case m.Command != nil && m.URL != nil:
+		return s, errors.New("set command (a local server) or url (a remote one), not both")
+	case m.Command != nil:
+		if strings.TrimSpace(*m.Command) == "" {
+			return s, errors.New("command is empty")
+		}
+		if m.Type != nil && *m.Type != "stdio" {
+			return s, fmt.Errorf("type %q needs a url, not a command", *m.Type)
+		}
+		if m.Headers != nil {
+			return s, errors.New("headers apply to a url, not a command")
+		}
+		s.Type, s.Command = "stdio", *m.Command
+	case m.URL != nil:
+		if err := validateScalar("base_url", *m.URL); err != nil {
+			return s, fmt.Errorf("url: want an http or https URL, got %q", *m.URL)
+		}
+		s.Type, s.URL = "http", *m.URL
+		if m.Type != nil {
+			if *m.Type != "http" && *m.Type != "sse" {
+				return s, fmt.Errorf("type: want http or sse for a url, got %q", *m.Type)
+			}
+			s.Type = *m.Type
+		}
+		if m.Env != nil || m.Args != nil {
+			return s, errors.New("env and args apply to a command, not a url")
+		}
+	default:
+		return s, errors.New("set command (a local server) or url (a remote one)")
+	}
+	return s, nil
+}
+
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// expandAll replaces ${VAR} in values with the environment's, so secrets such
+// as tokens stay out of the file.
+func expandAll(m map[string]string, getenv func(string) string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = envRef.ReplaceAllStringFunc(v, func(ref string) string {
+			return getenv(envRef.FindStringSubmatch(ref)[1])
+		})
+	}
+	return out
+}
+
+// keyLines maps every dotted key (tables included) to the line it is set on.
+func keyLines(b []byte) (map[string]int, error) {
+	lines := map[string]int{}
+	var p unstable.Parser
+	p.Reset(b)
+	var table []string
+	keyOf := func(n *unstable.Node) []string {
+		var k []string
+		for it := n.Key(); it.Next(); {
+			k = append(k, string(it.Node().Data))
+		}
+		return k
+	}
+	for p.NextExpression() {
+		e := p.Expression()
+		// Only these expressions name keys.
+		//exhaustive:ignore
+		switch e.Kind {
+		case unstable.Table, unstable.ArrayTable:
+			table = keyOf(e)
+			note(lines, table, lineOf(&p, e))
+		case unstable.KeyValue:
+			note(lines, append(append([]string{}, table...), keyOf(e)...), lineOf(&p, e))
+		}
+	}
+	if err := p.Error(); err != nil {
+		return nil, err
+	}
+	return lines, nil
+}
+
+// note records line for key and each of its parents not seen yet.
+func note(lines map[string]int, key []string, line int) {
+	for i := len(key); i > 0; i-- {
+		k := strings.Join(key[:i], ".")
+		if _, ok := lines[k]; !ok {
+			lines[k] = line
+		}
+	}
+}
+
+// lineOf is the line of an expression's key.
+func lineOf(p *unstable.Parser, e *unstable.Node) int {
+	it := e.Key()
+	if !it.Next() {
+		return 0
+	}
+	return p.Shape(it.Node().Raw).Start.Line
+}

@@ -1,0 +1,425 @@
+// Package mcp connects dsh to Model Context Protocol servers — local ones over
+// stdio, remote ones over streamable HTTP or SSE — and offers their tools to the
+// model as dsh tools named mcp__<server>__<tool>, with the server's own input
+// schema.
+//
+// A server that fails to start is an error Start returns; one that dies later
+// is reported through Options.OnExit, and calls to it return error results.
+// Close stops every server, and with it every process a stdio server started
+// (each runs in its own process group, killed at the end).
+package mcp
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/tool"
+)
+
+// ServerConfig is one server to connect to. Its fields match config.MCPServer,
+// so one converts to the other.
+type ServerConfig struct {
+	Name    string
+	Type    string // stdio, http or sse
+	Command string
+	Args    []string
+	Env     map[string]string
+	URL     string
+	Headers map[string]string
+}
+
+// Options tune Start. The zero value works.
+type Options struct {
+	// ClientVersion is reported to servers as dsh's version.
+	ClientVersion string
+	// Dir is the working directory of stdio servers ("": dsh's own).
+	Dir string
+	// Environ is the base environment of stdio servers, before the server's
+	// own Env; nil means dsh's environment. Credential-looking variables are
+	// removed from it either way: a server gets the secrets its Env names.
+	Environ []string
+	// HTTPClient carries the remote transports (nil: http.DefaultClient).
+	HTTPClient *http.Client
+	// ConnectTimeout bounds starting one server, initialisation and tool
+	// listing included (0: one minute; npx may have to install first).
+	ConnectTimeout time.Duration
+	// OnExit is told when a server stops on its own, with why. It is not
+	// called for servers stopped by Close.
+	OnExit func(server string, err error)
+}
+
+// StartError is a server that could not be started.
+type StartError struct {
+	Server string
+	Err    error
+}
+
+func (e *StartError) Error() string { return fmt.Sprintf("MCP server %s: %v", e.Server, e.Err) }
+func (e *StartError) Unwrap() error { return e.Err }
+
+// Servers is a session's running MCP servers.
+type Servers struct {
+	servers []*server
+}
+
+// server is one connected server.
+type server struct {
+	name    string
+	session *sdk.ClientSession
+	tools   []*sdk.Tool
+	cmd     *exec.Cmd // stdio only
+	stderr  *tailBuffer
+
+	end context.CancelFunc // ends the connection's context
+
+	mu      sync.Mutex
+	closing bool
+	dead    error // set when the session ended on its own
+	done    chan struct{}
+}
+
+// Start connects to every server at once. It returns the servers that
+// started and, joined, a *StartError for each one that did not; the caller
+// reports those to the user and the model. Servers is never nil.
+func Start(ctx context.Context, cfgs []ServerConfig, opts Options) (*Servers, error) {
+	s := &Servers{servers: make([]*server, len(cfgs))}
+	errs := make([]error, len(cfgs))
+	var wg sync.WaitGroup
+	for i, c := range cfgs {
+		wg.Go(func() {
+			srv, err := connect(ctx, c, opts)
+			if err != nil {
+				errs[i] = &StartError{Server: c.Name, Err: err}
+				return
+			}
+			s.servers[i] = srv
+		})
+	}
+	wg.Wait()
+	s.servers = slices.DeleteFunc(s.servers, func(srv *server) bool { return srv == nil })
+	return s, errors.Join(errs...)
+}
+
+func connect(ctx context.Context, c ServerConfig, opts Options) (*server, error) {
+	timeout := opts.ConnectTimeout
+	if timeout <= 0 {
+		timeout = time.Minute
+	}
+	// The SSE transports keep their stream in the context Connect gets, so it
+	// lives as long as the server, bounded only while the handshake runs.
+	life, end := context.WithCancel(context.WithoutCancel(ctx))
+	handshake := time.AfterFunc(timeout, end)
+	stopCtx := context.AfterFunc(ctx, end) // the caller gave up before the handshake ended
+	srv := &server{name: c.Name, done: make(chan struct{}), end: end}
+	var transport sdk.Transport
+	switch c.Type {
+	case "stdio", "":
+		if c.Command == "" {
+			return nil, errors.New("no command")
+		}
+		cmd := exec.Command(c.Command, c.Args...)
+		cmd.Dir = opts.Dir
+		cmd.Env = serverEnv(opts.Environ, c.Env)
+		srv.stderr = &tailBuffer{max: 4096}
+		cmd.Stderr = srv.stderr
+		// Its own process group, so Close can end whatever it started; and it
+		// dies with dsh.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		cmd.WaitDelay = time.Second
+		srv.cmd = cmd
+		transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+	case "http":
+		transport = &sdk.StreamableClientTransport{Endpoint: c.URL, HTTPClient: withHeaders(opts.HTTPClient, c.Headers),
+			MaxRetries: -1}
+	case "sse":
+		transport = &sdk.SSEClientTransport{Endpoint: c.URL, HTTPClient: withHeaders(opts.HTTPClient, c.Headers)}
+	default:
+		return nil, fmt.Errorf("unknown transport %q (want stdio, http or sse)", c.Type)
+	}
+
+	version := opts.ClientVersion
+	if version == "" {
+		version = "(devel)"
+	}
+	// No roots capability: a server confined to the directories it was given
+	// must not have them replaced by an empty list of roots.
+	client := sdk.NewClient(&sdk.Implementation{Name: "dsh", Version: version},
+		&sdk.ClientOptions{Capabilities: &sdk.ClientCapabilities{}})
+	session, err := client.Connect(life, transport, nil)
+	if !handshake.Stop() || !stopCtx() {
+		err = errors.Join(err, fmt.Errorf("not ready within %v or cancelled", timeout))
+	}
+	if err != nil {
+		if session != nil {
+			_ = session.Close()
+		}
+		srv.kill()
+		end()
+		return nil, srv.explain(err)
+	}
+	srv.session = session
+	listCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for t, err := range session.Tools(listCtx, nil) {
+		if err != nil {
+			srv.stop()
+			return nil, fmt.Errorf("listing its tools: %w", srv.explain(err))
+		}
+		srv.tools = append(srv.tools, t)
+	}
+	go srv.watch(opts.OnExit)
+	return srv, nil
+}
+
+// watch waits for the session to end; an end nobody asked for is a death.
+func (s *server) watch(onExit func(string, error)) {
+	err := s.session.Wait()
+	s.mu.Lock()
+	closing := s.closing
+	if !closing {
+		if err == nil {
+			err = errors.New("the connection closed")
+		}
+		s.dead = s.explain(fmt.Errorf("stopped: %w", err))
+	}
+	dead := s.dead
+	s.mu.Unlock()
+	close(s.done)
+	if !closing && onExit != nil {
+		onExit(s.name, dead)
+	}
+}
+
+// explain adds what a stdio server last wrote on stderr to err.
+func (s *server) explain(err error) error {
+	if s.stderr == nil {
+		return err
+	}
+	if tail := strings.TrimSpace(s.stderr.String()); tail != "" {
+		return fmt.Errorf("%w; its stderr ends: %s", err, tail)
+	}
+	return err
+}
+
+// call runs one tool on the server and turns its answer into a result.
+func (s *server) call(ctx context.Context, name string, args json.RawMessage) tool.Result {
+	s.mu.Lock()
+	dead := s.dead
+	s.mu.Unlock()
+	if dead != nil {
+		return tool.Errorf("MCP server %s is not running (%v); its tools cannot be used in this session.", s.name, dead)
+	}
+	res, err := s.session.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		s.mu.Lock()
+		if s.dead != nil {
+			err = s.dead
+		}
+		s.mu.Unlock()
+		return tool.Errorf("MCP server %s: calling %s failed: %v", s.name, name, err)
+	}
+	return result(res)
+}
+
+// result converts a tool's answer: text and images as they are, everything
+// else as text the model can read.
+func result(res *sdk.CallToolResult) tool.Result {
+	var out []card.Content
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *sdk.TextContent:
+			out = append(out, card.Text(c.Text))
+		case *sdk.ImageContent:
+			out = append(out, card.Image(c.MIMEType, base64.StdEncoding.EncodeToString(c.Data)))
+		case *sdk.AudioContent:
+			out = append(out, card.Text(fmt.Sprintf("[audio, %s, %d bytes: not shown]", c.MIMEType, len(c.Data))))
+		case *sdk.ResourceLink:
+			out = append(out, card.Text(fmt.Sprintf("[resource %s: %s]", c.Name, c.URI)))
+		case *sdk.EmbeddedResource:
+			out = append(out, embedded(c.Resource))
+		default:
+			out = append(out, card.Text(fmt.Sprintf("[%T content: not shown]", c)))
+		}
+	}
+	if len(out) == 0 && res.StructuredContent != nil {
+		if b, err := json.Marshal(res.StructuredContent); err == nil {
+			out = append(out, card.Text(string(b)))
+		}
+	}
+	return tool.Result{Content: out, IsError: res.IsError}
+}
+
+func embedded(r *sdk.ResourceContents) card.Content {
+	switch {
+	case r == nil:
+		return card.Text("[empty resource]")
+	case r.Text != "":
+		return card.Text(fmt.Sprintf("[resource %s]\n%s", r.URI, r.Text))
+	case strings.HasPrefix(r.MIMEType, "image/"):
+		return card.Image(r.MIMEType, base64.StdEncoding.EncodeToString(r.Blob))
+	default:
+		return card.Text(fmt.Sprintf("[resource %s, %s, %d bytes: not shown]", r.URI, r.MIMEType, len(r.Blob)))
+	}
+}
+
+// stop closes the session and then ends the server's process group.
+func (s *server) stop() {
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
+	if s.session != nil {
+		_ = s.session.Close() // its error is the server's exit status: nothing to act on
+	}
+	s.kill()
+	s.end()
+}
+
+// kill ends a stdio server's whole process group: a server started through
+// npx or a shell leaves children that closing stdin does not reach.
+func (s *server) kill() {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL) // ESRCH: already gone
+	if s.session == nil {
+		_ = s.cmd.Wait() // never connected: nobody else reaps it
+	}
+}
+
+// Close stops every server and every process they started.
+func (s *Servers) Close() error {
+	var wg sync.WaitGroup
+	for _, srv := range s.servers {
+		wg.Go(srv.stop)
+	}
+	wg.Wait()
+	return nil
+}
+
+// Tools returns every server's tools as dsh tools, in server then tool order.
+func (s *Servers) Tools() []tool.Tool {
+	var out []tool.Tool
+	for _, srv := range s.servers {
+		out = append(out, srv.adapt()...)
+	}
+	return out
+}
+
+// Names returns the names of the running servers.
+func (s *Servers) Names() []string {
+	var out []string
+	for _, srv := range s.servers {
+		out = append(out, srv.name)
+	}
+	return out
+}
+
+// serverEnv is the environment of a stdio server: the base without
+// credentials, then the server's own variables.
+func serverEnv(base []string, own map[string]string) []string {
+	if base == nil {
+		base = os.Environ()
+	}
+	env := slices.DeleteFunc(slices.Clone(base), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		_, overridden := own[name]
+		return looksSecret(name) || overridden
+	})
+	for _, k := range sortedKeys(own) {
+		env = append(env, k+"="+own[k])
+	}
+	return env
+}
+
+// looksSecret reports whether a variable name looks like a credential; the
+// rule is the bash tool's, so a server sees what a shell command would.
+func looksSecret(name string) bool {
+	n := strings.ToUpper(name)
+	for _, s := range []string{"API_KEY", "APIKEY", "TOKEN", "SECRET_KEY", "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIALS", "PASSPHRASE"} {
+		if n == s || strings.HasSuffix(n, "_"+s) {
+			return true
+		}
+	}
+	for _, w := range []string{"SECRET", "PASSWORD", "PASSWD"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return strings.HasPrefix(n, "AWS_") || strings.HasPrefix(n, "AZURE_") || n == "GOOGLE_APPLICATION_CREDENTIALS"
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// withHeaders returns a client that adds headers to every request.
+func withHeaders(c *http.Client, headers map[string]string) *http.Client {
+	if c == nil {
+		c = http.DefaultClient
+	}
+	if len(headers) == 0 {
+		return c
+	}
+	cc := *c
+	base := cc.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	cc.Transport = headerTransport{base: base, headers: headers}
+	return &cc
+}
+
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.headers {
+		r.Header.Set(k, v)
+	}
+	return t.base.RoundTrip(r)
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = slices.Clone(t.b[len(t.b)-t.max:])
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}
