@@ -122,7 +122,11 @@ func run(t *testing.T, tl tool.Tool, args string) tool.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	return tl.Run(ctx, tool.Env{}, []byte(args))
+	r, err := tl.Run(ctx, tool.Env{}, []byte(args), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 // TestTransports runs the same calls over each transport the Go server speaks.
@@ -180,11 +184,11 @@ func TestTransports(t *testing.T) {
 
 func TestPresentCall(t *testing.T) {
 	s := start(t, []ServerConfig{stdioConfig(t, "srv")}, Options{})
-	c, ok := find(t, s, "mcp__srv__greet").PresentCall([]byte(`{"name":"Ada"}`)).(*card.GenericCall)
+	c, ok := find(t, s, "mcp__srv__greet").PresentCall([]byte(`{"name":"Ada"}`), nil).(*card.GenericCall)
 	if !ok || c.Title != "srv: greet" || c.ToolKind != "other" || string(c.RawInput) != `{"name":"Ada"}` {
 		t.Errorf("call card = %#v", c)
 	}
-	if c := find(t, s, "mcp__srv__greet").PresentCall([]byte(`{broken`)).(*card.GenericCall); c.RawInput != nil {
+	if c := find(t, s, "mcp__srv__greet").PresentCall([]byte(`{broken`), nil).(*card.GenericCall); c.RawInput != nil {
 		t.Errorf("invalid JSON became raw input: %s", c.RawInput)
 	}
 	if r := find(t, s, "mcp__srv__fail").PresentResult(nil, tool.Errorf("x")); r != nil {

@@ -1,7 +1,6 @@
 package mcp
 
-// This file adapts a server's tools to the tool.Tool interface; it becomes a
-// call of tool.NewDynamic once package tool has that constructor.
+// This file adapts a server's tools to dsh tools with runtime schemas.
 
 import (
 	"context"
@@ -9,11 +8,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"regexp"
-	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
@@ -38,17 +35,6 @@ func shortHash(s string) string {
 	return hex.EncodeToString(h[:4])
 }
 
-// mcpTool is one server tool as a dsh tool.
-type mcpTool struct {
-	srv         *server
-	name        string // dsh's
-	remote      string // the server's
-	title       string
-	description string
-	schema      jsontext.Value
-	readOnly    bool
-}
-
 // adapt turns the server's tools into dsh tools. Two tools whose names
 // sanitise alike get the hash suffix, so neither shadows the other.
 func (s *server) adapt() []tool.Tool {
@@ -71,12 +57,32 @@ func (s *server) adapt() []tool.Tool {
 		if desc == "" {
 			desc = title
 		}
-		out = append(out, &mcpTool{
-			srv: s, name: name, remote: t.Name, title: s.name + ": " + title,
-			description: desc + "\n\n(A tool of the MCP server " + s.name + ".)",
-			schema:      objectSchema(t.InputSchema),
-			readOnly:    t.Annotations != nil && t.Annotations.ReadOnlyHint,
-		})
+		readOnly := t.Annotations != nil && t.Annotations.ReadOnlyHint
+		// A tool the server says only reads runs unasked; any other acts on the
+		// world the way a command does.
+		perm := tool.PermExecute
+		if readOnly {
+			perm = tool.PermNone
+		}
+		remote := t.Name
+		d := tool.Dynamic{
+			Name: name, Title: s.name + ": " + title,
+			Description: desc + "\n\n(A tool of the MCP server " + s.name + ".)",
+			Schema:      objectSchema(t.InputSchema),
+			ReadOnly:    readOnly, Permission: perm, Kind: "other",
+			Execute: func(ctx context.Context, _ tool.Env, args jsontext.Value) (tool.Result, error) {
+				return s.call(ctx, remote, json.RawMessage(args)), nil
+			},
+		}
+		dt, err := tool.NewDynamic(d)
+		if err != nil {
+			// A schema dsh cannot compile: the server still checks the arguments.
+			d.Schema = jsontext.Value(`{"type":"object"}`)
+			if dt, err = tool.NewDynamic(d); err != nil {
+				continue
+			}
+		}
+		out = append(out, dt)
 	}
 	return out
 }
@@ -100,45 +106,4 @@ func objectSchema(s any) jsontext.Value {
 		}
 	}
 	return jsontext.Value(b)
-}
-
-func (t *mcpTool) Name() string           { return t.name }
-func (t *mcpTool) Description() string    { return t.description }
-func (t *mcpTool) Schema() jsontext.Value { return t.schema }
-func (t *mcpTool) ReadOnly() bool         { return t.readOnly }
-func (t *mcpTool) Kind() string           { return "other" }
-
-// Permission: a tool the server says only reads runs unasked; any other acts
-// on the world the way a command does.
-func (t *mcpTool) Permission() tool.Permission {
-	if t.readOnly {
-		return tool.PermNone
-	}
-	return tool.PermExecute
-}
-
-func (t *mcpTool) Run(ctx context.Context, _ tool.Env, args []byte) tool.Result {
-	if strings.TrimSpace(string(args)) == "" {
-		args = []byte("{}")
-	}
-	var obj map[string]any
-	if err := json.Unmarshal(args, &obj); err != nil || obj == nil {
-		return tool.Errorf("Invalid arguments for %s: want a JSON object", t.name)
-	}
-	return t.srv.call(ctx, t.remote, json.RawMessage(args))
-}
-
-func (t *mcpTool) PresentCall(args []byte) card.Call {
-	c := &card.GenericCall{Title: t.title, ToolKind: "other"}
-	if v := jsontext.Value(args); v.IsValid() {
-		c.RawInput = v.Clone()
-	}
-	return c
-}
-
-func (t *mcpTool) PresentResult(_ []byte, r tool.Result) card.Result {
-	if r.IsError {
-		return nil
-	}
-	return &card.GenericResult{Title: t.title, Content: r.Content}
 }
