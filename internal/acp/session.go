@@ -109,6 +109,7 @@ func (s *sess) handle(e host.Event) {
 		s.mu.Unlock()
 	case host.KindPermission:
 		s.permit(e.Permission)
+	case host.KindUsage:
 	}
 }
 

@@ -72,6 +72,8 @@ type Config struct {
 	System    string    // the full system prompt; build it with SystemPrompt
 	// OnDelta, if set, receives the model's text and thinking as they stream.
 	OnDelta func(provider.Delta)
+	// OnUsage, if set, is told the tokens of each model call as it ends.
+	OnUsage func(session.Usage)
 	// OnCallStart, if set, is told when a permitted call begins to run — the
 	// moment between its tool_call and tool_result records that the log does
 	// not hold, which a UI shows as "in progress".
@@ -245,6 +247,10 @@ func (a *Agent) Prompt(ctx context.Context, text string) (StopReason, error) {
 		}
 		t.usage.InputTokens += resp.InputTokens
 		t.usage.OutputTokens += resp.OutputTokens
+		t.usage.ContextTokens = resp.InputTokens + resp.OutputTokens
+		if a.c.OnUsage != nil {
+			a.c.OnUsage(session.Usage{InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens, ContextTokens: t.usage.ContextTokens})
+		}
 
 		msg := cleanAssistant(resp.Message)
 		calls, err := a.logAssistant(msg)
@@ -290,9 +296,8 @@ func (a *Agent) RunTool(ctx context.Context, name string, args []byte) (tool.Res
 
 // end logs the turn_end record and returns what Prompt returns.
 func (a *Agent) end(t *turnState, reason StopReason, cause error) (StopReason, error) {
-	rec := session.Record{Type: session.TypeTurnEnd, StopReason: string(reason), Usage: &session.Usage{
-		InputTokens: t.usage.InputTokens, OutputTokens: t.usage.OutputTokens,
-	}}
+	u := t.usage
+	rec := session.Record{Type: session.TypeTurnEnd, StopReason: string(reason), Usage: &u}
 	if cause != nil {
 		rec.Error = cause.Error()
 	}

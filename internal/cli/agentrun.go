@@ -51,7 +51,7 @@ func runAgentTurn(ctx context.Context, io IO, r agentRun) (agent.StopReason, str
 			_ = term.handle(e.Record) // a failing terminal must not stall the turn
 		case host.KindPermission:
 			ask.ask(e.Permission)
-		case host.KindDelta, host.KindModelRequest, host.KindCallStarted:
+		case host.KindDelta, host.KindModelRequest, host.KindCallStarted, host.KindUsage:
 		}
 	})
 	stop, turnErr := s.Prompt(ctx, r.Prompt)

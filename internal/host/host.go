@@ -164,6 +164,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string) *
 		System:      system,
 		OnDelta:     func(d provider.Delta) { s.bus.publish(Event{Kind: KindDelta, Delta: d}) },
 		OnCallStart: func(id string) { s.bus.publish(Event{Kind: KindCallStarted, CallID: id}) },
+		OnUsage:     func(u session.Usage) { s.bus.publish(Event{Kind: KindUsage, Usage: u}) },
 	}
 	if o.Ask {
 		cfg.Permit = s.permit

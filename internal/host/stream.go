@@ -20,6 +20,7 @@ const (
 	KindModelRequest             // a model request starts: streamed text not completed by a record is void
 	KindCallStarted              // CallID: a permitted call begins to run
 	KindPermission               // Permission: the user is asked about a call
+	KindUsage                    // Usage: the tokens of a model call that just ended
 )
 
 // Event is one item of a session's ordered stream.
@@ -29,6 +30,7 @@ type Event struct {
 	Delta      provider.Delta
 	CallID     string
 	Permission *Permission
+	Usage      session.Usage
 }
 
 // Permission is a pending permission request. The first Answer decides it; Done

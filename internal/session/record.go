@@ -82,4 +82,8 @@ type Record struct {
 type Usage struct {
 	InputTokens  int64 `json:"inputTokens"`
 	OutputTokens int64 `json:"outputTokens"`
+	// ContextTokens is the size of the conversation after the turn's last model
+	// call (its input and output), as the provider counted it: how full the
+	// model's context window is.
+	ContextTokens int64 `json:"contextTokens,omitzero"`
 }

@@ -1,0 +1,216 @@
+// Package command is the one registry of slash commands, shared by the terminal
+// chat and the editor (ACP's available commands): the built-in ones, and the
+// user's custom commands — Markdown files whose body becomes the prompt.
+package command
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Where says which consumers offer a command.
+type Where int
+
+// The consumers.
+const (
+	Terminal Where = 1 << iota
+	Editor
+	Both = Terminal | Editor
+)
+
+// Command is one slash command.
+type Command struct {
+	Name        string // without the slash
+	Description string
+	ArgHint     string // e.g. "[focus]", shown after the name
+	Where       Where
+	// Body is a custom command's prompt template ($ARGUMENTS is replaced); empty
+	// for built-in commands, which the consumer carries out itself.
+	Body string
+	// Source is the file a custom command came from.
+	Source string
+}
+
+// Custom reports whether the command is a user's prompt template.
+func (c Command) Custom() bool { return c.Source != "" }
+
+// Expand returns a custom command's prompt for the arguments typed after it.
+func (c Command) Expand(args string) string {
+	args = strings.TrimSpace(args)
+	if !strings.Contains(c.Body, "$ARGUMENTS") {
+		if args == "" {
+			return c.Body
+		}
+		return strings.TrimRight(c.Body, "\n") + "\n\n" + args
+	}
+	return strings.ReplaceAll(c.Body, "$ARGUMENTS", args)
+}
+
+// Builtin are dsh's own commands.
+func Builtin() []Command {
+	return []Command{
+		{Name: "help", Description: "list the commands", Where: Terminal},
+		{Name: "new", Description: "start a new session in this directory", Where: Terminal},
+		{Name: "resume", Description: "reopen an earlier session of this directory", ArgHint: "[id]", Where: Terminal},
+		{Name: "sessions", Description: "list this directory's sessions", Where: Terminal},
+		{Name: "mode", Description: "show or set the permission mode", ArgHint: "[default|accept-edits|auto|bypass|read-only]", Where: Both},
+		{Name: "model", Description: "show or set the model", ArgHint: "[name]", Where: Both},
+		{Name: "compact", Description: "summarise the conversation so far to free the context", ArgHint: "[focus]", Where: Both},
+		{Name: "cost", Description: "tokens used and their cost so far", Where: Both},
+		{Name: "exit", Description: "end the session and quit", Where: Terminal},
+	}
+}
+
+// Parse splits "/name args" into the name and the arguments; ok is false for
+// input that is not a slash command (a path such as /tmp/x is not one).
+func Parse(input string) (name, args string, ok bool) {
+	s := strings.TrimLeft(input, " \t")
+	if !strings.HasPrefix(s, "/") {
+		return "", "", false
+	}
+	s = s[1:]
+	name, args, _ = strings.Cut(s, " ")
+	if name == "" || !validName(name) {
+		return "", "", false
+	}
+	return name, strings.TrimSpace(args), true
+}
+
+func validName(n string) bool {
+	for _, c := range n {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == ':') {
+			return false
+		}
+	}
+	return true
+}
+
+// Dirs are where custom commands are looked for, in order of precedence: the
+// project's .dsh/commands, the user's $XDG_CONFIG_HOME/dsh/commands (else
+// ~/.config/dsh/commands), and the project's .claude/commands for people moving
+// over from Claude Code.
+func Dirs(root string, getenv func(string) string) []string {
+	dirs := []string{filepath.Join(root, ".dsh", "commands")}
+	if x := getenv("XDG_CONFIG_HOME"); x != "" {
+		dirs = append(dirs, filepath.Join(x, "dsh", "commands"))
+	} else if h := getenv("HOME"); h != "" {
+		dirs = append(dirs, filepath.Join(h, ".config", "dsh", "commands"))
+	}
+	return append(dirs, filepath.Join(root, ".claude", "commands"))
+}
+
+// maxCommandFile bounds a custom command's file: it becomes a prompt.
+const maxCommandFile = 256 << 10
+
+// All returns the built-in commands and the custom ones found in dirs, sorted by
+// name; a custom command never shadows a built-in one, and an earlier directory
+// wins over a later one. Subdirectories give namespaced names (git/commit.md is
+// "git:commit"). Files that cannot be read are reported in the error, the rest
+// are still returned.
+func All(dirs []string) ([]Command, error) {
+	out := Builtin()
+	seen := map[string]bool{}
+	for _, c := range out {
+		seen[c.Name] = true
+	}
+	var errs []error
+	for _, dir := range dirs {
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return nil
+				}
+				return err
+			}
+			if d.IsDir() || !strings.EqualFold(filepath.Ext(path), ".md") {
+				return nil
+			}
+			rel, _ := filepath.Rel(dir, path)
+			name := strings.ReplaceAll(strings.TrimSuffix(rel, filepath.Ext(rel)), string(filepath.Separator), ":")
+			if !validName(name) || seen[name] {
+				return nil
+			}
+			c, err := readCommand(path, name)
+			if err != nil {
+				errs = append(errs, err)
+				return nil
+			}
+			seen[name] = true
+			out = append(out, c)
+			return nil
+		})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("commands in %s: %w", dir, err))
+		}
+	}
+	slices.SortFunc(out, func(a, b Command) int { return cmp.Compare(a.Name, b.Name) })
+	return out, errors.Join(errs...)
+}
+
+// readCommand reads a custom command: an optional front matter block with a
+// "description:" line, then the prompt.
+func readCommand(path, name string) (Command, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return Command{}, fmt.Errorf("command %s: %w", path, err)
+	}
+	if fi.Size() > maxCommandFile {
+		return Command{}, fmt.Errorf("command %s: %d bytes is larger than %d", path, fi.Size(), maxCommandFile)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Command{}, fmt.Errorf("command %s: %w", path, err)
+	}
+	body := strings.ReplaceAll(string(b), "\r\n", "\n")
+	c := Command{Name: name, Where: Both, Source: path}
+	if rest, ok := strings.CutPrefix(body, "---\n"); ok {
+		if front, after, ok := strings.Cut(rest, "\n---\n"); ok {
+			body = after
+			for line := range strings.SplitSeq(front, "\n") {
+				k, v, _ := strings.Cut(line, ":")
+				switch strings.TrimSpace(k) {
+				case "description":
+					c.Description = strings.Trim(strings.TrimSpace(v), `"'`)
+				case "argument-hint":
+					c.ArgHint = strings.Trim(strings.TrimSpace(v), `"'`)
+				}
+			}
+		}
+	}
+	c.Body = strings.TrimLeft(body, "\n")
+	if c.Description == "" {
+		first, _, _ := strings.Cut(strings.TrimSpace(c.Body), "\n")
+		c.Description = strings.TrimLeft(first, "# ")
+		if len(c.Description) > 80 {
+			c.Description = c.Description[:77] + "…"
+		}
+	}
+	return c, nil
+}
+
+// Find returns the named command.
+func Find(cmds []Command, name string) (Command, bool) {
+	for _, c := range cmds {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return Command{}, false
+}
+
+// For returns the commands a consumer offers.
+func For(cmds []Command, w Where) []Command {
+	var out []Command
+	for _, c := range cmds {
+		if c.Where&w != 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
