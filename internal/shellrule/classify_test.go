@@ -1,0 +1,401 @@
+package shellrule
+
+import (
+	"strings"
+	"testing"
+)
+
+// classifyCase is one command and what the rule must say about it: safe (runs
+// without asking), remembered (asked once, then remembered as label) or refused
+// (asked every time, with a reason containing why).
+type classifyCase struct {
+	cmd   string
+	safe  bool
+	label string // when remembered: what "always" remembers
+	why   string // when refused: a part of the reason
+}
+
+func safe(cmd, label string) classifyCase     { return classifyCase{cmd: cmd, safe: true, label: label} }
+func remembered(cmd, label string) classifyCase { return classifyCase{cmd: cmd, label: label} }
+func refused(cmd, why string) classifyCase    { return classifyCase{cmd: cmd, why: why} }
+
+const (
+	redirOut = "redirects output to a file"
+	assign   = "has an assignment prefix"
+	wrapper  = "runs its arguments as a command"
+	byName   = "assigns or tests a shell variable by name, which can evaluate code ("
+	arith    = "evaluates arithmetic"
+	codeArg  = "runs code given in its arguments"
+)
+
+var classifyCases = []classifyCase{
+	// Known read-only commands, alone and combined.
+	safe("ls", "ls"),
+	safe("ls -la internal", "ls"),
+	safe("pwd", "pwd"),
+	safe("cat go.mod", "cat"),
+	safe("head -n 5 README.md", "head"),
+	safe("tail -20 build.log", "tail"),
+	safe("wc -l main.go", "wc"),
+	safe("file bin/dsh", "file"),
+	safe("stat -c %s go.mod", "stat"),
+	safe("du -sh .", "du"),
+	safe("grep -rn TODO internal", "grep"),
+	safe("rg -n 'func main' .", "rg"),
+	safe("find . -name '*.go' -type f", "find"),
+	safe("git status", "git status"),
+	safe("git status --short", "git status"),
+	safe("git log --oneline -5", "git log"),
+	safe("git diff HEAD~1 -- main.go", "git diff"),
+	safe("git diff --text", "git diff"),
+	safe("git show HEAD:go.mod", "git show"),
+	safe("git branch -a", "git branch"),
+	safe("git rev-parse --show-toplevel", "git rev-parse"),
+	safe("git ls-files", "git ls-files"),
+	safe("git blame -L 1,5 go.mod", "git blame"),
+	safe("git log @{u}..HEAD", "git log"),
+	safe("git --no-pager log -1", "git log"),
+	safe("go list ./...", "go list"),
+	safe("go list -m all", "go list"),
+	safe("go env GOPATH", "go env"),
+	safe("go version", "go version"),
+	safe("echo hello", "echo"),
+	safe(`printf '%s\n' a b`, "printf"),
+	safe("ls | sort", "ls, sort"),
+	safe("cat x | sort -u | uniq -c | sort -rn | head", "cat, sort, uniq, head"),
+	safe("grep -c x f | cut -d: -f2 | tr a-z A-Z", "grep, cut, tr"),
+	safe("ls && pwd", "ls, pwd"),
+	safe("ls || echo none", "ls, echo"),
+	safe("ls; pwd\nwc -l go.mod", "ls, pwd, wc"),
+	safe("ls 2>/dev/null", "ls"),
+	safe("ls 2>&1 | head", "ls, head"),
+	safe("ls >/dev/null 2>&1", "ls"),
+	safe("ls &>/dev/null", "ls"),
+	safe("echo x >&2", "echo"),
+	safe("ls 3>&1 1>&2 2>&3-", "ls"),
+	safe("{ ls; pwd; }", "ls, pwd"),
+	safe("(ls)", "ls"),
+	safe("ls internal/*.go", "ls"),
+	safe("[[ -f go.mod ]] && cat go.mod", "[[, cat"),
+	safe("[[ 1 -eq 1 ]]", "[["),
+	safe("[[ abc == a* && x =~ ^a ]]", "[["),
+	safe("test -f go.mod && echo yes", "test, echo"),
+	safe("[ -d internal ] || echo no", "[, echo"),
+	safe("cat <<'EOF'\nhello $x $(id)\nEOF", "cat"),
+	safe("cat <<EOF\nhello\nEOF", "cat"),
+	safe("cat <<< hello", "cat"),
+	safe("wc -l < /dev/null", "wc"),
+	safe("! grep -q x f", "grep"),
+	safe("ls -- '*.go'", "ls"),
+	safe(`ls \*`, "ls"),
+	safe(`echo "a\$b"`, "echo"),
+	safe("ls a{b", "ls"),
+	safe("ls {} x{}", "ls"),
+	safe(`ls "{a,b}" \{a,b\}`, "ls"),
+	safe("ls ~ ~/x ~root", "ls"),
+	safe("grep x f |& head", "grep, head"),
+	safe("ls # $(rm -rf ~)", "ls"),
+
+	// Remembered, but not known read-only: asked once.
+	remembered("rm -rf build", "rm"),
+	remembered("git commit -m 'x'", "git commit"),
+	remembered("git status && rm -rf build", "git status, rm"),
+	remembered("go test ./...", "go test"),
+	remembered("make test", "make test"),
+	remembered("make", "make"),
+	remembered("npm install", "npm install"),
+	remembered("npm --version", "npm --version"),
+	remembered("git --version", "git --version"),
+	remembered("cargo build --release", "cargo build"),
+	remembered("docker ps", "docker ps"),
+	remembered("cd internal && ls", "cd, ls"),
+	remembered("./build.sh", "./build.sh"),
+	remembered("/usr/bin/git status", "/usr/bin/git status"),
+	remembered("/bin/ls", "/bin/ls"),
+	remembered(`\rm x`, "rm"),
+	remembered("ls *", "ls"),
+	remembered("wc -l *.go", "wc"),
+	remembered("git branch feature", "git branch"),
+	remembered("git branch -D feature", "git branch"),
+	remembered("git branch -m a b", "git branch"),
+	remembered("git diff --ext-diff", "git diff"),
+	remembered("git log --textconv -p", "git log"),
+	remembered("git show --ext-diff HEAD", "git show"),
+	remembered("go list -export ./...", "go list"),
+	remembered("go list -mod=mod ./...", "go list"),
+	remembered("rg -z foo", "rg"),
+	remembered("file -C -m magic", "file"),
+	remembered("uniq in.txt out.txt", "uniq"),
+	remembered("python3 script.py", "python3"),
+	remembered("node index.js", "node"),
+	remembered("echo hi | tee out.txt", "echo, tee"),
+	remembered("cat go.mod | python3 -m json.tool", "cat, python3"),
+	remembered("[[ -f x ]] && rm x", "[[, rm"),
+	remembered("tar czf a.tgz src", "tar"),
+	remembered("rsync -a src dst", "rsync"),
+	remembered("date", "date"),
+	remembered("rm a; rm b; ls", "rm, ls"),
+
+	// Redirections to anything but /dev/null or a file descriptor.
+	refused("echo x > /outside/file", redirOut),
+	refused("echo x >> ~/.bashrc", redirOut),
+	refused("echo x > /dev/tcp/127.0.0.1/80", redirOut),
+	refused("cat > f <<EOF\nx\nEOF", redirOut),
+	refused("echo x >| f", redirOut),
+	refused("echo x &> f", redirOut),
+	refused("echo x &>> f", redirOut),
+	refused("ls 2> err.log", redirOut),
+	refused("echo x >& f", redirOut),
+	refused("ls >&out", redirOut),
+	refused("ls 2>&1 > out", redirOut),
+	refused("{ ls; } > out", redirOut),
+	refused("(ls) > out", redirOut),
+	refused("ls | { cat > out; }", redirOut),
+	refused("cat <> f", "opens a file for writing"),
+	refused("cat < secret", "redirects input from a file"),
+	refused("cat < /dev/tcp/127.0.0.1/80", "redirects input from a file"),
+	refused("echo x > /dev/nul?", redirOut),
+	refused(`echo x > "$f"`, "computed file name"),
+	refused("ls {fd}>/dev/null", "file descriptor named by a variable"),
+
+	// Assignments in front of a command, or alone.
+	refused("PATH=evil:$PATH ls", assign+" (PATH"),
+	refused("BASH_ENV=x bash -c true", assign+" (BASH_ENV"),
+	refused("GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='touch /tmp/pwn; false' git status", assign+" (GIT_CONFIG_COUNT"),
+	refused("GIT_PAGER='sh -c x' git log", assign),
+	refused("LD_PRELOAD=./x.so ls", assign),
+	refused("IFS=/ ls", assign),
+	refused("x=1", "assigns a shell variable"),
+	refused("a[$(id)]=1", "assigns a shell variable"),
+	refused("ls && x=1 pwd", assign),
+
+	// Anything bash computes in a word.
+	refused("echo $HOME", "expands a variable ($HOME)"),
+	refused(`echo "$HOME"`, "expands a variable"),
+	refused("ls ${dir}", "expands a variable"),
+	refused("echo $(id)", "command substitution"),
+	refused("echo `id`", "command substitution"),
+	refused(`echo "$(id)"`, "command substitution"),
+	refused("git log $(touch /tmp/pwn)", "command substitution"),
+	refused("echo $(( a[$(touch /tmp/pwn)] ))", arith),
+	refused("x='a[$(id)]'; echo $((x))", "assigns a shell variable"),
+	refused("echo $((x))", arith),
+	refused("echo $[1+1]", arith),
+	refused("echo ${x@P}", "can evaluate code"),
+	refused("echo ${!x}", "can evaluate code"),
+	refused("echo ${a[$(id)]}", "can evaluate code"),
+	refused("echo ${a[x]}", "can evaluate code"),
+	refused("echo ${#x}", "expands a variable"),
+	refused("echo ${x:-$(id)}", "expands a variable"),
+	refused("diff <(ls) <(ls -a)", "process substitution"),
+	refused("ls >(cat)", "process substitution"),
+	refused(`echo $'\x41'`, "$'…' quoting"),
+	refused(`echo $"hi"`, `$"…" quoting`),
+	refused(`cat <<< "$(id)"`, "here-string"),
+	refused("cat <<< $x", "here-string"),
+	refused("cat <<EOF\n$(id)\nEOF", "here-document with expansions"),
+	refused("cat <<EOF\n$x\nEOF", "here-document with expansions"),
+	refused("ls @(a|b)", "extended pattern"),
+	refused("{rm,-rf,/tmp/x}", "brace expansion"),
+	refused("echo {a,b}", "brace expansion"),
+	refused("git diff --ext{-diff,}", "brace expansion"),
+	refused("ls {1..3}", "brace expansion"),
+	refused("ls ~-", "expands a directory"),
+	refused("cd ~+/x", "expands a directory"),
+	refused("ls {a,'-b'}", "brace expansion"),
+	refused("/???/?ouch x", "program named by a pattern"),
+	refused("l? -a", "program named by a pattern"),
+
+	// Arithmetic commands.
+	refused("(( x = 1 ))", arith),
+	refused("((a[$(id)]))", arith),
+	refused("let x=1", arith),
+	refused("let 'a[$(id)]'", arith),
+	refused("for ((i=0; i<3; i++)); do ls; done", "control flow"),
+
+	// Variable names, which bash evaluates with their subscripts.
+	refused("printf -v 'a[$(id)]' x", byName+"printf -v"),
+	refused("printf -v x %s y", byName),
+	refused("printf -vx y", byName),
+	refused("test -v 'a[$(id)]'", byName+"test -v"),
+	refused("[ -v 'a[$(id)]' ]", byName+"[ -v"),
+	refused("[[ -v 'a[$(id)]' ]]", byName+"[[ -v"),
+	refused("[[ -v x ]]", byName),
+	refused("test -R x", byName),
+	refused("declare 'a[$(id)]=1'", byName+"declare"),
+	refused("declare -n x=y", byName),
+	refused("typeset x", byName),
+	refused("local x", byName),
+	refused("export 'a[$(id)]'", byName),
+	refused("readonly x", byName),
+	refused("read 'a[$(id)]'", byName+"read"),
+	refused("read x", byName),
+	refused("mapfile -C id x", byName+"mapfile"),
+	refused("readarray x", byName),
+	refused("unset 'a[$(id)]'", byName+"unset"),
+	refused("getopts a 'x[$(id)]'", byName),
+	refused("wait -p 'a[$(id)]'", byName+"wait -p"),
+	refused("'declare' x", byName),
+	refused(`\export x=1`, byName),
+
+	// [[ ]] arithmetic comparisons evaluate their operands.
+	refused("[[ a -eq b ]]", "compares arithmetically"),
+	refused("[[ 'a[$(id)]' -eq 0 ]]", "compares arithmetically"),
+	refused("[[ 1 -lt x ]]", "compares arithmetically"),
+	refused("[[ $x == y ]]", "expands a variable"),
+
+	// Programs that run their arguments, or code in them.
+	refused("bash -c 'rm -rf ~'", "runs a shell (bash)"),
+	refused("sh -c id", "runs a shell"),
+	refused("zsh -c id", "runs a shell"),
+	refused("bash script.sh", "runs a shell"),
+	refused("bash <<'EOF'\nid\nEOF", "runs a shell"),
+	refused("/bin/sh x", "runs a shell (sh)"),
+	refused("busybox sh", "runs a shell"),
+	refused("eval id", wrapper+" (eval)"),
+	refused("exec id", wrapper+" (exec)"),
+	refused("env id", wrapper+" (env)"),
+	refused("env", wrapper+" (env)"),
+	refused("/usr/bin/env id", wrapper+" (env)"),
+	refused("ls | xargs rm", wrapper+" (xargs)"),
+	refused(`find . -exec rm {} \;`, wrapper+" (find -exec)"),
+	refused(`find . -execdir id \;`, wrapper+" (find -execdir)"),
+	refused(`find . -ok rm {} \;`, wrapper+" (find -ok)"),
+	refused(`find . -okdir id \;`, wrapper+" (find -okdir)"),
+	refused("find . -delete", "deletes or writes files (find -delete)"),
+	refused("find . -fprint out", "deletes or writes files (find -fprint)"),
+	refused("find . -fprint0 out", "deletes or writes files"),
+	refused("find . -fprintf out %p", "deletes or writes files"),
+	refused("find . -fls out", "deletes or writes files"),
+	refused(`find . \-exec id \;`, wrapper+" (find -exec)"),
+	refused(`find . -ex''ec id \;`, wrapper+" (find -exec)"),
+	refused(`find . "-delete"`, "deletes or writes files"),
+	refused("find . -name x *", "may match a file named like an option"),
+	refused("sudo ls", wrapper+" (sudo)"),
+	refused("doas ls", wrapper),
+	refused("nohup ls", wrapper),
+	refused("timeout 5 ls", wrapper+" (timeout)"),
+	refused("nice ls", wrapper),
+	refused("ionice ls", wrapper),
+	refused("watch ls", wrapper),
+	refused("source x", wrapper+" (source)"),
+	refused(". ./x", wrapper+" (.)"),
+	refused("command ls", wrapper+" (command)"),
+	refused("builtin cd", wrapper+" (builtin)"),
+	refused("trap id EXIT", wrapper+" (trap)"),
+	refused("time ls", wrapper+" (time)"),
+	refused("/usr/bin/time ls", wrapper+" (time)"),
+	refused("strace ls", wrapper),
+	refused("parallel id ::: a", wrapper),
+	refused("flock f id", wrapper),
+	refused("stdbuf -o0 id", wrapper),
+	refused("coproc id", wrapper),
+	refused("sort -o out in", "writes to a file named in its arguments (sort -o"),
+	refused("sort --output=out in", "writes to a file"),
+	refused("sort --out=f in", "writes to a file"),
+	refused("sort -ro f in", "writes to a file"),
+	refused("sort --compress-program=sh x", wrapper+" (sort --compress-program"),
+	refused("cat x | sort -u -o x", "writes to a file"),
+	refused("git -c core.pager=id log", "before its subcommand (git -c)"),
+	refused("git --config-env=core.pager=X log", "before its subcommand"),
+	refused("git -C /tmp status", "before its subcommand (git -C)"),
+	refused("git --exec-path=. status", "before its subcommand"),
+	refused("git -p log", "before its subcommand"),
+	refused("go -C x list", "before its subcommand"),
+	refused("npm --prefix x install", "before its subcommand"),
+	refused("git config core.fsmonitor id", "changes configuration that can make later commands run programs (git config)"),
+	refused("git config user.name", "changes configuration"),
+	refused("git log --output=f", "writes to a file named in its arguments (git --output=f)"),
+	refused("git diff --out=f", "writes to a file"),
+	refused("git diff *", "may match a file named like an option"),
+	refused("git * status", "may match a file named like an option"),
+	refused("make t*", "subcommand by a pattern"),
+	refused("awk '{print}' f", "can write files and run commands from its script (awk)"),
+	refused("sed -n 1p f", "can write files and run commands from its script (sed)"),
+	refused("sed -i s/a/b/ f", "can write files"),
+	refused("gawk x", "can write files"),
+	refused("perl -e 'print 1'", codeArg+" (perl -e"),
+	refused("perl -ne x", codeArg),
+	refused("python3 -c 'import os'", codeArg+" (python -c"),
+	refused("python -c x", codeArg),
+	refused("node -e x", codeArg),
+	refused("node --eval=x", codeArg),
+	refused("node -p x", codeArg),
+	refused("ruby -e x", codeArg),
+	refused("ssh host id", "connects to another machine"),
+	refused("scp a host:b", "connects to another machine"),
+	refused("rg --pre ./x foo", wrapper+" (rg --pre"),
+	refused("rg --pre=./x foo", wrapper),
+	refused("rg --hostname-bin=x foo", wrapper),
+	refused("rg foo *", "may match a file named like an option"),
+	refused("tar --to-command=id -xf a.tar", wrapper+" (tar --to-command"),
+	refused("tar xIf prog a.tar", wrapper),
+	refused("tar -I prog -xf a", wrapper),
+	refused("rsync -e 'sh -c x' a b", wrapper),
+	refused("zip -TT id a.zip x", wrapper),
+	refused("go test -exec=./evil ./...", wrapper+" (go -exec"),
+	refused("go build -toolexec ./x", wrapper),
+	refused("go vet -vettool=./x", wrapper),
+	refused("go env -w GOFLAGS=-toolexec=x", "changes configuration that can make later commands run programs (go -w"),
+	refused("go env -u X", "changes configuration"),
+	refused("cargo build --config x", "changes configuration"),
+	refused("vim -c '!id'", "scriptable editor"),
+	refused("crontab x", "schedules commands"),
+	refused("at now", "schedules commands"),
+	refused("alias ls=rm", "changes how the shell runs later commands (alias"),
+	refused("hash -p ./x ls", "changes how the shell runs later commands (hash"),
+	refused("shopt -s expand_aliases", "changes how the shell"),
+	refused("set -o noclobber", "changes how the shell"),
+	refused("enable -f x.so y", "changes how the shell"),
+	refused("compgen -C id x", "changes how the shell"),
+	refused("fc -s", "changes how the shell"),
+
+	// Shell structure that is not a plain program.
+	refused("f() { id; }; f", "defines a shell function"),
+	refused("function f { id; }", "defines a shell function"),
+	refused("ls &", "runs in the background"),
+	refused("sleep 1 & wait", "runs in the background"),
+	refused("if true; then ls; fi", "control flow"),
+	refused("for f in a; do ls; done", "control flow"),
+	refused("while true; do ls; done", "control flow"),
+	refused("until false; do ls; done", "control flow"),
+	refused("case x in x) ls;; esac", "control flow"),
+	refused("select x in a; do ls; done", "control flow"),
+	refused("", "runs no command"),
+	refused("# just a comment", "runs no command"),
+	refused("> /dev/null", "runs no command"),
+	refused("ls 'unterminated", "does not parse"),
+	refused("ls )", "does not parse"),
+	refused("'git status' x", "unusual name"),
+	refused("'ls, rm' x", "unusual name"),
+	refused("git 'status x'", "unusual subcommand"),
+	refused("ls && rm $(echo x)", "command substitution"),
+}
+
+func TestClassify(t *testing.T) {
+	if len(classifyCases) < 150 {
+		t.Fatalf("only %d cases; the rule wants at least 150", len(classifyCases))
+	}
+	for _, tc := range classifyCases {
+		v := Classify(tc.cmd, nil)
+		switch {
+		case tc.why != "":
+			if v.Rememberable || v.Safe || v.Keys != nil || v.Label() != "" {
+				t.Errorf("%q: %+v, want refused", tc.cmd, v)
+			} else if !strings.Contains(v.Reason, tc.why) {
+				t.Errorf("%q: reason %q, want it to say %q", tc.cmd, v.Reason, tc.why)
+			}
+		default:
+			if !v.Rememberable || v.Reason != "" {
+				t.Errorf("%q: refused (%s), want remembered as %q", tc.cmd, v.Reason, tc.label)
+				continue
+			}
+			if v.Label() != tc.label {
+				t.Errorf("%q: label %q, want %q", tc.cmd, v.Label(), tc.label)
+			}
+			if v.Safe != tc.safe {
+				t.Errorf("%q: safe %v, want %v", tc.cmd, v.Safe, tc.safe)
+			}
+		}
+	}
+}
