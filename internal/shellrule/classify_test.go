@@ -15,9 +15,9 @@ type classifyCase struct {
 	why   string // when refused: a part of the reason
 }
 
-func safe(cmd, label string) classifyCase     { return classifyCase{cmd: cmd, safe: true, label: label} }
+func safe(cmd, label string) classifyCase       { return classifyCase{cmd: cmd, safe: true, label: label} }
 func remembered(cmd, label string) classifyCase { return classifyCase{cmd: cmd, label: label} }
-func refused(cmd, why string) classifyCase    { return classifyCase{cmd: cmd, why: why} }
+func refused(cmd, why string) classifyCase      { return classifyCase{cmd: cmd, why: why} }
 
 const (
 	redirOut = "redirects output to a file"
