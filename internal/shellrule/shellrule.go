@@ -318,13 +318,13 @@ func keyOf(prog string, args []word) (string, string) {
 	switch {
 	case sub.glob:
 		return "", "names its subcommand by a pattern (" + name + " " + sub.value + ")"
+	case !plainName(sub.value):
+		return "", "has an unusual subcommand (" + quote(sub.value) + ")"
 	case strings.HasPrefix(sub.value, "-"):
 		if i == len(args)-1 { // a lone option: `go version`'s sibling `git --version`
 			return prog + " " + sub.value, ""
 		}
 		return "", "passes options to " + name + " before its subcommand (" + name + " " + sub.value + ")"
-	case !plainName(sub.value):
-		return "", "has an unusual subcommand (" + quote(sub.value) + ")"
 	}
 	return prog + " " + sub.value, ""
 }
