@@ -139,56 +139,53 @@ func (c *checker) redirect(r *syntax.Redirect) {
 	}
 	switch r.Op {
 	case syntax.Hdoc, syntax.DashHdoc:
-		if r.Hdoc != nil {
-			for _, p := range r.Hdoc.Parts {
-				if _, ok := p.(*syntax.Lit); !ok {
-					c.refuse("has a here-document with expansions (" + expansionReason(p) + ")")
-					return
-				}
+		if r.Hdoc == nil {
+			return
+		}
+		for _, p := range r.Hdoc.Parts {
+			if _, ok := p.(*syntax.Lit); !ok {
+				c.refuse("has a here-document with expansions (" + expansionReason(p) + ")")
+				return
 			}
 		}
-		return
 	case syntax.WordHdoc:
 		if _, why := literal(r.Word); why != "" {
 			c.refuse("has a here-string that " + why)
 		}
-		return
+	case syntax.DplIn, syntax.DplOut:
+		t, ok := c.target(r)
+		if ok && !isNumber(strings.TrimSuffix(t, "-")) && t != "-" && (r.Op != syntax.DplOut || t != "/dev/null") {
+			c.refuse("redirects output to a file (" + r.Op.String() + t + ")")
+		}
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob,
+		syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob:
+		c.toFile(r, "redirects output to a file")
+	case syntax.RdrIn:
+		c.toFile(r, "redirects input from a file")
+	case syntax.RdrInOut:
+		c.toFile(r, "opens a file for writing")
+	default:
+		c.refuse("has a redirection dsh does not understand (" + r.Op.String() + ")")
 	}
+}
+
+// toFile refuses a redirection that opens a file other than /dev/null.
+func (c *checker) toFile(r *syntax.Redirect, what string) {
+	if t, ok := c.target(r); ok && t != "/dev/null" {
+		c.refuse(what + " (" + r.Op.String() + " " + t + ")")
+	}
+}
+
+// target is the file name a redirection opens; ok is false (and the command
+// refused) when bash computes it. A pattern keeps its * or ?, which bash would
+// expand, so it is never taken for "/dev/null".
+func (c *checker) target(r *syntax.Redirect) (string, bool) {
 	w, why := literal(r.Word)
 	if why != "" {
 		c.refuse("redirects to a computed file name that " + why)
-		return
+		return "", false
 	}
-	target := w.value
-	if w.glob {
-		target = "" // bash expands a pattern in a redirection: never /dev/null
-	}
-	op := r.Op.String()
-	switch r.Op {
-	case syntax.DplIn, syntax.DplOut:
-		if isNumber(strings.TrimSuffix(target, "-")) || target == "-" {
-			return
-		}
-		if r.Op == syntax.DplOut && target == "/dev/null" {
-			return
-		}
-		c.refuse("redirects output to a file (" + op + w.value + ")")
-	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob,
-		syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob:
-		if target != "/dev/null" {
-			c.refuse("redirects output to a file (" + op + " " + w.value + ")")
-		}
-	case syntax.RdrIn:
-		if target != "/dev/null" {
-			c.refuse("redirects input from a file (< " + w.value + ")")
-		}
-	case syntax.RdrInOut:
-		if target != "/dev/null" {
-			c.refuse("opens a file for writing (<> " + w.value + ")")
-		}
-	default:
-		c.refuse("has a redirection dsh does not understand (" + op + ")")
-	}
+	return w.value, true
 }
 
 func (c *checker) call(ce *syntax.CallExpr) {
