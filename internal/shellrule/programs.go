@@ -1,6 +1,9 @@
 package shellrule
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // A programRule refuses to remember a call of a program: always, or when its
 // arguments make it run something else or write a file its name does not say.
@@ -95,8 +98,8 @@ func init() {
 		"tar":    {tarRule},
 		"rsync":  {with(runsArgs, options{long: []string{"--rsh", "--rsync-path"}, short: "e"})},
 		"zip":    {with(runsArgs, options{exact: []string{"-TT", "--unzip-command"}})},
-		"git":    {gitOutputRule, gitConfigRule},
-		"go":     {with(runsArgs, options{goFlags: []string{"exec", "toolexec", "vettool"}}), goEnvRule},
+		"git":    {gitOutputRule, gitConfigRule, gitRunsArgsRule},
+		"go":     {with(runsArgs, options{goFlags: []string{"exec", "toolexec", "vettool"}}), goLinkerRule, goEnvRule},
 		"cargo":  {with(configures, options{long: []string{"--config"}})},
 		"man":    {with(runsArgs, options{long: []string{"--pager", "--html", "--preprocessor"}, short: "PHp"})},
 		"less":   {with(runsArgs, options{short: "o", long: []string{"--log-file", "--LOG-FILE"}})},
@@ -130,6 +133,54 @@ var gitOutputRule = with(writesFile, options{long: []string{"--output"}})
 var gitConfigRule = programRule{configures, func(args []word) (string, bool) {
 	if sub := subcommand("git", args); sub == "config" {
 		return sub, true
+	}
+	return "", false
+}}
+
+// gitRunsArgs are, per subcommand, the options that make git run a program they
+// name (`git rebase --exec CMD`), or set up a repository whose hooks and config
+// later calls run (`git clone --template`, `git clone -c`).
+var gitRunsArgs = map[string]options{
+	"rebase":     {long: []string{"--exec"}, short: "x"},
+	"difftool":   {long: []string{"--extcmd"}, short: "x"},
+	"grep":       {long: []string{"--open-files-in-pager"}, short: "O"},
+	"clone":      {long: []string{"--upload-pack", "--template", "--config"}, short: "uc"},
+	"init":       {long: []string{"--template"}},
+	"fetch":      {long: []string{"--upload-pack"}},
+	"pull":       {long: []string{"--upload-pack"}},
+	"ls-remote":  {long: []string{"--upload-pack"}},
+	"archive":    {long: []string{"--exec"}},
+	"push":       {long: []string{"--receive-pack", "--exec"}},
+	"send-email": {long: []string{"--to-cmd", "--cc-cmd", "--header-cmd", "--smtp-server"}},
+}
+
+var gitRunsArgsRule = programRule{runsArgs, func(args []word) (string, bool) {
+	i := subcommandIndex("git", args)
+	if i < 0 {
+		return "", false
+	}
+	sub, rest := args[i].value, args[i+1:]
+	has := func(s string) bool { return slices.ContainsFunc(rest, func(w word) bool { return w.value == s }) }
+	switch {
+	case sub == "filter-branch":
+		return sub, true
+	case sub == "bisect" && has("run"):
+		return "bisect run", true
+	case sub == "submodule" && has("foreach"):
+		return "submodule foreach", true
+	}
+	if a := gitRunsArgs[sub].find(rest); a != "" {
+		return sub + " " + a, true
+	}
+	return "", false
+}}
+
+// goLinkerRule: -ldflags can name the external linker go runs (-extld, -extar).
+var goLinkerRule = programRule{runsArgs, func(args []word) (string, bool) {
+	for _, a := range args {
+		if strings.Contains(a.value, "-extld") || strings.Contains(a.value, "-extar") {
+			return a.value, true
+		}
 	}
 	return "", false
 }}

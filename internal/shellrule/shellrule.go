@@ -42,6 +42,9 @@ func (v Verdict) Label() string { return strings.Join(v.Keys, ", ") }
 // the words a command starts with ("make test", "just lint"); a command they match
 // is still safe only if it is Rememberable.
 func Classify(cmd string, extraSafe []string) Verdict {
+	if strings.ContainsRune(cmd, 0) {
+		return Verdict{Reason: "contains a NUL byte"} // bash and the parser could disagree where it ends
+	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(cmd), "")
 	if err != nil {
 		return Verdict{Reason: "does not parse as a bash command"}
