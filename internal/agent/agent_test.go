@@ -325,21 +325,21 @@ func TestAlwaysAllowPerCommandPrefix(t *testing.T) {
 		cmd    string
 		answer Decision // used only when asked
 	}{
-		{"git status", AllowAlways},
-		{"git status --short", AllowOnce},      // covered by "git status"
-		{"git push origin main", AllowOnce},    // another git subcommand: asked
-		{"ls -la", AllowAlways},                // a second prefix
-		{"ls src | wc -l", AllowOnce},          // wc is not allowed: asked
-		{"ls src", AllowOnce},                  // covered by "ls"
-		{"ls; rm -rf build", AllowOnce},        // rm hides behind ls: asked
-		{"git status && ls -1", AllowOnce},     // both allowed
-		{"ls $(whoami)", AllowOnce},            // a command substitution runs whoami: asked
-		{"$CMD status", AllowAlways},           // a computed program cannot be remembered
-		{"$CMD status", AllowOnce},             // so it is asked again
-		{`FOO=1 git status -s`, AllowOnce},     // assignments do not hide the program
-		{`bash -c "rm -rf /"`, AllowOnce},      // asked: bash is not allowed
-		{"echo 'ls; rm x' && ls", AllowAlways}, // quoted text is not a command; allows echo
-		{"echo hi", AllowOnce},                 // covered by the line above
+		{"make build", AllowAlways},
+		{"make build -j4", AllowOnce},         // covered by "make build"
+		{"make install", AllowOnce},           // another make target: asked
+		{"npm test", AllowAlways},             // a second prefix
+		{"npm test && make build", AllowOnce}, // both allowed
+		{"npm test; rm -rf build", AllowOnce}, // rm hides behind npm test: asked
+		{"make $(whoami)", AllowAlways},       // a command substitution cannot be remembered
+		{"make $(whoami)", AllowOnce},         // so it is asked again
+		{"FOO=1 make build", AllowAlways},     // an assignment prefix cannot be remembered
+		{"FOO=1 make build", AllowOnce},       // asked again
+		{`bash -c "rm -rf /"`, AllowAlways},   // a wrapper cannot be remembered
+		{`bash -c "rm -rf /"`, AllowOnce},     // asked again
+		{"git status", AllowOnce},             // known safe: never asked
+		{"ls -la | wc -l", AllowOnce},         // known safe: never asked
+		{"make build > out.txt", AllowOnce},   // a redirection: asked
 	}
 	var parts []provider.Part
 	var answers []Decision
@@ -347,7 +347,7 @@ func TestAlwaysAllowPerCommandPrefix(t *testing.T) {
 	for i, c := range cmds {
 		parts = append(parts, use(string(rune('a'+i)), "shell", `{"command":`+quote(c.cmd)+`}`))
 	}
-	for _, i := range []int{0, 2, 3, 4, 6, 8, 9, 10, 12, 13} {
+	for _, i := range []int{0, 2, 3, 5, 6, 7, 8, 9, 10, 11, 14} {
 		wantAsked = append(wantAsked, cmds[i].cmd)
 		answers = append(answers, cmds[i].answer)
 	}
@@ -400,7 +400,7 @@ func TestRejectedCallIsNotRunAndTheModelContinues(t *testing.T) {
 
 func TestNobodyToAskIsAnErrorResult(t *testing.T) {
 	e := newEnv(t)
-	fp := &fakeProvider{turns: []turnFunc{reply(use("1", "shell", `{"command":"ls"}`)), reply(text("ok"))}}
+	fp := &fakeProvider{turns: []turnFunc{reply(use("1", "shell", `{"command":"make build"}`)), reply(text("ok"))}}
 	a := e.agent(fp, tool.NewRegistry((&probe{}).tools()...), ModeDefault, nil)
 	if _, err := a.Prompt(t.Context(), "go"); err != nil {
 		t.Fatal(err)

@@ -37,6 +37,9 @@ const (
 type Options struct {
 	// KeepEnv names secret-looking environment variables that commands still get.
 	KeepEnv []string
+	// SafeCommands are the user's additions to the commands that run without
+	// asking (shellrule's safe table), e.g. "make test".
+	SafeCommands []string
 }
 
 // Tools returns bash, job_output, job_kill and job_list. At most one Options is used.
@@ -45,7 +48,7 @@ func Tools(opts ...Options) []tool.Tool {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	b := &bashTool{keep: append([]string(nil), o.KeepEnv...)}
+	b := &bashTool{keep: append([]string(nil), o.KeepEnv...), safe: append([]string(nil), o.SafeCommands...)}
 	return []tool.Tool{
 		tool.New(tool.Spec[params, meta]{
 			Name:          "bash",
@@ -107,6 +110,7 @@ func (m *meta) Validate() error {
 
 type bashTool struct {
 	keep []string
+	safe []string
 }
 
 func (b *bashTool) env() []string { return scrub(os.Environ(), b.keep) }
