@@ -25,7 +25,8 @@ type current struct {
 
 // changePlan is what a change would do to the current file.
 type changePlan struct {
-	cur current
+	cur               current
+	path, verb, title string // the path as given; "write", "Write" for messages
 	// run writes the new content to w and returns the meta (without its stamp)
 	// and the model-facing message. It is nil when nothing is to be written:
 	// meta and msg are then final.
@@ -34,9 +35,32 @@ type changePlan struct {
 	msg  string
 }
 
-// loadCurrent locates path and reads the file there, if there is one. verb
-// names the change in messages ("write", "edit").
-func loadCurrent(env tool.Env, path, verb string) (current, error) {
+// loadCurrent locates path and reads the file there, if there is one, and
+// refuses a change the session may not make to it: for a preview (pv nil), an
+// existing file the session has not read as it is now; for an execution, a file
+// that is no longer the one its preview pv saw. verb names the change in
+// messages ("write", "edit").
+func loadCurrent(env tool.Env, path, verb string, pv *diffMeta) (current, error) {
+	c, err := readCurrent(env, path, verb)
+	if err != nil {
+		return c, err
+	}
+	refusal := "Refused to " + verb
+	if verb == "write" {
+		refusal = "Refused to overwrite"
+	}
+	switch {
+	case pv != nil && !previewHolds(pv, c.stamp):
+		return c, fmt.Errorf("%s: %s changed on disk after the change was previewed, so it was not applied to the new content. Read it again, then retry.", refusal, path)
+	case pv == nil && c.stamp != nil:
+		if err := sessionStamps(env.Session).check(c.stamp, path); err != nil {
+			return c, fmt.Errorf("%s: %w.", refusal, err)
+		}
+	}
+	return c, nil
+}
+
+func readCurrent(env tool.Env, path, verb string) (current, error) {
 	loc, err := env.Session.Workspace.Locate(path)
 	if err != nil {
 		return current{}, fmt.Errorf("Cannot %s %s: %w.", verb, path, err)
@@ -91,15 +115,11 @@ func changePreview(ctx context.Context, env tool.Env, plan func(context.Context,
 	return &m, nil
 }
 
-// changeExecute carries out a previewed change. verb names it in messages.
-func changeExecute(ctx context.Context, env tool.Env, path, verb string, pv *diffMeta,
-	plan func(context.Context, tool.Env) (changePlan, error)) (tool.Result, *diffMeta, error) {
+// changeExecute carries out a previewed change (the plan holds the preview).
+func changeExecute(ctx context.Context, env tool.Env, plan func(context.Context, tool.Env) (changePlan, error)) (tool.Result, *diffMeta, error) {
 	pl, err := plan(ctx, env)
 	if err != nil {
 		return tool.Errorf("%s", err.Error()), nil, nil
-	}
-	if !previewHolds(pv, pl.cur.stamp) {
-		return tool.Errorf("Refused to %s: %s changed on disk after the change was previewed, so it was not applied to the new content. Read it again, then retry.", verb, path), nil, nil
 	}
 	if pl.run == nil {
 		m := pl.meta
@@ -107,7 +127,7 @@ func changeExecute(ctx context.Context, env tool.Env, path, verb string, pv *dif
 		return tool.Text(pl.msg), &m, nil
 	}
 	if err := ctx.Err(); err != nil {
-		return tool.Errorf("%s of %s cancelled: %v.", changeTitle(verb), path, err), nil, nil
+		return tool.Errorf("%s of %s cancelled: %v.", pl.title, pl.path, err), nil, nil
 	}
 	var (
 		m   diffMeta
@@ -120,7 +140,7 @@ func changeExecute(ctx context.Context, env tool.Env, path, verb string, pv *dif
 		return err
 	})
 	if err != nil {
-		return tool.Errorf("Cannot %s %s: %v.", verb, path, err), nil, nil
+		return tool.Errorf("Cannot %s %s: %v.", pl.verb, pl.path, err), nil, nil
 	}
 	m.Stamp = stampOf(pl.cur.loc.Real(), fi, h)
 	return tool.Text(msg), &m, nil
@@ -134,11 +154,4 @@ func previewHolds(pv *diffMeta, cur *fileStamp) bool {
 		return pv.Stamp == nil && cur == nil && pv.Created
 	}
 	return !pv.Created && pv.Stamp.same(cur)
-}
-
-func changeTitle(verb string) string {
-	if verb == "" {
-		return ""
-	}
-	return string(verb[0]-'a'+'A') + verb[1:]
 }

@@ -40,10 +40,10 @@ func Edit() tool.Tool {
 		Permission:  tool.PermEdit,
 		Kind:        "edit",
 		Preview: func(ctx context.Context, env tool.Env, p editParams) (*diffMeta, error) {
-			return changePreview(ctx, env, editPlanFor(p))
+			return changePreview(ctx, env, editPlanFor(p, nil))
 		},
 		Execute: func(ctx context.Context, env tool.Env, p editParams, pv *diffMeta) (tool.Result, *diffMeta, error) {
-			return changeExecute(ctx, env, p.Path, "edit", pv, editPlanFor(p))
+			return changeExecute(ctx, env, editPlanFor(p, pv))
 		},
 		PresentCall:   editPresentCall,
 		PresentResult: editPresentResult,
@@ -65,16 +65,16 @@ const (
 	editNearShowChars = 200
 )
 
-func editPlanFor(p editParams) func(context.Context, tool.Env) (changePlan, error) {
+func editPlanFor(p editParams, pv *diffMeta) func(context.Context, tool.Env) (changePlan, error) {
 	return func(_ context.Context, env tool.Env) (changePlan, error) {
 		if p.OldString == p.NewString {
 			return changePlan{}, fmt.Errorf("old_string and new_string are identical: there is nothing to change in %s.", p.Path)
 		}
-		cur, err := loadCurrent(env, p.Path, "edit")
+		cur, err := loadCurrent(env, p.Path, "edit", pv)
 		if err != nil {
 			return changePlan{}, err
 		}
-		pl := changePlan{cur: cur}
+		pl := changePlan{cur: cur, path: p.Path, verb: "edit", title: "Edit"}
 		if cur.stamp == nil {
 			if p.OldString != "" {
 				return changePlan{}, fmt.Errorf("%s does not exist. To create it, use write, or edit with an empty old_string.", p.Path)
@@ -82,9 +82,6 @@ func editPlanFor(p editParams) func(context.Context, tool.Env) (changePlan, erro
 			msg := fmt.Sprintf("Created %s (%s).", p.Path, writeLines(p.NewString))
 			pl.run = writeRun(p.NewString, diffMeta{Path: p.Path, Created: true, Hunks: []diffHunk{}}, msg)
 			return pl, nil
-		}
-		if err := sessionStamps(env.Session).check(cur.stamp, p.Path); err != nil {
-			return changePlan{}, fmt.Errorf("Refused to edit: %w.", err)
 		}
 		bom, text, old, repl := editPrepare(cur.data, []byte(p.OldString), []byte(p.NewString))
 		if len(old) == 0 {

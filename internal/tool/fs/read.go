@@ -185,7 +185,7 @@ func readBody(w readWindow) string {
 	switch {
 	case w.total == 0:
 		b.WriteString("(File is empty - total 0 lines)")
-	case len(w.lines) > 0 && w.lines[len(w.lines)-1].Number < w.total:
+	case len(w.lines) > 0 && (w.lines[len(w.lines)-1].Number < w.total || w.atLeast):
 		first, last := w.lines[0].Number, w.lines[len(w.lines)-1].Number
 		lead := "File has more lines."
 		if w.capped {
@@ -306,6 +306,12 @@ func readScan(ctx context.Context, r io.Reader, offset, limit int, bound int64) 
 		}
 		if rerr != nil {
 			return w, rerr
+		}
+		if !done && size >= bound && newlines+1 >= offset && lineLen > readLineKeep {
+			// A window line longer than the bound: it is cut anyway, and finding
+			// its end (and the lines after it) could mean scanning the whole file.
+			finish()
+			done = true
 		}
 		if done && size >= bound {
 			var one [1]byte

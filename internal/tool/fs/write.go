@@ -33,10 +33,10 @@ func Write() tool.Tool {
 		Permission:  tool.PermEdit,
 		Kind:        "edit",
 		Preview: func(ctx context.Context, env tool.Env, p writeParams) (*diffMeta, error) {
-			return changePreview(ctx, env, writePlanFor(p))
+			return changePreview(ctx, env, writePlanFor(p, nil))
 		},
 		Execute: func(ctx context.Context, env tool.Env, p writeParams, pv *diffMeta) (tool.Result, *diffMeta, error) {
-			return changeExecute(ctx, env, p.Path, "write", pv, writePlanFor(p))
+			return changeExecute(ctx, env, writePlanFor(p, pv))
 		},
 		PresentCall:   writePresentCall,
 		PresentResult: writePresentResult,
@@ -44,21 +44,18 @@ func Write() tool.Tool {
 	})
 }
 
-func writePlanFor(p writeParams) func(context.Context, tool.Env) (changePlan, error) {
+func writePlanFor(p writeParams, pv *diffMeta) func(context.Context, tool.Env) (changePlan, error) {
 	return func(_ context.Context, env tool.Env) (changePlan, error) {
-		cur, err := loadCurrent(env, p.Path, "write")
+		cur, err := loadCurrent(env, p.Path, "write", pv)
 		if err != nil {
 			return changePlan{}, err
 		}
-		pl := changePlan{cur: cur}
+		pl := changePlan{cur: cur, path: p.Path, verb: "write", title: "Write"}
 		if cur.stamp == nil {
 			msg := fmt.Sprintf("Created %s (%s).", p.Path, writeLines(p.Content))
 			m := diffMeta{Path: p.Path, Created: true, Hunks: []diffHunk{}}
 			pl.run = writeRun(p.Content, m, msg)
 			return pl, nil
-		}
-		if err := sessionStamps(env.Session).check(cur.stamp, p.Path); err != nil {
-			return changePlan{}, fmt.Errorf("Refused to overwrite: %w.", err)
 		}
 		if string(cur.data) == p.Content {
 			pl.meta, pl.msg = diffMeta{Path: p.Path, Unchanged: true, Hunks: []diffHunk{}}, writeNoChange(p.Path)
