@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -37,9 +38,11 @@ const (
 // and renamed over the file. Creating, filling and renaming all happen inside
 // one opened directory, so the new file lands exactly beside its temporary one.
 // An existing file keeps its mode; a new one gets the usual 0666 less the umask,
-// and its missing parent directories are created. Temporary files that an
-// interrupted write left in the directory are removed. Replace returns the new
-// file's description.
+// and its missing parent directories are created. The first write to a
+// directory removes the temporary files that interrupted writes (a kill -9 of an
+// earlier dsh) left there; later ones in the same workspace skip the scan, since
+// a write of this process removes its own temporary file when it fails.
+// Replace returns the new file's description.
 func (f File) Replace(fill func(io.Writer) error) (fs.FileInfo, error) {
 	dir, name := filepath.Dir(f.rel), filepath.Base(f.rel)
 	if f.rel == "." {
@@ -67,7 +70,9 @@ func (f File) Replace(fill func(io.Writer) error) (fs.FileInfo, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, err
 	}
-	removeStaleTemps(d)
+	if _, seen := f.w.swept.LoadOrStore(dir, true); !seen {
+		removeStaleTemps(d)
+	}
 	tmp, tmpName, err := createTemp(d, name, perm.Perm())
 	if err != nil {
 		return nil, err
@@ -102,7 +107,12 @@ func fillTemp(f *os.File, keep bool, perm os.FileMode, fill func(io.Writer) erro
 			return err
 		}
 	}
-	bw := bufio.NewWriterSize(f, replaceBuffer)
+	bw := writers.Get().(*bufio.Writer)
+	bw.Reset(f)
+	defer func() {
+		bw.Reset(nil)
+		writers.Put(bw)
+	}()
 	if err := fill(bw); err != nil {
 		return err
 	}
@@ -111,6 +121,10 @@ func fillTemp(f *os.File, keep bool, perm os.FileMode, fill func(io.Writer) erro
 	}
 	return f.Sync()
 }
+
+// writers recycles the write buffers: allocating a megabyte for every small
+// write is most of its cost.
+var writers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, replaceBuffer) }}
 
 // createTemp creates a new hidden file .NAME.<16 hex>.dsh-tmp in d and locks it
 // for as long as it is open, which tells removeStaleTemps it is in use.

@@ -33,6 +33,9 @@ type Workspace struct {
 	// outside it are allowed. baseDir is its absolute path.
 	base    *os.Root
 	baseDir string
+	// swept holds the directories (relative to the base) already cleared of
+	// stale temporary files.
+	swept sync.Map
 
 	mu  sync.Mutex
 	cwd string
