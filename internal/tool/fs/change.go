@@ -16,6 +16,14 @@ import (
 // into nothing to learn its hunks, and the execution plans again, refuses if the
 // file is no longer the one the preview saw, and runs the plan into the file.
 
+// refusal is why a change cannot be made, worded for the model: the preview's
+// error, or the execution's error result.
+type refusal struct{ msg string }
+
+func (r *refusal) Error() string { return r.msg }
+
+func refusef(format string, args ...any) error { return &refusal{fmt.Sprintf(format, args...)} }
+
 // current is the file a change applies to, as the change found it.
 type current struct {
 	loc   workspace.File
@@ -51,10 +59,10 @@ func loadCurrent(env tool.Env, path, verb string, pv *diffMeta) (current, error)
 	}
 	switch {
 	case pv != nil && !previewHolds(pv, c.stamp):
-		return c, fmt.Errorf("%s: %s changed on disk after the change was previewed, so it was not applied to the new content. Read it again, then retry.", refusal, path)
+		return c, refusef("%s: %s changed on disk after the change was previewed, so it was not applied to the new content. Read it again, then retry.", refusal, path)
 	case pv == nil && c.stamp != nil:
 		if err := sessionStamps(env.Session).check(c.stamp, path); err != nil {
-			return c, fmt.Errorf("%s: %w.", refusal, err)
+			return c, refusef("%s: %v.", refusal, err)
 		}
 	}
 	return c, nil
@@ -63,7 +71,7 @@ func loadCurrent(env tool.Env, path, verb string, pv *diffMeta) (current, error)
 func readCurrent(env tool.Env, path, verb string) (current, error) {
 	loc, err := env.Session.Workspace.Locate(path)
 	if err != nil {
-		return current{}, fmt.Errorf("Cannot %s %s: %w.", verb, path, err)
+		return current{}, refusef("Cannot %s %s: %v.", verb, path, err)
 	}
 	c := current{loc: loc}
 	fi, err := loc.Lstat()
@@ -71,26 +79,26 @@ func readCurrent(env tool.Env, path, verb string) (current, error) {
 	case errors.Is(err, iofs.ErrNotExist):
 		return c, nil
 	case err != nil:
-		return c, fmt.Errorf("Cannot %s %s: %w.", verb, path, err)
+		return c, refusef("Cannot %s %s: %v.", verb, path, err)
 	case fi.IsDir():
-		return c, fmt.Errorf("Cannot %s %s: it is a directory.", verb, path)
+		return c, refusef("Cannot %s %s: it is a directory.", verb, path)
 	case !fi.Mode().IsRegular():
-		return c, fmt.Errorf("Cannot %s %s: it is not a regular file.", verb, path)
+		return c, refusef("Cannot %s %s: it is not a regular file.", verb, path)
 	}
 	f, err := loc.Open()
 	if err != nil {
-		return c, fmt.Errorf("Cannot %s %s: %w.", verb, path, err)
+		return c, refusef("Cannot %s %s: %v.", verb, path, err)
 	}
 	defer func() { _ = f.Close() }()
 	if fi, err = f.Stat(); err != nil {
-		return c, fmt.Errorf("Cannot %s %s: %w.", verb, path, err)
+		return c, refusef("Cannot %s %s: %v.", verb, path, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return c, fmt.Errorf("Cannot %s %s: it is not a regular file.", verb, path)
+		return c, refusef("Cannot %s %s: it is not a regular file.", verb, path)
 	}
 	data, err := io.ReadAll(f)
 	if err != nil {
-		return c, fmt.Errorf("Cannot %s %s: %w.", verb, path, err)
+		return c, refusef("Cannot %s %s: %v.", verb, path, err)
 	}
 	if data == nil {
 		data = []byte{}

@@ -68,7 +68,7 @@ const (
 func editPlanFor(p editParams, pv *diffMeta) func(context.Context, tool.Env) (changePlan, error) {
 	return func(_ context.Context, env tool.Env) (changePlan, error) {
 		if p.OldString == p.NewString {
-			return changePlan{}, fmt.Errorf("old_string and new_string are identical: there is nothing to change in %s.", p.Path)
+			return changePlan{}, refusef("old_string and new_string are identical: there is nothing to change in %s.", p.Path)
 		}
 		cur, err := loadCurrent(env, p.Path, "edit", pv)
 		if err != nil {
@@ -77,7 +77,7 @@ func editPlanFor(p editParams, pv *diffMeta) func(context.Context, tool.Env) (ch
 		pl := changePlan{cur: cur, path: p.Path, verb: "edit", title: "Edit"}
 		if cur.stamp == nil {
 			if p.OldString != "" {
-				return changePlan{}, fmt.Errorf("%s does not exist. To create it, use write, or edit with an empty old_string.", p.Path)
+				return changePlan{}, refusef("%s does not exist. To create it, use write, or edit with an empty old_string.", p.Path)
 			}
 			msg := fmt.Sprintf("Created %s (%s).", p.Path, writeLines(p.NewString))
 			pl.run = writeRun(p.NewString, diffMeta{Path: p.Path, Created: true, Hunks: []diffHunk{}}, msg)
@@ -86,20 +86,20 @@ func editPlanFor(p editParams, pv *diffMeta) func(context.Context, tool.Env) (ch
 		bom, text, old, repl := editPrepare(cur.data, []byte(p.OldString), []byte(p.NewString))
 		if len(old) == 0 {
 			if len(text) > 0 {
-				return changePlan{}, fmt.Errorf("old_string is empty but %s is not: give the exact text to replace. (An empty old_string only creates a missing file or fills an empty one.)", p.Path)
+				return changePlan{}, refusef("old_string is empty but %s is not: give the exact text to replace. (An empty old_string only creates a missing file or fills an empty one.)", p.Path)
 			}
 			pl.run = editFillRun(p, bom)
 			return pl, nil
 		}
 		if bytes.Equal(old, repl) {
-			return changePlan{}, fmt.Errorf("old_string and new_string differ only in line endings, and %s uses CRLF for both: there is nothing to change.", p.Path)
+			return changePlan{}, refusef("old_string and new_string differ only in line endings, and %s uses CRLF for both: there is nothing to change.", p.Path)
 		}
 		first, err := editLocate(text, old, p.ReplaceAll)
 		switch {
 		case errors.Is(err, errEditNotFound):
-			return changePlan{}, errors.New(editNotFoundMessage(p.Path, text, old))
+			return changePlan{}, refusef("%s", editNotFoundMessage(p.Path, text, old))
 		case errors.Is(err, errEditAmbiguous):
-			return changePlan{}, errors.New(editAmbiguousMessage(p.Path, text, old))
+			return changePlan{}, refusef("%s", editAmbiguousMessage(p.Path, text, old))
 		}
 		pl.run = func(w io.Writer) (diffMeta, string, error) {
 			if bom {

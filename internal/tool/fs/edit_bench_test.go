@@ -47,7 +47,7 @@ func BenchmarkEditToolReplaceAll(b *testing.B) {
 	}
 	sess := tool.NewSession("bench", ws)
 	defer sess.Close()
-	dir = ws.Root()
+
 	runCall(b, sess, Read(), map[string]any{"path": "big.go", "limit": 1})
 	swap := [2]editArgs{
 		{Path: "big.go", OldString: "count", NewString: "tally", ReplaceAll: true},

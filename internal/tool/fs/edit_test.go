@@ -174,15 +174,6 @@ func TestEditNeverClobbers(t *testing.T) {
 	}
 }
 
-func editStat(t *testing.T, p string) os.FileInfo {
-	t.Helper()
-	fi, err := os.Stat(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fi
-}
-
 func TestEditRefusals(t *testing.T) {
 	f := newEditFixture(t)
 	body := "func a() {\n\treturn 1\n}\n\nfunc b() {\n\treturn 1\n}\n"
