@@ -192,3 +192,25 @@ func TestSwappedDirectoryNeverLeadsOutside(t *testing.T) {
 		t.Fatal("the race did not run: no write succeeded or no swap happened")
 	}
 }
+
+// With --allow-outside every path is reachable, writes included.
+func TestAllowOutsideWrites(t *testing.T) {
+	root, outside := layout(t)
+	symlink(t, outside, filepath.Join(root, "out"))
+	ws, err := New(root, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{filepath.Join(outside, "a.txt"), "out/b.txt", "../outside/c.txt"} {
+		f, err := ws.Locate(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := replaceWith(f, "x"); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+	}
+	if got := names(t, outside); strings.Join(got, " ") != "a.txt b.txt c.txt secret.txt" {
+		t.Fatalf("outside holds %v", got)
+	}
+}
