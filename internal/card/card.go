@@ -127,8 +127,11 @@ type ReadResult struct {
 	Offset     int        `json:"offset"`
 	Lines      []ReadLine `json:"lines"`
 	TotalLines int        `json:"totalLines"`
-	Lang       string     `json:"lang,omitempty"`
-	Content    []Content  `json:"content,omitempty"`
+	// TotalLinesAtLeast: the file was not counted to its end; it has at least
+	// TotalLines lines.
+	TotalLinesAtLeast bool      `json:"totalLinesAtLeast,omitzero"`
+	Lang              string    `json:"lang,omitempty"`
+	Content           []Content `json:"content,omitempty"`
 }
 
 // DiffResult is a change as applied: one contextual hunk per edit site, or one

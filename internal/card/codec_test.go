@@ -32,6 +32,7 @@ var everyResult = []Result{
 	&ReadResult{Title: "Read a.go", Path: "a.go", Offset: 10, Lines: []ReadLine{{Number: 10, Text: "package a"}}, TotalLines: 12, Lang: "go",
 		Content: []Content{Text("10: package a")}},
 	&ReadResult{Path: "big.txt", Offset: 5, Lines: []ReadLine{}, TotalLines: 9},
+	&ReadResult{Path: "huge.log", Offset: 1, Lines: []ReadLine{{Number: 1, Text: "start"}}, TotalLines: 3001, TotalLinesAtLeast: true},
 	&DiffResult{Diffs: []FileDiff{{Path: "a.go", OldText: old("a\nb\n"), NewText: "a\nc\n", OldStart: 4, NewStart: 4}},
 		Locations: []Location{{Path: "a.go", Line: Ptr(4)}}},
 }

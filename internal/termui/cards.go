@@ -252,15 +252,19 @@ func (r *Renderer) readResult(rd *card.ReadResult) []row {
 // readWindow says which lines a read card shows, and where it starts even when a byte
 // cap left its window empty.
 func readWindow(rd *card.ReadResult) string {
+	of := strconv.Itoa(rd.TotalLines)
+	if rd.TotalLinesAtLeast {
+		of = "at least " + of
+	}
 	switch {
 	case len(rd.Lines) > 0:
-		return fmt.Sprintf("lines %d–%d of %d", rd.Lines[0].Number, rd.Lines[len(rd.Lines)-1].Number, rd.TotalLines)
+		return fmt.Sprintf("lines %d–%d of %s", rd.Lines[0].Number, rd.Lines[len(rd.Lines)-1].Number, of)
 	case rd.TotalLines == 0:
 		return "empty file"
 	case rd.Offset > rd.TotalLines:
 		return fmt.Sprintf("line %d is past the end (%s)", rd.Offset, plural(rd.TotalLines, "line"))
 	default:
-		return fmt.Sprintf("from line %d of %d, no lines shown", rd.Offset, rd.TotalLines)
+		return fmt.Sprintf("from line %d of %s, no lines shown", rd.Offset, of)
 	}
 }
 

@@ -170,6 +170,8 @@ func TestReadWindow(t *testing.T) {
 		{"empty file", card.ReadResult{Offset: 1}, "empty file"},
 		{"empty window at a positive offset", card.ReadResult{Offset: 120, TotalLines: 500}, "from line 120 of 500, no lines shown"},
 		{"past the end", card.ReadResult{Offset: 9, TotalLines: 1}, "line 9 is past the end (1 line)"},
+		{"count stopped at its bound", card.ReadResult{Offset: 1, TotalLines: 3001, TotalLinesAtLeast: true,
+			Lines: []card.ReadLine{{Number: 1}, {Number: 2}}}, "lines 1–2 of at least 3001"},
 	}
 	for _, tt := range tests {
 		if got := readWindow(&tt.rd); got != tt.want {

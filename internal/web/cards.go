@@ -175,14 +175,18 @@ func (b *builder) resultCard(callID string, c card.Result) *resultView {
 
 func (b *builder) read(callID string, c *card.ReadResult) *readView {
 	v := &readView{Title: c.Title, Path: c.Path, Lang: c.Lang}
+	of := strconv.Itoa(c.TotalLines)
+	if c.TotalLinesAtLeast {
+		of = "at least " + of
+	}
 	switch n := len(c.Lines); {
 	case n == 0 && c.TotalLines == 0:
 		v.Range = "empty file"
 	case n == 0:
-		v.Range = "no lines shown from line " + strconv.Itoa(c.Offset) + " of " + strconv.Itoa(c.TotalLines)
+		v.Range = "no lines shown from line " + strconv.Itoa(c.Offset) + " of " + of
 	default:
 		v.Range = "lines " + strconv.Itoa(c.Lines[0].Number) + "–" + strconv.Itoa(c.Lines[n-1].Number) +
-			" of " + strconv.Itoa(c.TotalLines)
+			" of " + of
 	}
 	v.Code = b.code(callID, c.Lang, c.Lines)
 	return v

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/tool"
@@ -124,11 +125,29 @@ func forbidden(w http.ResponseWriter) {
 		http.StatusForbidden)
 }
 
+// hostGuard refuses a request whose Host is not the listen address (or
+// localhost at its port): a page on another site that rebinds its DNS name to
+// 127.0.0.1 reaches the server under its own name, and is turned away before the
+// token is even looked at.
+func hostGuard(addr net.Addr, h http.Handler) http.Handler {
+	want := map[string]bool{addr.String(): true}
+	if _, port, err := net.SplitHostPort(addr.String()); err == nil {
+		want[net.JoinHostPort("localhost", port)] = true
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !want[strings.ToLower(r.Host)] {
+			http.Error(w, "421 misdirected request: this server answers only at "+addr.String(), http.StatusMisdirectedRequest)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
 // Serve serves h on ln until ctx is done, then shuts down: open pages (their event
 // streams follow ctx) are given a moment to finish. It returns nil after ctx ends.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 	srv := &http.Server{
-		Handler:           h,
+		Handler:           hostGuard(ln.Addr(), h),
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}

@@ -5,8 +5,6 @@ import (
 	"strings"
 
 	"github.com/aymanbagabas/go-udiff/lcs"
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 )
 
 const (
@@ -42,12 +40,6 @@ func (b *hunkBudget) take(size int) bool {
 	b.hunks--
 	b.bytes -= size
 	return true
-}
-
-// diffMetaJSON encodes meta for the log. Files need not be UTF-8 but JSON strings
-// must be: invalid bytes in hunk texts become U+FFFD, which changes no line count.
-func diffMetaJSON(m diffMeta) (jsontext.Value, error) {
-	return json.Marshal(m, json.Deterministic(true), jsontext.AllowInvalidUTF8(true))
 }
 
 // diffTexts returns the contextual hunks that turn old into new (at most what the

@@ -1,6 +1,8 @@
 package fs
 
 import (
+	"github.com/dsh-dev/dsh/internal/tool"
+
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -88,13 +90,13 @@ func diffMutate(r *rand.Rand, s string) string {
 // returns the hunks as a replay would see them.
 func diffCheckMeta(t *testing.T, m diffMeta) []diffHunk {
 	t.Helper()
-	raw, err := diffMetaJSON(m)
+	raw, err := tool.EncodeMeta(&m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, ok := hunkMetaFromMeta(raw, m.Path)
-	if !ok {
-		t.Fatalf("meta does not narrow: %s", raw)
+	got := tool.DecodeMeta[diffMeta](raw)
+	if got == nil {
+		t.Fatalf("meta does not decode: %s", raw)
 	}
 	return got.Hunks
 }

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	iofs "io/fs"
-	"os"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -31,19 +29,25 @@ type editParams struct {
 	ReplaceAll bool   `json:"replace_all,omitzero" jsonschema_description:"Replace every occurrence of old_string instead of requiring exactly one."`
 }
 
-// Edit returns the edit tool: an exact string replacement in a file, shown as the
-// contextual hunks it applied.
+// Edit returns the edit tool: an exact string replacement in a file, previewed
+// and shown as the contextual hunks it applies.
 func Edit() tool.Tool {
-	return tool.New(tool.Spec[editParams, rawMeta]{
-		Name:          "edit",
-		Description:   editDescription,
-		Guidance:      editGuidance,
-		ReadOnly:      false,
-		Permission:    tool.PermEdit,
-		Kind:          "edit",
-		Execute:       execRaw(editExecute),
-		PresentCall:   callRaw(editPresentCall),
-		PresentResult: resultRaw(editPresentResult),
+	return tool.New(tool.Spec[editParams, diffMeta]{
+		Name:        "edit",
+		Description: editDescription,
+		Guidance:    editGuidance,
+		ReadOnly:    false,
+		Permission:  tool.PermEdit,
+		Kind:        "edit",
+		Preview: func(ctx context.Context, env tool.Env, p editParams) (*diffMeta, error) {
+			return changePreview(ctx, env, editPlanFor(p, nil))
+		},
+		Execute: func(ctx context.Context, env tool.Env, p editParams, pv *diffMeta) (tool.Result, *diffMeta, error) {
+			return changeExecute(ctx, env, editPlanFor(p, pv))
+		},
+		PresentCall:   editPresentCall,
+		PresentResult: editPresentResult,
+		Fold:          func(s *tool.Session, _ editParams, r tool.Result, m *diffMeta) { foldStamp(s, r, diffStampOf(m)) },
 	})
 }
 
@@ -61,130 +65,77 @@ const (
 	editNearShowChars = 200
 )
 
-func editExecute(ctx context.Context, env tool.Env, p editParams) tool.Result {
-	if p.OldString == p.NewString {
-		return tool.Errorf("old_string and new_string are identical: there is nothing to change in %s.", p.Path)
-	}
-	abs, err := env.Session.Workspace.Resolve(p.Path)
-	if err != nil {
-		return tool.Errorf("Cannot edit %s: %v.", p.Path, err)
-	}
-	st := sessionStamps(env.Session)
-	fi, err := os.Stat(abs)
-	switch {
-	case errors.Is(err, iofs.ErrNotExist):
-		if p.OldString != "" {
-			return tool.Errorf("%s does not exist. To create it, use write, or edit with an empty old_string.", p.Path)
+func editPlanFor(p editParams, pv *diffMeta) func(context.Context, tool.Env) (changePlan, error) {
+	return func(_ context.Context, env tool.Env) (changePlan, error) {
+		if p.OldString == p.NewString {
+			return changePlan{}, refusef("old_string and new_string are identical: there is nothing to change in %s.", p.Path)
 		}
-		return editCreate(ctx, st, abs, p)
-	case err != nil:
-		return tool.Errorf("Cannot edit %s: %v.", p.Path, err)
-	case fi.IsDir():
-		return tool.Errorf("Cannot edit %s: it is a directory.", p.Path)
-	case !fi.Mode().IsRegular():
-		return tool.Errorf("Cannot edit %s: it is not a regular file.", p.Path)
-	}
-	if err := st.check(abs, p.Path, fi); err != nil {
-		return tool.Errorf("Refused to edit: %v.", err)
-	}
-	data, err := os.ReadFile(abs)
-	if err != nil {
-		return tool.Errorf("Cannot edit %s: %v.", p.Path, err)
-	}
-	bom, text, old, repl := editPrepare(data, []byte(p.OldString), []byte(p.NewString))
-	if len(old) == 0 {
-		if len(text) > 0 {
-			return tool.Errorf("old_string is empty but %s is not: give the exact text to replace. (An empty old_string only creates a missing file or fills an empty one.)", p.Path)
+		cur, err := loadCurrent(env, p.Path, "edit", pv)
+		if err != nil {
+			return changePlan{}, err
 		}
-		return editFill(ctx, st, abs, p, bom)
+		pl := changePlan{cur: cur, path: p.Path, verb: "edit", title: "Edit"}
+		if cur.stamp == nil {
+			if p.OldString != "" {
+				return changePlan{}, refusef("%s does not exist. To create it, use write, or edit with an empty old_string.", p.Path)
+			}
+			msg := fmt.Sprintf("Created %s (%s).", p.Path, writeLines(p.NewString))
+			pl.run = writeRun(p.NewString, diffMeta{Path: p.Path, Created: true, Hunks: []diffHunk{}}, msg)
+			return pl, nil
+		}
+		bom, text, old, repl := editPrepare(cur.data, []byte(p.OldString), []byte(p.NewString))
+		if len(old) == 0 {
+			if len(text) > 0 {
+				return changePlan{}, refusef("old_string is empty but %s is not: give the exact text to replace. (An empty old_string only creates a missing file or fills an empty one.)", p.Path)
+			}
+			pl.run = editFillRun(p, bom)
+			return pl, nil
+		}
+		if bytes.Equal(old, repl) {
+			return changePlan{}, refusef("old_string and new_string differ only in line endings, and %s uses CRLF for both: there is nothing to change.", p.Path)
+		}
+		first, err := editLocate(text, old, p.ReplaceAll)
+		switch {
+		case errors.Is(err, errEditNotFound):
+			return changePlan{}, refusef("%s", editNotFoundMessage(p.Path, text, old))
+		case errors.Is(err, errEditAmbiguous):
+			return changePlan{}, refusef("%s", editAmbiguousMessage(p.Path, text, old))
+		}
+		pl.run = func(w io.Writer) (diffMeta, string, error) {
+			if bom {
+				if _, err := w.Write(editBOM); err != nil {
+					return diffMeta{}, "", err
+				}
+			}
+			out, err := editReplace(w, text, old, repl, first, p.ReplaceAll, newHunkBudget())
+			if err != nil {
+				return diffMeta{}, "", err
+			}
+			msg := fmt.Sprintf("Edited %s: replaced 1 occurrence at line %d.", p.Path, out.firstLine)
+			if out.sites > 1 {
+				msg = fmt.Sprintf("Edited %s: replaced %d occurrences (the first at line %d).", p.Path, out.sites, out.firstLine)
+			}
+			return diffMeta{Path: p.Path, Sites: out.sites, Hunks: out.hunks, Omitted: out.omitted}, msg, nil
+		}
+		return pl, nil
 	}
-	if bytes.Equal(old, repl) {
-		return tool.Errorf("old_string and new_string differ only in line endings, and %s uses CRLF for both: there is nothing to change.", p.Path)
-	}
-	first, err := editLocate(text, old, p.ReplaceAll)
-	switch {
-	case errors.Is(err, errEditNotFound):
-		return tool.Errorf("%s", editNotFoundMessage(p.Path, text, old))
-	case errors.Is(err, errEditAmbiguous):
-		return tool.Errorf("%s", editAmbiguousMessage(p.Path, text, old))
-	}
-	if err := ctx.Err(); err != nil {
-		return tool.Errorf("Edit of %s cancelled: %v.", p.Path, err)
-	}
-	var out editOutcome
-	err = atomicWrite(abs, func(w io.Writer) error {
+}
+
+// editFillRun writes new_string into an existing empty file (keeping a lone BOM).
+func editFillRun(p editParams, bom bool) func(io.Writer) (diffMeta, string, error) {
+	return func(w io.Writer) (diffMeta, string, error) {
 		if bom {
 			if _, err := w.Write(editBOM); err != nil {
-				return err
+				return diffMeta{}, "", err
 			}
 		}
-		var err error
-		out, err = editReplace(w, text, old, repl, first, p.ReplaceAll, newHunkBudget())
-		return err
-	})
-	if err != nil {
-		return tool.Errorf("Cannot edit %s: %v.", p.Path, err)
-	}
-	editRecord(st, abs)
-	msg := fmt.Sprintf("Edited %s: replaced 1 occurrence at line %d.", p.Path, out.firstLine)
-	if out.sites > 1 {
-		msg = fmt.Sprintf("Edited %s: replaced %d occurrences (the first at line %d).", p.Path, out.sites, out.firstLine)
-	}
-	return editResult(msg, diffMeta{Path: p.Path, Sites: out.sites, Hunks: out.hunks, Omitted: out.omitted})
-}
-
-// editCreate creates a missing file with new_string.
-func editCreate(ctx context.Context, st *stamps, abs string, p editParams) tool.Result {
-	if err := ctx.Err(); err != nil {
-		return tool.Errorf("Edit of %s cancelled: %v.", p.Path, err)
-	}
-	if err := atomicWrite(abs, writeString(p.NewString)); err != nil {
-		return tool.Errorf("Cannot create %s: %v.", p.Path, err)
-	}
-	editRecord(st, abs)
-	msg := fmt.Sprintf("Created %s (%s).", p.Path, writeLines(p.NewString))
-	return editResult(msg, diffMeta{Path: p.Path, Created: true, Hunks: []diffHunk{}})
-}
-
-// editFill writes new_string into an existing empty file (keeping a lone BOM).
-func editFill(ctx context.Context, st *stamps, abs string, p editParams, bom bool) tool.Result {
-	if err := ctx.Err(); err != nil {
-		return tool.Errorf("Edit of %s cancelled: %v.", p.Path, err)
-	}
-	err := atomicWrite(abs, func(w io.Writer) error {
-		if bom {
-			if _, err := w.Write(editBOM); err != nil {
-				return err
-			}
+		if _, err := io.WriteString(w, p.NewString); err != nil {
+			return diffMeta{}, "", err
 		}
-		_, err := io.WriteString(w, p.NewString)
-		return err
-	})
-	if err != nil {
-		return tool.Errorf("Cannot edit %s: %v.", p.Path, err)
+		hunks, omitted := diffTexts("", p.NewString, newHunkBudget())
+		msg := fmt.Sprintf("Edited %s: filled the empty file (%s).", p.Path, writeLines(p.NewString))
+		return diffMeta{Path: p.Path, Sites: 1, Hunks: hunkNonNil(hunks), Omitted: omitted}, msg, nil
 	}
-	editRecord(st, abs)
-	hunks, omitted := diffTexts("", p.NewString, newHunkBudget())
-	msg := fmt.Sprintf("Edited %s: filled the empty file (%s).", p.Path, writeLines(p.NewString))
-	return editResult(msg, diffMeta{Path: p.Path, Sites: 1, Hunks: hunkNonNil(hunks), Omitted: omitted})
-}
-
-// editRecord notes the file as the session now knows it. A failed stat only means
-// the next change will ask for a read.
-func editRecord(st *stamps, abs string) {
-	if fi, err := os.Stat(abs); err == nil {
-		st.record(abs, fi)
-	}
-}
-
-// editResult is a successful result with its meta. Meta that cannot be encoded
-// is left out: the result then shows as plain text.
-func editResult(msg string, m diffMeta) tool.Result {
-	r := tool.Text(msg)
-	if raw, err := diffMetaJSON(m); err == nil {
-		r.Meta = raw
-	}
-	return r
 }
 
 func hunkNonNil(h []diffHunk) []diffHunk {

@@ -1,13 +1,10 @@
 package fs
 
 import (
-	"context"
 	"io"
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/go-json-experiment/json"
 
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/workspace"
@@ -50,20 +47,16 @@ func BenchmarkEditToolReplaceAll(b *testing.B) {
 	}
 	sess := tool.NewSession("bench", ws)
 	defer sess.Close()
-	dir = ws.Root()
-	fi, err := os.Stat(dir + "/big.go")
-	if err != nil {
-		b.Fatal(err)
+
+	runCall(b, sess, Read(), map[string]any{"path": "big.go", "limit": 1})
+	swap := [2]editArgs{
+		{Path: "big.go", OldString: "count", NewString: "tally", ReplaceAll: true},
+		{Path: "big.go", OldString: "tally", NewString: "count", ReplaceAll: true},
 	}
-	sessionStamps(sess).record(dir+"/big.go", fi)
-	env := tool.Env{Session: sess}
-	swap := [2][]byte{}
-	swap[0], _ = json.Marshal(editArgs{Path: "big.go", OldString: "count", NewString: "tally", ReplaceAll: true})
-	swap[1], _ = json.Marshal(editArgs{Path: "big.go", OldString: "tally", NewString: "count", ReplaceAll: true})
 	b.SetBytes(16 << 20)
 	i := 0
 	for b.Loop() {
-		if r := res(Edit().Run(context.Background(), env, swap[i%2], nil)); r.IsError {
+		if _, _, r := runCall(b, sess, Edit(), swap[i%2]); r.IsError {
 			b.Fatal(r.TextOf())
 		}
 		i++

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/tool"
 )
 
 type editArgs struct {
@@ -22,11 +23,11 @@ type editArgs struct {
 // editMeta narrows a successful result's meta or fails the test.
 func editMeta(t *testing.T, path string, raw []byte) diffMeta {
 	t.Helper()
-	m, ok := hunkMetaFromMeta(raw, path)
-	if !ok {
-		t.Fatalf("meta does not narrow: %s", raw)
+	m := tool.DecodeMeta[diffMeta](raw)
+	if m == nil || m.Path != path {
+		t.Fatalf("meta does not decode for %s: %s", path, raw)
 	}
-	return m
+	return *m
 }
 
 func TestEditGoldenEdit(t *testing.T) {
@@ -156,7 +157,7 @@ func TestEditNeverClobbers(t *testing.T) {
 	if msg := f.fail(Edit(), editArgs{Path: "a.txt", OldString: "alpha", NewString: "beta"}); !strings.Contains(msg, "has not been read") {
 		t.Fatalf("unread: %q", msg)
 	}
-	sessionStamps(f.sess).record(f.abs("a.txt"), editStat(t, f.abs("a.txt")))
+	f.read("a.txt")
 	f.put("a.txt", "alpha, changed by the user\n", 0o644)
 	if msg := f.fail(Edit(), editArgs{Path: "a.txt", OldString: "alpha", NewString: "beta"}); !strings.Contains(msg, "changed on disk") {
 		t.Fatalf("changed: %q", msg)
@@ -171,15 +172,6 @@ func TestEditNeverClobbers(t *testing.T) {
 	if f.get("a.txt") != "gamma, changed by the user\n" {
 		t.Fatalf("file holds %q", f.get("a.txt"))
 	}
-}
-
-func editStat(t *testing.T, p string) os.FileInfo {
-	t.Helper()
-	fi, err := os.Stat(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fi
 }
 
 func TestEditRefusals(t *testing.T) {

@@ -1,8 +1,13 @@
 package fs
 
 import (
+	"errors"
+	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/dsh-dev/dsh/internal/card"
 )
@@ -20,9 +25,10 @@ type diffHunk struct {
 	NewText  string `json:"newText"`
 }
 
-// diffMeta is what write and edit persist in a result's meta: everything their pure
-// presenters need besides the arguments. A created file's text is in the arguments,
-// so its meta carries no hunks.
+// diffMeta is what write and edit persist, both as the preview logged with the
+// call (what the change would do to the file as it is) and in the result's meta
+// (what it did): everything their pure presenters need besides the arguments. A
+// created file's text is in the arguments, so its meta carries no hunks.
 type diffMeta struct {
 	Path    string `json:"path"` // as the model gave it
 	Created bool   `json:"created"`
@@ -33,98 +39,77 @@ type diffMeta struct {
 	Hunks []diffHunk `json:"hunks"`
 	// Omitted counts what the hunk budget left out: sites for edit, hunks for write.
 	Omitted int `json:"omitted,omitzero"`
+	// Stamp is the file as a preview found it (absent: the file did not exist)
+	// or, in a result, as the change left it. Logs older than stamps have none.
+	Stamp *fileStamp `json:"stamp,omitzero"`
 }
 
-// hunkMetaFromMeta narrows persisted meta defensively and totally: anything that is
-// not well-formed write/edit meta for path gives false, never a panic. Beyond the
-// types it checks what well-typed JSON can still get wrong: 1-based integral starts,
-// non-negative integral counts that agree with the texts, hunks in file order that
-// do not overlap, and flags that agree with each other.
-func hunkMetaFromMeta(raw []byte, path string) (diffMeta, bool) {
-	var no diffMeta
-	obj, ok := metaObject(raw)
-	if !ok {
-		return no, false
+// MarshalJSON writes meta for the log. Files need not be UTF-8 but JSON strings
+// must be: invalid bytes in hunk texts become U+FFFD, which changes no line count.
+func (m *diffMeta) MarshalJSON() ([]byte, error) {
+	type plain diffMeta
+	return json.Marshal((*plain)(m), json.Deterministic(true), jsontext.AllowInvalidUTF8(true))
+}
+
+// UnmarshalJSON refuses missing required members and nulls (see metaMembers).
+func (m *diffMeta) UnmarshalJSON(b []byte) error {
+	type plain diffMeta
+	return metaUnmarshal(b, reflect.TypeFor[plain](), (*plain)(m))
+}
+
+// Validate checks what well-typed JSON can still get wrong: 1-based starts,
+// non-negative counts that agree with the texts, hunks in file order that do not
+// overlap, and flags that agree with each other. Whether the meta belongs to the
+// call (its path, its sites) is the presenter's to judge.
+func (m *diffMeta) Validate() error {
+	if m.Path == "" {
+		return errors.New("empty path")
 	}
-	var m diffMeta
-	if m.Path, ok = obj["path"].(string); !ok || m.Path == "" || m.Path != path {
-		return no, false
+	if err := metaCount("sites", m.Sites, 0); err != nil {
+		return err
 	}
-	if m.Created, ok = obj["created"].(bool); !ok {
-		return no, false
+	if err := metaCount("omitted", m.Omitted, 0); err != nil {
+		return err
 	}
-	if u, present := obj["unchanged"]; present {
-		if m.Unchanged, ok = u.(bool); !ok {
-			return no, false
-		}
+	if m.Hunks == nil {
+		return errors.New("no hunks")
 	}
-	if m.Sites, ok = hunkOptionalCount(obj, "sites"); !ok {
-		return no, false
-	}
-	if m.Omitted, ok = hunkOptionalCount(obj, "omitted"); !ok {
-		return no, false
-	}
-	items, ok := obj["hunks"].([]any)
-	if !ok {
-		return no, false
-	}
-	m.Hunks = make([]diffHunk, 0, len(items))
 	oldEnd, newEnd := 1, 1
-	for _, it := range items {
-		h, ok := hunkFromAny(it)
-		if !ok || h.OldStart < oldEnd || h.NewStart < newEnd {
-			return no, false
+	for _, h := range m.Hunks {
+		if err := h.validate(); err != nil {
+			return err
+		}
+		if h.OldStart < oldEnd || h.NewStart < newEnd {
+			return errors.New("hunks out of order or overlapping")
 		}
 		oldEnd, newEnd = h.OldStart+h.OldLines, h.NewStart+h.NewLines
-		m.Hunks = append(m.Hunks, h)
 	}
 	switch {
 	case m.Created && m.Unchanged,
 		(m.Created || m.Unchanged) && (len(m.Hunks) > 0 || m.Omitted > 0),
 		!m.Created && !m.Unchanged && len(m.Hunks) == 0 && m.Omitted == 0:
-		return no, false
+		return errors.New("flags disagree with the hunks")
 	}
-	return m, true
+	if m.Stamp != nil {
+		return m.Stamp.Validate()
+	}
+	return nil
 }
 
-func hunkFromAny(v any) (diffHunk, bool) {
-	var no, h diffHunk
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return no, false
-	}
-	if h.OldStart, ok = metaInt(obj["oldStart"], 1); !ok {
-		return no, false
-	}
-	if h.NewStart, ok = metaInt(obj["newStart"], 1); !ok {
-		return no, false
-	}
-	if h.OldLines, ok = metaInt(obj["oldLines"], 0); !ok {
-		return no, false
-	}
-	if h.NewLines, ok = metaInt(obj["newLines"], 0); !ok {
-		return no, false
-	}
-	if h.OldText, ok = obj["oldText"].(string); !ok {
-		return no, false
-	}
-	if h.NewText, ok = obj["newText"].(string); !ok {
-		return no, false
+func (h diffHunk) validate() error {
+	for _, c := range []struct {
+		name   string
+		v, min int
+	}{{"oldStart", h.OldStart, 1}, {"newStart", h.NewStart, 1}, {"oldLines", h.OldLines, 0}, {"newLines", h.NewLines, 0}} {
+		if err := metaCount(c.name, c.v, c.min); err != nil {
+			return err
+		}
 	}
 	if h.OldLines+h.NewLines == 0 ||
 		hunkCountLines(h.OldText) != h.OldLines || hunkCountLines(h.NewText) != h.NewLines {
-		return no, false
+		return errors.New("hunk line counts disagree with its texts")
 	}
-	return h, true
-}
-
-// hunkOptionalCount reads a non-negative integer member that defaults to zero.
-func hunkOptionalCount(obj map[string]any, name string) (int, bool) {
-	v, present := obj[name]
-	if !present {
-		return 0, true
-	}
-	return metaInt(v, 0)
+	return nil
 }
 
 // hunkCountLines counts the lines of s: its newlines, plus a last line without one.
@@ -155,6 +140,16 @@ func hunkCard(title, path string, hunks []diffHunk, omittedNote string) *card.Di
 		c.Title += " (" + omittedNote + ")"
 	}
 	return c
+}
+
+// hunkCall is the call card of a previewed change: the hunks it would apply.
+func hunkCall(c *card.DiffResult) *card.DiffCall {
+	return &card.DiffCall{Title: c.Title, Diffs: c.Diffs, Locations: c.Locations}
+}
+
+// hunkCreatedCall is the call card of a previewed creation: the file whole.
+func hunkCreatedCall(title, path, content string) *card.DiffCall {
+	return hunkCall(hunkCreatedCard(title, path, content))
 }
 
 // hunkCreatedCard shows a created file whole.

@@ -17,7 +17,14 @@ func hunkMetaJSON(hunks ...string) string {
 	return `{"path":"f.txt","created":false,"sites":1,"hunks":[` + strings.Join(hunks, ",") + `]}`
 }
 
-func TestHunkMetaFromMetaAccepts(t *testing.T) {
+const (
+	sha64   = "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"
+	stampOK = `{"path":"/w/f.txt","size":3,"mtime":1,"ctime":2,"sha256":"` + sha64 + `"}`
+)
+
+// The meta of write and edit decodes strictly and validates (tool.DecodeMeta),
+// and the presenters then check that it belongs to the call.
+func TestDiffMetaDecodeAccepts(t *testing.T) {
 	for _, c := range []struct {
 		name, raw string
 		want      diffMeta
@@ -29,12 +36,11 @@ func TestHunkMetaFromMetaAccepts(t *testing.T) {
 		{"all omitted", `{"path":"f.txt","created":false,"sites":3,"hunks":[],"omitted":3}`, diffMeta{Path: "f.txt", Sites: 3, Hunks: []diffHunk{}, Omitted: 3}},
 		{"insertion into an empty file", hunkMetaJSON(`{"oldStart":1,"oldLines":0,"newStart":1,"newLines":1,"oldText":"","newText":"x"}`),
 			diffMeta{Path: "f.txt", Sites: 1, Hunks: []diffHunk{{OldStart: 1, NewStart: 1, NewLines: 1, NewText: "x"}}}},
-		{"integral float", hunkMetaJSON(`{"oldStart":3.0,"oldLines":2,"newStart":3,"newLines":1,"oldText":"a\nb\n","newText":"c\n"}`),
-			diffMeta{Path: "f.txt", Sites: 1, Hunks: []diffHunk{{OldStart: 3, OldLines: 2, NewStart: 3, NewLines: 1, OldText: "a\nb\n", NewText: "c\n"}}}},
-		{"unknown members are ignored", `{"path":"f.txt","created":true,"hunks":[],"later":1}`, diffMeta{Path: "f.txt", Created: true, Hunks: []diffHunk{}}},
+		{"with a stamp", `{"path":"f.txt","created":true,"hunks":[],"stamp":` + stampOK + `}`,
+			diffMeta{Path: "f.txt", Created: true, Hunks: []diffHunk{}, Stamp: &fileStamp{Path: "/w/f.txt", Size: 3, MTime: 1, CTime: 2, SHA256: sha64}}},
 	} {
-		got, ok := hunkMetaFromMeta([]byte(c.raw), "f.txt")
-		if !ok {
+		got := tool.DecodeMeta[diffMeta](jsontext.Value(c.raw))
+		if got == nil {
 			t.Errorf("%s: rejected", c.name)
 			continue
 		}
@@ -46,7 +52,7 @@ func TestHunkMetaFromMetaAccepts(t *testing.T) {
 	}
 }
 
-func TestHunkMetaFromMetaRejects(t *testing.T) {
+func TestDiffMetaDecodeRejects(t *testing.T) {
 	hunk := func(field, value string) string {
 		var m map[string]jsontext.Value
 		if err := json.Unmarshal([]byte(hunkOK), &m); err != nil {
@@ -112,10 +118,38 @@ func TestHunkMetaFromMetaRejects(t *testing.T) {
 		"new side out of order":  hunkMetaJSON(hunk("newStart", "10"), hunk("oldStart", "20")),
 		"invalid UTF-8 in text":  strings.Replace(hunkMetaJSON(hunkOK), `"c\n"`, "\"\xff\\n\"", 1),
 		"hunk with extra nested": hunkMetaJSON(hunk("oldText", `{"a":1}`)),
+		// v2 decodes integers spelled as integers only, and refuses what it does not know.
+		"integral float spelling": hunkMetaJSON(hunk("oldStart", "3.0")),
+		"unknown member":          `{"path":"f.txt","created":true,"hunks":[],"later":1}`,
+		"unknown hunk member":     hunkMetaJSON(strings.Replace(hunkOK, "{", `{"x":1,`, 1)),
+		"null sites":              `{"path":"f.txt","created":false,"sites":null,"hunks":[` + hunkOK + `]}`,
+		"null created":            `{"path":"f.txt","created":null,"hunks":[]}`,
+		"stamp null":              `{"path":"f.txt","created":true,"hunks":[],"stamp":null}`,
+		"stamp not an object":     `{"path":"f.txt","created":true,"hunks":[],"stamp":"x"}`,
+		"stamp relative path":     `{"path":"f.txt","created":true,"hunks":[],"stamp":` + strings.Replace(stampOK, "/w/f.txt", "w/f.txt", 1) + `}`,
+		"stamp unclean path":      `{"path":"f.txt","created":true,"hunks":[],"stamp":` + strings.Replace(stampOK, "/w/f.txt", "/w/../f.txt", 1) + `}`,
+		"stamp negative size":     `{"path":"f.txt","created":true,"hunks":[],"stamp":` + strings.Replace(stampOK, `"size":3`, `"size":-3`, 1) + `}`,
+		"stamp short hash":        `{"path":"f.txt","created":true,"hunks":[],"stamp":` + strings.Replace(stampOK, sha64, "abc", 1) + `}`,
+		"stamp upper-case hash":   `{"path":"f.txt","created":true,"hunks":[],"stamp":` + strings.Replace(stampOK, sha64, strings.ToUpper(sha64), 1) + `}`,
+		"stamp missing mtime":     `{"path":"f.txt","created":true,"hunks":[],"stamp":` + strings.Replace(stampOK, `"mtime":1,`, "", 1) + `}`,
 	}
+	editArgs := []byte(`{"path":"f.txt","old_string":"a\nb\n","new_string":"c\n","replace_all":true}`)
+	writeArgs := []byte(`{"path":"f.txt","content":"c\n"}`)
 	for name, raw := range cases {
-		if m, ok := hunkMetaFromMeta([]byte(raw), "f.txt"); ok {
-			t.Errorf("%s: accepted %s as %+v", name, raw, m)
+		if name != "other path" {
+			if m := tool.DecodeMeta[diffMeta](jsontext.Value(raw)); m != nil {
+				t.Errorf("%s: decoded %s as %+v", name, raw, m)
+			}
+		}
+		r := tool.Result{Content: []card.Content{card.Text("ok")}, Meta: jsontext.Value(raw)}
+		if c := Edit().PresentResult(editArgs, r); c != nil {
+			t.Errorf("%s: edit presented %s as %#v", name, raw, c)
+		}
+		if c := Write().PresentResult(writeArgs, r); c != nil {
+			t.Errorf("%s: write presented %s as %#v", name, raw, c)
+		}
+		if c, ok := Edit().PresentCall(editArgs, jsontext.Value(raw)).(*card.DiffCall); !ok || c.Diffs[0].OldText == nil || *c.Diffs[0].OldText != "a\nb\n" {
+			t.Errorf("%s: a damaged preview did not give the seed's call card: %#v", name, c)
 		}
 	}
 }

@@ -1,9 +1,15 @@
 package fs
 
 import (
+	"errors"
+	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/tool"
@@ -27,19 +33,15 @@ func presentReadCall(p ReadParams) card.Call {
 	}
 }
 
-// presentReadResult narrows a persisted read result into a read card. It returns nil
+// presentReadResult turns a persisted read result into a read card. It returns nil
 // (the consumer shows the raw content) for an error, for content that is not one
-// read envelope, and for missing or malformed meta — so replaying an old or damaged
-// log never fails. Images come back as an image block and so fall back too.
-func presentReadResult(p ReadParams, r tool.Result) card.Result {
-	if r.IsError || len(r.Content) != 1 || r.Content[0].Type != "text" {
+// read envelope, and for missing or malformed meta (m is nil unless it decoded
+// strictly and validated) — so replaying an old or damaged log never fails. Images come back as an image block and so fall back too.
+func presentReadResult(p ReadParams, r tool.Result, m *readMeta) card.Result {
+	if r.IsError || m == nil || len(r.Content) != 1 || r.Content[0].Type != "text" {
 		return nil
 	}
 	body, ok := readStripEnvelope(r.Content[0].Text)
-	if !ok {
-		return nil
-	}
-	m, ok := readMetaFromMeta(r.Meta)
 	if !ok {
 		return nil
 	}
@@ -48,13 +50,14 @@ func presentReadResult(p ReadParams, r tool.Result) card.Result {
 		title += " (lines " + strconv.Itoa(m.Lines[0].Number) + "-" + strconv.Itoa(m.Lines[n-1].Number) + ")"
 	}
 	return &card.ReadResult{
-		Title:      title,
-		Path:       m.Path,
-		Offset:     m.Offset,
-		Lines:      m.Lines,
-		TotalLines: m.TotalLines,
-		Lang:       m.Lang,
-		Content:    []card.Content{card.Text(body)},
+		Title:             title,
+		Path:              m.Path,
+		Offset:            m.Offset,
+		Lines:             m.Lines,
+		TotalLines:        m.TotalLines,
+		TotalLinesAtLeast: m.TotalLinesAtLeast,
+		Lang:              m.Lang,
+		Content:           []card.Content{card.Text(body)},
 	}
 }
 
@@ -87,68 +90,64 @@ func readStripEnvelope(s string) (string, bool) {
 	return body, true
 }
 
-// readMeta is the structured window Execute persists in the result's meta.
+// readMeta is the structured window Execute persists in the result's meta, and
+// the stamp of the file it was read from.
 type readMeta struct {
-	Path       string          `json:"path"`
-	Offset     int             `json:"offset"`
-	Lines      []card.ReadLine `json:"lines"`
-	TotalLines int             `json:"totalLines"`
-	Lang       string          `json:"lang,omitempty"`
+	Path   string          `json:"path"`
+	Offset int             `json:"offset"`
+	Lines  []card.ReadLine `json:"lines"`
+	// TotalLines counts the file's lines; with TotalLinesAtLeast the count
+	// stopped at the scan bound and the file has more.
+	TotalLines        int        `json:"totalLines"`
+	TotalLinesAtLeast bool       `json:"totalLinesAtLeast,omitzero"`
+	Lang              string     `json:"lang,omitempty"`
+	Stamp             *fileStamp `json:"stamp,omitzero"` // absent in logs older than stamps
 }
 
-// readMetaFromMeta narrows persisted meta defensively and totally: it never fails
-// loudly, it says no. Beyond the types it checks what well-typed JSON can still get
-// wrong: a 1-based integral offset, line numbers that are 1-based integers, start
-// at or after offset, strictly increase and stay within a non-negative integral
-// totalLines. An empty window at a positive offset is valid (a byte cap below the
-// first selected line, or an empty file).
-func readMetaFromMeta(raw []byte) (readMeta, bool) {
-	var no readMeta
-	obj, ok := metaObject(raw)
-	if !ok {
-		return no, false
+// MarshalJSON writes meta for the log; a path that is not UTF-8 gets U+FFFD.
+func (m *readMeta) MarshalJSON() ([]byte, error) {
+	type plain readMeta
+	return json.Marshal((*plain)(m), json.Deterministic(true), jsontext.AllowInvalidUTF8(true))
+}
+
+// UnmarshalJSON refuses missing required members and nulls (see metaMembers).
+func (m *readMeta) UnmarshalJSON(b []byte) error {
+	type plain readMeta
+	return metaUnmarshal(b, reflect.TypeFor[plain](), (*plain)(m))
+}
+
+// Validate checks what well-typed JSON can still get wrong: a non-empty path, a
+// 1-based offset, a non-negative totalLines, line numbers that start at or after
+// offset, strictly increase and stay within totalLines. An empty window at a
+// positive offset is valid (a byte cap below the first selected line, or an
+// empty file).
+func (m *readMeta) Validate() error {
+	if m.Path == "" {
+		return errors.New("empty path")
 	}
-	path, ok := obj["path"].(string)
-	if !ok || path == "" {
-		return no, false
+	if err := metaCount("offset", m.Offset, 1); err != nil {
+		return err
 	}
-	offset, ok := metaInt(obj["offset"], 1)
-	if !ok {
-		return no, false
+	if err := metaCount("totalLines", m.TotalLines, 0); err != nil {
+		return err
 	}
-	total, ok := metaInt(obj["totalLines"], 0)
-	if !ok {
-		return no, false
+	if m.TotalLinesAtLeast && m.TotalLines == 0 {
+		return errors.New("at least zero lines")
 	}
-	m := readMeta{Path: path, Offset: offset, TotalLines: total}
-	if l, present := obj["lang"]; present {
-		if m.Lang, ok = l.(string); !ok {
-			return no, false
+	if m.Lines == nil {
+		return errors.New("no lines")
+	}
+	prev := m.Offset - 1
+	for _, l := range m.Lines {
+		if l.Number <= prev || l.Number > m.TotalLines {
+			return fmt.Errorf("line number %d out of order or range", l.Number)
 		}
+		prev = l.Number
 	}
-	items, ok := obj["lines"].([]any)
-	if !ok {
-		return no, false
+	if m.Stamp != nil {
+		return m.Stamp.Validate()
 	}
-	m.Lines = make([]card.ReadLine, 0, len(items))
-	prev := offset - 1
-	for _, it := range items {
-		line, ok := it.(map[string]any)
-		if !ok {
-			return no, false
-		}
-		n, ok := metaInt(line["number"], 1)
-		if !ok || n <= prev || n > total {
-			return no, false
-		}
-		text, ok := line["text"].(string)
-		if !ok {
-			return no, false
-		}
-		m.Lines = append(m.Lines, card.ReadLine{Number: n, Text: text})
-		prev = n
-	}
-	return m, true
+	return nil
 }
 
 // langByExt maps a lower-case file extension to a chroma lexer name, the syntax

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/tool"
@@ -114,7 +115,15 @@ func TestLangFromPath(t *testing.T) {
 	}
 }
 
-func TestReadMetaFromMeta(t *testing.T) {
+// TestReadMetaDecode feeds persisted meta through tool.DecodeMeta (strict decode,
+// then Validate) and the read presenter: every rejection DESIGN.md §3 lists.
+func TestReadMetaDecode(t *testing.T) {
+	envelope := tool.Result{Content: []card.Content{card.Text(readEnvelope("/w/a", "1: x\n\n(End of file - total 1 line)"))}}
+	present := func(raw string) card.Result {
+		r := envelope
+		r.Meta = jsontext.Value(raw)
+		return Read().PresentResult([]byte(`{"path":"a"}`), r)
+	}
 	accept := []struct {
 		name, raw string
 		want      readMeta
@@ -129,16 +138,19 @@ func TestReadMetaFromMeta(t *testing.T) {
 			readMeta{Path: "/w/e", Offset: 1, Lines: []card.ReadLine{}, TotalLines: 0}},
 		{"first line after offset", `{"path":"/w/a","offset":2,"lines":[{"number":5,"text":"x"}],"totalLines":5}`,
 			readMeta{Path: "/w/a", Offset: 2, Lines: []card.ReadLine{{Number: 5, Text: "x"}}, TotalLines: 5}},
-		{"integral float spelling", `{"path":"/w/a","offset":1.0,"lines":[{"number":1e0,"text":"x"}],"totalLines":2}`,
-			readMeta{Path: "/w/a", Offset: 1, Lines: []card.ReadLine{{Number: 1, Text: "x"}}, TotalLines: 2}},
-		{"unknown members ignored", `{"path":"/w/a","offset":1,"lines":[{"number":1,"text":"x","extra":1}],"totalLines":1,"future":true}`,
-			readMeta{Path: "/w/a", Offset: 1, Lines: []card.ReadLine{{Number: 1, Text: "x"}}, TotalLines: 1}},
+		{"at least", `{"path":"/w/a","offset":1,"lines":[{"number":1,"text":"x"}],"totalLines":7,"totalLinesAtLeast":true}`,
+			readMeta{Path: "/w/a", Offset: 1, Lines: []card.ReadLine{{Number: 1, Text: "x"}}, TotalLines: 7, TotalLinesAtLeast: true}},
+		{"with a stamp", `{"path":"/w/a","offset":1,"lines":[],"totalLines":0,"stamp":` + stampOK + `}`,
+			readMeta{Path: "/w/a", Offset: 1, Lines: []card.ReadLine{}, TotalLines: 0}},
 	}
 	for _, tc := range accept {
-		got, ok := readMetaFromMeta([]byte(tc.raw))
-		if !ok {
+		got := tool.DecodeMeta[readMeta](jsontext.Value(tc.raw))
+		if got == nil {
 			t.Errorf("%s: rejected %s", tc.name, tc.raw)
 			continue
+		}
+		if c, ok := present(tc.raw).(*card.ReadResult); !ok || c.TotalLines != tc.want.TotalLines || c.TotalLinesAtLeast != tc.want.TotalLinesAtLeast {
+			t.Errorf("%s: presented as %#v", tc.name, present(tc.raw))
 		}
 		if got.Path != tc.want.Path || got.Offset != tc.want.Offset || got.TotalLines != tc.want.TotalLines ||
 			got.Lang != tc.want.Lang || got.Lines == nil || !slices.Equal(got.Lines, tc.want.Lines) {
@@ -193,10 +205,24 @@ func TestReadMetaFromMeta(t *testing.T) {
 		{"line number exceeds totalLines", `{"path":"/a","offset":1,"lines":[{"number":1,"text":"a"},{"number":3,"text":"b"}],"totalLines":2}`},
 		{"lines in an empty file", `{"path":"/a","offset":1,"lines":` + line1 + `,"totalLines":0}`},
 		{"invalid UTF-8", "{\"path\":\"/a\xff\",\"offset\":1,\"lines\":[],\"totalLines\":0}"},
+		// v2 decodes integers spelled as integers only, and refuses what it does not know.
+		{"integral float spelling", `{"path":"/w/a","offset":1.0,"lines":[{"number":1e0,"text":"x"}],"totalLines":2}`},
+		{"unknown member", `{"path":"/w/a","offset":1,"lines":[],"totalLines":1,"future":true}`},
+		{"unknown line member", `{"path":"/w/a","offset":1,"lines":[{"number":1,"text":"x","extra":1}],"totalLines":1}`},
+		{"totalLines null", `{"path":"/a","offset":1,"lines":[],"totalLines":null}`},
+		{"offset null", `{"path":"/a","offset":null,"lines":[],"totalLines":0}`},
+		{"line text null", `{"path":"/a","offset":1,"lines":[{"number":1,"text":null}],"totalLines":1}`},
+		{"at least zero lines", `{"path":"/a","offset":1,"lines":[],"totalLines":0,"totalLinesAtLeast":true}`},
+		{"at least not a bool", `{"path":"/a","offset":1,"lines":[],"totalLines":3,"totalLinesAtLeast":1}`},
+		{"stamp with a bad hash", `{"path":"/a","offset":1,"lines":[],"totalLines":0,"stamp":` + strings.Replace(stampOK, sha64, "x", 1) + `}`},
+		{"stamp null", `{"path":"/a","offset":1,"lines":[],"totalLines":0,"stamp":null}`},
 	}
 	for _, tc := range reject {
-		if got, ok := readMetaFromMeta([]byte(tc.raw)); ok {
+		if got := tool.DecodeMeta[readMeta](jsontext.Value(tc.raw)); got != nil {
 			t.Errorf("%s: accepted %s as %+v", tc.name, tc.raw, got)
+		}
+		if c := present(tc.raw); c != nil {
+			t.Errorf("%s: presented %s as %#v", tc.name, tc.raw, c)
 		}
 	}
 }
@@ -258,7 +284,7 @@ func TestPresentReadResult(t *testing.T) {
 	p := ReadParams{Path: "src/a.go", Offset: 2, Limit: 2}
 	ok := tool.Result{Content: []card.Content{card.Text(env)}, Meta: meta}
 
-	got := presentReadResult(p, ok)
+	got := presentReadDecoded(p, ok)
 	rc, isRead := got.(*card.ReadResult)
 	if !isRead {
 		t.Fatalf("want *card.ReadResult, got %T", got)
@@ -291,7 +317,7 @@ func TestPresentReadResult(t *testing.T) {
 
 	// An empty window keeps its offset and has a plain title.
 	emptyMeta := []byte(`{"path":"/w/e.txt","offset":1,"lines":[],"totalLines":0}`)
-	ec, _ := presentReadResult(ReadParams{Path: "e.txt"}, tool.Result{
+	ec, _ := presentReadDecoded(ReadParams{Path: "e.txt"}, tool.Result{
 		Content: []card.Content{card.Text(readEnvelope("/w/e.txt", "(File is empty - total 0 lines)"))}, Meta: emptyMeta,
 	}).(*card.ReadResult)
 	if ec == nil || ec.Title != "Read e.txt" || ec.Offset != 1 || ec.Lines == nil || len(ec.Lines) != 0 || ec.Lang != "" {
@@ -313,7 +339,7 @@ func TestPresentReadResult(t *testing.T) {
 		{"meta not an object", tool.Result{Content: ok.Content, Meta: []byte(`[]`)}},
 	}
 	for _, tc := range fallbacks {
-		if got := presentReadResult(p, tc.r); got != nil {
+		if got := presentReadDecoded(p, tc.r); got != nil {
 			t.Errorf("%s: want nil, got %+v", tc.name, got)
 		}
 	}
@@ -345,4 +371,9 @@ func TestPresentReadResultOfRealReads(t *testing.T) {
 	if r := f.run(readArgs("missing.rs", 0, 0)); Read().PresentResult([]byte(readArgs("missing.rs", 0, 0)), r) != nil {
 		t.Fatal("an error result presented as a card")
 	}
+}
+
+// presentReadDecoded presents a result as the framework does: meta decoded first.
+func presentReadDecoded(p ReadParams, r tool.Result) card.Result {
+	return presentReadResult(p, r, tool.DecodeMeta[readMeta](r.Meta))
 }

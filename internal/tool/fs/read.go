@@ -17,10 +17,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/go-json-experiment/json"
-
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/tool"
+	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
 var (
@@ -39,16 +38,17 @@ type ReadParams struct {
 
 // Read returns the read tool: a window of a text file as numbered lines, or an image.
 func Read() tool.Tool {
-	return tool.New(tool.Spec[ReadParams, rawMeta]{
+	return tool.New(tool.Spec[ReadParams, readMeta]{
 		Name:          "read",
 		Description:   readDescription,
 		Guidance:      readGuidance,
 		ReadOnly:      true,
 		Permission:    tool.PermNone,
 		Kind:          "read",
-		Execute:       execRaw(readExecute),
-		PresentCall:   callRaw(presentReadCall),
-		PresentResult: resultRaw(presentReadResult),
+		Execute:       readExecute,
+		PresentCall:   func(p ReadParams, _ *readMeta) card.Call { return presentReadCall(p) },
+		PresentResult: presentReadResult,
+		Fold:          func(s *tool.Session, _ ReadParams, r tool.Result, m *readMeta) { foldStamp(s, r, readStampOf(m)) },
 	})
 }
 
@@ -74,49 +74,55 @@ var (
 	readTruncated = fmt.Sprintf("… (line truncated to %d characters)", readMaxLineChars)
 )
 
-func readExecute(ctx context.Context, env tool.Env, p ReadParams) tool.Result {
-	abs, err := env.Session.Workspace.Resolve(p.Path)
+func readExecute(ctx context.Context, env tool.Env, p ReadParams, _ *readMeta) (tool.Result, *readMeta, error) {
+	r, m := readFile(ctx, env, p)
+	return r, m, nil
+}
+
+func readFile(ctx context.Context, env tool.Env, p ReadParams) (tool.Result, *readMeta) {
+	loc, err := env.Session.Workspace.Locate(p.Path)
 	if err != nil {
-		return tool.Errorf("Cannot read %s: %v.", p.Path, err)
+		return tool.Errorf("Cannot read %s: %v.", p.Path, err), nil
 	}
-	// Stat before opening: opening a FIFO would block until someone writes to it.
-	fi, err := os.Stat(abs)
+	// Look before opening: a device is not opened at all. The open itself never
+	// blocks (a FIFO), and what was opened is checked again.
+	fi, err := loc.Lstat()
 	if err != nil {
 		if errors.Is(err, iofs.ErrNotExist) {
-			return readNotFound(p.Path, abs)
+			return readNotFound(p.Path, loc), nil
 		}
-		return tool.Errorf("Cannot read %s: %v.", p.Path, err)
+		return tool.Errorf("Cannot read %s: %v.", p.Path, err), nil
 	}
-	if fi.IsDir() {
-		return tool.Errorf("Cannot read %s: it is a directory, not a file. List it with a shell command instead.", p.Path)
+	if r, bad := readRefuse(p.Path, fi); bad {
+		return r, nil
 	}
-	if !fi.Mode().IsRegular() {
-		return tool.Errorf("Cannot read %s: it is not a regular file (%v).", p.Path, fi.Mode().Type())
-	}
-	f, err := os.Open(abs)
+	f, err := loc.Open()
 	if err != nil {
-		return tool.Errorf("Cannot read %s: %v.", p.Path, err)
+		return tool.Errorf("Cannot read %s: %v.", p.Path, err), nil
 	}
 	defer func() { _ = f.Close() }()
 	// The stamp must describe what is actually read, so it comes from the open file.
 	if fi, err = f.Stat(); err != nil {
-		return tool.Errorf("Cannot read %s: %v.", p.Path, err)
+		return tool.Errorf("Cannot read %s: %v.", p.Path, err), nil
+	}
+	if r, bad := readRefuse(p.Path, fi); bad {
+		return r, nil
 	}
 
 	head := make([]byte, readSniffBytes)
 	n, err := io.ReadFull(f, head)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return tool.Errorf("Cannot read %s: %v.", p.Path, err)
+		return tool.Errorf("Cannot read %s: %v.", p.Path, err), nil
 	}
 	head = head[:n]
 	if mime := readImageType(head); mime != "" {
-		return readImage(f, p.Path, fi.Size(), mime)
+		return readImage(f, p.Path, fi.Size(), mime), nil
 	}
 	if readLooksBinary(head) {
-		return tool.Errorf("Cannot read %s: it looks like a binary file. Only text files and PNG, JPEG, GIF or WebP images can be read.", p.Path)
+		return tool.Errorf("Cannot read %s: it looks like a binary file. Only text files and PNG, JPEG, GIF or WebP images can be read.", p.Path), nil
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return tool.Errorf("Cannot read %s: %v.", p.Path, err)
+		return tool.Errorf("Cannot read %s: %v.", p.Path, err), nil
 	}
 
 	offset := max(p.Offset, 1)
@@ -124,30 +130,43 @@ func readExecute(ctx context.Context, env tool.Env, p ReadParams) tool.Result {
 	if limit <= 0 {
 		limit = readDefaultLimit
 	}
-	w, err := readScan(ctx, f, offset, limit)
+	h := newPrefixHash()
+	w, err := readScan(ctx, io.TeeReader(f, h), offset, limit, stampHashBytes)
 	if err != nil {
-		return tool.Errorf("Cannot read %s: %v.", p.Path, err)
+		return tool.Errorf("Cannot read %s: %v.", p.Path, err), nil
 	}
-	if w.total > 0 && offset > w.total {
+	if w.total > 0 && offset > w.total && !w.atLeast {
 		return tool.Errorf("Offset %d is beyond the end of %s, which has %s. Use an offset from 1 to %d.",
-			offset, p.Path, readPlural(w.total, "line"), w.total)
+			offset, p.Path, readPlural(w.total, "line"), w.total), nil
 	}
-	sessionStamps(env.Session).record(abs, fi)
+	abs := loc.Abs()
+	return tool.Result{Content: []card.Content{card.Text(readEnvelope(abs, readBody(w)))}}, &readMeta{
+		Path:              abs,
+		Offset:            offset,
+		Lines:             w.lines,
+		TotalLines:        w.total,
+		TotalLinesAtLeast: w.atLeast,
+		Lang:              langFromPath(abs),
+		Stamp:             stampOf(loc.Real(), fi, h),
+	}
+}
 
-	meta, err := json.Marshal(readMeta{
-		Path:       abs,
-		Offset:     offset,
-		Lines:      w.lines,
-		TotalLines: w.total,
-		Lang:       langFromPath(abs),
-	})
-	if err != nil {
-		return tool.Errorf("Cannot read %s: %v.", p.Path, err)
+// readRefuse refuses what is not a regular file.
+func readRefuse(display string, fi iofs.FileInfo) (tool.Result, bool) {
+	switch {
+	case fi.IsDir():
+		return tool.Errorf("Cannot read %s: it is a directory, not a file. List it with a shell command instead.", display), true
+	case !fi.Mode().IsRegular():
+		return tool.Errorf("Cannot read %s: it is not a regular file (%v).", display, fi.Mode().Type()), true
 	}
-	return tool.Result{
-		Content: []card.Content{card.Text(readEnvelope(abs, readBody(w)))},
-		Meta:    meta,
+	return tool.Result{}, false
+}
+
+func readStampOf(m *readMeta) *fileStamp {
+	if m == nil {
+		return nil
 	}
+	return m.Stamp
 }
 
 // readBody renders the numbered lines and the footer that tells the model whether
@@ -166,13 +185,17 @@ func readBody(w readWindow) string {
 	switch {
 	case w.total == 0:
 		b.WriteString("(File is empty - total 0 lines)")
-	case len(w.lines) > 0 && w.lines[len(w.lines)-1].Number < w.total:
+	case len(w.lines) > 0 && (w.lines[len(w.lines)-1].Number < w.total || w.atLeast):
 		first, last := w.lines[0].Number, w.lines[len(w.lines)-1].Number
 		lead := "File has more lines."
 		if w.capped {
 			lead = fmt.Sprintf("Output capped at %d KiB.", readMaxBytes>>10)
 		}
-		fmt.Fprintf(&b, "(%s Showing lines %d-%d of %d. Use offset=%d to continue.)", lead, first, last, w.total, last+1)
+		of := strconv.Itoa(w.total)
+		if w.atLeast {
+			of = "at least " + of
+		}
+		fmt.Fprintf(&b, "(%s Showing lines %d-%d of %s. Use offset=%d to continue.)", lead, first, last, of, last+1)
 	default:
 		fmt.Fprintf(&b, "(End of file - total %s)", readPlural(w.total, "line"))
 	}
@@ -188,16 +211,20 @@ func readPlural(n int, unit string) string {
 
 // readWindow is what one streaming pass over a file yields.
 type readWindow struct {
-	lines  []card.ReadLine // never nil
-	total  int             // the exact number of lines in the file
-	capped bool            // the byte cap ended the window early
+	lines []card.ReadLine // never nil
+	total int             // the number of lines in the file
+	// atLeast: the count stopped at the scan bound, and the file has more.
+	atLeast bool
+	capped  bool // the byte cap ended the window early
 }
 
 // readScan streams r once: it counts newlines up to line offset, keeps at most
 // limit lines and readMaxBytes of numbered output, and then counts the remaining
 // newlines without keeping anything, so memory stays O(window) for any file size.
-// A final line without a newline counts as a line.
-func readScan(ctx context.Context, r io.Reader, offset, limit int) (readWindow, error) {
+// A final line without a newline counts as a line. Once the window is complete
+// and bound bytes have been seen, it stops counting: the total is then a lower
+// bound (atLeast), so reading the start of a huge file stays fast.
+func readScan(ctx context.Context, r io.Reader, offset, limit int, bound int64) (readWindow, error) {
 	w := readWindow{lines: []card.ReadLine{}}
 	end := math.MaxInt
 	if limit <= math.MaxInt-offset {
@@ -279,6 +306,25 @@ func readScan(ctx context.Context, r io.Reader, offset, limit int) (readWindow, 
 		}
 		if rerr != nil {
 			return w, rerr
+		}
+		if !done && size >= bound && newlines+1 >= offset && lineLen > readLineKeep {
+			// A window line longer than the bound: it is cut anyway, and finding
+			// its end (and the lines after it) could mean scanning the whole file.
+			finish()
+			done = true
+		}
+		if done && size >= bound {
+			var one [1]byte
+			_, err := io.ReadFull(r, one[:])
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return w, err
+			}
+			// More follows: the line in progress, or one starting after it.
+			w.total, w.atLeast = newlines+1, true
+			return w, nil
 		}
 	}
 	if size > 0 && last != '\n' {
@@ -378,18 +424,15 @@ func readLooksBinary(head []byte) bool {
 }
 
 // readNotFound explains a missing file and suggests similarly named files beside it.
-func readNotFound(display, abs string) tool.Result {
-	dir := filepath.Dir(abs)
-	d, err := os.Open(dir)
-	if err != nil {
+func readNotFound(display string, loc workspace.File) tool.Result {
+	names, err := loc.Siblings(readMaxSuggestDir) // a partial listing still helps
+	if len(names) == 0 && err != nil {
 		if errors.Is(err, iofs.ErrNotExist) {
 			return tool.Errorf("File not found: %s (its directory %s does not exist either).", display, filepath.Dir(display))
 		}
 		return tool.Errorf("File not found: %s.", display)
 	}
-	names, _ := d.Readdirnames(readMaxSuggestDir) // a partial listing still helps
-	_ = d.Close()
-	similar := readSimilar(filepath.Base(abs), names, 3)
+	similar := readSimilar(filepath.Base(loc.Abs()), names, 3)
 	if len(similar) == 0 {
 		return tool.Errorf("File not found: %s.", display)
 	}

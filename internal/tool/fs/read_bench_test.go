@@ -50,14 +50,14 @@ func BenchmarkReadTail(b *testing.B) {
 	b.SetBytes(fi.Size())
 	b.ReportAllocs()
 	for b.Loop() {
-		r := readExecute(context.Background(), env, p)
+		r, _ := readFile(context.Background(), env, p)
 		if r.IsError {
 			b.Fatal(r.TextOf())
 		}
 	}
 	b.StopTimer()
-	m, ok := readMetaFromMeta(readExecute(context.Background(), env, p).Meta)
-	if !ok || m.TotalLines != lines || m.Lines[0].Number != lines-1999 {
+	_, m := readFile(context.Background(), env, p)
+	if ok := m != nil; !ok || m.TotalLines != lines || m.Lines[0].Number != lines-1999 {
 		b.Fatalf("wrong window: ok=%v total=%d want %d", ok, m.TotalLines, lines)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"image/jpeg"
 	"image/png"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -64,10 +65,13 @@ func (f *readFixture) write(rel string, data []byte) string {
 	return p
 }
 
-// run calls the read tool through its erased interface, as the agent does.
+// run calls the read tool through its erased interface, as the agent does, and
+// folds the logged result into the session, as the session host does.
 func (f *readFixture) run(args string) tool.Result {
 	f.t.Helper()
-	return res(Read().Run(context.Background(), tool.Env{Session: f.sess}, []byte(args), nil))
+	r := logged(f.t, res(Read().Run(context.Background(), tool.Env{Session: f.sess}, []byte(args), nil)))
+	Read().Fold(f.sess, []byte(args), r)
+	return r
 }
 
 func readArgs(path string, offset, limit int) string {
@@ -95,11 +99,11 @@ func (f *readFixture) mustRead(path string, offset, limit int) (string, readMeta
 	if len(r.Content) != 1 || r.Content[0].Type != "text" {
 		f.t.Fatalf("read %s: want one text block, got %+v", path, r.Content)
 	}
-	m, ok := readMetaFromMeta(r.Meta)
-	if !ok {
-		f.t.Fatalf("read %s: meta does not narrow: %s", path, r.Meta)
+	m := tool.DecodeMeta[readMeta](r.Meta)
+	if m == nil {
+		f.t.Fatalf("read %s: meta does not decode: %s", path, r.Meta)
 	}
-	return r.Content[0].Text, m
+	return r.Content[0].Text, *m
 }
 
 // mustFail runs a read that must fail and returns its message.
@@ -288,9 +292,9 @@ func TestReadInvalidUTF8StaysValidJSON(t *testing.T) {
 	if !jsontext.Value(enc).IsValid() || !r.Meta.IsValid() {
 		t.Fatalf("invalid JSON: %s", enc)
 	}
-	m, ok := readMetaFromMeta(r.Meta)
-	if !ok {
-		t.Fatalf("meta does not narrow: %s", r.Meta)
+	m := tool.DecodeMeta[readMeta](r.Meta)
+	if m == nil {
+		t.Fatalf("meta does not decode: %s", r.Meta)
 	}
 	if m.Lines[0].Text != "caf\uFFFD ok" || m.Lines[2].Text != "\uFFFD mixed é" {
 		t.Fatalf("lines = %+v", m.Lines)
@@ -563,22 +567,37 @@ func TestReadRefusesNonRegularFile(t *testing.T) {
 	}
 }
 
+// fileStampNow stamps a file as the tools would, for tests.
+func fileStampNow(t *testing.T, p string) *fileStamp {
+	t.Helper()
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stampData(p, fi, data)
+}
+
 func TestReadRecordsStampOnlyOnSuccess(t *testing.T) {
 	f := newReadFixture(t, false)
 	good := f.write("good.txt", []byte("x\n"))
 	bad := f.write("bad.bin", []byte("\x00\x00"))
 	st := sessionStamps(f.sess)
-	fiGood, _ := os.Stat(good)
-	fiBad, _ := os.Stat(bad)
-	if st.check(good, "good.txt", fiGood) == nil {
+	if st.check(fileStampNow(t, good), "good.txt") == nil {
 		t.Fatal("stamp present before any read")
 	}
-	f.mustRead("good.txt", 0, 0)
-	if err := st.check(good, "good.txt", fiGood); err != nil {
+	_, m := f.mustRead("good.txt", 0, 0)
+	if m.Stamp == nil || m.Stamp.Path != good || m.Stamp.Size != 2 {
+		t.Fatalf("stamp %+v", m.Stamp)
+	}
+	if err := st.check(fileStampNow(t, good), "good.txt"); err != nil {
 		t.Fatalf("after read: %v", err)
 	}
 	f.mustFail(readArgs("bad.bin", 0, 0))
-	if st.check(bad, "bad.bin", fiBad) == nil {
+	if st.check(fileStampNow(t, bad), "bad.bin") == nil {
 		t.Fatal("a refused read recorded a stamp")
 	}
 }
@@ -644,7 +663,7 @@ func TestReadScanMatchesReference(t *testing.T) {
 			{"onebyte", iotest.OneByteReader(bytes.NewReader(data))},
 			{"half", iotest.HalfReader(bytes.NewReader(data))},
 		} {
-			w, err := readScan(context.Background(), r.rd, offset, limit)
+			w, err := readScan(context.Background(), r.rd, offset, limit, math.MaxInt64)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,11 +3,8 @@ package fs
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"io"
-	iofs "io/fs"
-	"os"
 
 	"github.com/dsh-dev/dsh/internal/tool"
 )
@@ -26,78 +23,68 @@ type writeParams struct {
 }
 
 // Write returns the write tool: create a file or replace its whole content,
-// shown as the hunks it changed.
+// previewed and shown as the hunks it changes.
 func Write() tool.Tool {
-	return tool.New(tool.Spec[writeParams, rawMeta]{
-		Name:          "write",
-		Description:   writeDescription,
-		Guidance:      writeGuidance,
-		ReadOnly:      false,
-		Permission:    tool.PermEdit,
-		Kind:          "edit",
-		Execute:       execRaw(writeExecute),
-		PresentCall:   callRaw(writePresentCall),
-		PresentResult: resultRaw(writePresentResult),
+	return tool.New(tool.Spec[writeParams, diffMeta]{
+		Name:        "write",
+		Description: writeDescription,
+		Guidance:    writeGuidance,
+		ReadOnly:    false,
+		Permission:  tool.PermEdit,
+		Kind:        "edit",
+		Preview: func(ctx context.Context, env tool.Env, p writeParams) (*diffMeta, error) {
+			return changePreview(ctx, env, writePlanFor(p, nil))
+		},
+		Execute: func(ctx context.Context, env tool.Env, p writeParams, pv *diffMeta) (tool.Result, *diffMeta, error) {
+			return changeExecute(ctx, env, writePlanFor(p, pv))
+		},
+		PresentCall:   writePresentCall,
+		PresentResult: writePresentResult,
+		Fold:          func(s *tool.Session, _ writeParams, r tool.Result, m *diffMeta) { foldStamp(s, r, diffStampOf(m)) },
 	})
 }
 
-func writeExecute(ctx context.Context, env tool.Env, p writeParams) tool.Result {
-	abs, err := env.Session.Workspace.Resolve(p.Path)
-	if err != nil {
-		return tool.Errorf("Cannot write %s: %v.", p.Path, err)
-	}
-	st := sessionStamps(env.Session)
-	fi, err := os.Stat(abs)
-	switch {
-	case errors.Is(err, iofs.ErrNotExist):
-		if err := ctx.Err(); err != nil {
-			return tool.Errorf("Write of %s cancelled: %v.", p.Path, err)
+func writePlanFor(p writeParams, pv *diffMeta) func(context.Context, tool.Env) (changePlan, error) {
+	return func(_ context.Context, env tool.Env) (changePlan, error) {
+		cur, err := loadCurrent(env, p.Path, "write", pv)
+		if err != nil {
+			return changePlan{}, err
 		}
-		if err := atomicWrite(abs, writeString(p.Content)); err != nil {
-			return tool.Errorf("Cannot write %s: %v.", p.Path, err)
+		pl := changePlan{cur: cur, path: p.Path, verb: "write", title: "Write"}
+		if cur.stamp == nil {
+			msg := fmt.Sprintf("Created %s (%s).", p.Path, writeLines(p.Content))
+			m := diffMeta{Path: p.Path, Created: true, Hunks: []diffHunk{}}
+			pl.run = writeRun(p.Content, m, msg)
+			return pl, nil
 		}
-		editRecord(st, abs)
-		return editResult(fmt.Sprintf("Created %s (%s).", p.Path, writeLines(p.Content)),
-			diffMeta{Path: p.Path, Created: true, Hunks: []diffHunk{}})
-	case err != nil:
-		return tool.Errorf("Cannot write %s: %v.", p.Path, err)
-	case fi.IsDir():
-		return tool.Errorf("Cannot write %s: it is a directory.", p.Path)
-	case !fi.Mode().IsRegular():
-		return tool.Errorf("Cannot write %s: it is not a regular file.", p.Path)
+		if string(cur.data) == p.Content {
+			pl.meta, pl.msg = diffMeta{Path: p.Path, Unchanged: true, Hunks: []diffHunk{}}, writeNoChange(p.Path)
+			return pl, nil
+		}
+		hunks, omitted := diffTexts(string(cur.data), p.Content, newHunkBudget())
+		n := len(hunks) + omitted
+		msg := fmt.Sprintf("Overwrote %s (%s; %d changed region", p.Path, writeLines(p.Content), n)
+		if n != 1 {
+			msg += "s"
+		}
+		pl.run = writeRun(p.Content, diffMeta{Path: p.Path, Hunks: hunkNonNil(hunks), Omitted: omitted}, msg+").")
+		return pl, nil
 	}
-	if err := st.check(abs, p.Path, fi); err != nil {
-		return tool.Errorf("Refused to overwrite: %v.", err)
-	}
-	old, err := os.ReadFile(abs)
-	if err != nil {
-		return tool.Errorf("Cannot write %s: %v.", p.Path, err)
-	}
-	if string(old) == p.Content {
-		return editResult(writeNoChange(p.Path), diffMeta{Path: p.Path, Unchanged: true, Hunks: []diffHunk{}})
-	}
-	if err := ctx.Err(); err != nil {
-		return tool.Errorf("Write of %s cancelled: %v.", p.Path, err)
-	}
-	if err := atomicWrite(abs, writeString(p.Content)); err != nil {
-		return tool.Errorf("Cannot write %s: %v.", p.Path, err)
-	}
-	editRecord(st, abs)
-	hunks, omitted := diffTexts(string(old), p.Content, newHunkBudget())
-	n := len(hunks) + omitted
-	msg := fmt.Sprintf("Overwrote %s (%s; %d changed region", p.Path, writeLines(p.Content), n)
-	if n != 1 {
-		msg += "s"
-	}
-	return editResult(msg+").", diffMeta{Path: p.Path, Hunks: hunkNonNil(hunks), Omitted: omitted})
 }
 
-// writeString is a fill function for atomicWrite that writes s.
-func writeString(s string) func(io.Writer) error {
-	return func(w io.Writer) error {
-		_, err := io.WriteString(w, s)
-		return err
+// writeRun writes content; its meta and message are known ahead.
+func writeRun(content string, m diffMeta, msg string) func(io.Writer) (diffMeta, string, error) {
+	return func(w io.Writer) (diffMeta, string, error) {
+		_, err := io.WriteString(w, content)
+		return m, msg, err
 	}
+}
+
+func diffStampOf(m *diffMeta) *fileStamp {
+	if m == nil {
+		return nil
+	}
+	return m.Stamp
 }
 
 // writeLines says how many lines s has, for the model.

@@ -62,33 +62,57 @@ func (f *editFixture) get(rel string) string {
 	return string(b)
 }
 
-// read runs the real read tool, which records what the session saw.
+// read runs the real read tool, whose folded result records what the session saw.
 func (f *editFixture) read(rel string) {
 	f.t.Helper()
-	args, _ := json.Marshal(map[string]any{"path": rel})
-	if r := res(Read().Run(context.Background(), tool.Env{Session: f.sess}, args, nil)); r.IsError {
+	if _, r := f.call(Read(), map[string]any{"path": rel}); r.IsError {
 		f.t.Fatalf("read %s: %s", rel, r.TextOf())
 	}
 }
 
-// call runs a tool through its erased interface, as the agent does, and returns
-// the arguments and the result as a session log would persist and replay them.
+// call runs a tool through its erased interface, as the agent and the session
+// host do: the preview, then (unless the preview refused) the call with it, then
+// the fold of the logged result. It returns the arguments and the result as a
+// session log would persist and replay them.
 func (f *editFixture) call(tl tool.Tool, args any) ([]byte, tool.Result) {
 	f.t.Helper()
+	raw, _, r := runCall(f.t, f.sess, tl, args)
+	return raw, r
+}
+
+// runCall is one call as the agent makes it: it returns the arguments, the logged
+// preview and the logged result, already folded into sess.
+func runCall(t testing.TB, sess *tool.Session, tl tool.Tool, args any) ([]byte, jsontext.Value, tool.Result) {
+	t.Helper()
 	raw, err := json.Marshal(args, json.Deterministic(true))
 	if err != nil {
-		f.t.Fatal(err)
+		t.Fatal(err)
 	}
-	r := res(tl.Run(context.Background(), tool.Env{Session: f.sess}, raw, nil))
-	logged, err := json.Marshal(r)
+	env := tool.Env{Session: sess}
+	pv, refused := tl.Preview(context.Background(), env, raw)
+	var r tool.Result
+	if refused != nil {
+		r = *refused
+	} else {
+		r = res(tl.Run(context.Background(), env, raw, pv))
+	}
+	r = logged(t, r)
+	tl.Fold(sess, raw, r)
+	return raw, pv, r
+}
+
+// logged returns v as the log gives it back: encoded and decoded.
+func logged[T any](t testing.TB, v T) T {
+	t.Helper()
+	b, err := json.Marshal(v)
 	if err != nil {
-		f.t.Fatal(err)
+		t.Fatal(err)
 	}
-	var replayed tool.Result
-	if err := json.Unmarshal(logged, &replayed); err != nil {
-		f.t.Fatal(err)
+	var out T
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
 	}
-	return raw, replayed
+	return out
 }
 
 // ok runs a call that must succeed.
@@ -197,8 +221,8 @@ func TestWriteGoldenOverwrite(t *testing.T) {
 		t.Fatal("file not overwritten")
 	}
 	editGolden(t, "write_overwrite", Write(), args, r)
-	m, ok := hunkMetaFromMeta(r.Meta, "notes.txt")
-	if !ok || m.Created || len(m.Hunks) != 2 {
+	m := editMeta(t, "notes.txt", r.Meta)
+	if m.Created || len(m.Hunks) != 2 {
 		t.Fatalf("meta %s", r.Meta)
 	}
 	if got, err := hunkApply(old, m.Hunks); err != nil || got != new {
@@ -271,8 +295,7 @@ func TestWriteStampsBelongToTheSession(t *testing.T) {
 	f.read("shared.txt")
 	other := tool.NewSession("other", f.sess.Workspace)
 	defer other.Close()
-	raw, _ := json.Marshal(writeArgs{"shared.txt", "b\n"})
-	if r := res(Write().Run(context.Background(), tool.Env{Session: other}, raw, nil)); !r.IsError {
+	if _, _, r := runCall(t, other, Write(), writeArgs{"shared.txt", "b\n"}); !r.IsError {
 		t.Fatal("another session overwrote a file it never read")
 	}
 }

@@ -1,0 +1,165 @@
+package fs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	iofs "io/fs"
+
+	"github.com/dsh-dev/dsh/internal/tool"
+	"github.com/dsh-dev/dsh/internal/workspace"
+)
+
+// A change is how write and edit share one path through preview and execution:
+// each plans its change against the file as it is now; the preview runs the plan
+// into nothing to learn its hunks, and the execution plans again, refuses if the
+// file is no longer the one the preview saw, and runs the plan into the file.
+
+// refusal is why a change cannot be made, worded for the model: the preview's
+// error, or the execution's error result.
+type refusal struct{ msg string }
+
+func (r *refusal) Error() string { return r.msg }
+
+func refusef(format string, args ...any) error { return &refusal{fmt.Sprintf(format, args...)} }
+
+// current is the file a change applies to, as the change found it.
+type current struct {
+	loc   workspace.File
+	data  []byte     // nil when the file does not exist
+	stamp *fileStamp // nil when the file does not exist
+}
+
+// changePlan is what a change would do to the current file.
+type changePlan struct {
+	cur               current
+	path, verb, title string // the path as given; "write", "Write" for messages
+	// run writes the new content to w and returns the meta (without its stamp)
+	// and the model-facing message. It is nil when nothing is to be written:
+	// meta and msg are then final.
+	run  func(w io.Writer) (diffMeta, string, error)
+	meta diffMeta
+	msg  string
+}
+
+// loadCurrent locates path and reads the file there, if there is one, and
+// refuses a change the session may not make to it: for a preview (pv nil), an
+// existing file the session has not read as it is now; for an execution, a file
+// that is no longer the one its preview pv saw. verb names the change in
+// messages ("write", "edit").
+func loadCurrent(env tool.Env, path, verb string, pv *diffMeta) (current, error) {
+	c, err := readCurrent(env, path, verb)
+	if err != nil {
+		return c, err
+	}
+	refusal := "Refused to " + verb
+	if verb == "write" {
+		refusal = "Refused to overwrite"
+	}
+	switch {
+	case pv != nil && !previewHolds(pv, c.stamp):
+		return c, refusef("%s: %s changed on disk after the change was previewed, so it was not applied to the new content. Read it again, then retry.", refusal, path)
+	case pv == nil && c.stamp != nil:
+		if err := sessionStamps(env.Session).check(c.stamp, path); err != nil {
+			return c, refusef("%s: %v.", refusal, err)
+		}
+	}
+	return c, nil
+}
+
+func readCurrent(env tool.Env, path, verb string) (current, error) {
+	loc, err := env.Session.Workspace.Locate(path)
+	if err != nil {
+		return current{}, refusef("Cannot %s %s: %v.", verb, path, err)
+	}
+	c := current{loc: loc}
+	fi, err := loc.Lstat()
+	switch {
+	case errors.Is(err, iofs.ErrNotExist):
+		return c, nil
+	case err != nil:
+		return c, refusef("Cannot %s %s: %v.", verb, path, err)
+	case fi.IsDir():
+		return c, refusef("Cannot %s %s: it is a directory.", verb, path)
+	case !fi.Mode().IsRegular():
+		return c, refusef("Cannot %s %s: it is not a regular file.", verb, path)
+	}
+	f, err := loc.Open()
+	if err != nil {
+		return c, refusef("Cannot %s %s: %v.", verb, path, err)
+	}
+	defer func() { _ = f.Close() }()
+	if fi, err = f.Stat(); err != nil {
+		return c, refusef("Cannot %s %s: %v.", verb, path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return c, refusef("Cannot %s %s: it is not a regular file.", verb, path)
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return c, refusef("Cannot %s %s: %v.", verb, path, err)
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	c.data, c.stamp = data, stampData(loc.Real(), fi, data)
+	return c, nil
+}
+
+// changePreview is the Preview of write and edit: the plan run into nothing.
+func changePreview(ctx context.Context, env tool.Env, plan func(context.Context, tool.Env) (changePlan, error)) (*diffMeta, error) {
+	pl, err := plan(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	m := pl.meta
+	if pl.run != nil {
+		if m, _, err = pl.run(io.Discard); err != nil {
+			return nil, err
+		}
+	}
+	m.Stamp = pl.cur.stamp
+	return &m, nil
+}
+
+// changeExecute carries out a previewed change (the plan holds the preview).
+func changeExecute(ctx context.Context, env tool.Env, plan func(context.Context, tool.Env) (changePlan, error)) (tool.Result, *diffMeta, error) {
+	pl, err := plan(ctx, env)
+	if err != nil {
+		return tool.Errorf("%s", err.Error()), nil, nil
+	}
+	if pl.run == nil {
+		m := pl.meta
+		m.Stamp = pl.cur.stamp
+		return tool.Text(pl.msg), &m, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return tool.Errorf("%s of %s cancelled: %v.", pl.title, pl.path, err), nil, nil
+	}
+	var (
+		m   diffMeta
+		msg string
+		h   = newPrefixHash()
+	)
+	fi, err := pl.cur.loc.Replace(func(w io.Writer) error {
+		var err error
+		m, msg, err = pl.run(io.MultiWriter(w, h))
+		return err
+	})
+	if err != nil {
+		return tool.Errorf("Cannot %s %s: %v.", pl.verb, pl.path, err), nil, nil
+	}
+	m.Stamp = stampOf(pl.cur.loc.Real(), fi, h)
+	return tool.Text(msg), &m, nil
+}
+
+// previewHolds reports whether the file is still the one the preview saw: still
+// missing for a creation, the same content of the same file otherwise.
+func previewHolds(pv *diffMeta, cur *fileStamp) bool {
+	switch {
+	case pv.Stamp == nil || cur == nil:
+		return pv.Stamp == nil && cur == nil && pv.Created
+	}
+	return !pv.Created && pv.Stamp.same(cur)
+}
