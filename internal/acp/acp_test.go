@@ -272,8 +272,8 @@ func mustJSON(t *testing.T, v any) string {
 func TestPermissionAllowed(t *testing.T) {
 	c := start(t, options{termMeta: true, mode: "default", script: script(t,
 		turn{Text: "Writing the notes.", ToolCalls: []call{{ID: "w1", Name: "write", Args: map[string]any{"path": "notes.txt", "content": "hello\n"}}}},
-		turn{ToolCalls: []call{bash("b1", "cat notes.txt")}},
-		turn{ToolCalls: []call{bash("b2", "cat notes.txt")}},
+		turn{ToolCalls: []call{bash("b1", "touch notes.txt")}},
+		turn{ToolCalls: []call{bash("b2", "touch notes.txt")}},
 		turn{Text: "Done."},
 	)})
 	c.permit = func(r sdk.RequestPermissionRequest) sdk.RequestPermissionResponse {
@@ -291,7 +291,7 @@ func TestPermissionAllowed(t *testing.T) {
 	asked := c.asked
 	c.mu.Unlock()
 	if len(asked) != 2 {
-		t.Fatalf("dsh asked %d times, want 2 (the second cat is always allowed)", len(asked))
+		t.Fatalf("dsh asked %d times, want 2 (the second touch is always allowed)", len(asked))
 	}
 	// The request carries the card: the diff of the new file, the command.
 	d := asked[0].ToolCall.Content
@@ -299,8 +299,15 @@ func TestPermissionAllowed(t *testing.T) {
 		d[0].Diff.NewText != "hello\n" || d[0].Diff.OldText != nil {
 		t.Errorf("the write's permission request shows %s", mustJSON(t, d))
 	}
-	if title(asked[1].ToolCall.Title) != "cat notes.txt" {
+	if title(asked[1].ToolCall.Title) != "touch notes.txt" {
 		t.Errorf("the command's permission request is titled %q", title(asked[1].ToolCall.Title))
+	}
+	// "Always" says what it remembers.
+	if opts := asked[1].Options; len(opts) != 3 || opts[1].Name != "Always allow touch" {
+		t.Errorf("the command's options are %s", mustJSON(t, opts))
+	}
+	if opts := asked[0].Options; len(opts) != 3 || opts[1].Name != "Always allow file edits in this session" {
+		t.Errorf("the write's options are %s", mustJSON(t, opts))
 	}
 	if b, err := os.ReadFile(filepath.Join(c.cwd, "notes.txt")); err != nil || string(b) != "hello\n" {
 		t.Errorf("notes.txt = %q, %v", b, err)

@@ -33,6 +33,7 @@ type editParams struct {
 // and shown as the contextual hunks it applies.
 func Edit() tool.Tool {
 	return tool.New(tool.Spec[editParams, diffMeta]{
+		Approval:    func(editParams) tool.Approval { return fileEdits },
 		Name:        "edit",
 		Description: editDescription,
 		Guidance:    editGuidance,

@@ -26,6 +26,7 @@ type writeParams struct {
 // previewed and shown as the hunks it changes.
 func Write() tool.Tool {
 	return tool.New(tool.Spec[writeParams, diffMeta]{
+		Approval:    func(writeParams) tool.Approval { return fileEdits },
 		Name:        "write",
 		Description: writeDescription,
 		Guidance:    writeGuidance,
@@ -95,3 +96,7 @@ func writeLines(s string) string {
 	}
 	return fmt.Sprintf("%d lines", n)
 }
+
+// fileEdits is what "always allow" of a write or an edit remembers: one approval
+// for every change to files in the session's workspace, by either tool.
+var fileEdits = tool.Approval{Keys: []string{"edits"}, Label: "file edits in this session", Remember: true}
