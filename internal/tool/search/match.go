@@ -93,7 +93,10 @@ func required(re *syntax.Regexp) (string, bool) {
 			}
 		}
 		return best, bestFold
-	default:
+	case syntax.OpNoMatch, syntax.OpEmptyMatch, syntax.OpCharClass, syntax.OpAnyCharNotNL, syntax.OpAnyChar,
+		syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText, syntax.OpWordBoundary,
+		syntax.OpNoWordBoundary, syntax.OpStar, syntax.OpQuest, syntax.OpAlternate:
+		// no literal every match must contain
 	}
 	return "", false
 }
