@@ -81,8 +81,8 @@ type ReadLine struct {
 }
 
 // SearchMatch is one line of a file that a search shows: a matching line, whose
-// Ranges are the byte offsets [start, end) of the matches in Text, or a context
-// line around one, which has no Ranges.
+// Ranges are the byte offsets [start, end) of the matches in Text (zero-width for
+// an empty match), or a context line around one, which has no Ranges.
 type SearchMatch struct {
 	Line   int      `json:"line"`
 	Text   string   `json:"text"`

@@ -233,7 +233,7 @@ func ValidateResult(r Result) error {
 
 // validSearch checks what a search card's types cannot say: files or paths, not
 // both; 1-based lines in increasing order within a file; ranges in order inside
-// their text; counts that cover what is shown. Consumers may index Text with
+// their text (a zero-width one is an empty match); counts that cover what is shown. Consumers may index Text with
 // Ranges without checking.
 func validSearch(r *SearchResult) error {
 	bad := func(format string, args ...any) error {
@@ -255,7 +255,7 @@ func validSearch(r *SearchResult) error {
 			prev = m.Line
 			end := 0
 			for _, rg := range m.Ranges {
-				if rg[0] < end || rg[1] <= rg[0] || rg[1] > len(m.Text) {
+				if rg[0] < end || rg[1] < rg[0] || rg[1] > len(m.Text) {
 					return bad("files[%d].matches[%d]: range %v out of order or outside the text", i, j, rg)
 				}
 				end = rg[1]

@@ -34,11 +34,12 @@ var everyResult = []Result{
 	&ReadResult{Path: "big.txt", Offset: 5, Lines: []ReadLine{}, TotalLines: 9},
 	&DiffResult{Diffs: []FileDiff{{Path: "a.go", OldText: old("a\nb\n"), NewText: "a\nc\n", OldStart: 4, NewStart: 4}},
 		Locations: []Location{{Path: "a.go", Line: Ptr(4)}}},
-	&SearchResult{Title: "Grep TODO", Query: "TODO", Dir: "/w", Total: 3, Truncated: true, Files: []SearchFile{
+	&SearchResult{Title: "Grep TODO", Query: "TODO", Dir: "/w", Total: 4, Truncated: true, Files: []SearchFile{
 		{Path: "a.go", Count: 2, Matches: []SearchMatch{
 			{Line: 3, Text: "// TODO: x TODO", Ranges: [][2]int{{3, 7}, {11, 15}}},
 			{Line: 4, Text: "func x() {}"},
 			{Line: 9, Text: "TODO", Ranges: [][2]int{{0, 4}}}}},
+		{Path: "empty.txt", Count: 1, Matches: []SearchMatch{{Line: 1, Text: "", Ranges: [][2]int{{0, 0}}}}},
 	}},
 	&SearchResult{Query: "**/*.go", Dir: "/w", Paths: []string{"a.go", "b/c.go"}, Total: 2},
 	&SearchResult{Query: "nothing", Dir: "/w", Total: 0},
@@ -151,7 +152,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"search is result-only", `{"card":"search","query":"x","dir":"/","total":0}`, true},
 		{"search files and paths", `{"card":"search","query":"x","dir":"/","files":[{"path":"a","count":0}],"paths":["a"],"total":1}`, false},
 		{"search range past text", `{"card":"search","query":"x","dir":"/","files":[{"path":"a","count":1,"matches":[{"line":1,"text":"ab","ranges":[[1,3]]}]}],"total":1}`, false},
-		{"search empty range", `{"card":"search","query":"x","dir":"/","files":[{"path":"a","count":1,"matches":[{"line":1,"text":"ab","ranges":[[1,1]]}]}],"total":1}`, false},
+		{"search reversed range", `{"card":"search","query":"x","dir":"/","files":[{"path":"a","count":1,"matches":[{"line":1,"text":"ab","ranges":[[2,1]]}]}],"total":1}`, false},
 		{"search negative range", `{"card":"search","query":"x","dir":"/","files":[{"path":"a","count":1,"matches":[{"line":1,"text":"ab","ranges":[[-1,1]]}]}],"total":1}`, false},
 		{"search overlapping ranges", `{"card":"search","query":"x","dir":"/","files":[{"path":"a","count":1,"matches":[{"line":1,"text":"abcd","ranges":[[0,2],[1,3]]}]}],"total":1}`, false},
 		{"search range of three", `{"card":"search","query":"x","dir":"/","files":[{"path":"a","count":1,"matches":[{"line":1,"text":"abcd","ranges":[[0,2,3]]}]}],"total":1}`, false},

@@ -306,8 +306,7 @@ func (s *scanner) scan(fd int, size int64, h *fileHits) error {
 			if tracking {
 				line += bytes.Count(region[counted:start], []byte{'\n'})
 				counted = start
-				text := lineText(region[start:end])
-				h.lines = append(h.lines, lineHit{line: line, text: text, ranges: nonNil(s.q.m.ranges(text))})
+				h.lines = append(h.lines, matchLine(s.q.m, line, region[start:end]))
 				tracking = len(h.lines) < s.keep && !s.full.Load()
 			}
 			return true
@@ -335,30 +334,73 @@ func readOnce(fd int, b []byte) (int, error) {
 // lineText is a line as shown: a CR before its newline dropped, cut to
 // maxLineBytes at a character boundary, invalid UTF-8 replaced.
 func lineText(b []byte) string {
-	b = bytes.TrimSuffix(b, []byte{'\r'})
-	cut := false
-	if len(b) > maxLineBytes {
-		n := maxLineBytes
-		for n > 0 && !utf8.RuneStart(b[n]) {
-			n--
-		}
-		b, cut = b[:n], true
-	}
-	s := string(b)
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
-	if cut {
-		s += " […]"
-	}
-	return s
+	w := window(bytes.TrimSuffix(b, []byte{'\r'}), 0)
+	return w.text
 }
 
-// nonNil marks a matching line: its ranges are never nil, even when all its
-// matches are empty.
-func nonNil(r [][2]int) [][2]int {
-	if r == nil {
-		return [][2]int{}
+// shown is the part of a line shown: offset o of the line is at o+shift in text,
+// whose bytes [lo, hi) are the line's (the rest marks a cut).
+type shown struct {
+	text          string
+	shift, lo, hi int
+}
+
+// window is the part of a line shown, from near byte from on: at most
+// maxLineBytes of it, cut at character boundaries and marked where cut, invalid
+// UTF-8 replaced.
+func window(b []byte, from int) shown {
+	start := 0
+	if len(b) > maxLineBytes && from > maxLineBytes/5 {
+		start = from - maxLineBytes/5
+		for start > 0 && !utf8.RuneStart(b[start]) {
+			start--
+		}
 	}
-	return r
+	end := len(b)
+	if end-start > maxLineBytes {
+		end = start + maxLineBytes
+		for end > start && !utf8.RuneStart(b[end]) {
+			end--
+		}
+	}
+	lead, tail := "", ""
+	if start > 0 {
+		lead = "[…] "
+	}
+	if end < len(b) {
+		tail = " […]"
+	}
+	body := strings.ToValidUTF8(string(b[start:end]), "\uFFFD")
+	return shown{text: lead + body + tail, shift: len(lead) - start, lo: len(lead), hi: len(lead) + len(body)}
+}
+
+// matchLine is a matching line as kept for the output: the window around its
+// first match, with the ranges of the matches in it. A line whose window holds
+// none of them (only with invalid UTF-8 in it) keeps a zero-width range at 0, so
+// that it still reads as a match.
+func matchLine(m *matcher, n int, b []byte) lineHit {
+	b = bytes.TrimSuffix(b, []byte{'\r'})
+	locs := m.ranges(b)
+	from := 0
+	if len(locs) > 0 {
+		from = locs[0][0]
+	}
+	w := window(b, from)
+	var ranges [][2]int
+	if utf8.Valid(b) {
+		for _, l := range locs {
+			s, e := l[0]+w.shift, min(l[1]+w.shift, w.hi)
+			if s >= w.lo && s <= w.hi && e >= s {
+				ranges = append(ranges, [2]int{s, e})
+			}
+		}
+	} else { // replacement characters moved the offsets: match the text shown
+		for _, r := range m.ranges([]byte(w.text[w.lo:w.hi])) {
+			ranges = append(ranges, [2]int{r[0] + w.lo, r[1] + w.lo})
+		}
+	}
+	if len(ranges) == 0 {
+		ranges = [][2]int{{0, 0}}
+	}
+	return lineHit{line: n, text: w.text, ranges: ranges}
 }

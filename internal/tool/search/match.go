@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"regexp"
 	"regexp/syntax"
-	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -19,10 +18,9 @@ type matcher struct {
 	re *regexp.Regexp
 	// lit is the pattern itself when it is a plain case-sensitive literal (re then
 	// confirms nothing), else a literal every match contains, or nil.
-	lit    []byte
-	litStr string
-	pure   bool
-	fold   *foldNeedle // a case-insensitive literal every match contains
+	lit  []byte
+	pure bool
+	fold *foldNeedle // a case-insensitive literal every match contains
 }
 
 // foldNeedle is an ASCII literal matched case-insensitively: every match holds it
@@ -52,8 +50,7 @@ func newMatcher(pattern string, ignoreCase bool) (*matcher, error) {
 		tree = tree.Sub[0]
 	}
 	if tree.Op == syntax.OpLiteral && tree.Flags&syntax.FoldCase == 0 {
-		m.litStr = string(tree.Rune)
-		m.lit = []byte(m.litStr)
+		m.lit = []byte(string(tree.Rune))
 		// A literal newline can never be inside one line: the expression then
 		// confirms (and refuses) every candidate.
 		m.pure = !bytes.ContainsRune(m.lit, '\n')
@@ -261,12 +258,13 @@ func (m *matcher) lines(buf []byte, fn func(start, end int) bool) {
 	}
 }
 
-// ranges are the byte ranges of the non-empty matches in one line.
-func (m *matcher) ranges(line string) [][2]int {
+// ranges are the byte ranges of the matches in one line (zero-width for an
+// empty match).
+func (m *matcher) ranges(line []byte) [][2]int {
 	var out [][2]int
 	if m.pure {
 		for i := 0; ; {
-			j := strings.Index(line[i:], m.litStr)
+			j := bytes.Index(line[i:], m.lit)
 			if j < 0 {
 				return out
 			}
@@ -274,10 +272,8 @@ func (m *matcher) ranges(line string) [][2]int {
 			i += j + len(m.lit)
 		}
 	}
-	for _, loc := range m.re.FindAllStringIndex(line, -1) {
-		if loc[1] > loc[0] {
-			out = append(out, [2]int{loc[0], loc[1]})
-		}
+	for _, loc := range m.re.FindAllIndex(line, -1) {
+		out = append(out, [2]int{loc[0], loc[1]})
 	}
 	return out
 }

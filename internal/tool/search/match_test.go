@@ -151,12 +151,34 @@ func TestRanges(t *testing.T) {
 	}{
 		{"ab", "ab xab ab", false, [][2]int{{0, 2}, {4, 6}, {7, 9}}},
 		{"a+", "caaab a", false, [][2]int{{1, 4}, {6, 7}}},
-		{"x*", "abc", false, nil},
+		{"x*", "abc", false, [][2]int{{0, 0}, {1, 1}, {2, 2}, {3, 3}}},
 		{"AB", "ab Ab", true, [][2]int{{0, 2}, {3, 5}}},
 	} {
 		m, _ := newMatcher(tc.pattern, tc.fold)
-		if got := m.ranges(tc.line); !slices.Equal(got, tc.want) {
+		if got := m.ranges([]byte(tc.line)); !slices.Equal(got, tc.want) {
 			t.Errorf("ranges(%q, %q) = %v, want %v", tc.pattern, tc.line, got, tc.want)
 		}
+	}
+}
+
+// TestLongLineWindow: a match far into a long line is shown in a window around
+// it, with its range pointing at it; invalid UTF-8 keeps ranges on the text shown.
+func TestLongLineWindow(t *testing.T) {
+	m, _ := newMatcher("needle", false)
+	line := strings.Repeat("é", 2000) + "needle" + strings.Repeat("x", 2000)
+	h := matchLine(m, 7, []byte(line))
+	if len(h.ranges) != 1 || h.text[h.ranges[0][0]:h.ranges[0][1]] != "needle" {
+		t.Fatalf("ranges %v in %q", h.ranges, h.text)
+	}
+	if !strings.HasPrefix(h.text, "[…] ") || !strings.HasSuffix(h.text, " […]") || len(h.text) > maxLineBytes+20 {
+		t.Errorf("window %q", h.text)
+	}
+	h = matchLine(m, 1, []byte("\xff\xfeneedle\r"))
+	if len(h.ranges) != 1 || h.text[h.ranges[0][0]:h.ranges[0][1]] != "needle" {
+		t.Errorf("invalid UTF-8: ranges %v in %q", h.ranges, h.text)
+	}
+	e, _ := newMatcher("^$", false)
+	if h := matchLine(e, 1, nil); len(h.ranges) != 1 || h.ranges[0] != [2]int{0, 0} {
+		t.Errorf("empty line: %v", h.ranges)
 	}
 }
