@@ -33,7 +33,7 @@ calls as JSON lines {"name": ..., "args": {...}} from stdin and runs them in
 order in one session, so session state (files read, cwd, jobs, todos) carries
 from call to call. Exits 1 if any call returned an error result.
 
-Tools: read, write, edit, bash, job_output, job_kill, job_list, todo_write.`
+Tools: read, write, edit, grep, glob, ls, bash, job_output, job_kill, job_list, todo_write.`
 
 func runToolCmd(ctx context.Context, io IO, args []string) error {
 	o := toolOptions{Color: "auto"}

@@ -24,7 +24,11 @@ func tree(t testing.TB, files map[string]string) string {
 	}
 	for p, c := range files {
 		abs := filepath.Join(root, p)
-		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		dir := filepath.Dir(abs)
+		if strings.HasSuffix(p, "/") {
+			dir = abs
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
 		if strings.HasSuffix(p, "/") {
