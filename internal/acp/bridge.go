@@ -365,7 +365,75 @@ func (b *bridge) viewResult(u *sdk.SessionToolCallUpdate, call callView, lc *liv
 		if len(u.Locations) == 0 {
 			u.Locations = b.diffLocations(r.Diffs)
 		}
+	case *card.SearchResult:
+		setTitle(u, r.Title)
+		u.Content = []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(searchText(r)))}
+		u.Locations = searchLocations(r)
+		if raw, err := r.MarshalJSON(); err == nil {
+			u.Meta = map[string]any{"dsh": map[string]any{"card": json.RawMessage(raw)}}
+		}
 	}
+}
+
+// maxSearchLocations bounds the locations a search result sends.
+const maxSearchLocations = 200
+
+// searchLocations are the matching lines of a search (the files of a file list),
+// absolute, for the client to follow.
+func searchLocations(r *card.SearchResult) []sdk.ToolCallLocation {
+	var out []sdk.ToolCallLocation
+	abs := func(p string) string {
+		if filepath.IsAbs(p) {
+			return filepath.Clean(p)
+		}
+		return filepath.Join(r.Dir, p)
+	}
+	for _, f := range r.Files {
+		if len(f.Matches) == 0 && len(out) < maxSearchLocations {
+			out = append(out, sdk.ToolCallLocation{Path: abs(f.Path)})
+		}
+		for _, m := range f.Matches {
+			if m.Ranges != nil && len(out) < maxSearchLocations {
+				out = append(out, sdk.ToolCallLocation{Path: abs(f.Path), Line: sdk.Ptr(m.Line)})
+			}
+		}
+	}
+	for _, p := range r.Paths {
+		if len(out) < maxSearchLocations {
+			out = append(out, sdk.ToolCallLocation{Path: abs(p)})
+		}
+	}
+	return out
+}
+
+// searchText is a search result as a fenced block in ripgrep's own format:
+// "path:line:text" for a match, "path-line-text" for context, "path:count" or
+// one path per line, and a note of what is not shown.
+func searchText(r *card.SearchResult) string {
+	var b strings.Builder
+	for _, f := range r.Files {
+		if len(f.Matches) == 0 {
+			b.WriteString(f.Path + ":" + itoa(f.Count) + "\n")
+		}
+		for _, m := range f.Matches {
+			sep := "-"
+			if m.Ranges != nil {
+				sep = ":"
+			}
+			b.WriteString(f.Path + sep + itoa(m.Line) + sep + m.Text + "\n")
+		}
+	}
+	for _, p := range r.Paths {
+		b.WriteString(p + "\n")
+	}
+	if b.Len() == 0 {
+		return "No matches."
+	}
+	text := fence(strings.TrimSuffix(b.String(), "\n"), "")
+	if r.Truncated {
+		text += "\n(" + itoa(r.Total) + " in all; not all are shown.)"
+	}
+	return text
 }
 
 // abandon fails a call whose result will never come: a loaded log that ends

@@ -2,6 +2,9 @@ package acp
 
 import (
 	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -294,5 +297,95 @@ func TestLocationsAreAbsolute(t *testing.T) {
 	}
 	if got := toolKind("nonsense"); got != sdk.ToolKindOther {
 		t.Errorf("an unknown kind maps to %q", got)
+	}
+}
+
+// searchCall runs a search call and its result (meta as the tool logs it)
+// through a bridge and returns every update, encoded.
+func searchCall(t *testing.T, name, args, text, meta string) []string {
+	t.Helper()
+	b := bridgeFor(false)
+	call := rec(session.TypeToolCall, "s1")
+	call.Name, call.Args = name, jsontext.Value(args)
+	var out []string
+	for _, u := range b.updates(call, false) {
+		out = append(out, encode(t, u))
+	}
+	r := rec(session.TypeToolResult, "s1")
+	r.Result = &tool.Result{Content: []card.Content{card.Text(text)}, Meta: jsontext.Value(meta)}
+	for _, u := range b.updates(r, false) {
+		out = append(out, encode(t, u))
+	}
+	return out
+}
+
+// TestSearchCard: a search result sends its matches as absolute locations, a
+// fenced ripgrep-style body and the card under _meta.dsh.card; damaged meta
+// sends the raw text and nothing else.
+func TestSearchCard(t *testing.T) {
+	var got []string
+	got = append(got, searchCall(t, "grep", `{"pattern":"greet","path":"src"}`, "src/a.py\n1:def greet():\n",
+		`{"query":"greet","dir":"/work","files":[{"path":"src/a.py","count":2,"matches":[`+
+			`{"line":1,"text":"def greet():","ranges":[[4,9]]},{"line":2,"text":"  pass"},{"line":7,"text":"greet() # `+"```"+`","ranges":[[0,5]]}]},`+
+			`{"path":"/abs/b.py","count":1,"matches":[{"line":3,"text":"greet","ranges":[[0,5]]}]}],"total":4,"truncated":true}`)...)
+	got = append(got, searchCall(t, "glob", `{"pattern":"**/*.py"}`, "a.py\n",
+		`{"query":"**/*.py","dir":"/work","paths":["a.py","sub/b.py"],"total":2}`)...)
+	damaged := searchCall(t, "grep", `{"pattern":"x"}`, "a.py\n1:x\n",
+		`{"query":"x","dir":"/work","files":[{"path":"a.py","count":1,"matches":[{"line":1,"text":"x","ranges":[[0,2]]}]}],"total":1}`)
+	got = append(got, damaged...)
+	bridgeGolden(t, "search", got)
+
+	last := damaged[len(damaged)-1]
+	if strings.Contains(last, `"dsh"`) || strings.Contains(last, `"locations"`) || !strings.Contains(last, `1:x`) {
+		t.Errorf("damaged meta did not fall back to the raw content: %s", last)
+	}
+	var u struct {
+		Locations []struct {
+			Path string `json:"path"`
+			Line *int   `json:"line"`
+		} `json:"locations"`
+		Meta struct {
+			Dsh struct {
+				Card json.RawMessage `json:"card"`
+			} `json:"dsh"`
+		} `json:"_meta"`
+	}
+	if err := json.Unmarshal([]byte(got[1]), &u); err != nil {
+		t.Fatal(err)
+	}
+	var locs []string
+	for _, l := range u.Locations {
+		s := l.Path
+		if l.Line != nil {
+			s += ":" + itoa(*l.Line)
+		}
+		locs = append(locs, s)
+	}
+	if want := "/work/src/a.py:1 /work/src/a.py:7 /abs/b.py:3"; strings.Join(locs, " ") != want {
+		t.Errorf("locations %v, want %s (matches only, absolute)", locs, want)
+	}
+	if c, err := card.DecodeResult(u.Meta.Dsh.Card); err != nil || c.Kind() != card.KindSearch {
+		t.Errorf("_meta.dsh.card does not decode as a search card: %v %s", err, u.Meta.Dsh.Card)
+	}
+}
+
+// bridgeGolden compares lines with testdata/NAME.golden.jsonl; -update (the flag
+// the package's external tests define, in the same test binary) rewrites it.
+func bridgeGolden(t *testing.T, name string, got []string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden.jsonl")
+	text := strings.Join(got, "\n") + "\n"
+	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if text != string(want) {
+		t.Errorf("%s differs (run with -update to accept):\n%s", path, text)
 	}
 }

@@ -11,12 +11,14 @@ package card
 // Kind is the JSON discriminator ("card") of a variant.
 type Kind string
 
-// The card kinds. Generic, Terminal and Diff exist on both sides; Read only as a result.
+// The card kinds. Generic, Terminal and Diff exist on both sides; Read and Search only
+// as results.
 const (
 	KindGeneric  Kind = "generic"
 	KindTerminal Kind = "terminal"
 	KindDiff     Kind = "diff"
 	KindRead     Kind = "read"
+	KindSearch   Kind = "search"
 )
 
 // Call is the call-side card: what the user sees while a tool call is proposed or
@@ -30,7 +32,7 @@ type Call interface {
 }
 
 // Result is the result-side card: the finished call. Its variants are
-// *GenericResult, *TerminalResult, *ReadResult and *DiffResult.
+// *GenericResult, *TerminalResult, *ReadResult, *DiffResult and *SearchResult.
 //
 //sumtype:decl
 type Result interface {
@@ -76,6 +78,23 @@ type FileDiff struct {
 type ReadLine struct {
 	Number int    `json:"number"`
 	Text   string `json:"text"`
+}
+
+// SearchMatch is one line of a file that a search shows: a matching line, whose
+// Ranges are the byte offsets [start, end) of the matches in Text (zero-width for
+// an empty match), or a context line around one, which has no Ranges.
+type SearchMatch struct {
+	Line   int      `json:"line"`
+	Text   string   `json:"text"`
+	Ranges [][2]int `json:"ranges,omitempty"`
+}
+
+// SearchFile is a file a search matched in. Count is its number of matching
+// lines, which may exceed the matching lines shown (a count-only search shows none).
+type SearchFile struct {
+	Path    string        `json:"path"`
+	Count   int           `json:"count"`
+	Matches []SearchMatch `json:"matches,omitempty"`
 }
 
 // GenericCall is anything without a richer intent.
@@ -142,6 +161,21 @@ type DiffResult struct {
 	Locations []Location `json:"locations,omitempty"`
 }
 
+// SearchResult is what a grep, glob or ls found: the lines that matched grouped by
+// file (Files), or a list of paths (Paths: matching files, or a directory tree
+// with directories ending in "/"). Relative paths are relative to Dir, the
+// absolute directory the search ran from. Total counts everything found (lines in
+// Files, entries in Paths), of which Truncated says some are not shown.
+type SearchResult struct {
+	Title     string       `json:"title,omitempty"`
+	Query     string       `json:"query"`
+	Dir       string       `json:"dir"`
+	Files     []SearchFile `json:"files,omitempty"`
+	Paths     []string     `json:"paths,omitempty"`
+	Total     int          `json:"total"`
+	Truncated bool         `json:"truncated,omitzero"`
+}
+
 func (*GenericCall) isCall()  {}
 func (*TerminalCall) isCall() {}
 func (*DiffCall) isCall()     {}
@@ -150,6 +184,7 @@ func (*GenericResult) isResult()  {}
 func (*TerminalResult) isResult() {}
 func (*ReadResult) isResult()     {}
 func (*DiffResult) isResult()     {}
+func (*SearchResult) isResult()   {}
 
 // Kind implements Call.
 func (*GenericCall) Kind() Kind { return KindGeneric }
@@ -171,6 +206,9 @@ func (*ReadResult) Kind() Kind { return KindRead }
 
 // Kind implements Result.
 func (*DiffResult) Kind() Kind { return KindDiff }
+
+// Kind implements Result.
+func (*SearchResult) Kind() Kind { return KindSearch }
 
 // Ptr returns a pointer to v; handy for the optional Line and ExitCode fields.
 func Ptr[T any](v T) *T { return &v }

@@ -32,6 +32,7 @@ type (
 	terminalResult TerminalResult
 	readResult     ReadResult
 	diffResult     DiffResult
+	searchResult   SearchResult
 )
 
 func marshalTagged[T any](k Kind, v *T) ([]byte, error) {
@@ -71,6 +72,11 @@ func (c *ReadResult) MarshalJSON() ([]byte, error) {
 // MarshalJSON writes the card with its "card" discriminator.
 func (c *DiffResult) MarshalJSON() ([]byte, error) {
 	return marshalTagged(KindDiff, (*diffResult)(c))
+}
+
+// MarshalJSON writes the card with its "card" discriminator.
+func (c *SearchResult) MarshalJSON() ([]byte, error) {
+	return marshalTagged(KindSearch, (*searchResult)(c))
 }
 
 // ErrDecode is wrapped by every decoding error.
@@ -134,7 +140,7 @@ func DecodeCall(data []byte) (Call, error) {
 			return nil, err
 		}
 		c = (*DiffCall)(f)
-	case KindRead:
+	case KindRead, KindSearch:
 		return nil, fmt.Errorf("%w: %q is not a call card", ErrDecode, k)
 	default:
 		return nil, fmt.Errorf("%w: unknown card %q", ErrDecode, k)
@@ -174,6 +180,12 @@ func DecodeResult(data []byte) (Result, error) {
 			return nil, err
 		}
 		r = (*DiffResult)(f)
+	case KindSearch:
+		f, err := decodeTagged[searchResult](data, k)
+		if err != nil {
+			return nil, err
+		}
+		r = (*SearchResult)(f)
 	default:
 		return nil, fmt.Errorf("%w: unknown card %q", ErrDecode, k)
 	}
@@ -213,6 +225,57 @@ func ValidateResult(r Result) error {
 			return fmt.Errorf("%w: diff: missing \"diffs\"", ErrDecode)
 		}
 		return nil
+	case *SearchResult:
+		return validSearch(r)
+	}
+	return nil
+}
+
+// validSearch checks what a search card's types cannot say: files or paths, not
+// both; 1-based lines in increasing order within a file; ranges in order inside
+// their text (a zero-width one is an empty match); counts that cover what is shown. Consumers may index Text with
+// Ranges without checking.
+func validSearch(r *SearchResult) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: search: "+format, append([]any{ErrDecode}, args...)...)
+	}
+	if r.Files != nil && r.Paths != nil {
+		return bad("both \"files\" and \"paths\"")
+	}
+	shown := len(r.Paths)
+	for i, f := range r.Files {
+		if f.Path == "" {
+			return bad("files[%d]: empty path", i)
+		}
+		prev, hits := 0, 0
+		for j, m := range f.Matches {
+			if m.Line <= prev {
+				return bad("files[%d].matches[%d]: line %d does not follow line %d", i, j, m.Line, prev)
+			}
+			prev = m.Line
+			end := 0
+			for _, rg := range m.Ranges {
+				if rg[0] < end || rg[1] < rg[0] || rg[1] > len(m.Text) {
+					return bad("files[%d].matches[%d]: range %v out of order or outside the text", i, j, rg)
+				}
+				end = rg[1]
+			}
+			if len(m.Ranges) > 0 {
+				hits++
+			}
+		}
+		if f.Count < hits {
+			return bad("files[%d]: count %d below the %d matching lines shown", i, f.Count, hits)
+		}
+		shown += f.Count
+	}
+	for i, p := range r.Paths {
+		if p == "" {
+			return bad("paths[%d]: empty path", i)
+		}
+	}
+	if r.Total < shown || (!r.Truncated && r.Total != shown) {
+		return bad("total %d does not fit the %d shown (truncated: %v)", r.Total, shown, r.Truncated)
 	}
 	return nil
 }

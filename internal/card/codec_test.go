@@ -35,6 +35,15 @@ var everyResult = []Result{
 	&ReadResult{Path: "huge.log", Offset: 1, Lines: []ReadLine{{Number: 1, Text: "start"}}, TotalLines: 3001, TotalLinesAtLeast: true},
 	&DiffResult{Diffs: []FileDiff{{Path: "a.go", OldText: old("a\nb\n"), NewText: "a\nc\n", OldStart: 4, NewStart: 4}},
 		Locations: []Location{{Path: "a.go", Line: Ptr(4)}}},
+	&SearchResult{Title: "Grep TODO", Query: "TODO", Dir: "/w", Total: 4, Truncated: true, Files: []SearchFile{
+		{Path: "a.go", Count: 2, Matches: []SearchMatch{
+			{Line: 3, Text: "// TODO: x TODO", Ranges: [][2]int{{3, 7}, {11, 15}}},
+			{Line: 4, Text: "func x() {}"},
+			{Line: 9, Text: "TODO", Ranges: [][2]int{{0, 4}}}}},
+		{Path: "empty.txt", Count: 1, Matches: []SearchMatch{{Line: 1, Text: "", Ranges: [][2]int{{0, 0}}}}},
+	}},
+	&SearchResult{Query: "**/*.go", Dir: "/w", Paths: []string{"a.go", "b/c.go"}, Total: 2},
+	&SearchResult{Query: "nothing", Dir: "/w", Total: 0},
 }
 
 // TestGolden pins the wire form of every variant (run with -update to rewrite).
@@ -141,6 +150,21 @@ func TestDecodeRejects(t *testing.T) {
 		{"read missing lines", `{"card":"read","path":"a","offset":1,"totalLines":0}`, false},
 		{"read lines wrong type", `{"card":"read","path":"a","offset":1,"lines":{},"totalLines":0}`, false},
 		{"read line item unknown field", `{"card":"read","path":"a","offset":1,"lines":[{"number":1,"text":"x","n":2}],"totalLines":1}`, false},
+		{"search is result-only", `{"card":"search","query":"x","dir":"/","total":0}`, true},
+		{"search files and paths", `{"card":"search","query":"x","dir":"/","files":[{"path":"a","count":0}],"paths":["a"],"total":1}`, false},
+		{"search range past text", `{"card":"search","query":"x","dir":"/","files":[{"path":"a","count":1,"matches":[{"line":1,"text":"ab","ranges":[[1,3]]}]}],"total":1}`, false},
+		{"search reversed range", `{"card":"search","query":"x","dir":"/","files":[{"path":"a","count":1,"matches":[{"line":1,"text":"ab","ranges":[[2,1]]}]}],"total":1}`, false},
+		{"search negative range", `{"card":"search","query":"x","dir":"/","files":[{"path":"a","count":1,"matches":[{"line":1,"text":"ab","ranges":[[-1,1]]}]}],"total":1}`, false},
+		{"search overlapping ranges", `{"card":"search","query":"x","dir":"/","files":[{"path":"a","count":1,"matches":[{"line":1,"text":"abcd","ranges":[[0,2],[1,3]]}]}],"total":1}`, false},
+		{"search range of three", `{"card":"search","query":"x","dir":"/","files":[{"path":"a","count":1,"matches":[{"line":1,"text":"abcd","ranges":[[0,2,3]]}]}],"total":1}`, false},
+		{"search lines out of order", `{"card":"search","query":"x","dir":"/","files":[{"path":"a","count":2,"matches":[{"line":5,"text":"a","ranges":[[0,1]]},{"line":5,"text":"a","ranges":[[0,1]]}]}],"total":2}`, false},
+		{"search line zero", `{"card":"search","query":"x","dir":"/","files":[{"path":"a","count":1,"matches":[{"line":0,"text":"a","ranges":[[0,1]]}]}],"total":1}`, false},
+		{"search count below shown", `{"card":"search","query":"x","dir":"/","files":[{"path":"a","count":0,"matches":[{"line":1,"text":"a","ranges":[[0,1]]}]}],"total":0}`, false},
+		{"search total below shown", `{"card":"search","query":"x","dir":"/","paths":["a","b"],"total":1}`, false},
+		{"search total above shown, not truncated", `{"card":"search","query":"x","dir":"/","paths":["a"],"total":2}`, false},
+		{"search empty path", `{"card":"search","query":"x","dir":"/","paths":[""],"total":1}`, false},
+		{"search file empty path", `{"card":"search","query":"x","dir":"/","files":[{"path":"","count":0}],"total":0}`, false},
+		{"search unknown match field", `{"card":"search","query":"x","dir":"/","files":[{"path":"a","count":1,"matches":[{"line":1,"text":"a","col":1}]}],"total":1}`, false},
 		{"exit code string", `{"card":"terminal","exitCode":"0"}`, false},
 		{"exit code fractional", `{"card":"terminal","exitCode":1.5}`, false},
 		{"invalid utf8 in string", "{\"card\":\"generic\",\"title\":\"\xff\"}", false},

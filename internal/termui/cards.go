@@ -53,6 +53,10 @@ func (r *Renderer) resultRows(res card.Result, isError bool) ([]row, error) {
 		if res != nil {
 			return r.diffResult(res), nil
 		}
+	case *card.SearchResult:
+		if res != nil {
+			return r.searchResult(res), nil
+		}
 	}
 	return nil, errNilCard
 }

@@ -208,6 +208,40 @@ var scenes = []scene{
 	{"diff-result-folded", result(&card.DiffResult{
 		Diffs: []card.FileDiff{{Path: "gen.txt", NewStart: 1, NewText: numbered(60, func(i int) string { return fmt.Sprint("generated ", i) })}},
 	})},
+	{"search-content", result(&card.SearchResult{
+		Title: "5 matching lines in 2 files", Query: "TODO", Dir: "/work/proj", Total: 5,
+		Files: []card.SearchFile{
+			{Path: "internal/a.go", Count: 3, Matches: []card.SearchMatch{
+				{Line: 9, Text: "func a() {"},
+				{Line: 10, Text: "\t// TODO: one TODO, two", Ranges: [][2]int{{4, 8}, {14, 18}}},
+				{Line: 11, Text: "}"},
+				{Line: 120, Text: "TODO", Ranges: [][2]int{{0, 4}}},
+				{Line: 121, Text: "x := \"TODO\" // 漢字 TODO", Ranges: [][2]int{{6, 10}, {22, 26}}},
+			}},
+			{Path: "b.txt", Count: 2, Matches: []card.SearchMatch{
+				{Line: 1, Text: "todo TODO", Ranges: [][2]int{{5, 9}}},
+				{Line: 2, Text: "TODO", Ranges: [][2]int{{0, 4}}},
+			}},
+		},
+	})},
+	{"search-hostile", result(&card.SearchResult{
+		Query: "x", Dir: "/w", Total: 2, Truncated: true,
+		Files: []card.SearchFile{
+			{Path: "evil\x1b]8;;http://x\x1b\\name\a.go", Count: 2, Matches: []card.SearchMatch{
+				{Line: 3, Text: "a\x1b[2Jx\u202e", Ranges: [][2]int{{5, 6}}},
+				{Line: 4, Text: "\xff\xfex", Ranges: [][2]int{{0, 1}, {2, 3}}},
+			}},
+		},
+	})},
+	{"search-count", result(&card.SearchResult{
+		Title: "7 matching lines", Query: "err", Dir: "/w", Total: 7, Truncated: true,
+		Files: []card.SearchFile{{Path: "a.go", Count: 4}, {Path: "dir with space/b.go", Count: 1}},
+	})},
+	{"search-paths", result(&card.SearchResult{
+		Title: "3 files", Query: "**/*_test.go", Dir: "/w", Total: 3,
+		Paths: []string{"a_test.go", "sub/b_test.go", "/elsewhere/c_test.go"},
+	})},
+	{"search-empty", result(&card.SearchResult{Title: "No matches", Query: "nothing", Dir: "/w"})},
 	{"conversation", all(
 		func(r *Renderer) error { return r.User("Please add a renderer for the cards, and fold long bodies.") },
 		func(r *Renderer) error {
@@ -262,8 +296,9 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// sgr matches the only escape sequences termui may write.
-var sgr = regexp.MustCompile("\x1b\\[[0-9;]*m")
+// sgr matches the only escape sequences termui may write: SGR, and OSC 8
+// hyperlinks whose URI holds no control byte.
+var sgr = regexp.MustCompile("\x1b\\[[0-9;]*m|\x1b\\]8;;[^\x00-\x1f\x7f]*\x1b\\\\")
 
 func TestPlainHasNoEscapes(t *testing.T) {
 	for _, s := range scenes {

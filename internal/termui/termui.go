@@ -38,7 +38,8 @@ const (
 	indent       = "  "
 )
 
-// Select Graphic Rendition parameters; the only escape sequences termui writes.
+// Select Graphic Rendition parameters. SGR and OSC 8 hyperlinks (search cards) are
+// the only escape sequences termui writes.
 const (
 	sgrBold   = "1"
 	sgrDim    = "2"
@@ -87,7 +88,13 @@ type span struct{ sgr, text string }
 
 // row is one output line: a trusted prefix (indent, gutter, markers) written as is,
 // and an untrusted body that is cleaned and cut to the columns the prefix leaves.
-type row struct{ prefix, body []span }
+// With colour on, link makes the body an OSC 8 hyperlink to a URI and prefixURI
+// some prefix spans (by index); the URIs must hold no control bytes.
+type row struct {
+	prefix, body []span
+	link         string
+	prefixURI    map[int]string
+}
 
 func textRow(prefix []span, sgr, text string) row {
 	return row{prefix: prefix, body: []span{{sgr, text}}}
@@ -220,9 +227,17 @@ func (r *Renderer) put(b *strings.Builder, rows []row) {
 	p := painter{r: r, b: b}
 	for _, rw := range rows {
 		used := 0
-		for _, s := range rw.prefix {
-			p.add(s)
+		for i, s := range rw.prefix {
+			if uri := rw.prefixURI[i]; uri != "" && r.color {
+				p.linked(uri, s)
+			} else {
+				p.add(s)
+			}
 			used += width(s.text)
+		}
+		if rw.link != "" && r.color {
+			p.flush()
+			p.b.WriteString(osc8(rw.link))
 		}
 		budget := max(r.width-used, 1)
 		body := make([]span, len(rw.body))
@@ -248,6 +263,9 @@ func (r *Renderer) put(b *strings.Builder, rows []row) {
 			p.add(span{last, ellipsis})
 		}
 		p.flush()
+		if rw.link != "" && r.color {
+			p.b.WriteString(osc8(""))
+		}
 		b.WriteByte('\n')
 	}
 }
@@ -270,6 +288,18 @@ func (p *painter) add(s span) {
 	}
 	p.run.WriteString(s.text)
 }
+
+// linked writes s as a hyperlink to uri.
+func (p *painter) linked(uri string, s span) {
+	p.flush()
+	p.b.WriteString(osc8(uri))
+	p.add(s)
+	p.flush()
+	p.b.WriteString(osc8(""))
+}
+
+// osc8 opens a hyperlink to uri, or closes one when uri is "".
+func osc8(uri string) string { return "\x1b]8;;" + uri + "\x1b\\" }
 
 // flush writes the pending run, styled when colour is on.
 func (p *painter) flush() {

@@ -5,6 +5,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/tool/bash"
 	"github.com/dsh-dev/dsh/internal/tool/fs"
+	"github.com/dsh-dev/dsh/internal/tool/search"
 	"github.com/dsh-dev/dsh/internal/tool/todo"
 )
 
@@ -19,6 +20,7 @@ type Options struct {
 // New returns the registry of every dsh tool.
 func New(o Options) *tool.Registry {
 	tools := []tool.Tool{fs.Read(), fs.Write(), fs.Edit()}
+	tools = append(tools, search.Tools()...)
 	tools = append(tools, bash.Tools(bash.Options{KeepEnv: o.KeepEnv})...)
 	tools = append(tools, todo.Tool())
 	tools = append(tools, o.Extra...)

@@ -51,6 +51,7 @@ type resultView struct {
 	Terminal *terminalView
 	Read     *readView
 	Diff     *diffResultView
+	Search   *searchView
 	Raw      *rawView
 }
 
@@ -169,6 +170,8 @@ func (b *builder) resultCard(callID string, c card.Result) *resultView {
 			}
 		}
 		return &resultView{Diff: d}
+	case *card.SearchResult:
+		return &resultView{Search: b.search(callID, c)}
 	}
 	return nil
 }
@@ -355,5 +358,7 @@ func (v *resultView) dropTitle(c *callView) {
 		v.Read.Title = ""
 	case v.Terminal != nil && v.Terminal.Title == call:
 		v.Terminal.Title = ""
+	case v.Search != nil && v.Search.Title == call:
+		v.Search.Title = ""
 	}
 }

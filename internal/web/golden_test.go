@@ -99,6 +99,23 @@ func goldenCases() []goldenCase {
 		cardCase("diff-create", "call_w", "write",
 			&card.DiffCall{Title: "Write CHANGELOG.md", Diffs: []card.FileDiff{{Path: "CHANGELOG.md", NewText: "# Changelog\n\n- <b>bold</b>\n"}}},
 			&card.DiffResult{Title: "Create CHANGELOG.md", Diffs: []card.FileDiff{{Path: "CHANGELOG.md", NewText: "# Changelog\n\n- <b>bold</b>\n", NewStart: 1}}}, ok),
+		cardCase("search", "call_s", "grep",
+			&card.GenericCall{Title: "Grep \"greet\"", ToolKind: "search"},
+			&card.SearchResult{Title: "3 matching lines in 2 files", Query: "greet", Dir: "/w", Total: 3, Files: []card.SearchFile{
+				{Path: "greet.py", Count: 2, Matches: []card.SearchMatch{
+					{Line: 1, Text: "def greet(name): # <script>greet</script>", Ranges: [][2]int{{4, 9}, {27, 32}}},
+					{Line: 2, Text: "    return name"},
+					{Line: 9, Text: "greet(\"x\")", Ranges: [][2]int{{0, 5}}}}},
+				{Path: "<b>odd</b>.md", Count: 1, Matches: []card.SearchMatch{{Line: 4, Text: "greet", Ranges: [][2]int{{0, 5}}}}},
+			}}, ok),
+		cardCase("search-paths", "call_s", "glob",
+			&card.GenericCall{Title: "Glob **/*.py", ToolKind: "search"},
+			&card.SearchResult{Title: "2 files", Query: "**/*.py", Dir: "/w", Total: 5, Truncated: true,
+				Paths: []string{"greet.py", "sub/<i>x</i>.py"}}, ok),
+		cardCase("search-count", "call_s", "grep",
+			&card.GenericCall{Title: "Grep \"x\" (count)", ToolKind: "search"},
+			&card.SearchResult{Title: "4 matching lines", Query: "x", Dir: "/w", Total: 4,
+				Files: []card.SearchFile{{Path: "a.py", Count: 3}, {Path: "b.py", Count: 1}}}, ok),
 		cardCase("raw-error", "call_x", "read",
 			&card.GenericCall{Title: "Read missing.txt", ToolKind: "read"},
 			nil, &tool.Result{Content: []card.Content{card.Text("File not found: missing.txt")}, IsError: true}),
@@ -153,7 +170,7 @@ func TestGoldenCards(t *testing.T) {
 		})
 	}
 	for _, k := range []string{"generic-call", "terminal-call", "diff-call", "generic-result", "terminal-result",
-		"read-result", "diff-result", "raw-result"} {
+		"read-result", "diff-result", "search-result", "raw-result"} {
 		if !kinds[k] {
 			t.Errorf("no golden shows a %s card", k)
 		}
