@@ -90,3 +90,80 @@ func TestInterruptCancelsTheTurn(t *testing.T) {
 		}
 	}
 }
+
+// TestSecondInterruptKillsEverything: a second Ctrl-C exits at once, but only
+// after every process group the session started — a foreground command that
+// ignores SIGTERM and a background job — is gone.
+func TestSecondInterruptKillsEverything(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "dsh")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/dsh-dev/dsh/cmd/dsh").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ws := filepath.Join(tmp, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	scriptFile := filepath.Join(tmp, "s.json")
+	if err := os.WriteFile(scriptFile, []byte(`{"turns":[
+		{"tool_calls":[{"id":"j1","name":"bash","args":{"command":"echo $$ > job.pgid; exec sleep 300","run_in_background":true}}]},
+		{"tool_calls":[{"id":"c1","name":"bash","args":{"command":"trap '' TERM; echo pgid=$$; sleep 300; sleep 300"}}]},
+		{"text":"never reached"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "run", "--mode", "bypass", "--provider", "script", "--script", scriptFile, "wait")
+	cmd.Dir = ws
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+filepath.Join(tmp, "state"), "NO_COLOR=1")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pgid := 0
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "pgid="); ok {
+			pgid, _ = strconv.Atoi(v)
+			break
+		}
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	b, err := os.ReadFile(filepath.Join(ws, "job.pgid"))
+	jobPgid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if pgid == 0 || jobPgid == 0 {
+		_ = cmd.Process.Kill()
+		t.Fatalf("no process groups to watch: command %d, job %d (%v)", pgid, jobPgid, err)
+	}
+	for range 2 {
+		if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("dsh did not exit after the second Ctrl-C")
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("exit = %v, want status 130", err)
+	}
+	// Gone by the time dsh has exited, not eventually: check once, at once.
+	for name, g := range map[string]int{"command": pgid, "job": jobPgid} {
+		if live := proctest.LiveMembers(g); len(live) > 0 {
+			t.Errorf("the %s's process group %d still has live processes %v after dsh exited", name, g, live)
+		}
+	}
+}

@@ -84,7 +84,8 @@ func Parse(input string) (name, args string, ok bool) {
 
 func validName(n string) bool {
 	for _, c := range n {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == ':') {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == ':'
+		if !ok {
 			return false
 		}
 	}

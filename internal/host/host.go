@@ -307,7 +307,7 @@ func (s *Session) Close() error {
 			s.o.Warn(fmt.Sprintf("session %s: the turn did not end in time; its processes are killed", s.ID()))
 		}
 	}
-	return s.finish()
+	return s.finish(false)
 }
 
 // Kill is the exit path: it kills every process the session started, at once and
@@ -317,7 +317,7 @@ func (s *Session) Kill() error {
 	if _, first := s.markClosed(); !first {
 		return nil
 	}
-	return s.finish()
+	return s.finish(true)
 }
 
 func (s *Session) markClosed() (chan struct{}, bool) {
@@ -336,9 +336,14 @@ func (s *Session) markClosed() (chan struct{}, bool) {
 	return end, true
 }
 
-func (s *Session) finish() error {
+func (s *Session) finish(now bool) error {
 	defer untrack(s)
-	err := s.tools.Close()
+	var err error
+	if now {
+		err = s.tools.Kill()
+	} else {
+		err = s.tools.Close()
+	}
 	if s.log != nil {
 		err = errors.Join(err, s.log.Close())
 	}

@@ -110,9 +110,18 @@ func (s *Session) Closed() bool {
 	return s.closed
 }
 
+// Killer is state that can also end at once, without the grace Close gives (the
+// exit path): a process table sends SIGKILL.
+type Killer interface{ Kill() error }
+
 // Close ends the session's tool state: every value implementing io.Closer (the job
 // table, for one) is closed, in reverse order of creation. It is idempotent.
-func (s *Session) Close() error {
+func (s *Session) Close() error { return s.end(false) }
+
+// Kill is Close for the exit path: values that are Killers are killed instead.
+func (s *Session) Kill() error { return s.end(true) }
+
+func (s *Session) end(now bool) error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -123,10 +132,19 @@ func (s *Session) Close() error {
 	s.mu.Unlock()
 	var first error
 	for i := len(keys) - 1; i >= 0; i-- {
-		if c, ok := s.state[keys[i]].(io.Closer); ok {
-			if err := c.Close(); err != nil && first == nil {
-				first = err
+		var err error
+		switch v := s.state[keys[i]].(type) {
+		case Killer:
+			if now {
+				err = v.Kill()
+			} else if c, ok := v.(io.Closer); ok {
+				err = c.Close()
 			}
+		case io.Closer:
+			err = v.Close()
+		}
+		if err != nil && first == nil {
+			first = err
 		}
 	}
 	return first

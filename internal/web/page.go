@@ -127,7 +127,10 @@ func (s *Server) sessionPage(sid string, recs []session.Record) sessionPage {
 				delete(at, r.CallID)
 				continue
 			}
-		case session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypePlan, session.TypeTurnEnd:
+		case session.TypeMode, session.TypeAllow:
+			continue // settings: nothing to show
+		case session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypePlan, session.TypeTurnEnd,
+			session.TypeDamaged:
 		}
 		jobs = append(jobs, job{recs: []session.Record{r}})
 	}

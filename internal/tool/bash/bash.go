@@ -142,7 +142,7 @@ func (b *bashTool) foreground(ctx context.Context, env tool.Env, p params) (tool
 			return out.Write(b)
 		}
 	}
-	proc, err := spawn(spec{command: p.Command, dir: dir, env: b.env(), trackCwd: true, out: sink})
+	proc, untrack, err := jobs(env.Session).spawnForeground(spec{command: p.Command, dir: dir, env: b.env(), trackCwd: true, out: sink})
 	if err != nil {
 		if lv != nil {
 			lv.close()
@@ -163,6 +163,7 @@ func (b *bashTool) foreground(ctx context.Context, env tool.Env, p params) (tool
 	}
 	timer.Stop()
 	<-proc.done
+	untrack()
 	if lv != nil {
 		lv.close()
 	}

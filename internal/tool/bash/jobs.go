@@ -81,19 +81,21 @@ func (j *job) unread() (data []byte, dropped int64) {
 	return data, dropped
 }
 
-// jobTable is a session's background jobs. It is session state: closing the
-// session closes it, which kills every job still running.
+// jobTable is a session's processes: its background jobs and the foreground
+// commands running now. It is session state: closing the session closes it,
+// which ends every one of them.
 type jobTable struct {
 	mu     sync.Mutex
 	jobs   []*job
-	seq    int // numbers the session's jobs: ids are deterministic, so a replayed or scripted session names the same jobs
+	fg     map[*process]struct{} // foreground commands running
+	seq    int                   // numbers the session's jobs: ids are deterministic, so a replayed or scripted session names the same jobs
 	closed bool
 }
 
 type jobsKey struct{}
 
 func jobs(s *tool.Session) *jobTable {
-	return s.State(jobsKey{}, func() any { return &jobTable{} }).(*jobTable)
+	return s.State(jobsKey{}, func() any { return &jobTable{fg: map[*process]struct{}{}} }).(*jobTable)
 }
 
 var errClosed = errors.New("the session has ended")
@@ -154,15 +156,54 @@ func (t *jobTable) list() []*job {
 	return slices.Clone(t.jobs)
 }
 
-// Close kills every job of the session and waits until they are gone.
-func (t *jobTable) Close() error {
+// spawnForeground starts a foreground command owned by the session, so that
+// ending the session ends it too; done must be called when it has finished.
+func (t *jobTable) spawnForeground(sp spec) (p *process, done func(), err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil, nil, errClosed
+	}
+	if p, err = spawn(sp); err != nil {
+		return nil, nil, err
+	}
+	t.fg[p] = struct{}{}
+	return p, func() {
+		t.mu.Lock()
+		delete(t.fg, p)
+		t.mu.Unlock()
+	}, nil
+}
+
+// Close ends every process of the session — SIGTERM, then SIGKILL after the
+// grace — and waits until they are gone. No process starts after it.
+func (t *jobTable) Close() error { return t.end(false) }
+
+// Kill is Close without the grace: every process group gets SIGKILL at once.
+func (t *jobTable) Kill() error { return t.end(true) }
+
+func (t *jobTable) end(now bool) error {
 	t.mu.Lock()
 	t.closed = true
 	js := slices.Clone(t.jobs)
+	fg := make([]*process, 0, len(t.fg))
+	for p := range t.fg {
+		fg = append(fg, p)
+	}
 	t.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, j := range js {
-		wg.Go(func() { j.kill() })
+		wg.Go(func() { j.end(now) })
+	}
+	for _, p := range fg {
+		wg.Go(func() {
+			if now {
+				p.kill()
+			} else {
+				p.terminate()
+			}
+			<-p.done
+		})
 	}
 	wg.Wait()
 	return nil
@@ -170,7 +211,10 @@ func (t *jobTable) Close() error {
 
 // kill terminates the job's process group and waits until it is gone; it reports
 // whether the job was still running.
-func (j *job) kill() bool {
+func (j *job) kill() bool { return j.end(false) }
+
+// end is kill; with now, SIGKILL without the grace.
+func (j *job) end(now bool) bool {
 	select {
 	case <-j.proc.done:
 		return false
@@ -179,7 +223,11 @@ func (j *job) kill() bool {
 	j.mu.Lock()
 	j.killed = true
 	j.mu.Unlock()
-	j.proc.terminate()
+	if now {
+		j.proc.kill()
+	} else {
+		j.proc.terminate()
+	}
 	<-j.proc.done
 	return true
 }

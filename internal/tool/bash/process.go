@@ -180,6 +180,14 @@ func (p *process) terminate() {
 	<-p.exited
 }
 
+// kill ends the process group at once with SIGKILL — the exit path, which does
+// not wait out the grace — and returns once the shell has exited.
+func (p *process) kill() {
+	p.termOnce.Do(func() { _ = unix.Kill(-p.pgid, unix.SIGKILL) })
+	_ = unix.Kill(-p.pgid, unix.SIGKILL) // a terminate still in its grace
+	<-p.exited
+}
+
 // exitStatus says how the shell ended; valid once exited is closed.
 type exitStatus struct {
 	code   *int   // nil when killed by a signal
