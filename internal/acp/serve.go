@@ -43,25 +43,33 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, o Options) error {
 }
 
 // lineWriter serialises whole messages from the SDK and from filter, and counts
-// the client's requests that are still unanswered.
+// the client's requests that are still unanswered. The count has its own lock:
+// a write that blocks (a client that stopped reading) must not hold up drain,
+// which bounds how long dsh waits on its way out.
 type lineWriter struct {
-	mu       sync.Mutex
+	wmu      sync.Mutex // held while writing
 	w        io.Writer
+	mu       sync.Mutex // guards pending
 	pending  int
 	answered chan struct{}
 }
 
 func (l *lineWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if isResponse(p) && l.pending > 0 {
-		l.pending--
-		select {
-		case l.answered <- struct{}{}:
-		default:
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	n, err := l.w.Write(p)
+	if err == nil && isResponse(p) {
+		l.mu.Lock()
+		if l.pending > 0 {
+			l.pending--
+			select {
+			case l.answered <- struct{}{}:
+			default:
+			}
 		}
+		l.mu.Unlock()
 	}
-	return l.w.Write(p)
+	return n, err
 }
 
 // asked notes a request from the client that the SDK will answer.

@@ -3,6 +3,7 @@ package view
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dsh-dev/dsh/internal/card"
@@ -67,5 +68,34 @@ func TestOrphanResultHasNoCards(t *testing.T) {
 	it := NewPresenter(registry()).Present(session.Record{Type: session.TypeToolResult, CallID: "ghost", Result: &res})
 	if it.Call != nil || it.Result != nil {
 		t.Errorf("a result without its call got cards: %#v", it)
+	}
+}
+
+// A presenter that panics is contained here, for every consumer: the call shows
+// as a generic card with its raw input, the result raw, and the error is told.
+func TestPresenterPanicIsContained(t *testing.T) {
+	boom := tool.New(tool.Spec[args, tool.NoMeta]{
+		Name: "boom",
+		Execute: func(context.Context, tool.Env, args, *tool.NoMeta) (tool.Result, *tool.NoMeta, error) {
+			return tool.Text("x"), nil, nil
+		},
+		PresentCall:   func(args, *tool.NoMeta) card.Call { panic("call presenter bug") },
+		PresentResult: func(args, tool.Result, *tool.NoMeta) card.Result { panic("result presenter bug") },
+	})
+	p := NewPresenter(tool.NewRegistry(boom))
+	var errs []string
+	p.OnError = func(err error) { errs = append(errs, err.Error()) }
+	res := tool.Text("x")
+	call := p.Present(session.Record{Type: session.TypeToolCall, CallID: "a", Name: "boom", Args: []byte(`{"name":"Ada"}`)})
+	g, ok := call.Call.(*card.GenericCall)
+	if !ok || g.Title != "boom" || string(g.RawInput) != `{"name":"Ada"}` || call.Err == nil {
+		t.Errorf("call item = %#v", call)
+	}
+	result := p.Present(session.Record{Type: session.TypeToolResult, CallID: "a", Result: &res})
+	if result.Result != nil || result.Call != call.Call || result.Err == nil {
+		t.Errorf("result item = %#v", result)
+	}
+	if len(errs) != 2 || !strings.Contains(errs[0], "call presenter bug") || !strings.Contains(errs[1], "result presenter bug") {
+		t.Errorf("errors told: %q", errs)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"net/http"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -182,5 +183,56 @@ func TestEventFraming(t *testing.T) {
 	want := "id: 7\nevent: progress\ndata: <pre data-call=\"c-1\">a&#13;\ndata: b\ndata: \ndata: c</pre>\n\n"
 	if got != want {
 		t.Errorf("sseEvent = %q, want %q", got, want)
+	}
+}
+
+// A damaged line of the log is shown as such, on the page and in its live
+// stream, and what follows it still arrives: the browser never reconnects to the
+// same bad line forever.
+func TestDamagedLineIsShownAndSkipped(t *testing.T) {
+	dir := t.TempDir()
+	r := newRecorder(t, dir, sid)
+	r.say(session.TypeUser, "before the damage")
+	damage := func(line string) {
+		f, err := os.OpenFile(r.log.Path(), os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString(line + "\n"); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	damage(`{"type":"user","text":`)
+	r.say(session.TypeUser, "after the first damage")
+	_, ts := testServer(t, dir)
+	c := client(t, ts)
+	code, page := get(t, c, ts.URL+"/s/"+sid)
+	if code != http.StatusOK || !strings.Contains(page, "a damaged line of the log could not be shown") ||
+		!strings.Contains(page, "after the first damage") {
+		t.Fatalf("GET = %d:\n%s", code, page)
+	}
+	m := eventsURL.FindStringSubmatch(page)
+	if m == nil || m[1] != "/s/"+sid+"/events?from=4" {
+		t.Fatalf("events URL %v, want it to count the damaged line", m)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	events := readEvents(t, ctx, c, ts.URL+m[1], "")
+	damage(`not json at all`)
+	r.say(session.TypeUser, "after the second damage")
+	var got []string
+	for ev := range events {
+		got = append(got, ev.data)
+		if strings.Contains(ev.data, "after the second damage") {
+			break
+		}
+	}
+	cancel()
+	if len(got) != 2 || !strings.Contains(got[0], "a damaged line of the log could not be shown") ||
+		!strings.Contains(got[1], "after the second damage") {
+		t.Errorf("events after the live damage: %q", got)
 	}
 }

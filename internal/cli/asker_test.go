@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/host"
+	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/provider/script"
+	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/tool"
+)
+
+// A permission prompt that was cancelled leaves no reader of stdin behind: the
+// answer typed for the next prompt reaches the next prompt.
+func TestCancelledPromptLeavesNoStdinReader(t *testing.T) {
+	p, err := script.Parse([]byte(`{"turns": [
+		{"tool_calls": [{"id": "c1", "name": "bash", "args": {"command": "touch first"}}]},
+		{"tool_calls": [{"id": "c2", "name": "bash", "args": {"command": "touch second"}}]},
+		{"text": "done"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	s, err := host.Create(host.Options{SessionDir: t.TempDir(), Root: root, Mode: agent.ModeDefault, Ask: true,
+		Provider: func() (provider.Provider, error) { return p, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	in, typed := io.Pipe()
+	defer func() { _ = typed.Close() }()
+	var errb bytes.Buffer
+	ask := &termAsker{io: IO{Err: &errb}, lines: stdinLines(in)}
+	ctx, cancel := context.WithCancel(t.Context())
+	asked := make(chan struct{}, 2)
+	sub := s.Subscribe(func(e host.Event) {
+		if e.Kind == host.KindPermission {
+			asked <- struct{}{}
+			ask.ask(e.Permission)
+		}
+	})
+	defer sub.Close()
+	go func() {
+		<-asked
+		cancel() // Ctrl-C at the first prompt, nothing typed
+	}()
+	if stop, err := s.Prompt(ctx, "first"); err != nil || stop != agent.StopCancelled {
+		t.Fatalf("first turn = %v, %v", stop, err)
+	}
+	go func() {
+		<-asked
+		_, _ = typed.Write([]byte("y\n"))
+	}()
+	done := make(chan agent.StopReason, 1)
+	go func() {
+		stop, _ := s.Prompt(t.Context(), "second")
+		done <- stop
+	}()
+	select {
+	case stop := <-done:
+		if stop != agent.StopEndTurn {
+			t.Fatalf("second turn = %v", stop)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the answer to the second prompt never arrived")
+	}
+	res := resultOf(t, s.Path(), "c2")
+	if res.IsError || strings.Contains(res.TextOf(), "rejected") {
+		t.Errorf("the second command did not run: %q (stderr %q)", res.TextOf(), errb.String())
+	}
+}
+
+func resultOf(t *testing.T, path, callID string) tool.Result {
+	t.Helper()
+	recs, err := session.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if r.Type == session.TypeToolResult && r.CallID == callID && r.Result != nil {
+			return *r.Result
+		}
+	}
+	t.Fatalf("no result for %s", callID)
+	return tool.Result{}
+}
