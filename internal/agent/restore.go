@@ -25,6 +25,9 @@ type builder struct {
 	msgs      []provider.Message
 	open      []string
 	results   map[string]provider.Part
+	// The tool outputs held, oldest first, for outputBudget.
+	outputs     []outputRef
+	outputBytes int
 }
 
 func (b *builder) fold(r session.Record) {
@@ -120,6 +123,7 @@ func (b *builder) closeCalls() {
 			p = provider.Part{Type: provider.PartToolResult, ID: id, Content: tool.Errorf(msgInterrupted).Content, IsError: true}
 		}
 		b.add(provider.RoleUser, p)
+		b.track(p)
 	}
 	b.open, b.results = nil, nil
 }

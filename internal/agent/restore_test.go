@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -144,5 +145,43 @@ func TestMessagesRepairsDamagedLogs(t *testing.T) {
 	}
 	if err := checkConversation(msgs); err != nil {
 		t.Error(err)
+	}
+}
+
+// The context holds a bounded amount of tool output: the oldest is elided first,
+// the same way on every fold, and the newest always stays whole.
+func TestOutputBudgetElidesTheOldest(t *testing.T) {
+	b := builder{outputCap: 1 << 30}
+	big := strings.Repeat("x", outputBudget/4) // four and a bit do not fit
+	for i := range 5 {
+		id := fmt.Sprint(i)
+		res := tool.Text(big + id)
+		for _, r := range []session.Record{
+			{Type: session.TypeUser, Text: "go " + id},
+			{Type: session.TypeToolCall, CallID: id, Name: "look"},
+			{Type: session.TypeToolResult, CallID: id, Result: &res},
+			{Type: session.TypeTurnEnd},
+		} {
+			b.fold(r)
+		}
+	}
+	var kept, elided []string
+	for _, m := range b.messages() {
+		for _, p := range m.Parts {
+			if p.Type != provider.PartToolResult {
+				continue
+			}
+			if text := p.Content[0].Text; text == msgElided {
+				elided = append(elided, p.ID)
+			} else {
+				kept = append(kept, p.ID)
+			}
+		}
+	}
+	if !slices.Equal(elided, []string{"0", "1"}) || !slices.Equal(kept, []string{"2", "3", "4"}) {
+		t.Errorf("elided %q, kept %q", elided, kept)
+	}
+	if b.outputBytes > outputBudget {
+		t.Errorf("holds %d bytes of output, budget %d", b.outputBytes, outputBudget)
 	}
 }
