@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
+	"unsafe"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -24,6 +26,35 @@ func New[P, M any](s Spec[P, M]) Tool {
 type typed[P, M any] struct {
 	spec   Spec[P, M]
 	schema *schema
+
+	// memo is the last meta decoded: a logged result is folded and presented
+	// from the same bytes (on reload, one right after the other), and a read
+	// window's meta is worth decoding once.
+	memo struct {
+		sync.Mutex
+		raw jsontext.Value
+		m   *M
+	}
+}
+
+// meta decodes raw with DecodeMeta, once for the same bytes. Callers must not
+// change what it returns.
+func (t *typed[P, M]) meta(raw jsontext.Value) *M {
+	if len(raw) == 0 {
+		return nil
+	}
+	t.memo.Lock()
+	if len(t.memo.raw) == len(raw) && unsafe.SliceData(t.memo.raw) == unsafe.SliceData(raw) {
+		m := t.memo.m
+		t.memo.Unlock()
+		return m
+	}
+	t.memo.Unlock()
+	m := DecodeMeta[M](raw)
+	t.memo.Lock()
+	t.memo.raw, t.memo.m = raw, m
+	t.memo.Unlock()
+	return m
 }
 
 func (t *typed[P, M]) Name() string           { return t.spec.Name }
@@ -125,7 +156,7 @@ func (t *typed[P, M]) PresentResult(args []byte, r Result) card.Result {
 	if err != nil || t.spec.PresentResult == nil {
 		return nil
 	}
-	return t.spec.PresentResult(p, r, DecodeMeta[M](r.Meta))
+	return t.spec.PresentResult(p, r, t.meta(r.Meta))
 }
 
 func (t *typed[P, M]) Fold(s *Session, args []byte, r Result) {
@@ -136,7 +167,7 @@ func (t *typed[P, M]) Fold(s *Session, args []byte, r Result) {
 	if err != nil {
 		return
 	}
-	t.spec.Fold(s, p, r, DecodeMeta[M](r.Meta))
+	t.spec.Fold(s, p, r, t.meta(r.Meta))
 }
 
 // EncodeMeta is how the framework writes meta: deterministic JSON.

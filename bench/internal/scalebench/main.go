@@ -1,0 +1,285 @@
+// Command scalebench measures how dsh's cost grows with a session. It grows one
+// session, through the session host and the scripted provider, by prompts of
+// 40 read calls each, and reports the median cost of a prompt once the session
+// holds 100, 1 000 and 10 000 calls, and their ratio. Then it measures, through
+// the real `dsh acp` binary, session/load of that session and of a generated
+// log of about -big MB: latency and the process's peak RSS.
+//
+//	scalebench -dsh ./dsh [-calls 10000] [-big 500]
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/host"
+	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/provider/script"
+	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/tool"
+)
+
+const perPrompt = 40 // calls per prompt, as in the issue's measurement
+
+func main() {
+	dsh := flag.String("dsh", "", "the dsh binary, for session/load")
+	calls := flag.Int("calls", 10000, "grow the session to this many calls")
+	big := flag.Int("big", 500, "size in MB of the generated log to load (0: skip)")
+	flag.Parse()
+	if *dsh == "" {
+		fmt.Fprintln(os.Stderr, "usage: scalebench -dsh BIN [-calls N] [-big MB]")
+		os.Exit(2)
+	}
+	if err := run(*dsh, *calls, *big); err != nil {
+		fmt.Fprintln(os.Stderr, "scalebench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(dsh string, calls, bigMB int) error {
+	tmp, err := os.MkdirTemp("", "scalebench-")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(tmp) }()
+	ws, sessions := filepath.Join(tmp, "ws"), filepath.Join(tmp, "sessions")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		return err
+	}
+	if ws, err = filepath.EvalSymlinks(ws); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte(strings.Repeat("a line of text\n", 40)), 0o644); err != nil {
+		return err
+	}
+
+	marks := []int{100, 1000, calls}
+	costs, path, err := grow(ws, sessions, calls+5*perPrompt, marks)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("per-prompt cost (%d calls, median of 5 prompts):\n", perPrompt)
+	for _, m := range marks {
+		fmt.Printf("  at %6d calls: %8.2f ms\n", m, ms(costs[m]))
+	}
+	fmt.Printf("  ratio %d/%d: %.2f (target <= 1.5)\n", calls, marks[0], float64(costs[calls])/float64(costs[marks[0]]))
+
+	id := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	lat, rss, err := load(dsh, ws, sessions, id)
+	if err != nil {
+		return err
+	}
+	fi, _ := os.Stat(path)
+	fmt.Printf("session/load of %d calls (%.1f MB): %.1f ms, peak RSS %.1f MiB (targets <= 300 ms, <= 60 MiB)\n",
+		calls, float64(fi.Size())/1e6, ms(lat), float64(rss)/(1<<20))
+
+	if bigMB > 0 {
+		bigID, size, err := generate(sessions, ws, int64(bigMB)*1_000_000)
+		if err != nil {
+			return err
+		}
+		lat, rss, err := load(dsh, ws, sessions, bigID)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("session/load of a %.0f MB log: %.1f ms, peak RSS %.1f MiB (target: bounded, <= 100 MiB)\n",
+			float64(size)/1e6, ms(lat), float64(rss)/(1<<20))
+	}
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// grow runs prompts of perPrompt reads until the session holds total calls, and
+// returns, for each mark, the median duration of the 5 prompts that start once
+// the session holds at least that many calls.
+func grow(ws, sessions string, total int, marks []int) (map[int]time.Duration, string, error) {
+	prompts := (total + perPrompt - 1) / perPrompt
+	var turns []script.Turn
+	for p := range prompts {
+		var tc []script.ToolCall
+		for i := range perPrompt {
+			tc = append(tc, script.ToolCall{ID: fmt.Sprintf("p%d-c%d", p, i), Name: "read", Args: []byte(`{"path":"a.txt"}`)})
+		}
+		turns = append(turns, script.Turn{ToolCalls: tc}, script.Turn{Text: "Read them."})
+	}
+	js, err := json.Marshal(map[string]any{"turns": turns})
+	if err != nil {
+		return nil, "", err
+	}
+	sp, err := script.Parse(js)
+	if err != nil {
+		return nil, "", err
+	}
+	s, err := host.Create(host.Options{SessionDir: sessions, Root: ws, Mode: agent.ModeBypass,
+		Provider: func() (provider.Provider, error) { return sp, nil }})
+	if err != nil {
+		return nil, "", err
+	}
+	defer func() { _ = s.Close() }()
+	// A consumer folds the stream, as every UI does.
+	sub := s.Subscribe(func(host.Event) {})
+	defer sub.Close()
+	samples := map[int][]time.Duration{}
+	done := 0
+	for p := range prompts {
+		start := time.Now()
+		stop, err := s.Prompt(context.Background(), fmt.Sprintf("prompt %d", p))
+		if err != nil {
+			return nil, "", err
+		}
+		if stop != agent.StopEndTurn {
+			return nil, "", fmt.Errorf("prompt %d ended %s", p, stop)
+		}
+		d := time.Since(start)
+		for _, m := range marks {
+			if done >= m && len(samples[m]) < 5 {
+				samples[m] = append(samples[m], d)
+			}
+		}
+		done += perPrompt
+		if p%50 == 0 {
+			fmt.Fprintf(os.Stderr, "\r%d calls…", done)
+		}
+	}
+	fmt.Fprintln(os.Stderr)
+	out := map[int]time.Duration{}
+	for _, m := range marks {
+		if len(samples[m]) == 0 {
+			return nil, "", fmt.Errorf("the session never reached %d calls", m)
+		}
+		out[m] = median(samples[m])
+	}
+	return out, s.Path(), nil
+}
+
+func median(d []time.Duration) time.Duration {
+	d = slices.Clone(d)
+	slices.Sort(d)
+	return d[len(d)/2]
+}
+
+// generate writes a log of about size bytes: calls with large command outputs,
+// as a long session of builds and tests would log them.
+func generate(sessions, ws string, size int64) (string, int64, error) {
+	id := session.NewID(time.Now().Add(time.Second))
+	l, err := session.Create(sessions, id, ws, session.Options{})
+	if err != nil {
+		return "", 0, err
+	}
+	out := strings.Repeat("ok   some/package/path   0.123s\n", 900) // ~30 KB, like a capped command output
+	n := 0
+	written := int64(0)
+	for written < size {
+		cid := fmt.Sprintf("c%d", n)
+		n++
+		args := []byte(`{"command":"go test ./..."}`)
+		res := tool.Result{Content: []card.Content{card.Text(out)}, Meta: []byte(fmt.Sprintf(`{"exitCode":0,"cwd":".","outputLength":%d}`, len(out)))}
+		for _, r := range []session.Record{
+			{Type: session.TypeUser, Text: "run the tests"},
+			{Type: session.TypeToolCall, CallID: cid, Name: "bash", Args: args},
+			{Type: session.TypeToolResult, CallID: cid, Result: &res},
+			{Type: session.TypeTurnEnd, StopReason: "end_turn"},
+		} {
+			if err := l.Append(r); err != nil {
+				return "", 0, err
+			}
+		}
+		written += int64(len(out)) + 400
+	}
+	if err := l.Close(); err != nil {
+		return "", 0, err
+	}
+	fi, err := os.Stat(l.Path())
+	if err != nil {
+		return "", 0, err
+	}
+	return id, fi.Size(), nil
+}
+
+// load spawns `dsh acp`, loads the session and returns the latency of
+// session/load and the process's peak RSS (VmHWM) after it.
+func load(dsh, ws, sessions, id string) (time.Duration, int64, error) {
+	cmd := exec.Command(dsh, "acp", "--session-dir", sessions)
+	cmd.Dir = ws
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return 0, 0, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := cmd.Start(); err != nil {
+		return 0, 0, err
+	}
+	defer func() {
+		_ = stdin.Close()
+		_ = cmd.Wait()
+	}()
+	r := bufio.NewReaderSize(stdout, 1<<20)
+	send := func(s string) error {
+		_, err := io.WriteString(stdin, s+"\n")
+		return err
+	}
+	// waitFor reads messages (the replayed updates included) until the answer to id.
+	waitFor := func(reqID int) error {
+		want := `"id":` + strconv.Itoa(reqID) + `,`
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				return err
+			}
+			if strings.HasPrefix(line, "{") && strings.Contains(line, want) && !strings.Contains(line, `"method"`) {
+				if strings.Contains(line, `"error"`) {
+					return errors.New(strings.TrimSpace(line))
+				}
+				return nil
+			}
+		}
+	}
+	if err := send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`); err != nil {
+		return 0, 0, err
+	}
+	if err := waitFor(1); err != nil {
+		return 0, 0, err
+	}
+	start := time.Now()
+	if err := send(`{"jsonrpc":"2.0","id":2,"method":"session/load","params":{"sessionId":"` + id + `","cwd":"` + ws + `","mcpServers":[]}}`); err != nil {
+		return 0, 0, err
+	}
+	if err := waitFor(2); err != nil {
+		return 0, 0, err
+	}
+	lat := time.Since(start)
+	rss, err := peakRSS(cmd.Process.Pid)
+	return lat, rss, err
+}
+
+func peakRSS(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, errors.New("no VmHWM")
+}
