@@ -11,11 +11,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/workspace"
 )
@@ -35,6 +37,10 @@ const (
 type Options struct {
 	// KeepEnv names secret-looking environment variables that commands still get.
 	KeepEnv []string
+	// Sandbox confines commands (foreground and background) with Landlock; the
+	// zero value and sandbox.Off run them unconfined. Check it first with
+	// sandbox.Check: a command that cannot be confined does not run.
+	Sandbox sandbox.Mode
 }
 
 // Tools returns bash, job_output, job_kill and job_list. At most one Options is used.
@@ -43,7 +49,7 @@ func Tools(opts ...Options) []tool.Tool {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	b := &bashTool{keep: append([]string(nil), o.KeepEnv...)}
+	b := &bashTool{keep: append([]string(nil), o.KeepEnv...), sandbox: o.Sandbox}
 	return []tool.Tool{
 		tool.New(tool.Spec[params]{
 			Name:          "bash",
@@ -78,6 +84,10 @@ type meta struct {
 	// OutputLength is how many bytes at the start of the result text are the
 	// command's output; notes for the model follow it.
 	OutputLength int `json:"outputLength"`
+	// Sandbox is the sandbox mode the command ran in, empty when unconfined.
+	Sandbox sandbox.Mode `json:"sandbox,omitempty"`
+	// SandboxRefused is the output line that shows the sandbox refused something.
+	SandboxRefused string `json:"sandboxRefused,omitempty"`
 }
 
 // jobMeta is what starting a background job persists.
@@ -86,10 +96,24 @@ type jobMeta struct {
 }
 
 type bashTool struct {
-	keep []string
+	keep    []string
+	sandbox sandbox.Mode
 }
 
 func (b *bashTool) env() []string { return scrub(os.Environ(), b.keep) }
+
+// policy is the sandbox policy for commands in ws with environment env, nil
+// when commands run unconfined.
+func (b *bashTool) policy(ws *workspace.Workspace, env []string) *sandbox.Policy {
+	return sandbox.NewPolicy(b.sandbox, ws.Root(), func(name string) string {
+		for _, kv := range slices.Backward(env) {
+			if v, ok := strings.CutPrefix(kv, name+"="); ok {
+				return v
+			}
+		}
+		return ""
+	})
+}
 
 func (b *bashTool) execute(ctx context.Context, env tool.Env, p params) tool.Result {
 	if p.RunInBackground {
@@ -116,7 +140,9 @@ func (b *bashTool) foreground(ctx context.Context, env tool.Env, p params) tool.
 			return out.Write(b)
 		}
 	}
-	proc, err := spawn(spec{command: p.Command, dir: dir, env: b.env(), trackCwd: true, out: sink})
+	cmdEnv := b.env()
+	policy := b.policy(ws, cmdEnv)
+	proc, err := spawn(spec{command: p.Command, dir: dir, env: cmdEnv, trackCwd: true, sandbox: policy, out: sink})
 	if err != nil {
 		if lv != nil {
 			lv.close()
@@ -154,7 +180,7 @@ func (b *bashTool) foreground(ctx context.Context, env tool.Env, p params) tool.
 	case *st.code != 0:
 		notes = append(notes, fmt.Sprintf("Exit code %d.", *st.code))
 	}
-	if proc.leftovers && !timedOut && !cancelled {
+	if proc.exit.Leftovers && !timedOut && !cancelled {
 		notes = append(notes, "Processes the command left running were killed when it exited; use run_in_background for anything that should keep running.")
 	}
 	if proc.cwd != "" && proc.cwd != dir {
@@ -167,6 +193,13 @@ func (b *bashTool) foreground(ctx context.Context, env tool.Env, p params) tool.
 	}
 
 	output := out.String()
+	if policy != nil {
+		m.Sandbox = b.sandbox
+		if r := policy.Refusal(output); r != "" && (st.code == nil || *st.code != 0) {
+			m.SandboxRefused = r
+			notes = append(notes, "The sandbox refused this: "+r+"\n"+policy.Describe())
+		}
+	}
 	m.OutputLength = len(output)
 	text := output
 	if text == "" {
@@ -185,7 +218,8 @@ func (b *bashTool) foreground(ctx context.Context, env tool.Env, p params) tool.
 }
 
 func (b *bashTool) background(env tool.Env, p params) tool.Result {
-	j, err := jobs(env.Session).start(p.Command, p.Description, env.Session.Workspace.Cwd(), b.env())
+	cmdEnv := b.env()
+	j, err := jobs(env.Session).start(p.Command, p.Description, env.Session.Workspace.Cwd(), cmdEnv, b.policy(env.Session.Workspace, cmdEnv))
 	if err != nil {
 		return tool.Errorf("Could not start the background job: %v", err)
 	}
