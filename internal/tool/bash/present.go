@@ -38,6 +38,8 @@ func presentResult(p params, r tool.Result) card.Result {
 		Signal       *string `json:"signal"`
 		TimedOut     bool    `json:"timedOut"`
 		OutputLength *int    `json:"outputLength"`
+		Sandbox      string  `json:"sandbox"`
+		Refused      string  `json:"sandboxRefused"`
 	}
 	if json.Unmarshal(r.Meta, &m) != nil || m.OutputLength == nil || (m.ExitCode == nil) == (m.Signal == nil) {
 		return nil
@@ -50,6 +52,10 @@ func presentResult(p params, r tool.Result) card.Result {
 	c := &card.TerminalResult{Output: text[:n], ExitCode: m.ExitCode, TimedOut: m.TimedOut}
 	if m.Signal != nil {
 		c.Signal = *m.Signal
+	}
+	switch m.Sandbox {
+	case "on", "network-off":
+		c.Sandbox = &card.Sandbox{Network: m.Sandbox == "on", Refused: m.Refused}
 	}
 	return c
 }
