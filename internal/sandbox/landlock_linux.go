@@ -63,3 +63,12 @@ func (p *Policy) RestrictThread() error {
 	}
 	return nil
 }
+
+// kernelABI is the kernel's Landlock ABI version, 0 without Landlock.
+func kernelABI() int {
+	abi, err := ll.LandlockGetABIVersion()
+	if err != nil {
+		return 0
+	}
+	return abi
+}
