@@ -21,15 +21,21 @@ var hidden map[string]string
 // /proc/<pid>/mem or with ptrace. Call it first thing in main, before any
 // goroutine starts.
 //
-// It marks the process non-dumpable, which makes the kernel refuse those three
-// to anyone but root, then moves every secret (Secret) not named in DSH_KEEP_ENV
-// out of the environment: out of Go's copy, so that no child inherits it, and
-// out of the block the kernel shows as environ, which is overwritten in place.
+// It moves every secret (Secret) not named in DSH_KEEP_ENV out of the
+// environment: out of Go's copy, so that no child inherits it, and out of the
+// block the kernel shows as environ, which is overwritten in place. Then it
+// marks the process non-dumpable, which makes the kernel refuse all three to
+// anyone but root (and this process its own /proc/self/mem, hence the order).
 // Getenv still returns the moved values.
 func Hide() error {
-	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		return fmt.Errorf("marking the process non-dumpable: %w", err)
+	err := hide()
+	if perr := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); perr != nil {
+		err = errors.Join(err, fmt.Errorf("marking the process non-dumpable: %w", perr))
 	}
+	return err
+}
+
+func hide() error {
 	keep := KeepList(os.Getenv)
 	moved := map[string]string{}
 	var kept []string
