@@ -187,7 +187,7 @@ func TestSecretsUnreadable(t *testing.T) {
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "ANTHROPIC_API_KEY=" + key, "OPENAI_API_KEY=" + key, "DATABASE_URL=postgres://u:" + key + "@db/x"}
 	s := startTool(t, cred, env, ws)
 	pid := s.cmd.Process.Pid
-	time.Sleep(200 * time.Millisecond) // let dsh get past its start-up
+	waitNonDumpable(t, pid)
 	if os.Geteuid() == 0 { // root reads any environ: the block itself must be clean
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
 		if err != nil || bytes.Contains(b, []byte(key)) || !bytes.Contains(b, []byte("HOME=")) {
@@ -216,6 +216,23 @@ kill $control`, pid, prefix, readerPath, prefix, pid), false)
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// waitNonDumpable waits until dsh has hidden its keys: Hide turns dumping off
+// last, and the kernel then gives the process's /proc files to root.
+func waitNonDumpable(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		fi, err := os.Stat(fmt.Sprintf("/proc/%d/environ", pid))
+		if err == nil && fi.Sys().(*syscall.Stat_t).Uid == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("dsh (pid %d) never became non-dumpable: %v", pid, err)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

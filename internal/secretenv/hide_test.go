@@ -110,3 +110,26 @@ func TestKeepList(t *testing.T) {
 		t.Errorf("KeepList = %s", got)
 	}
 }
+
+// BenchmarkOverwriteEnviron bounds what Hide adds to start-up: finding the
+// environ block and rewriting it (here with its own bytes, read first).
+func BenchmarkOverwriteEnviron(b *testing.B) {
+	for b.Loop() {
+		start, end, err := environBounds()
+		if err != nil {
+			b.Fatal(err)
+		}
+		block := make([]byte, end-start)
+		mem, err := os.OpenFile("/proc/self/mem", os.O_RDWR, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := mem.ReadAt(block, int64(start)); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := mem.WriteAt(block, int64(start)); err != nil {
+			b.Fatal(err)
+		}
+		_ = mem.Close()
+	}
+}
