@@ -33,6 +33,9 @@ type config struct {
 	GraceMS int64           `json:"graceMs"`
 	DrainMS int64           `json:"drainMs"`
 	Sandbox *sandbox.Policy `json:"sandbox,omitempty"`
+	// GORACE is the command's own GORACE setting ("" unset) when the
+	// supervisor's was replaced (race builds only).
+	GORACE *string `json:"gorace,omitzero"`
 }
 
 // Every binary that links this package, dsh and the test binaries alike, can
@@ -55,6 +58,12 @@ func supervise(raw string) int {
 	var c config
 	if err := json.Unmarshal([]byte(raw), &c); err != nil {
 		return fail(fmt.Errorf("supervisor config: %w", err))
+	}
+	if c.GORACE != nil {
+		_ = os.Unsetenv("GORACE")
+		if *c.GORACE != "" {
+			_ = os.Setenv("GORACE", *c.GORACE)
+		}
 	}
 	files := []*os.File{os.Stdin, os.Stdout, os.Stderr}
 	if c.Extra {

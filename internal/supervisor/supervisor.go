@@ -78,10 +78,22 @@ var (
 // runs, or with the reason it could not start.
 func Start(s Spec) (*Process, error) {
 	subreaper.Do(func() { _ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) })
-	raw, err := json.Marshal(config{
+	c := config{
 		Parent: os.Getpid(), Path: s.Path, Args: s.Args, Extra: s.Extra != nil,
 		GraceMS: s.Grace.Milliseconds(), DrainMS: s.Drain.Milliseconds(), Sandbox: s.Sandbox,
-	})
+	}
+	env := slices.Clip(s.Env)
+	if raceBuild {
+		own := ""
+		for _, kv := range env {
+			if v, ok := strings.CutPrefix(kv, "GORACE="); ok {
+				own = v
+			}
+		}
+		c.GORACE = &own
+		env = append(env, "GORACE=atexit_sleep_ms=0")
+	}
+	raw, err := json.Marshal(c)
 	if err != nil {
 		return nil, fmt.Errorf("supervisor config: %w", err)
 	}
@@ -96,7 +108,7 @@ func Start(s Spec) (*Process, error) {
 	cmd := &exec.Cmd{
 		Path:       "/proc/self/exe", // this very binary, even if replaced on disk since
 		Args:       []string{"dsh-supervisor"},
-		Env:        append(slices.Clip(s.Env), envConfig+"="+string(raw)),
+		Env:        append(env, envConfig+"="+string(raw)),
 		Dir:        s.Dir,
 		Stdout:     s.Output,
 		Stderr:     s.Output,

@@ -162,7 +162,7 @@ func TestCommandEnvironment(t *testing.T) {
 	if err != nil {
 		t.Skip("no bash")
 	}
-	p, err := Start(Spec{Path: bash, Args: []string{"bash", "-c", `echo "[$X][${DSH_INTERNAL_SUPERVISOR-unset}]" >&3; ls /proc/self/fd | tr '\n' ' ' >&3`},
+	p, err := Start(Spec{Path: bash, Args: []string{"bash", "-c", `echo "[$X][${DSH_INTERNAL_SUPERVISOR-unset}][${GORACE-unset}]" >&3; ls /proc/self/fd | tr '\n' ' ' >&3`},
 		Env: []string{"X=1", "PATH=" + os.Getenv("PATH")}, Output: os.Stderr, Extra: w})
 	_ = w.Close()
 	if err != nil {
@@ -172,7 +172,7 @@ func TestCommandEnvironment(t *testing.T) {
 	b := make([]byte, 4000)
 	n, _ := r.Read(b)
 	// fds: 0, 1, 2, 3, and the one ls reads /proc/self/fd with.
-	if got := string(b[:n]); got != "[1][unset]\n0 1 2 3 4 " {
+	if got := string(b[:n]); got != "[1][unset][unset]\n0 1 2 3 4 " {
 		t.Errorf("command saw %q", got)
 	}
 }
