@@ -32,7 +32,7 @@ type config struct {
 	Extra   bool            `json:"extra,omitzero"`
 	GraceMS int64           `json:"graceMs"`
 	DrainMS int64           `json:"drainMs"`
-	Sandbox *sandbox.Policy `json:"sandbox,omitempty"`
+	Sandbox *sandbox.Policy `json:"sandbox,omitzero"`
 	// GORACE is the command's own GORACE setting ("" unset) when the
 	// supervisor's was replaced (race builds only).
 	GORACE *string `json:"gorace,omitzero"`

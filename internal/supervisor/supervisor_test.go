@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		fmt.Println("ready", p.Pgid)
-		select {}
+		time.Sleep(time.Hour) // until killed (select{} would be a deadlock the runtime ends)
 	}
 	os.Exit(m.Run())
 }
@@ -125,6 +125,8 @@ func TestParentKilled(t *testing.T) {
 	parent := exec.Command(exe)
 	parent.Env = append(os.Environ(), "SUPERVISOR_TEST_PARENT="+fmt.Sprintf(
 		"setsid -f sleep %s; (setsid sleep %s &); trap '' TERM HUP; sleep %s", mark, mark, mark))
+	var stderr strings.Builder
+	parent.Stderr = &stderr
 	out, err := parent.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -136,8 +138,15 @@ func TestParentKilled(t *testing.T) {
 	if !strings.HasPrefix(line, "ready") {
 		t.Fatalf("parent: %q", line)
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("parent's stderr: %s", stderr.String())
+		}
+	})
 	proctest.WaitRunning(t, mark, 3)
-	_ = parent.Process.Kill()
+	if err := parent.Process.Kill(); err != nil {
+		t.Fatal(err) // the parent must still be alive here, or the test proves nothing
+	}
 	_ = parent.Wait()
 	proctest.NoneRunning(t, mark)
 }
