@@ -77,7 +77,9 @@ func supervise(raw string) int {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return fail(fmt.Errorf("subreaper: %w", err))
 	}
-	// SIGHUP is the parent-death signal Start arms; it may have died before.
+	// SIGHUP is the parent-death signal Start arms (it follows the thread that
+	// forked this process, and dsh never ends a thread); the parent may have
+	// died before it was armed.
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	if os.Getppid() != c.Parent {

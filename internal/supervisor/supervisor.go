@@ -169,7 +169,10 @@ func (p *Process) Wait() Exit {
 
 // Terminate asks the supervisor to end the command: SIGTERM to the command and
 // every descendant, SIGKILL after the grace time. It does not wait.
-func (p *Process) Terminate() { _ = p.cmd.Process.Signal(syscall.SIGTERM) }
+func (p *Process) Terminate() {
+	_ = p.cmd.Process.Signal(syscall.SIGCONT) // in case the command stopped it
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+}
 
 // Kill kills the supervisor and the command's group at once; Wait then kills
 // the rest. It is the last resort when the supervisor does not answer.

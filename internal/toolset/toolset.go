@@ -2,6 +2,7 @@
 package toolset
 
 import (
+	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/tool/bash"
 	"github.com/dsh-dev/dsh/internal/tool/fs"
@@ -12,12 +13,14 @@ import (
 type Options struct {
 	// KeepEnv names secret-looking environment variables that commands may still see.
 	KeepEnv []string
+	// Sandbox confines shell commands (see bash.Options).
+	Sandbox sandbox.Mode
 }
 
 // New returns the registry of every dsh tool.
 func New(o Options) *tool.Registry {
 	tools := []tool.Tool{fs.Read(), fs.Write(), fs.Edit()}
-	tools = append(tools, bash.Tools(bash.Options{KeepEnv: o.KeepEnv})...)
+	tools = append(tools, bash.Tools(bash.Options{KeepEnv: o.KeepEnv, Sandbox: o.Sandbox})...)
 	tools = append(tools, todo.Tool())
 	return tool.NewRegistry(tools...)
 }

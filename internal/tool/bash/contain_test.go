@@ -62,3 +62,19 @@ func TestTimeoutKillsEscapees(t *testing.T) {
 	}
 	proctest.NoneRunning(t, mark)
 }
+
+// TestCommandKillsItsSupervisor: a command that kills its supervisor to free
+// its escapees does not: dsh, a subreaper, adopts and kills them.
+func TestCommandKillsItsSupervisor(t *testing.T) {
+	for _, sig := range []string{"KILL", "STOP"} {
+		t.Run(sig, func(t *testing.T) {
+			mark := proctest.Marker()
+			f := newFixture(t)
+			r := f.run("bash", map[string]any{"command": fmt.Sprintf("setsid -f sleep %s; kill -%s $PPID; sleep %s", mark, sig, mark), "timeout_ms": 1000})
+			if !r.IsError {
+				t.Errorf("the call succeeded: %s", r.TextOf())
+			}
+			proctest.NoneRunning(t, mark)
+		})
+	}
+}
