@@ -67,6 +67,8 @@ var caches = []struct{ tool, env, def string }{
 	{"cargo registry", "", "$CARGO_HOME/registry"},
 	{"cargo git", "", "$CARGO_HOME/git"},
 	{"Maven", "", "$HOME/.m2/repository"},
+	{"golangci-lint", "GOLANGCI_LINT_CACHE", "$XDG_CACHE_HOME/golangci-lint"},
+	{"staticcheck", "STATICCHECK_CACHE", "$XDG_CACHE_HOME/staticcheck"},
 }
 
 // writableDevices are the device files commands may open for writing.

@@ -1,8 +1,10 @@
 // Package bash runs shell commands for the model: in the foreground with live,
 // bounded output and a terminal card, or as background jobs owned by the session.
-// Every command runs in its own process group, which is killed when the command
-// ends, times out or is cancelled, so no process outlives the call that made it
-// (background jobs outlive it until they are killed or the session ends).
+// Every command runs under a supervisor (internal/supervisor), in its own process
+// group: when the command ends, times out or is cancelled, everything it started
+// is killed, in the group or not, and so it is if dsh dies, so no process
+// outlives the call that made it (background jobs outlive it until they are
+// killed or the session ends). Options.Sandbox confines commands with Landlock.
 package bash
 
 import (
