@@ -2,11 +2,19 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/dsh-dev/dsh/internal/cli"
+	"github.com/dsh-dev/dsh/internal/secretenv"
 )
 
 func main() {
-	os.Exit(cli.Main(os.Args[1:], cli.System()))
+	// First: the keys leave the environment that commands could read.
+	if err := secretenv.Hide(); err != nil {
+		fmt.Fprintf(os.Stderr, "dsh: warning: %v\n", err)
+	}
+	io := cli.System()
+	io.Getenv = secretenv.Getenv
+	os.Exit(cli.Main(os.Args[1:], io))
 }

@@ -478,8 +478,16 @@ func unsent(output, streamed string, lc *liveCall) (string, bool) {
 	return rest, ok
 }
 
-// exitNote says how a command ended when it did not simply succeed.
+// exitNote says how a command ended when it did not simply succeed, and what
+// the sandbox refused.
 func exitNote(r *card.TerminalResult) string {
+	if r.Sandbox != nil && r.Sandbox.Refused != "" {
+		return strings.TrimSpace(exitStatusNote(r) + " Refused by the sandbox: " + r.Sandbox.Refused)
+	}
+	return exitStatusNote(r)
+}
+
+func exitStatusNote(r *card.TerminalResult) string {
 	switch {
 	case r.TimedOut:
 		return "Timed out."

@@ -134,6 +134,17 @@ type TerminalResult struct {
 	ExitCode *int   `json:"exitCode,omitempty"`
 	Signal   string `json:"signal,omitempty"`
 	TimedOut bool   `json:"timedOut,omitzero"`
+	// Sandbox is set when the command ran in the sandbox.
+	Sandbox *Sandbox `json:"sandbox,omitempty"`
+}
+
+// Sandbox is how a sandboxed command was confined and what the sandbox refused.
+type Sandbox struct {
+	// Network is whether the command could open network connections.
+	Network bool `json:"network"`
+	// Refused is the output line that shows the sandbox refused an operation (a
+	// write outside the writable directories, a connection); empty if none.
+	Refused string `json:"refused,omitempty"`
 }
 
 // ReadResult is a window of a text file. Offset is the 1-based first requested line;

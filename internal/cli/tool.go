@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -38,6 +41,10 @@ order in one session, so session state (files read, cwd, jobs, todos) carries
 from call to call. Exits 1 if any call returned an error result.`
 
 func runToolCmd(ctx context.Context, io IO, args []string) error {
+	// SIGTERM and SIGINT cancel ctx already (Main); a hangup ends the session
+	// too, so that its background jobs go with it.
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGHUP)
+	defer stop()
 	o := toolOptions{Color: "auto"}
 	fs := newFlags(io, "tool", "NAME JSON | -", toolSummary+"\n\nTools: "+toolNames(toolset.New(toolset.Options{}))+".")
 	fs.BoolVar(&o.JSON, "json", false, "print one JSON line per call: {call, result, card}")
@@ -57,6 +64,53 @@ func runToolCmd(ctx context.Context, io IO, args []string) error {
 		return usageErr(io, fs, "want NAME JSON or -")
 	}
 	return runTool(ctx, io, o)
+}
+
+// callLines yields the lines of in until EOF, a read error, or the end of ctx:
+// a signal must end `dsh tool -` (and its session's jobs) even while it waits
+// for input, so the reading happens on a goroutine of its own.
+func callLines(ctx context.Context, in io.Reader) iter.Seq2[[]byte, error] {
+	return func(yield func([]byte, error) bool) {
+		type line struct {
+			b   []byte
+			err error
+		}
+		lines := make(chan line)
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() {
+			defer close(lines)
+			sc := bufio.NewScanner(in)
+			sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
+			send := func(l line) bool {
+				select {
+				case lines <- l:
+					return true
+				case <-stop:
+					return false
+				}
+			}
+			for sc.Scan() {
+				if !send(line{b: bytes.Clone(sc.Bytes())}) {
+					return
+				}
+			}
+			if err := sc.Err(); err != nil {
+				send(line{err: fmt.Errorf("reading stdin: %w", err)})
+			}
+		}()
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok || !yield(l.b, l.err) {
+					return
+				}
+			case <-ctx.Done():
+				yield(nil, ctx.Err())
+				return
+			}
+		}
+	}
 }
 
 // toolCall is one line of `dsh tool -` input.
@@ -98,11 +152,14 @@ func runTool(ctx context.Context, io IO, o toolOptions) (err error) {
 		return r.finish(r.run(ctx, o.Name, []byte(o.Args)))
 	}
 
-	sc := bufio.NewScanner(io.In)
-	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
 	failed := false
-	for n := 1; sc.Scan(); n++ {
-		line := bytes.TrimSpace(sc.Bytes())
+	n := 0
+	for line, err := range callLines(ctx, io.In) {
+		n++
+		if err != nil {
+			return err
+		}
+		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			continue
 		}
@@ -124,9 +181,6 @@ func runTool(ctx context.Context, io IO, o toolOptions) (err error) {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("reading stdin: %w", err)
 	}
 	return r.finish(failed, nil)
 }

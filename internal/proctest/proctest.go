@@ -4,10 +4,12 @@ package proctest
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -56,4 +58,69 @@ func LiveMembers(pgid int) []string {
 		}
 	}
 	return live
+}
+
+// Marker returns an argument for sleep that no other process has: a command
+// runs `sleep MARKER` and the test asks whether any process with it is left.
+func Marker() string {
+	n := markerSeq.Add(1)
+	return fmt.Sprintf("%d.%d%06d", 1000+n, os.Getpid(), n)
+}
+
+var markerSeq atomic.Int64
+
+// Running lists the live (not zombie) processes whose command line holds marker.
+func Running(marker string) []int {
+	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	var pids []int
+	for _, path := range cmdlines {
+		b, err := os.ReadFile(path)
+		if err != nil || !bytes.Contains(b, []byte(marker)) {
+			continue
+		}
+		dir := filepath.Dir(path)
+		if st, err := os.ReadFile(filepath.Join(dir, "stat")); err == nil {
+			if i := bytes.LastIndexByte(st, ')'); i >= 0 && bytes.HasPrefix(bytes.TrimSpace(st[i+1:]), []byte("Z")) {
+				continue
+			}
+		}
+		if pid, err := strconv.Atoi(filepath.Base(dir)); err == nil && pid != os.Getpid() {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// NoneRunning waits until no live process holds marker, and fails the test if
+// one still does after a generous wait (see GroupGone). It kills what it finds
+// then, so that a failing test leaves nothing behind either.
+func NoneRunning(t testing.TB, marker string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		pids := Running(marker)
+		if len(pids) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, pid := range pids {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+			t.Fatalf("processes %v with %q are still running", pids, marker)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// WaitRunning waits until n processes hold marker: the command under test has
+// started them.
+func WaitRunning(t testing.TB, marker string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(Running(marker)) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d processes with %q never started (have %v)", n, marker, Running(marker))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -185,7 +185,18 @@ func (r *Renderer) terminalResult(t *card.TerminalResult) []row {
 		rows = append(rows, r.foldRows(out)...)
 	}
 	status, sgr := exitStatus(t)
-	return append(rows, textRow(indented, sgr, status))
+	rows = append(rows, textRow(indented, sgr, status))
+	if sb := t.Sandbox; sb != nil {
+		note := "sandboxed"
+		if !sb.Network {
+			note += ", network off"
+		}
+		rows = append(rows, textRow(indented, sgrDim, note))
+		if sb.Refused != "" {
+			rows = append(rows, textRow(indented, sgrRed, "refused by the sandbox: "+sb.Refused))
+		}
+	}
+	return rows
 }
 
 // exitStatus says how a command ended: "exit 0" (green), "exit 2", "killed by

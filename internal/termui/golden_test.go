@@ -149,6 +149,11 @@ var scenes = []scene{
 		result(&card.TerminalResult{Title: "make slow", Output: "building…\n", Signal: "SIGKILL", TimedOut: true}),
 		call(&card.TerminalCall{Title: "weird"}),
 		result(&card.TerminalResult{}),
+		call(&card.TerminalCall{Title: "go build"}),
+		result(&card.TerminalResult{ExitCode: card.Ptr(0), Sandbox: &card.Sandbox{Network: true}}),
+		call(&card.TerminalCall{Title: "curl -s example.com > /etc/x"}),
+		result(&card.TerminalResult{Output: "bash: /etc/x: Permission denied\n", ExitCode: card.Ptr(1),
+			Sandbox: &card.Sandbox{Refused: "bash: /etc/x: Permission denied"}}),
 	)},
 	{"terminal-result-folded", all(
 		call(&card.TerminalCall{Title: "seq 100"}),

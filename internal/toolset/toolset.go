@@ -2,6 +2,7 @@
 package toolset
 
 import (
+	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/tool/bash"
 	"github.com/dsh-dev/dsh/internal/tool/fs"
@@ -15,13 +16,17 @@ type Options struct {
 	KeepEnv []string
 	// Extra tools are offered after the built-in ones (MCP servers' tools).
 	Extra []tool.Tool
+	// Sandbox confines shell commands (see bash.Options).
+	Sandbox sandbox.Mode
+	// SafeCommands are the user's additions to the commands that run unasked.
+	SafeCommands []string
 }
 
 // New returns the registry of every dsh tool.
 func New(o Options) *tool.Registry {
 	tools := []tool.Tool{fs.Read(), fs.Write(), fs.Edit()}
 	tools = append(tools, search.Tools()...)
-	tools = append(tools, bash.Tools(bash.Options{KeepEnv: o.KeepEnv})...)
+	tools = append(tools, bash.Tools(bash.Options{KeepEnv: o.KeepEnv, Sandbox: o.Sandbox, SafeCommands: o.SafeCommands})...)
 	tools = append(tools, todo.Tool())
 	tools = append(tools, o.Extra...)
 	return tool.NewRegistry(tools...)

@@ -66,6 +66,7 @@ type terminalView struct {
 	Status   string // "exit 0", "SIGKILL"
 	OK       bool
 	TimedOut bool
+	Sandbox  *card.Sandbox // nil: not sandboxed
 }
 
 type readView struct {
@@ -148,7 +149,7 @@ func (b *builder) resultCard(callID string, c card.Result) *resultView {
 	case *card.GenericResult:
 		return &resultView{Generic: &genericResultView{Title: c.Title, Content: b.contents(callID, c.Content)}}
 	case *card.TerminalResult:
-		t := &terminalView{Title: c.Title, Output: b.text(callID, c.Output), TimedOut: c.TimedOut}
+		t := &terminalView{Title: c.Title, Output: b.text(callID, c.Output), TimedOut: c.TimedOut, Sandbox: c.Sandbox}
 		switch {
 		case c.ExitCode != nil:
 			t.Status, t.OK = "exit "+strconv.Itoa(*c.ExitCode), *c.ExitCode == 0 && !c.TimedOut

@@ -1,8 +1,10 @@
 // Package bash runs shell commands for the model: in the foreground with live,
 // bounded output and a terminal card, or as background jobs owned by the session.
-// Every command runs in its own process group, which is killed when the command
-// ends, times out or is cancelled, so no process outlives the call that made it
-// (background jobs outlive it until they are killed or the session ends).
+// Every command runs under a supervisor (internal/supervisor), in its own process
+// group: when the command ends, times out or is cancelled, everything it started
+// is killed, in the group or not, and so it is if dsh dies, so no process
+// outlives the call that made it (background jobs outlive it until they are
+// killed or the session ends). Options.Sandbox confines commands with Landlock.
 package bash
 
 import (
@@ -11,9 +13,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/workspace"
 )
@@ -40,6 +44,10 @@ type Options struct {
 	// SafeCommands are the user's additions to the commands that run without
 	// asking (shellrule's safe table), e.g. "make test".
 	SafeCommands []string
+	// Sandbox confines commands (foreground and background) with Landlock; the
+	// zero value and sandbox.Off run them unconfined. Check it first with
+	// sandbox.Check: a command that cannot be confined does not run.
+	Sandbox sandbox.Mode
 }
 
 // Tools returns bash, job_output, job_kill and job_list. At most one Options is used.
@@ -48,7 +56,7 @@ func Tools(opts ...Options) []tool.Tool {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	b := &bashTool{keep: append([]string(nil), o.KeepEnv...), safe: append([]string(nil), o.SafeCommands...)}
+	b := &bashTool{keep: append([]string(nil), o.KeepEnv...), safe: append([]string(nil), o.SafeCommands...), sandbox: o.Sandbox}
 	return []tool.Tool{
 		tool.New(tool.Spec[params, meta]{
 			Name:          "bash",
@@ -88,6 +96,10 @@ type meta struct {
 	// OutputLength is how many bytes at the start of the result text are the
 	// command's output; notes for the model follow it.
 	OutputLength *int `json:"outputLength,omitempty"`
+	// Sandbox is the sandbox mode the command ran in, empty when unconfined.
+	Sandbox sandbox.Mode `json:"sandbox,omitempty"`
+	// SandboxRefused is the output line that shows the sandbox refused something.
+	SandboxRefused string `json:"sandboxRefused,omitempty"`
 }
 
 // Validate accepts a job's id alone, or a foreground command's exit code or
@@ -109,11 +121,25 @@ func (m *meta) Validate() error {
 }
 
 type bashTool struct {
-	keep []string
-	safe []string
+	keep    []string
+	safe    []string
+	sandbox sandbox.Mode
 }
 
 func (b *bashTool) env() []string { return scrub(os.Environ(), b.keep) }
+
+// policy is the sandbox policy for commands in ws with environment env, nil
+// when commands run unconfined.
+func (b *bashTool) policy(ws *workspace.Workspace, env []string) *sandbox.Policy {
+	return sandbox.NewPolicy(b.sandbox, ws.Root(), func(name string) string {
+		for _, kv := range slices.Backward(env) {
+			if v, ok := strings.CutPrefix(kv, name+"="); ok {
+				return v
+			}
+		}
+		return ""
+	})
+}
 
 func (b *bashTool) execute(ctx context.Context, env tool.Env, p params, _ *meta) (tool.Result, *meta, error) {
 	if p.RunInBackground {
@@ -142,7 +168,9 @@ func (b *bashTool) foreground(ctx context.Context, env tool.Env, p params) (tool
 			return out.Write(b)
 		}
 	}
-	proc, untrack, err := jobs(env.Session).spawnForeground(spec{command: p.Command, dir: dir, env: b.env(), trackCwd: true, out: sink})
+	cmdEnv := b.env()
+	policy := b.policy(ws, cmdEnv)
+	proc, untrack, err := jobs(env.Session).spawnForeground(spec{command: p.Command, dir: dir, env: cmdEnv, trackCwd: true, sandbox: policy, out: sink})
 	if err != nil {
 		if lv != nil {
 			lv.close()
@@ -181,7 +209,7 @@ func (b *bashTool) foreground(ctx context.Context, env tool.Env, p params) (tool
 	case *st.code != 0:
 		notes = append(notes, fmt.Sprintf("Exit code %d.", *st.code))
 	}
-	if proc.leftovers && !timedOut && !cancelled {
+	if proc.exit.Leftovers && !timedOut && !cancelled {
 		notes = append(notes, "Processes the command left running were killed when it exited; use run_in_background for anything that should keep running.")
 	}
 	if proc.cwd != "" && proc.cwd != dir {
@@ -194,6 +222,13 @@ func (b *bashTool) foreground(ctx context.Context, env tool.Env, p params) (tool
 	}
 
 	output := out.String()
+	if policy != nil {
+		m.Sandbox = b.sandbox
+		if r := policy.Refusal(output); r != "" && (st.code == nil || *st.code != 0) {
+			m.SandboxRefused = r
+			notes = append(notes, "The sandbox refused this: "+r+"\n"+policy.Describe())
+		}
+	}
 	m.OutputLength = new(len(output))
 	text := output
 	if text == "" {
@@ -211,7 +246,8 @@ func (b *bashTool) foreground(ctx context.Context, env tool.Env, p params) (tool
 }
 
 func (b *bashTool) background(env tool.Env, p params) (tool.Result, *meta) {
-	j, err := jobs(env.Session).start(p.Command, p.Description, env.Session.Workspace.Cwd(), b.env())
+	cmdEnv := b.env()
+	j, err := jobs(env.Session).start(p.Command, p.Description, env.Session.Workspace.Cwd(), cmdEnv, b.policy(env.Session.Workspace, cmdEnv))
 	if err != nil {
 		return tool.Errorf("Could not start the background job: %v", err), nil
 	}

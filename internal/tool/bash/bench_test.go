@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/workspace"
 )
@@ -33,6 +34,32 @@ func BenchmarkOutput(b *testing.B) {
 			b.SetBytes(size)
 			for b.Loop() {
 				if r := res(reg.Run(context.Background(), env, "bash", args, nil)); r.IsError {
+					b.Fatal(r.TextOf())
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkCommand measures one short foreground command end to end: the
+// supervisor's start (this test binary re-executed) and bash; with the sandbox,
+// the Landlock ruleset too.
+func BenchmarkCommand(b *testing.B) {
+	ws, err := workspace.New(b.TempDir(), false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	args, _ := json.Marshal(map[string]any{"command": "true"})
+	for _, mode := range []sandbox.Mode{sandbox.Off, sandbox.On} {
+		b.Run("sandbox="+string(mode), func(b *testing.B) {
+			if err := sandbox.Check(mode); err != nil {
+				b.Skip(err)
+			}
+			reg := tool.NewRegistry(Tools(Options{Sandbox: mode})...)
+			sess := tool.NewSession("bench", ws)
+			defer sess.Close()
+			for b.Loop() {
+				if r := res(reg.Run(context.Background(), tool.Env{Session: sess}, "bash", args, nil)); r.IsError {
 					b.Fatal(r.TextOf())
 				}
 			}

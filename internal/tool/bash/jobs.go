@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
@@ -100,7 +101,7 @@ func jobs(s *tool.Session) *jobTable {
 
 var errClosed = errors.New("the session has ended")
 
-func (t *jobTable) start(command, description, dir string, env []string) (*job, error) {
+func (t *jobTable) start(command, description, dir string, env []string, policy *sandbox.Policy) (*job, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
@@ -114,7 +115,7 @@ func (t *jobTable) start(command, description, dir string, env []string) (*job, 
 		started:     time.Now(),
 		out:         newRing(jobBuffer),
 	}
-	p, err := spawn(spec{command: command, dir: dir, env: env, out: j})
+	p, err := spawn(spec{command: command, dir: dir, env: env, sandbox: policy, out: j})
 	if err != nil {
 		return nil, err
 	}

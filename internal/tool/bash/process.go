@@ -11,16 +11,19 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dsh-dev/dsh/internal/sandbox"
+	"github.com/dsh-dev/dsh/internal/supervisor"
 )
 
 const (
 	// killGrace is how long a process group gets between SIGTERM and SIGKILL.
 	killGrace = 2 * time.Second
-	// drainWait is how long the output pipe may stay open after the shell exits
-	// before the leftovers holding it are killed.
+	// drainWait is how long processes the shell started may outlive it before
+	// they are leftovers and are killed.
 	drainWait = 100 * time.Millisecond
-	// closeWait bounds the wait for the pipe to close once the leftovers are dead;
-	// past it the pipe is closed anyway (a process that left the group holds it).
+	// closeWait bounds the wait for the pipes to close once everything is dead,
+	// and for the supervisor beyond the grace period.
 	closeWait = time.Second
 	readSize  = 256 << 10
 	pipeSize  = 1 << 20
@@ -38,22 +41,24 @@ type spec struct {
 	command  string
 	dir      string
 	env      []string
-	trackCwd bool      // report the shell's final directory (foreground commands)
-	out      io.Writer // called from one goroutine at a time
+	trackCwd bool            // report the shell's final directory (foreground commands)
+	sandbox  *sandbox.Policy // nil: not sandboxed
+	out      io.Writer       // called from one goroutine at a time
 }
 
-// process is a shell command running in its own process group.
+// process is a shell command running under a supervisor, in its own process
+// group: when it ends, is terminated or dsh dies, nothing it started is left.
 type process struct {
-	cmd  *exec.Cmd
+	sup  *supervisor.Process
 	pgid int
 
-	exited chan struct{} // the shell has exited and been reaped
-	done   chan struct{} // and its output is drained and the group is dead
+	exited chan struct{} // the shell and every process it started are gone
+	done   chan struct{} // and its output is drained
 
+	// Set before exited is closed.
+	exit supervisor.Exit
 	// Set before done is closed.
-	state     *os.ProcessState
-	leftovers bool   // processes of the group outlived the shell and were killed
-	cwd       string // the shell's final directory, if trackCwd and it got that far
+	cwd string // the shell's final directory, if trackCwd and it got that far
 
 	termOnce sync.Once
 }
@@ -72,16 +77,11 @@ func spawn(s spec) (*process, error) {
 		return nil, fmt.Errorf("output pipe: %w", err)
 	}
 	growPipe(outR)
-	args := []string{"-c", s.command}
+	sh := shell()
+	args := []string{sh, "-c", s.command}
 	if s.trackCwd {
-		args = []string{"-c", cwdTrailer, "dsh", s.command}
+		args = []string{sh, "-c", cwdTrailer, "dsh", s.command}
 	}
-	cmd := exec.Command(shell(), args...)
-	cmd.Dir = s.dir
-	cmd.Env = s.env
-	cmd.Stdout = outW // one pipe for both: stdout and stderr interleave as produced
-	cmd.Stderr = outW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var cwdR, cwdW *os.File
 	if s.trackCwd {
 		if cwdR, cwdW, err = os.Pipe(); err != nil {
@@ -89,9 +89,10 @@ func spawn(s spec) (*process, error) {
 			_ = outW.Close()
 			return nil, fmt.Errorf("cwd pipe: %w", err)
 		}
-		cmd.ExtraFiles = []*os.File{cwdW}
 	}
-	err = cmd.Start()
+	// One pipe for stdout and stderr: they interleave as produced.
+	sup, err := supervisor.Start(supervisor.Spec{Path: sh, Args: args, Dir: s.dir, Env: s.env,
+		Output: outW, Extra: cwdW, Sandbox: s.sandbox, Grace: killGrace, Drain: drainWait})
 	_ = outW.Close()
 	if cwdW != nil {
 		_ = cwdW.Close()
@@ -103,7 +104,7 @@ func spawn(s spec) (*process, error) {
 		}
 		return nil, err
 	}
-	p := &process{cmd: cmd, pgid: cmd.Process.Pid, exited: make(chan struct{}), done: make(chan struct{})}
+	p := &process{sup: sup, pgid: sup.Pgid, exited: make(chan struct{}), done: make(chan struct{})}
 	go p.supervise(outR, cwdR, s.out)
 	return p, nil
 }
@@ -132,17 +133,10 @@ func (p *process) supervise(outR, cwdR *os.File, out io.Writer) {
 		}
 	}()
 
-	_ = p.cmd.Wait() // a non-zero status is an error here; status() reads it from state
-	p.state = p.cmd.ProcessState
+	// The supervisor returns once the shell and everything it started are
+	// gone, leftovers killed; so the pipes reach EOF at once.
+	p.exit = p.sup.Wait()
 	close(p.exited)
-
-	// The shell is gone; whatever is left of its group is a leftover. Give the
-	// pipe a moment to reach EOF so no output is lost, then kill the group.
-	waitOrTimeout(outDone, drainWait)
-	p.leftovers = unix.Kill(-p.pgid, 0) == nil
-	if p.leftovers {
-		_ = unix.Kill(-p.pgid, unix.SIGKILL)
-	}
 	for _, r := range []struct {
 		f    *os.File
 		done chan struct{}
@@ -151,7 +145,7 @@ func (p *process) supervise(outR, cwdR *os.File, out io.Writer) {
 			continue
 		}
 		if !waitOrTimeout(r.done, closeWait) {
-			_ = r.f.SetReadDeadline(time.Now())
+			_ = r.f.SetReadDeadline(time.Now()) // a process outside dsh's reach holds it
 			<-r.done
 		}
 		_ = r.f.Close()
@@ -168,13 +162,14 @@ func growPipe(f *os.File) {
 	}
 }
 
-// terminate ends the process group: SIGTERM, then SIGKILL if the shell is still
-// there after the grace period. It returns once the shell has exited.
+// terminate ends the command and everything it started: SIGTERM, then SIGKILL
+// after the grace period (the supervisor escalates; dsh kills the supervisor
+// too if it does not answer). It returns once they are gone.
 func (p *process) terminate() {
 	p.termOnce.Do(func() {
-		_ = unix.Kill(-p.pgid, unix.SIGTERM)
-		if !waitOrTimeout(p.exited, killGrace) {
-			_ = unix.Kill(-p.pgid, unix.SIGKILL)
+		p.sup.Terminate()
+		if !waitOrTimeout(p.exited, killGrace+closeWait) {
+			p.sup.Kill()
 		}
 	})
 	<-p.exited
@@ -183,8 +178,8 @@ func (p *process) terminate() {
 // kill ends the process group at once with SIGKILL — the exit path, which does
 // not wait out the grace — and returns once the shell has exited.
 func (p *process) kill() {
-	p.termOnce.Do(func() { _ = unix.Kill(-p.pgid, unix.SIGKILL) })
-	_ = unix.Kill(-p.pgid, unix.SIGKILL) // a terminate still in its grace
+	p.termOnce.Do(p.sup.Kill)
+	p.sup.Kill() // a terminate still in its grace
 	<-p.exited
 }
 
@@ -195,14 +190,11 @@ type exitStatus struct {
 }
 
 func (p *process) status() exitStatus {
-	if p.state == nil {
-		return exitStatus{}
-	}
-	ws, ok := p.state.Sys().(syscall.WaitStatus)
-	if ok && ws.Signaled() {
+	ws := p.exit.Status
+	if ws.Signaled() {
 		return exitStatus{signal: signalName(ws.Signal())}
 	}
-	code := p.state.ExitCode()
+	code := ws.ExitStatus()
 	return exitStatus{code: &code}
 }
 

@@ -1,0 +1,93 @@
+// Package secretenv keeps credentials in dsh: it says which environment
+// variables are secrets (Secret), and at start-up it moves them out of the
+// process's environment, where commands could read them, into memory that only
+// dsh reads (Hide, Getenv).
+package secretenv
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// The rule, by name (upper-cased and split into words at "_") and by value. A
+// false positive costs a variable the user can pass back with DSH_KEEP_ENV; a
+// false negative leaks a credential to a model-driven command, so the rule errs
+// towards secret.
+var (
+	// secretLastWords end a secret's name: STRIPE_KEY, GITLAB_PAT, MYSQL_PWD.
+	secretLastWords = []string{"KEY", "APIKEY", "TOKEN", "PAT", "PWD", "DSN", "CREDENTIALS", "CREDENTIAL", "PASSPHRASE"}
+	// secretWords are secret anywhere in a name: CI_JOB_JWT_V2, SLACK_WEBHOOK_URL.
+	secretWords = []string{"JWT", "WEBHOOK", "WEBHOOKS", "SECRETS"}
+	// secretSubstrings are secret inside a word too: PGPASSWORD, NPM_CONFIG__AUTH,
+	// SSH_AUTH_SOCK, DOCKER_AUTH_CONFIG, NGROK_AUTHTOKEN.
+	secretSubstrings = []string{"SECRET", "PASSWORD", "PASSWD", "AUTH"}
+	// harmlessWords contain a secret substring but are not secrets: GIT_AUTHOR_NAME.
+	harmlessWords = []string{"AUTHOR", "AUTHORS"}
+	// secretPrefixes are whole families of credentials and account settings.
+	secretPrefixes = []string{"AWS_", "AZURE_"}
+	// secretNames are secrets whose names follow none of the rules: agent
+	// sockets let a command use the user's keys without reading them.
+	secretNames = []string{"GOOGLE_APPLICATION_CREDENTIALS", "SSH_AUTH_SOCK", "GPG_AGENT_INFO"}
+	// harmlessNames match a rule but are not secrets: the shell's directories.
+	harmlessNames = []string{"PWD", "OLDPWD"}
+
+	// credentialURL is a URL with a password: postgres://user:pass@host,
+	// redis://:pass@host.
+	credentialURL = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s]*:[^/?#@\s]*@`)
+	// webhookHosts are URLs that anyone holding them can post to.
+	webhookHosts = []string{"hooks.slack.com/", "discord.com/api/webhooks/", "discordapp.com/api/webhooks/", ".webhook.office.com/"}
+)
+
+// Secret reports whether the environment variable name=value is a credential.
+func Secret(name, value string) bool {
+	return secretName(name) || secretValue(value)
+}
+
+func secretName(name string) bool {
+	n := strings.ToUpper(name)
+	if slices.Contains(harmlessNames, n) {
+		return false
+	}
+	if slices.Contains(secretNames, n) {
+		return true
+	}
+	for _, p := range secretPrefixes {
+		if strings.HasPrefix(n, p) {
+			return true
+		}
+	}
+	words := strings.Split(n, "_")
+	if slices.Contains(secretLastWords, words[len(words)-1]) {
+		return true
+	}
+	for _, w := range words {
+		if slices.Contains(secretWords, w) {
+			return true
+		}
+		if slices.Contains(harmlessWords, w) {
+			continue
+		}
+		for _, s := range secretSubstrings {
+			if strings.Contains(w, s) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func secretValue(v string) bool {
+	if !strings.Contains(v, "://") {
+		return false // the common case, cheaply
+	}
+	if credentialURL.MatchString(v) {
+		return true
+	}
+	for _, h := range webhookHosts {
+		if strings.Contains(v, h) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,86 @@
+package secretenv
+
+import "testing"
+
+// TestSecret attacks the rule with the credential names of issue 12 (the 13 the
+// old rule missed first) and with harmless variables that must survive.
+func TestSecret(t *testing.T) {
+	for _, tc := range []struct {
+		name, value string
+		secret      bool
+	}{
+		// Missed by the old name-only rule.
+		{"DATABASE_URL", "postgres://app:hunter2@db.internal:5432/app", true},
+		{"REDIS_URL", "redis://:hunter2@cache:6379/0", true},
+		{"MYSQL_PWD", "hunter2", true},
+		{"STRIPE_KEY", "sk_live_x", true},
+		{"GCP_SA_KEY", "{}", true},
+		{"SENTRY_DSN", "https://abc@o1.ingest.sentry.io/1", true},
+		{"SLACK_WEBHOOK_URL", "https://hooks.slack.com/services/T/B/x", true},
+		{"CI_JOB_JWT", "eyJ...", true},
+		{"NPM_CONFIG__AUTH", "dXNlcjpwYXNz", true},
+		{"GITLAB_PAT", "glpat-x", true},
+		{"COOKIE_SIGNING_KEY", "x", true},
+		{"DOCKER_AUTH_CONFIG", `{"auths":{}}`, true},
+		{"SSH_AUTH_SOCK", "/tmp/ssh-x/agent.1", true},
+		// Caught before and still caught.
+		{"ANTHROPIC_API_KEY", "sk-ant-x", true},
+		{"OPENAI_API_KEY", "sk-x", true},
+		{"GITHUB_TOKEN", "ghp_x", true},
+		{"GH_TOKEN", "gho_x", true},
+		{"NPM_TOKEN", "npm_x", true},
+		{"HF_TOKEN", "hf_x", true},
+		{"AWS_ACCESS_KEY_ID", "AKIA", true},
+		{"AWS_SECRET_ACCESS_KEY", "x", true},
+		{"AWS_SESSION_TOKEN", "x", true},
+		{"AZURE_CLIENT_SECRET", "x", true},
+		{"GOOGLE_APPLICATION_CREDENTIALS", "/k.json", true},
+		{"PGPASSWORD", "x", true},
+		{"DB_PASSWORD", "x", true},
+		{"SSH_PRIVATE_KEY", "-----BEGIN", true},
+		{"CLIENT_SECRET", "x", true},
+		// More of the same families.
+		{"CI_JOB_JWT_V2", "eyJ", true},
+		{"GPG_AGENT_INFO", "/run/gpg:0:1", true},
+		{"NGROK_AUTHTOKEN", "x", true},
+		{"OPENAI_APIKEY", "x", true},
+		{"HTTPS_PROXY", "http://user:pw@proxy:3128", true},
+		{"ANTHROPIC_BASE_URL", "https://u:p@gateway.example/v1", true},
+		{"NOTIFY_URL", "https://discord.com/api/webhooks/1/x", true},
+		{"TEAMS_URL", "https://acme.webhook.office.com/webhookb2/x", true},
+		{"api_key", "x", true},
+		{"TOKEN", "x", true},
+		// Harmless: must reach commands.
+		{"PATH", "/usr/bin:/bin", false},
+		{"HOME", "/home/u", false},
+		{"TERM", "xterm-256color", false},
+		{"LANG", "C.UTF-8", false},
+		{"LC_ALL", "C.UTF-8", false},
+		{"USER", "u", false},
+		{"SHELL", "/bin/bash", false},
+		{"PWD", "/home/u/src", false},
+		{"OLDPWD", "/home/u", false},
+		{"EDITOR", "vi", false},
+		{"GOPATH", "/home/u/go", false},
+		{"GOCACHE", "/home/u/.cache/go-build", false},
+		{"GOMODCACHE", "/home/u/go/pkg/mod", false},
+		{"GOFLAGS", "-mod=mod", false},
+		{"CARGO_HOME", "/home/u/.cargo", false},
+		{"KEYTIMEOUT", "1", false},
+		{"KEYBOARD", "us", false},
+		{"TOKENIZERS_PARALLELISM", "false", false},
+		{"GIT_AUTHOR_NAME", "A. U. Thor", false},
+		{"GIT_AUTHOR_EMAIL", "a@example.com", false},
+		{"GIT_COMMITTER_NAME", "C", false},
+		{"SSL_CERT_FILE", "/etc/ssl/cert.pem", false},
+		{"HTTP_PROXY", "http://proxy:3128", false},
+		{"DATABASE_URL", "postgres://localhost/app", false},
+		{"GIT_URL", "ssh://git@github.com/o/r.git", false},
+		{"JDBC_URL", "jdbc:mysql://db:3306/app", false},
+		{"DSH_KEEP_ENV", "GITHUB_TOKEN", false},
+	} {
+		if got := Secret(tc.name, tc.value); got != tc.secret {
+			t.Errorf("Secret(%q, %q) = %v, want %v", tc.name, tc.value, got, tc.secret)
+		}
+	}
+}

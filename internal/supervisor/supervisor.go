@@ -1,0 +1,212 @@
+// Package supervisor runs a command so that nothing it starts outlives it or
+// the process that started it. Each command runs under its own supervisor: the
+// same binary re-executed (see init), a child subreaper with a parent-death
+// signal that starts the command in a new process group, optionally inside the
+// Landlock sandbox, and kills every descendant, whether it stayed in the group
+// or not (setsid, double fork), when the command ends, when it is terminated,
+// and when the parent dies, even by SIGKILL.
+//
+// The process that calls Start becomes a child subreaper too: should a
+// supervisor itself be killed (SIGKILL, or a command killing it), what it left
+// is adopted by the caller, and Wait kills it.
+package supervisor
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"golang.org/x/sys/unix"
+
+	"github.com/dsh-dev/dsh/internal/sandbox"
+)
+
+// Spec is a command to run supervised.
+type Spec struct {
+	Path string
+	Args []string // Args[0] is the command's argv[0]
+	Dir  string
+	Env  []string // the command's whole environment
+	// Output is the command's stdout and stderr; its stdin is /dev/null.
+	Output *os.File
+	// Extra, if set, is the command's fd 3.
+	Extra *os.File
+	// Sandbox, if set, confines the command (not the supervisor).
+	Sandbox *sandbox.Policy
+	// Grace is how long a terminated command has between SIGTERM and SIGKILL.
+	Grace time.Duration
+	// Drain is how long descendants may outlive the command before they are
+	// leftovers and are killed.
+	Drain time.Duration
+}
+
+// Process is a supervised command.
+type Process struct {
+	// Pgid is the command's process group, and its pid.
+	Pgid int
+
+	cmd    *exec.Cmd
+	status *os.File
+	br     *bufio.Reader
+}
+
+// Exit is how a supervised command ended.
+type Exit struct {
+	Status syscall.WaitStatus
+	// Leftovers is whether descendants outlived the command and were killed.
+	Leftovers bool
+}
+
+var (
+	subreaper sync.Once
+	// live are the supervisors running: the sweep must not take them for orphans.
+	live   = map[int]bool{}
+	liveMu sync.Mutex
+)
+
+// Start starts the command under a new supervisor and returns once the command
+// runs, or with the reason it could not start.
+func Start(s Spec) (*Process, error) {
+	subreaper.Do(func() { _ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) })
+	c := config{
+		Parent: os.Getpid(), Path: s.Path, Args: s.Args, Extra: s.Extra != nil,
+		GraceMS: s.Grace.Milliseconds(), DrainMS: s.Drain.Milliseconds(), Sandbox: s.Sandbox,
+	}
+	env := slices.Clip(s.Env)
+	if raceBuild {
+		own := ""
+		for _, kv := range env {
+			if v, ok := strings.CutPrefix(kv, "GORACE="); ok {
+				own = v
+			}
+		}
+		c.GORACE = &own
+		env = append(env, "GORACE=atexit_sleep_ms=0")
+	}
+	raw, err := json.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("supervisor config: %w", err)
+	}
+	stR, stW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("status pipe: %w", err)
+	}
+	extra := []*os.File{stW}
+	if s.Extra != nil {
+		extra = append(extra, s.Extra)
+	}
+	cmd := &exec.Cmd{
+		Path:       "/proc/self/exe", // this very binary, even if replaced on disk since
+		Args:       []string{"dsh-supervisor"},
+		Env:        append(env, envConfig+"="+string(raw)),
+		Dir:        s.Dir,
+		Stdout:     s.Output,
+		Stderr:     s.Output,
+		ExtraFiles: extra,
+		// Its own group keeps it out of the terminal's Ctrl-C; SIGHUP at the
+		// parent's death makes it kill everything (see watch).
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGHUP},
+	}
+	liveMu.Lock()
+	err = cmd.Start()
+	if err == nil {
+		live[cmd.Process.Pid] = true
+	}
+	liveMu.Unlock()
+	_ = stW.Close()
+	if err != nil {
+		_ = stR.Close()
+		return nil, err
+	}
+	p := &Process{cmd: cmd, status: stR, br: bufio.NewReader(stR)}
+	line, _ := p.br.ReadString('\n')
+	if pid, ok := strings.CutPrefix(strings.TrimSpace(line), "started "); ok {
+		if p.Pgid, err = strconv.Atoi(pid); err == nil {
+			return p, nil
+		}
+	}
+	p.Wait()
+	if msg, ok := strings.CutPrefix(strings.TrimSpace(line), "error "); ok {
+		return nil, errors.New(msg)
+	}
+	return nil, fmt.Errorf("the supervisor ended before it started the command (%s)", p.cmd.ProcessState)
+}
+
+// Wait waits until the command and everything it started are gone, and says how
+// the command ended. Call it once.
+func (p *Process) Wait() Exit {
+	_ = p.cmd.Wait() // the status pipe holds two short lines: the supervisor never blocks on it
+	rest, _ := io.ReadAll(p.br)
+	_ = p.status.Close()
+	liveMu.Lock()
+	delete(live, p.cmd.Process.Pid)
+	liveMu.Unlock()
+	var ws uint32
+	var e Exit
+	if n, _ := fmt.Sscanf(string(rest), "exit %d %t", &ws, &e.Leftovers); n == 2 {
+		e.Status = syscall.WaitStatus(ws)
+		return e
+	}
+	// The supervisor was killed before it could clean up: the command has its
+	// parent-death signal, and what else is left was adopted by this process.
+	if p.Pgid > 0 {
+		_ = unix.Kill(-p.Pgid, unix.SIGKILL)
+	}
+	e.Leftovers = sweep(p.Pgid)
+	e.Status, _ = p.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	return e
+}
+
+// Terminate asks the supervisor to end the command: SIGTERM to the command and
+// every descendant, SIGKILL after the grace time. It does not wait.
+func (p *Process) Terminate() {
+	_ = p.cmd.Process.Signal(syscall.SIGCONT) // in case the command stopped it
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+}
+
+// Kill kills the supervisor and the command's group at once; Wait then kills
+// the rest. It is the last resort when the supervisor does not answer.
+func (p *Process) Kill() {
+	_ = p.cmd.Process.Kill()
+	_ = unix.Kill(-p.Pgid, unix.SIGKILL)
+}
+
+// sweep kills and reaps the orphans this process adopted as a subreaper: its
+// children outside its own process group that are not supervisors. It reports
+// whether there were any besides the command cmd.
+func sweep(cmd int) bool {
+	liveMu.Lock()
+	defer liveMu.Unlock()
+	self, group := os.Getpid(), unix.Getpgrp()
+	found := false
+	for range 100 { // each round reaps a generation; killed processes cannot fork
+		procs := processes()
+		var orphans []int
+		for _, p := range procs {
+			if p.ppid == self && p.pgid != group && !live[p.pid] {
+				orphans = append(orphans, p.pid)
+			}
+		}
+		if len(orphans) == 0 {
+			return found
+		}
+		found = found || len(orphans) > 1 || orphans[0] != cmd
+		for _, pid := range append(descendants(procs, orphans...), orphans...) {
+			_ = unix.Kill(pid, unix.SIGKILL)
+		}
+		for _, pid := range orphans {
+			_, _ = unix.Wait4(pid, nil, 0, nil)
+		}
+	}
+	return found
+}
