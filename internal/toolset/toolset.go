@@ -4,6 +4,7 @@ package toolset
 import (
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/tool/bash"
+	"github.com/dsh-dev/dsh/internal/tool/fetch"
 	"github.com/dsh-dev/dsh/internal/tool/fs"
 	"github.com/dsh-dev/dsh/internal/tool/todo"
 )
@@ -20,7 +21,7 @@ type Options struct {
 func New(o Options) *tool.Registry {
 	tools := []tool.Tool{fs.Read(), fs.Write(), fs.Edit()}
 	tools = append(tools, bash.Tools(bash.Options{KeepEnv: o.KeepEnv})...)
-	tools = append(tools, todo.Tool())
+	tools = append(tools, todo.Tool(), fetch.Tool())
 	tools = append(tools, o.Extra...)
 	return tool.NewRegistry(tools...)
 }
