@@ -153,10 +153,6 @@ func preview(p Params) (*Meta, error) {
 
 type fetcher struct{ o Options }
 
-// errOtherHost stops the client at a redirect to another host, which needs
-// its own call (and permission).
-var errOtherHost = errors.New("redirect to another host")
-
 func (f *fetcher) execute(ctx context.Context, _ tool.Env, p Params, _ *Meta) (tool.Result, *Meta, error) {
 	u, err := check(p.URL)
 	if err != nil {
@@ -164,6 +160,8 @@ func (f *fetcher) execute(ctx context.Context, _ tool.Env, p Params, _ *Meta) (t
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.o.Timeout)
 	defer cancel()
+	// A redirect to another host is not followed: it needs its own call, and
+	// the user's permission for that host.
 	var moved *url.URL
 	client := &http.Client{Transport: f.o.Transport, CheckRedirect: func(req *http.Request, via []*http.Request) error {
 		if len(via) > f.o.MaxRedirects {

@@ -142,8 +142,7 @@ func TestApprovalIsPerHost(t *testing.T) {
 func TestRedirects(t *testing.T) {
 	var other atomic.Int32
 	far := serve(t, func(w http.ResponseWriter, _ *http.Request) { other.Add(1); fmt.Fprint(w, "far") })
-	var srv *httptest.Server
-	srv = serve(t, func(w http.ResponseWriter, r *http.Request) {
+	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/loop":
 			http.Redirect(w, r, "/loop2", http.StatusFound)
