@@ -60,7 +60,7 @@ func (a *Agent) Compact(ctx context.Context, focus string) error {
 func (a *Agent) autoCompact(ctx context.Context, t *turnState) error {
 	a.mu.Lock()
 	n, _ := a.ctx.tokens(a.fixed)
-	due := !a.ctx.compacted && float64(n) >= a.c.CompactAt*float64(a.window)
+	due := a.c.CompactAt < 1 && !a.ctx.compacted && float64(n) >= a.c.CompactAt*float64(a.window)
 	a.mu.Unlock()
 	if !due {
 		return nil

@@ -106,17 +106,21 @@ func TestCompactionReplacesTheOldTurns(t *testing.T) {
 // small but was counted large is compacted, and one counted small is not.
 func TestCompactionFollowsTheProvidersCount(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		extra   int64
-		compact bool
+		name      string
+		extra     int64
+		compactAt float64
+		compact   bool
 	}{
-		{"counted large", 900, true},
-		{"counted small", 0, false},
+		{"counted large", 900, 0, true},
+		{"counted small", 0, 0, false},
+		{"counted large, a lower threshold", 500, 0.5, true},
+		{"counted large, a higher threshold", 850, 0.9, false},
+		{"counted large, never", 2000, 1, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			fp := &fakeProvider{turns: []turnFunc{counting(tc.extra, text("short")), reply(text("SUMMARY")), reply(text("ok"))}}
-			a := New(Config{Provider: fp, Registry: tool.NewRegistry(), Log: e.log, Tools: e.tools, ContextWindow: 1000})
+			a := New(Config{Provider: fp, Registry: tool.NewRegistry(), Log: e.log, Tools: e.tools, ContextWindow: 1000, CompactAt: tc.compactAt})
 			if _, err := a.Prompt(t.Context(), "one"); err != nil {
 				t.Fatal(err)
 			}
