@@ -30,3 +30,14 @@ func TestNestedInstructionsFIFO(t *testing.T) {
 		}
 	}
 }
+
+// The root's instructions are refused, not waited for, when they are a FIFO.
+func TestLoadInstructionsFIFO(t *testing.T) {
+	root := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(root, "AGENTS.md"), 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	if _, err := LoadInstructions(root); err == nil {
+		t.Error("no error for a FIFO AGENTS.md")
+	}
+}

@@ -79,18 +79,31 @@ func SystemPrompt(p PromptInfo) string {
 // instructionFiles are the project instruction files, in order of preference.
 var instructionFiles = []string{"AGENTS.md", "CLAUDE.md"}
 
+// MaxInstructions caps the bytes of the root's instructions in the system prompt,
+// which every request carries.
+const MaxInstructions = 64 << 10
+
 // LoadInstructions returns the project's instructions: AGENTS.md at the workspace
-// root, else CLAUDE.md, else "".
+// root, else CLAUDE.md, else "" — at most MaxInstructions bytes of it.
 func LoadInstructions(root string) (string, error) {
 	for _, name := range instructionFiles {
-		b, err := os.ReadFile(filepath.Join(root, name))
+		path := filepath.Join(root, name)
+		// Stat before opening: opening a FIFO would block until someone writes to it.
+		fi, err := os.Stat(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
+		}
+		if err == nil && !fi.Mode().IsRegular() {
+			err = fmt.Errorf("%s is not a regular file", name)
 		}
 		if err != nil {
 			return "", fmt.Errorf("project instructions: %w", err)
 		}
-		return string(b), nil
+		text, err := readCapped(path, MaxInstructions)
+		if err != nil {
+			return "", fmt.Errorf("project instructions: %w", err)
+		}
+		return text, nil
 	}
 	return "", nil
 }
