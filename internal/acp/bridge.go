@@ -80,7 +80,7 @@ func (b *bridge) updates(rec session.Record, replay bool) []sdk.SessionUpdate {
 		return one(b.toolResult(rec, it))
 	case session.TypePlan:
 		return one(planUpdate(rec.Plan))
-	case session.TypeHeader, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeDamaged:
+	case session.TypeHeader, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeDamaged, session.TypeCompaction, session.TypeInstructions:
 	}
 	return nil
 }

@@ -131,7 +131,7 @@ func (s *sess) record(r session.Record) {
 	case session.TypeMode:
 		s.send(sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{CurrentModeId: sdk.SessionModeId(r.Mode)}})
 	case session.TypeHeader, session.TypeUser, session.TypeToolCall, session.TypeAssistant, session.TypeThinking,
-		session.TypePlan, session.TypeTurnEnd, session.TypeAllow, session.TypeDamaged:
+		session.TypePlan, session.TypeTurnEnd, session.TypeAllow, session.TypeDamaged, session.TypeCompaction, session.TypeInstructions:
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -17,6 +18,7 @@ import (
 
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
@@ -81,6 +83,11 @@ type Config struct {
 	// OutputCap is how many characters of a tool's output the model gets; the log
 	// keeps all the tool returned. 0 means DefaultOutputCap.
 	OutputCap int
+	// ContextWindow is the model's context window in tokens; 0 means the model
+	// table's figure. CompactAt is the share of it past which the context is
+	// compacted before a model call; 0 means DefaultCompactAt, 1 or more never.
+	ContextWindow int64
+	CompactAt     float64
 }
 
 // Agent is one session's conversation with the model. Everything it knows about
@@ -100,6 +107,9 @@ type Agent struct {
 	open    map[string]session.Record // logged calls without a result yet
 	calls   int                       // calls logged, to number the user's own (RunTool)
 	last    tool.Result               // the last result logged
+	nested  map[string]bool           // directories whose instructions are in the context
+
+	window, fixed int64 // the context window; the tokens of the system prompt and tools
 }
 
 // New returns an agent. The Config's zero limits take their defaults.
@@ -120,8 +130,16 @@ func New(c Config) *Agent {
 	for _, t := range c.Registry.Tools() {
 		defs = append(defs, provider.ToolDef{Name: t.Name(), Description: t.Description(), Schema: t.Schema()})
 	}
+	if c.CompactAt <= 0 {
+		c.CompactAt = DefaultCompactAt
+	}
+	window := c.ContextWindow
+	if window <= 0 {
+		window = models.Lookup(c.Model).ContextWindow
+	}
 	return &Agent{c: c, defs: defs, ctx: builder{outputCap: c.OutputCap}, mode: c.Mode,
-		allowed: map[string]bool{}, open: map[string]session.Record{}}
+		allowed: map[string]bool{}, open: map[string]session.Record{}, nested: map[string]bool{},
+		window: window, fixed: fixedTokens(c.System, defs)}
 }
 
 // SetMode changes the permission mode, as a logged record; it applies from the
@@ -168,8 +186,10 @@ func (a *Agent) Fold(r session.Record) {
 		if r.Result != nil {
 			a.last = *r.Result
 		}
+	case session.TypeInstructions:
+		a.nested[filepath.Dir(r.Path)] = true
 	case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking,
-		session.TypeProgress, session.TypePlan, session.TypeTurnEnd, session.TypeDamaged:
+		session.TypeProgress, session.TypePlan, session.TypeTurnEnd, session.TypeCompaction, session.TypeDamaged:
 	}
 	a.mu.Unlock()
 	if call.CallID != "" && r.Result != nil && a.c.Tools != nil {
@@ -229,6 +249,12 @@ func (a *Agent) Prompt(ctx context.Context, text string) (StopReason, error) {
 		if round == a.c.MaxTurns {
 			return a.end(t, StopMaxTurns, nil)
 		}
+		if err := a.autoCompact(ctx, t); err != nil {
+			if ctx.Err() != nil {
+				return a.end(t, StopCancelled, nil)
+			}
+			return a.end(t, StopError, err)
+		}
 		resp, err := a.c.Provider.Stream(ctx, provider.Request{
 			Model:     a.c.Model,
 			System:    a.c.System,
@@ -253,6 +279,9 @@ func (a *Agent) Prompt(ctx context.Context, text string) (StopReason, error) {
 		}
 
 		msg := cleanAssistant(resp.Message)
+		a.mu.Lock()
+		a.ctx.counted(t.usage.ContextTokens, models.EstimateMessage(msg))
+		a.mu.Unlock()
 		calls, err := a.logAssistant(msg)
 		if err != nil {
 			return StopError, err
@@ -498,6 +527,9 @@ func (a *Agent) runCalls(ctx context.Context, t *turnState, calls []call) error 
 			}
 			if err := a.record(session.Record{Type: session.TypeToolResult, CallID: c.id, Result: &res}); err != nil {
 				return fmt.Errorf("log tool result: %w", err)
+			}
+			if err := a.nestedInstructions(c, res); err != nil {
+				return err
 			}
 		}
 		i = j

@@ -221,6 +221,10 @@ func summary(recs []session.Record) []string {
 			out = append(out, "mode "+r.Mode)
 		case session.TypeAllow:
 			out = append(out, "allow "+strings.Join(r.Keys, ","))
+		case session.TypeCompaction:
+			out = append(out, fmt.Sprintf("compaction keep %d: %s", r.Keep, firstLine(r.Text)))
+		case session.TypeInstructions:
+			out = append(out, "instructions "+r.Path)
 		case session.TypeDamaged:
 		}
 	}

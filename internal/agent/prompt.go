@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,8 +13,14 @@ import (
 	"sync"
 	"text/template"
 	"time"
+	"unicode/utf8"
 
+	"github.com/go-json-experiment/json"
+
+	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/tool"
+	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
 //go:embed system.md
@@ -72,18 +79,152 @@ func SystemPrompt(p PromptInfo) string {
 // instructionFiles are the project instruction files, in order of preference.
 var instructionFiles = []string{"AGENTS.md", "CLAUDE.md"}
 
+// MaxInstructions caps the bytes of the root's instructions in the system prompt,
+// which every request carries.
+const MaxInstructions = 64 << 10
+
 // LoadInstructions returns the project's instructions: AGENTS.md at the workspace
-// root, else CLAUDE.md, else "".
+// root, else CLAUDE.md, else "" — at most MaxInstructions bytes of it.
 func LoadInstructions(root string) (string, error) {
 	for _, name := range instructionFiles {
-		b, err := os.ReadFile(filepath.Join(root, name))
+		path := filepath.Join(root, name)
+		// Stat before opening: opening a FIFO would block until someone writes to it.
+		fi, err := os.Stat(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
+		}
+		if err == nil && !fi.Mode().IsRegular() {
+			err = fmt.Errorf("%s is not a regular file", name)
 		}
 		if err != nil {
 			return "", fmt.Errorf("project instructions: %w", err)
 		}
-		return string(b), nil
+		text, err := readCapped(path, MaxInstructions)
+		if err != nil {
+			return "", fmt.Errorf("project instructions: %w", err)
+		}
+		return text, nil
 	}
 	return "", nil
+}
+
+// MaxNestedInstructions caps the bytes of one nested instructions file that go
+// into the context: a repository can make the file as large as it likes.
+const MaxNestedInstructions = 32 << 10
+
+// nestedInstructions runs after a read-kind call's result is logged: for each
+// directory between the workspace root and the file read, outermost first,
+// whose AGENTS.md (or CLAUDE.md) is not in the context yet, it logs the file as
+// an instructions record, which the builder adds to the context.
+func (a *Agent) nestedInstructions(c call, res tool.Result) error {
+	if c.tool == nil || c.tool.Kind() != "read" || res.IsError || a.c.Tools == nil || a.c.Tools.Workspace == nil {
+		return nil
+	}
+	var meta struct {
+		Path string `json:"path"`
+	}
+	if json.Unmarshal(res.Meta, &meta) != nil {
+		return nil
+	}
+	ws := a.c.Tools.Workspace
+	for _, dir := range nestedDirs(ws, meta.Path) {
+		a.mu.Lock()
+		seen := a.nested[dir]
+		a.mu.Unlock()
+		if seen {
+			continue
+		}
+		path, text, ok := loadNested(ws.Root(), dir)
+		if !ok {
+			continue
+		}
+		if err := a.record(session.Record{Type: session.TypeInstructions, Path: path, Text: text}); err != nil {
+			return fmt.Errorf("log instructions: %w", err)
+		}
+	}
+	return nil
+}
+
+// nestedDirs are the directories, relative to the root, from the root's child
+// that holds file down to file's own directory; none for a file outside the
+// workspace or directly in the root (whose instructions are in the system prompt).
+func nestedDirs(ws *workspace.Workspace, file string) []string {
+	if !filepath.IsAbs(file) {
+		return nil
+	}
+	file = filepath.Clean(file)
+	if file == ws.Root() || !ws.Contains(file) {
+		return nil
+	}
+	rel, err := filepath.Rel(ws.Root(), filepath.Dir(file))
+	if err != nil || rel == "." {
+		return nil
+	}
+	var dirs []string
+	for d := rel; d != "." && d != string(filepath.Separator); d = filepath.Dir(d) {
+		dirs = append([]string{d}, dirs...)
+	}
+	return dirs
+}
+
+// loadNested reads dir's instructions file (relative to root): its path
+// relative to root and its text, capped at MaxNestedInstructions. A file that is
+// missing, empty, not regular, or that resolves (through a symlinked file or
+// directory) outside root is not loaded.
+func loadNested(root, dir string) (string, string, bool) {
+	for _, name := range instructionFiles {
+		rel := filepath.Join(dir, name)
+		real, err := filepath.EvalSymlinks(filepath.Join(root, rel))
+		if err != nil || !strings.HasPrefix(real, root+string(filepath.Separator)) {
+			continue
+		}
+		// Stat before opening: opening a FIFO would block until someone writes to it.
+		if fi, err := os.Stat(real); err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		text, err := readCapped(real, MaxNestedInstructions)
+		if err != nil || strings.TrimSpace(text) == "" {
+			continue
+		}
+		return rel, text, true
+	}
+	return "", "", false
+}
+
+// readCapped reads at most limit bytes of a regular file (cut at a character
+// boundary), saying so when there was more.
+func readCapped(path string, limit int) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = f.Close() }()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return "", errors.New("not a regular file")
+	}
+	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+	if err != nil {
+		return "", err
+	}
+	if len(b) <= limit {
+		return strings.ToValidUTF8(string(b), "\uFFFD"), nil
+	}
+	b = b[:limit]
+	// Drop the start of a character the cut split.
+	for i := 0; i < utf8.UTFMax-1 && len(b) > 0; i++ {
+		if r, size := utf8.DecodeLastRune(b); r != utf8.RuneError || size != 1 {
+			break
+		}
+		b = b[:len(b)-1]
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD") + fmt.Sprintf("\n\n[… the file is longer than %d KiB; the rest was left out]", limit>>10), nil
+}
+
+// instructionsPart is the context's text for an instructions record.
+func instructionsPart(r session.Record) provider.Part {
+	dir := filepath.Dir(r.Path)
+	return provider.Part{Type: provider.PartText, Text: fmt.Sprintf(
+		"<project-instructions path=%q>\nThese instructions come from the project's %s and apply to the files under %s/; "+
+			"where they differ from the root's, they take precedence there.\n\n%s\n</project-instructions>",
+		r.Path, r.Path, dir, strings.TrimSpace(r.Text))}
 }

@@ -25,6 +25,8 @@ func TestLoadInstructions(t *testing.T) {
 		{"claude", map[string]string{"CLAUDE.md": "use spaces"}, "use spaces"},
 		{"agents wins", map[string]string{"AGENTS.md": "use tabs", "CLAUDE.md": "use spaces"}, "use tabs"},
 		{"only at the root", map[string]string{"sub/AGENTS.md": "nested"}, ""},
+		{"capped", map[string]string{"AGENTS.md": strings.Repeat("a", MaxInstructions+1)},
+			strings.Repeat("a", MaxInstructions) + "\n\n[… the file is longer than 64 KiB; the rest was left out]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
@@ -18,8 +19,10 @@ const msgInterrupted = "The call was interrupted before it finished; its effects
 // tool call is answered by exactly one result, in call order, once all of its
 // message's calls have one (or the next message begins: the log lacks the rest
 // when dsh died mid-call); a result whose call is not open is dropped. Result text
-// is capped at outputCap. It is the one place the context is made, live and on
-// reload alike.
+// is capped at outputCap. Nested project instructions follow the results of the
+// call that read under them. A compaction replaces everything before it with its
+// summary and the instructions loaded so far, keeping its last Keep turns. It is
+// the one place the context is made, live and on reload alike.
 type builder struct {
 	outputCap int
 	msgs      []provider.Message
@@ -28,12 +31,29 @@ type builder struct {
 	// The tool outputs held, oldest first, for outputBudget.
 	outputs     []outputRef
 	outputBytes int
+	// pending are instructions logged while calls were open: they go after the
+	// calls' results, which must directly follow the calls.
+	pending []provider.Part
+	// turns are where each user prompt starts in msgs, for a compaction to keep
+	// the recent ones.
+	turns []pos
+	// instr are the nested instructions folded so far, which a compaction keeps.
+	instr []provider.Part
+	// known is the provider's count of the context at the last model call (0:
+	// none since the last compaction), when the estimate of msgs was base.
+	known, base int64
+	// compacted is set by a compaction until anything else enters the context.
+	compacted bool
 }
+
+// pos is a part of msgs.
+type pos struct{ msg, part int }
 
 func (b *builder) fold(r session.Record) {
 	switch r.Type {
 	case session.TypeUser:
 		b.closeCalls()
+		b.turns = append(b.turns, b.next(provider.RoleUser))
 		b.add(provider.RoleUser, provider.Part{Type: provider.PartText, Text: r.Text})
 	case session.TypeAssistant:
 		b.closeAnswered()
@@ -57,8 +77,119 @@ func (b *builder) fold(r session.Record) {
 		b.result(r)
 	case session.TypeTurnEnd:
 		b.closeCalls()
+		// Right after a compaction the turn's count is from before it.
+		if r.Usage != nil && r.Usage.ContextTokens > 0 && !b.compacted {
+			b.counted(r.Usage.ContextTokens, 0)
+		}
+	case session.TypeInstructions:
+		p := instructionsPart(r)
+		b.instr = append(b.instr, p)
+		if len(b.open) > 0 {
+			b.pending = append(b.pending, p)
+		} else {
+			b.add(provider.RoleUser, p)
+		}
+	case session.TypeCompaction:
+		b.compact(r)
+		return
 	case session.TypeHeader, session.TypeProgress, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeDamaged:
+		return
 	}
+	b.compacted = false
+}
+
+// next is where a part of role added now lands.
+func (b *builder) next(role provider.Role) pos {
+	if n := len(b.msgs); n > 0 && b.msgs[n-1].Role == role {
+		return pos{n - 1, len(b.msgs[n-1].Parts)}
+	}
+	return pos{len(b.msgs), 0}
+}
+
+// compact replaces the context with r's summary, the instructions loaded so far
+// and the last r.Keep turns (all of them if there are fewer), which keep their
+// instructions only in the first place.
+func (b *builder) compact(r session.Record) {
+	b.closeCalls()
+	msgs, turns := b.msgs, b.turns
+	b.msgs, b.turns = nil, nil
+	b.outputs, b.outputBytes = nil, 0
+	b.known, b.base, b.compacted = 0, 0, true
+	b.add(provider.RoleUser, provider.Part{Type: provider.PartText, Text: summaryText(r)})
+	isInstr := map[string]bool{}
+	for _, p := range b.instr {
+		if !isInstr[p.Text] {
+			b.add(provider.RoleUser, p)
+		}
+		isInstr[p.Text] = true
+	}
+	if r.Keep <= 0 || len(turns) == 0 {
+		return
+	}
+	kept := turns[max(len(turns)-r.Keep, 0):]
+	starts := map[pos]bool{}
+	for _, t := range kept {
+		starts[t] = true
+	}
+	for i := kept[0].msg; i < len(msgs); i++ {
+		m := msgs[i]
+		for j, p := range m.Parts {
+			if i == kept[0].msg && j < kept[0].part || p.Type == provider.PartText && isInstr[p.Text] && m.Role == provider.RoleUser {
+				continue
+			}
+			if starts[pos{i, j}] {
+				b.turns = append(b.turns, b.next(m.Role))
+			}
+			b.add(m.Role, p)
+			if p.Type == provider.PartToolResult {
+				b.track(p)
+			}
+		}
+	}
+}
+
+// counted notes the provider's count of the context, of which extra tokens
+// (estimated) are not folded yet: the response that was just counted.
+func (b *builder) counted(n, extra int64) {
+	b.known, b.base = n, b.estimate()+extra
+}
+
+// estimate is the estimated size of the messages.
+func (b *builder) estimate() int64 {
+	var n int64
+	for _, m := range b.messages() {
+		n += models.EstimateMessage(m)
+	}
+	return n
+}
+
+// tokens is the size of the context: the provider's last count plus the
+// estimate of what came since, or without a count, fixed (the system prompt
+// and tools) plus the estimate of the messages. estimated is false only for
+// an exact provider count.
+func (b *builder) tokens(fixed int64) (n int64, estimated bool) {
+	e := b.estimate()
+	if b.known == 0 {
+		return fixed + e, true
+	}
+	return b.known + e - b.base, e != b.base
+}
+
+// lastTurn is the estimated size of the messages of the last turn, and false
+// when there is no turn before it to replace.
+func (b *builder) lastTurn() (int64, bool) {
+	if len(b.turns) < 2 {
+		return 0, false
+	}
+	t := b.turns[len(b.turns)-1]
+	var n int64
+	for i, m := range b.messages()[t.msg:] {
+		if i == 0 {
+			m.Parts = m.Parts[t.part:]
+		}
+		n += models.EstimateMessage(m)
+	}
+	return n, true
 }
 
 // messages returns the conversation so far; open calls without results are
@@ -125,5 +256,8 @@ func (b *builder) closeCalls() {
 		b.add(provider.RoleUser, p)
 		b.track(p)
 	}
-	b.open, b.results = nil, nil
+	for _, p := range b.pending {
+		b.add(provider.RoleUser, p)
+	}
+	b.open, b.results, b.pending = nil, nil, nil
 }

@@ -34,7 +34,7 @@ func grown(b *testing.B, n int) (root, dir, path string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := Create(options(&testing.T{}, root, dir, &recording{Provider: sp}))
+	s, err := Create(options(&testing.T{}, root, dir, &taped{Provider: sp}))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -50,6 +50,11 @@ type Options struct {
 	Mode      agent.Mode // the mode a new session starts in (a loaded one keeps its own)
 	Model     string
 	MaxTokens int
+	// ContextWindow overrides the model table's context window (0: the table's);
+	// CompactAt is the share of it past which a turn compacts the context first
+	// (0: agent.DefaultCompactAt).
+	ContextWindow int64
+	CompactAt     float64
 	// Provider returns the model provider. It is called when a prompt first
 	// needs it, so a missing key shows on the prompt, not when the session opens.
 	Provider func() (provider.Provider, error)
@@ -169,6 +174,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string) *
 	if o.Ask {
 		cfg.Permit = s.permit
 	}
+	cfg.ContextWindow, cfg.CompactAt = o.ContextWindow, o.CompactAt
 	s.agent = agent.New(cfg)
 	track(s)
 	return s
@@ -231,6 +237,25 @@ func (s *Session) Prompt(ctx context.Context, text string) (agent.StopReason, er
 	defer done()
 	return s.agent.Prompt(tctx, text)
 }
+
+// Compact replaces the model context with a summary the model writes of it
+// (/compact [focus]), logged as a compaction record. Like a prompt, it returns
+// ErrBusy while a turn runs and ErrClosed after Close; Cancel stops it.
+func (s *Session) Compact(ctx context.Context, focus string) error {
+	if _, err := s.Provider(); err != nil {
+		return err
+	}
+	tctx, done, err := s.beginTurn(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
+	return s.agent.Compact(tctx, focus)
+}
+
+// ContextUsage is how full the model's context window is (known after each
+// model call, estimated before it).
+func (s *Session) ContextUsage() agent.ContextUsage { return s.agent.ContextUsage() }
 
 // RunTool runs one call the user asked for directly (dsh tool): it is logged like
 // a model's call, with no permission step.

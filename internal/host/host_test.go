@@ -21,21 +21,21 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// recording wraps a provider and keeps every request it gets.
-type recording struct {
+// taped wraps a provider and keeps every request it gets.
+type taped struct {
 	provider.Provider
 	mu   sync.Mutex
 	reqs []provider.Request
 }
 
-func (r *recording) Stream(ctx context.Context, req provider.Request, on func(provider.Delta)) (*provider.Response, error) {
+func (r *taped) Stream(ctx context.Context, req provider.Request, on func(provider.Delta)) (*provider.Response, error) {
 	r.mu.Lock()
 	r.reqs = append(r.reqs, req)
 	r.mu.Unlock()
 	return r.Provider.Stream(ctx, req, on)
 }
 
-func (r *recording) last(t *testing.T) provider.Request {
+func (r *taped) last(t *testing.T) provider.Request {
 	t.Helper()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -45,13 +45,13 @@ func (r *recording) last(t *testing.T) provider.Request {
 	return r.reqs[len(r.reqs)-1]
 }
 
-func scripted(t *testing.T, js string) *recording {
+func scripted(t *testing.T, js string) *taped {
 	t.Helper()
 	p, err := script.Parse([]byte(js))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &recording{Provider: p}
+	return &taped{Provider: p}
 }
 
 func options(t *testing.T, root, dir string, p provider.Provider) Options {

@@ -65,6 +65,14 @@ func validate(r *Record) error {
 		}
 	case TypeDamaged:
 		return errors.New("a damaged-line marker is not a record")
+	case TypeCompaction:
+		if r.Text == "" || r.Keep < 0 {
+			return errors.New("compaction record has no summary or a negative keep")
+		}
+	case TypeInstructions:
+		if r.Path == "" {
+			return errors.New("instructions record has no path")
+		}
 	case TypeToolCall, TypeProgress:
 		if r.CallID == "" {
 			return fmt.Errorf("%s record has no callId", r.Type)

@@ -31,6 +31,13 @@ const (
 	TypeTurnEnd    RecordType = "turn_end"    // StopReason, Usage, Error
 	TypeMode       RecordType = "mode"        // Mode: the permission mode from here on
 	TypeAllow      RecordType = "allow"       // Keys: approvals remembered from here on ("always allow")
+	// TypeCompaction replaces the model context before it with its summary
+	// (Text), keeping the last Keep turns; Focus is what the user asked it to
+	// keep in view, Usage what the summary cost.
+	TypeCompaction RecordType = "compaction"
+	// TypeInstructions is a nested AGENTS.md (Path, relative to the root) added
+	// to the model context, with Text its (capped) content.
+	TypeInstructions RecordType = "instructions"
 	// TypeDamaged is never written: lenient readers (a web page following a log)
 	// hand it out in place of a line that does not decode, with Error saying why,
 	// and go on after it.
@@ -76,6 +83,12 @@ type Record struct {
 	Mode string `json:"mode,omitempty"`
 	// allow
 	Keys []string `json:"keys,omitempty"`
+
+	// compaction
+	Keep  int    `json:"keep,omitzero"`
+	Focus string `json:"focus,omitempty"`
+	// instructions
+	Path string `json:"path,omitempty"`
 }
 
 // Usage is the token usage of a turn.

@@ -5,6 +5,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/tool/bash"
+	"github.com/dsh-dev/dsh/internal/tool/fetch"
 	"github.com/dsh-dev/dsh/internal/tool/fs"
 	"github.com/dsh-dev/dsh/internal/tool/search"
 	"github.com/dsh-dev/dsh/internal/tool/todo"
@@ -27,7 +28,7 @@ func New(o Options) *tool.Registry {
 	tools := []tool.Tool{fs.Read(), fs.Write(), fs.Edit()}
 	tools = append(tools, search.Tools()...)
 	tools = append(tools, bash.Tools(bash.Options{KeepEnv: o.KeepEnv, Sandbox: o.Sandbox, SafeCommands: o.SafeCommands})...)
-	tools = append(tools, todo.Tool())
+	tools = append(tools, todo.Tool(), fetch.Tool())
 	tools = append(tools, o.Extra...)
 	return tool.NewRegistry(tools...)
 }

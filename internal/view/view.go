@@ -68,6 +68,8 @@ func (p *Presenter) Present(r session.Record) (it Item) {
 	case session.TypeProgress:
 		c := p.calls[r.CallID]
 		it.Call, it.Name = c.card, c.rec.Name
+	case session.TypeCompaction, session.TypeInstructions:
+		it.Name, it.Call, it.Result = noteCards(r)
 	case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking,
 		session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeDamaged:
 	}
@@ -102,4 +104,21 @@ func raw(args []byte) card.RawJSON {
 		return nil
 	}
 	return card.RawJSON(append([]byte(nil), args...))
+}
+
+// noteCards present the records the harness adds to the model context: a
+// compaction (its summary) and nested project instructions (the file), each as
+// a generic call and result, so consumers show them as they show any call.
+func noteCards(r session.Record) (string, card.Call, card.Result) {
+	if r.Type == session.TypeInstructions {
+		title := "Project instructions: " + r.Path
+		return "instructions", &card.GenericCall{Title: title, ToolKind: "read", Locations: []card.Location{{Path: r.Path}}},
+			&card.GenericResult{Title: title, Content: []card.Content{card.Text(r.Text)}}
+	}
+	title := "Compacted the conversation"
+	if r.Focus != "" {
+		title += " (focus: " + r.Focus + ")"
+	}
+	return "compact", &card.GenericCall{Title: title, ToolKind: "think"},
+		&card.GenericResult{Title: title, Content: []card.Content{card.Text(r.Text)}}
 }

@@ -99,3 +99,28 @@ func TestPresenterPanicIsContained(t *testing.T) {
 		t.Errorf("errors told: %q", errs)
 	}
 }
+
+// What the harness adds to the model context is shown where it happened, as a
+// generic call and result: the summary of a compaction, a nested AGENTS.md.
+func TestContextRecordsAreGenericCards(t *testing.T) {
+	p := NewPresenter(registry())
+	for _, tc := range []struct {
+		rec               session.Record
+		name, title, kind string
+	}{
+		{session.Record{Type: session.TypeCompaction, Text: "the summary", Keep: 1}, "compact", "Compacted the conversation", "think"},
+		{session.Record{Type: session.TypeCompaction, Text: "the summary", Focus: "tests"}, "compact", "Compacted the conversation (focus: tests)", "think"},
+		{session.Record{Type: session.TypeInstructions, Path: "sub/AGENTS.md", Text: "the summary"}, "instructions", "Project instructions: sub/AGENTS.md", "read"},
+	} {
+		it := p.Present(tc.rec)
+		c, ok := it.Call.(*card.GenericCall)
+		if !ok || c.Title != tc.title || c.ToolKind != tc.kind || it.Name != tc.name || it.Err != nil {
+			t.Errorf("%s: call %#v, name %q", tc.rec.Type, it.Call, it.Name)
+			continue
+		}
+		r, ok := it.Result.(*card.GenericResult)
+		if !ok || r.Title != tc.title || len(r.Content) != 1 || r.Content[0].Text != "the summary" {
+			t.Errorf("%s: result %#v", tc.rec.Type, it.Result)
+		}
+	}
+}
