@@ -122,7 +122,7 @@ func (a *Agent) NewSession(_ context.Context, p sdk.NewSessionRequest) (sdk.NewS
 	s := a.newSess(h.ID(), h.Root(), h)
 	s.attach(h)
 	a.add(s)
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(h.ID()), Modes: modeState(h.Mode())}, nil
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(h.ID()), Modes: modeState(h.Mode(), h.AutoAvailable())}, nil
 }
 
 // LoadSession replays a session's log as updates — the same cards it showed
@@ -166,7 +166,7 @@ func (a *Agent) LoadSession(_ context.Context, p sdk.LoadSessionRequest) (sdk.Lo
 	s.br.cwd = h.Root() // calls from now on run in the cwd the client gave
 	s.attach(h)
 	a.add(s)
-	return sdk.LoadSessionResponse{Modes: modeState(h.Mode())}, nil
+	return sdk.LoadSessionResponse{Modes: modeState(h.Mode(), h.AutoAvailable())}, nil
 }
 
 func openError(err error) error {
@@ -390,10 +390,14 @@ func (a *Agent) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOpti
 	return sdk.SetSessionConfigOptionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionSetConfigOption)
 }
 
-// modeState offers the permission modes as session modes.
-func modeState(current agent.Mode) *sdk.SessionModeState {
+// modeState offers the permission modes as session modes; auto only where the
+// session's commands run in the sandbox.
+func modeState(current agent.Mode, auto bool) *sdk.SessionModeState {
 	modes := make([]sdk.SessionMode, 0, len(agent.Modes))
 	for _, m := range agent.Modes {
+		if m == agent.ModeAuto && !auto {
+			continue
+		}
 		name, desc := modeText(m)
 		modes = append(modes, sdk.SessionMode{Id: sdk.SessionModeId(m), Name: name, Description: sdk.Ptr(desc)})
 	}
@@ -406,6 +410,8 @@ func modeText(m agent.Mode) (name, desc string) {
 		return "Default", "Ask before changing files or running commands"
 	case agent.ModeAcceptEdits:
 		return "Accept edits", "Change files without asking; ask before running commands"
+	case agent.ModeAuto:
+		return "Auto (sandboxed)", "Run commands and change files without asking: commands run in the sandbox"
 	case agent.ModeBypass:
 		return "Bypass permissions", "Never ask"
 	case agent.ModeReadOnly:

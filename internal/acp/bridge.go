@@ -2,6 +2,7 @@ package acp
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -37,6 +38,7 @@ type bridge struct {
 	running   map[string]*liveCall // calls that have not finished
 	order     []string             // their ids, oldest first (with finished ones, pruned on abandonAll)
 	replaying bool                 // a loaded log is being sent: its unfinished calls are remembered in order
+	context   int                  // context records shown, to number their cards
 	// streamed is the text already sent as deltas while the model wrote it, by
 	// record type; the complete record then sends only what is missing.
 	streamed map[session.RecordType]string
@@ -80,9 +82,25 @@ func (b *bridge) updates(rec session.Record, replay bool) []sdk.SessionUpdate {
 		return one(b.toolResult(rec, it))
 	case session.TypePlan:
 		return one(planUpdate(rec.Plan))
-	case session.TypeHeader, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeDamaged, session.TypeCompaction, session.TypeInstructions:
+	case session.TypeCompaction, session.TypeInstructions:
+		return b.contextCard(rec, it)
+	case session.TypeHeader, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeDamaged:
 	}
 	return nil
+}
+
+// contextCard shows what dsh added to the model's context (a compaction's
+// summary, a nested AGENTS.md) as a finished call, where it happened.
+func (b *bridge) contextCard(rec session.Record, it view.Item) []sdk.SessionUpdate {
+	b.context++
+	id := fmt.Sprintf("dsh-%s-%d", rec.Type, b.context)
+	v := b.viewCall(id, nil, it.Call)
+	call := sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{ToolCallId: sdk.ToolCallId(id), Title: v.title,
+		Kind: v.kind, Status: sdk.ToolCallStatusPending, Content: v.content, Locations: v.locations, RawInput: v.rawInput}}
+	status := sdk.ToolCallStatusCompleted
+	u := &sdk.SessionToolCallUpdate{ToolCallId: sdk.ToolCallId(id), Status: &status}
+	b.viewResult(u, v, nil, tool.Result{Content: []card.Content{card.Text(rec.Text)}}, it.Result)
+	return []sdk.SessionUpdate{call, {ToolCallUpdate: u}}
 }
 
 func one(u sdk.SessionUpdate) []sdk.SessionUpdate { return []sdk.SessionUpdate{u} }

@@ -70,8 +70,10 @@ type Config struct {
 	MaxTokens int // per model response; 0 means DefaultMaxTokens
 	MaxTurns  int // model round-trips per prompt; 0 means DefaultMaxTurns
 	Mode      Mode
-	Permit    Permitter // asked in modes that ask; nil means nobody can be asked
-	System    string    // the full system prompt; build it with SystemPrompt
+	// Auto says that commands run in the sandbox, so the auto mode may be set.
+	Auto   bool
+	Permit Permitter // asked in modes that ask; nil means nobody can be asked
+	System string    // the full system prompt; build it with SystemPrompt
 	// OnDelta, if set, receives the model's text and thinking as they stream.
 	OnDelta func(provider.Delta)
 	// OnUsage, if set, is told the tokens of each model call as it ends.
@@ -123,7 +125,7 @@ func New(c Config) *Agent {
 	if c.OutputCap <= 0 {
 		c.OutputCap = DefaultOutputCap
 	}
-	if c.Mode == "" {
+	if c.Mode == "" || (c.Mode == ModeAuto && !c.Auto) {
 		c.Mode = ModeDefault
 	}
 	var defs []provider.ToolDef
@@ -148,8 +150,14 @@ func (a *Agent) SetMode(m Mode) error {
 	if _, err := ParseMode(string(m)); err != nil {
 		return err
 	}
+	if m == ModeAuto && !a.c.Auto {
+		return ErrNoSandbox
+	}
 	return a.record(session.Record{Type: session.TypeMode, Mode: string(m)})
 }
+
+// AutoAvailable reports whether the auto mode may be set.
+func (a *Agent) AutoAvailable() bool { return a.c.Auto }
 
 // record logs r and folds it.
 func (a *Agent) record(r session.Record) error {
@@ -170,8 +178,12 @@ func (a *Agent) Fold(r session.Record) {
 	var call session.Record
 	switch r.Type {
 	case session.TypeMode:
-		if m, err := ParseMode(r.Mode); err == nil {
+		// auto from a log written with the sandbox on falls back to asking
+		// when this session's commands run without it.
+		if m, err := ParseMode(r.Mode); err == nil && (m != ModeAuto || a.c.Auto) {
 			a.mode = m
+		} else if m == ModeAuto {
+			a.mode = ModeDefault
 		}
 	case session.TypeAllow:
 		for _, k := range r.Keys {

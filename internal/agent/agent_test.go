@@ -648,3 +648,37 @@ func TestOnCallStart(t *testing.T) {
 		t.Errorf("events = %q, want %q", events, want)
 	}
 }
+
+// The auto mode runs commands and edits unasked, and exists only where commands
+// run in the sandbox: elsewhere it is refused, and a logged auto falls back to
+// asking.
+func TestAutoModeNeedsTheSandbox(t *testing.T) {
+	e := newEnv(t)
+	p := &probe{}
+	ask := &asker{}
+	reply2 := func() *fakeProvider {
+		return &fakeProvider{turns: []turnFunc{reply(use("1", "shell", `{"command":"make build"}`), use("2", "change", `{"id":"x"}`)), reply(text("ok"))}}
+	}
+	unsandboxed := New(Config{Provider: reply2(), Registry: tool.NewRegistry(p.tools()...), Log: e.log, Tools: e.tools, Mode: ModeAuto, Permit: ask.permit})
+	if unsandboxed.Mode() != ModeDefault {
+		t.Errorf("auto without the sandbox starts as %s, want default", unsandboxed.Mode())
+	}
+	if err := unsandboxed.SetMode(ModeAuto); !errors.Is(err, ErrNoSandbox) {
+		t.Errorf("SetMode(auto) without the sandbox = %v", err)
+	}
+	unsandboxed.Fold(session.Record{Type: session.TypeMode, Mode: string(ModeAuto)})
+	if unsandboxed.Mode() != ModeDefault {
+		t.Errorf("a logged auto without the sandbox gives %s, want default", unsandboxed.Mode())
+	}
+
+	sandboxed := New(Config{Provider: reply2(), Registry: tool.NewRegistry(p.tools()...), Log: e.log, Tools: e.tools, Auto: true, Permit: ask.permit})
+	if err := sandboxed.SetMode(ModeAuto); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sandboxed.Prompt(t.Context(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	if len(ask.asked) != 0 {
+		t.Errorf("auto asked about %q", ask.asked)
+	}
+}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/dsh-dev/dsh/internal/card"
@@ -16,11 +17,14 @@ const (
 	ModeDefault     Mode = "default"      // ask before changing files and running commands
 	ModeAcceptEdits Mode = "accept-edits" // ask only before running commands
 	ModeBypass      Mode = "bypass"       // never ask
-	ModeReadOnly    Mode = "read-only"    // refuse every call that changes files or runs commands
+	// ModeAuto runs commands and edits without asking because commands run in
+	// the sandbox; it exists only where the sandbox works (Config.Auto).
+	ModeAuto     Mode = "auto"
+	ModeReadOnly Mode = "read-only" // refuse every call that changes files or runs commands
 )
 
 // Modes lists every mode, for help texts and mode pickers.
-var Modes = []Mode{ModeDefault, ModeAcceptEdits, ModeBypass, ModeReadOnly}
+var Modes = []Mode{ModeDefault, ModeAcceptEdits, ModeAuto, ModeBypass, ModeReadOnly}
 
 // ParseMode returns the mode named s.
 func ParseMode(s string) (Mode, error) {
@@ -29,7 +33,7 @@ func ParseMode(s string) (Mode, error) {
 			return m, nil
 		}
 	}
-	return "", fmt.Errorf("unknown permission mode %q (want one of default, accept-edits, bypass, read-only)", s)
+	return "", fmt.Errorf("unknown permission mode %q (want one of default, accept-edits, auto, bypass, read-only)", s)
 }
 
 // Decision is the user's answer to a permission request.
@@ -82,8 +86,13 @@ func modeGate(m Mode, p tool.Permission) gate {
 			return gateRun
 		}
 		return gateAsk
+	case ModeAuto:
+		return gateRun // only ever in force with the sandbox on (see Agent.SetMode)
 	case ModeDefault:
 		return gateAsk
 	}
 	return gateAsk // an unknown mode asks rather than runs
 }
+
+// ErrNoSandbox is why the auto mode is refused: commands would run unconfined.
+var ErrNoSandbox = errors.New("the auto mode needs the sandbox, and bash commands here run without it (start dsh with --sandbox on, on a Linux kernel with Landlock)")

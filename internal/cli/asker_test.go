@@ -13,7 +13,9 @@ import (
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/script"
 	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/termui"
 	"github.com/dsh-dev/dsh/internal/tool"
+	"github.com/dsh-dev/dsh/internal/toolset"
 )
 
 // A permission prompt that was cancelled leaves no reader of stdin behind: the
@@ -89,4 +91,23 @@ func resultOf(t *testing.T, path, callID string) tool.Result {
 	}
 	t.Fatalf("no result for %s", callID)
 	return tool.Result{}
+}
+
+// A compaction and nested instructions show in the terminal where they happened.
+func TestContextRecordsInTheTerminal(t *testing.T) {
+	var out bytes.Buffer
+	tc := newTermConsumer(&out, toolset.New(toolset.Options{}), termui.Options{Width: 80})
+	for _, r := range []session.Record{
+		{Type: session.TypeCompaction, Text: "the summary of it all", Focus: "tests"},
+		{Type: session.TypeInstructions, Path: "sub/AGENTS.md", Text: "use tabs"},
+	} {
+		if err := tc.handle(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range []string{"Compacted the conversation (focus: tests)", "the summary of it all", "sub/AGENTS.md", "use tabs"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in\n%s", want, out.String())
+		}
+	}
 }

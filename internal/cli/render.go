@@ -85,7 +85,14 @@ func (t *termConsumer) handle(rec session.Record) error {
 		return t.ui.Note("permission mode: " + rec.Mode)
 	case session.TypeDamaged:
 		return t.ui.Note("a damaged log line: " + rec.Error)
-	case session.TypeAllow, session.TypeCompaction, session.TypeInstructions:
+	case session.TypeCompaction, session.TypeInstructions:
+		// What dsh added to the model's context, shown where it happened.
+		t.current = ""
+		if err := t.ui.Call(it.Call); err != nil {
+			return err
+		}
+		return t.ui.Result(it.Result, nil, false)
+	case session.TypeAllow:
 	}
 	return nil
 }

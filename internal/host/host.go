@@ -18,6 +18,7 @@ import (
 
 	"github.com/dsh-dev/dsh/internal/agent"
 	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/toolset"
@@ -48,6 +49,12 @@ type Options struct {
 	Tools []tool.Tool
 
 	Mode      agent.Mode // the mode a new session starts in (a loaded one keeps its own)
+	// Sandbox confines bash commands (internal/sandbox). The auto mode exists only
+	// when it is on and the kernel supports it; otherwise auto falls back to
+	// asking, with a warning.
+	Sandbox sandbox.Mode
+	// SafeCommands are the user's additions to the commands that run unasked.
+	SafeCommands []string
 	Model     string
 	MaxTokens int
 	// ContextWindow overrides the model table's context window (0: the table's);
@@ -151,7 +158,11 @@ func Load(o Options, path string, replay func(*Session, session.Record) error) (
 
 // assemble builds a session around its log (which Load sets once it is open).
 func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string) *Session {
-	reg := toolset.New(toolset.Options{KeepEnv: o.KeepEnv, Extra: o.Tools})
+	auto := o.Sandbox.Enabled() && sandbox.Check(o.Sandbox) == nil
+	if o.Mode == agent.ModeAuto && !auto {
+		o.Warn(agent.ErrNoSandbox.Error() + "; asking before each command instead")
+	}
+	reg := toolset.New(toolset.Options{KeepEnv: o.KeepEnv, Extra: o.Tools, Sandbox: o.Sandbox, SafeCommands: o.SafeCommands})
 	s := &Session{o: o, ws: ws, log: log, reg: reg, tools: tool.NewSession(id, ws), bus: newBus()}
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	system, err := agent.SessionPrompt(ws.Root(), reg, o.Now())
@@ -166,6 +177,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string) *
 		Model:       o.Model,
 		MaxTokens:   o.MaxTokens,
 		Mode:        o.Mode,
+		Auto:        auto,
 		System:      system,
 		OnDelta:     func(d provider.Delta) { s.bus.publish(Event{Kind: KindDelta, Delta: d}) },
 		OnCallStart: func(id string) { s.bus.publish(Event{Kind: KindCallStarted, CallID: id}) },
@@ -194,6 +206,10 @@ func (s *Session) Root() string { return s.ws.Root() }
 
 // Registry is the session's tools, for presenting its records.
 func (s *Session) Registry() *tool.Registry { return s.reg }
+
+// AutoAvailable reports whether the auto mode may be set: commands run in the
+// sandbox.
+func (s *Session) AutoAvailable() bool { return s.agent.AutoAvailable() }
 
 // Mode is the permission mode in force.
 func (s *Session) Mode() agent.Mode { return s.agent.Mode() }

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -305,13 +306,13 @@ func TestNoStateAfterClose(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Prompt(t.Context(), "late"); err != ErrClosed {
+	if _, err := s.Prompt(t.Context(), "late"); !errors.Is(err, ErrClosed) {
 		t.Errorf("Prompt after Close = %v, want ErrClosed", err)
 	}
-	if _, err := s.RunTool(t.Context(), "bash", []byte(`{"command":"true"}`)); err != ErrClosed {
+	if _, err := s.RunTool(t.Context(), "bash", []byte(`{"command":"true"}`)); !errors.Is(err, ErrClosed) {
 		t.Errorf("RunTool after Close = %v, want ErrClosed", err)
 	}
-	if err := s.SetMode(agent.ModeBypass); err != ErrClosed {
+	if err := s.SetMode(agent.ModeBypass); !errors.Is(err, ErrClosed) {
 		t.Errorf("SetMode after Close = %v, want ErrClosed", err)
 	}
 }

@@ -370,7 +370,8 @@ func bigSession(t testing.TB, dir, id string, n int) int {
 		case session.TypeToolResult:
 			calls[byID[r.CallID]].result = r
 		case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypeProgress,
-			session.TypePlan, session.TypeTurnEnd:
+			session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeCompaction,
+			session.TypeInstructions, session.TypeDamaged:
 		}
 	}
 	log, err := session.Create(dir, id, src.root, session.Options{})

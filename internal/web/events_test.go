@@ -236,3 +236,20 @@ func TestDamagedLineIsShownAndSkipped(t *testing.T) {
 		t.Errorf("events after the live damage: %q", got)
 	}
 }
+
+// What dsh added to the model's context — a compaction's summary, a nested
+// AGENTS.md — shows on the page where it happened, escaped like any message.
+func TestContextRecordsShow(t *testing.T) {
+	dir := t.TempDir()
+	r := newRecorder(t, dir, sid)
+	r.say(session.TypeUser, "before")
+	r.append(session.Record{Type: session.TypeCompaction, Text: "what was done <script>x</script>", Keep: 1})
+	r.append(session.Record{Type: session.TypeInstructions, Path: "sub/AGENTS.md", Text: "use tabs"})
+	_, ts := testServer(t, dir)
+	code, page := get(t, client(t, ts), ts.URL+"/s/"+sid)
+	for _, want := range []string{`data-item="context"`, "Compacted the conversation", "what was done &lt;script&gt;", "Project instructions: sub/AGENTS.md", "use tabs"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("GET = %d: no %q in\n%s", code, want, page)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/view"
@@ -65,6 +66,7 @@ type itemView struct {
 	End      *endView
 	Tool     *toolView
 	Note     string // a record that could not be shown
+	Title    string // a context item's title
 }
 
 type planRow struct {
@@ -130,7 +132,7 @@ func (s *Server) sessionPage(sid string, recs []session.Record) sessionPage {
 		case session.TypeMode, session.TypeAllow:
 			continue // settings: nothing to show
 		case session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypePlan, session.TypeTurnEnd,
-			session.TypeDamaged:
+			session.TypeDamaged, session.TypeCompaction, session.TypeInstructions:
 		}
 		jobs = append(jobs, job{recs: []session.Record{r}})
 	}
@@ -210,7 +212,16 @@ func (b *builder) item(it view.Item, name string) *itemView {
 	case session.TypeDamaged:
 		v.Type = "note"
 		v.Note = "a damaged line of the log could not be shown: " + r.Error
-	case session.TypeHeader, session.TypeProgress, session.TypeMode, session.TypeAllow, session.TypeCompaction, session.TypeInstructions:
+	case session.TypeCompaction, session.TypeInstructions:
+		// What dsh added to the model's context, where it happened: the card's
+		// title over its text.
+		v.Type = "context"
+		if c, ok := it.Call.(*card.GenericCall); ok {
+			v.Title = c.Title
+		}
+		v.Markdown = markdown(r.Text)
+		v.Long = !b.full && strings.Count(r.Text, "\n") >= msgClampLines
+	case session.TypeHeader, session.TypeProgress, session.TypeMode, session.TypeAllow:
 		return nil
 	}
 	return v
