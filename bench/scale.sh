@@ -10,9 +10,10 @@ cd "$(dirname "$0")/.."
 
 calls=${CALLS:-10000}
 big=${BIG:-500}
+lines=${LINES:-10}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 go build -o "$tmp/dsh" ./cmd/dsh
 go build -o "$tmp/scalebench" ./bench/internal/scalebench
-TMPDIR=${BENCH_TMPDIR:-${TMPDIR:-/tmp}} "$tmp/scalebench" -dsh "$tmp/dsh" -calls "$calls" -big "$big"
+TMPDIR=${BENCH_TMPDIR:-${TMPDIR:-/tmp}} "$tmp/scalebench" -dsh "$tmp/dsh" -calls "$calls" -big "$big" -lines "$lines"

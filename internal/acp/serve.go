@@ -28,7 +28,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, o Options) error {
 	pr, pw := io.Pipe()
 	conn := sdk.NewAgentSideConnection(a, w, pr)
 	conn.SetLogger(a.o.Logger)
-	a.setPeer(conn)
+	a.setPeer(notifier{conn: conn, w: writerFunc(w.writeNotification)})
 	go func() { pw.CloseWithError(filter(in, pw, w)) }()
 	select {
 	case <-conn.Done():
@@ -71,6 +71,17 @@ func (l *lineWriter) Write(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// writeNotification writes a notification, which answers nothing.
+func (l *lineWriter) writeNotification(p []byte) (int, error) {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	return l.w.Write(p)
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // asked notes a request from the client that the SDK will answer.
 func (l *lineWriter) asked() {

@@ -39,18 +39,19 @@ func main() {
 	dsh := flag.String("dsh", "", "the dsh binary, for session/load")
 	calls := flag.Int("calls", 10000, "grow the session to this many calls")
 	big := flag.Int("big", 500, "size in MB of the generated log to load (0: skip)")
+	lines := flag.Int("lines", 10, "lines of the file each call reads")
 	flag.Parse()
 	if *dsh == "" {
 		fmt.Fprintln(os.Stderr, "usage: scalebench -dsh BIN [-calls N] [-big MB]")
 		os.Exit(2)
 	}
-	if err := run(*dsh, *calls, *big); err != nil {
+	if err := run(*dsh, *calls, *big, *lines); err != nil {
 		fmt.Fprintln(os.Stderr, "scalebench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dsh string, calls, bigMB int) error {
+func run(dsh string, calls, bigMB, lines int) error {
 	tmp, err := os.MkdirTemp("", "scalebench-")
 	if err != nil {
 		return err
@@ -63,7 +64,7 @@ func run(dsh string, calls, bigMB int) error {
 	if ws, err = filepath.EvalSymlinks(ws); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte(strings.Repeat("a line of text\n", 40)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte(strings.Repeat("a line of text\n", lines)), 0o644); err != nil {
 		return err
 	}
 
@@ -72,7 +73,7 @@ func run(dsh string, calls, bigMB int) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("per-prompt cost (%d calls, median of 5 prompts):\n", perPrompt)
+	fmt.Printf("per-prompt cost (%d reads of a %d-line file, median of 5 prompts):\n", perPrompt, lines)
 	for _, m := range marks {
 		fmt.Printf("  at %6d calls: %8.2f ms\n", m, ms(costs[m]))
 	}
@@ -125,7 +126,8 @@ func grow(ws, sessions string, total int, marks []int) (map[int]time.Duration, s
 	if err != nil {
 		return nil, "", err
 	}
-	s, err := host.Create(host.Options{SessionDir: sessions, Root: ws, Mode: agent.ModeBypass,
+	// Compaction is off: this measures the cost of the whole history.
+	s, err := host.Create(host.Options{SessionDir: sessions, Root: ws, Mode: agent.ModeBypass, CompactAt: 2,
 		Provider: func() (provider.Provider, error) { return sp, nil }})
 	if err != nil {
 		return nil, "", err
