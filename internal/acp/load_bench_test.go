@@ -36,7 +36,7 @@ func (p *encodingPeer) RequestPermission(context.Context, sdk.RequestPermissionR
 // protocol's encoding included, without the pipe.
 func BenchmarkLoadSession(b *testing.B) {
 	root, dir := b.TempDir(), b.TempDir()
-	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte(strings.Repeat("a line of text\n", 40)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte(strings.Repeat("a line of text\n", 10)), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	var turns []script.Turn

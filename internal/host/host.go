@@ -138,17 +138,33 @@ func Load(o Options, path string, replay func(*Session, session.Record) error) (
 	}
 	id := strings.TrimSuffix(filepath.Base(path), ".jsonl")
 	s := assemble(o, ws, nil, id)
+	// The consumer's replay runs beside the scan and the fold, in order: a long
+	// history loads on two cores.
+	recs := make(chan session.Record, 256)
+	replayed := make(chan error, 1)
+	go func() {
+		var err error
+		for r := range recs {
+			if err == nil && replay != nil {
+				err = replay(s, r)
+			}
+		}
+		replayed <- err
+	}()
 	log, err := session.Open(path, session.Options{Now: o.Now}, func(r session.Record) error {
 		if r.Type == session.TypeHeader && r.SessionID != id {
 			return fmt.Errorf("session log %s belongs to session %s", path, r.SessionID)
 		}
 		s.agent.Fold(r)
-		if replay != nil {
-			return replay(s, r)
-		}
+		recs <- r
 		return nil
 	})
+	close(recs)
+	err = errors.Join(err, <-replayed)
 	if err != nil {
+		if log != nil {
+			_ = log.Close()
+		}
 		_ = s.Kill() // nothing ran yet; there is nothing to report
 		return nil, err
 	}
