@@ -65,7 +65,8 @@ type Config struct {
 	Tools    *tool.Session
 
 	Model     string
-	MaxTokens int // per model response; 0 means DefaultMaxTokens
+	Thinking  string // the thinking level (provider.Request.Thinking); "" the provider's
+	MaxTokens int    // per model response; 0 means DefaultMaxTokens
 	MaxTurns  int // model round-trips per prompt; 0 means DefaultMaxTurns
 	Mode      Mode
 	Permit    Permitter // asked in modes that ask; nil means nobody can be asked
@@ -96,6 +97,8 @@ type Agent struct {
 	mu      sync.Mutex // guards the folded state, which calls and mode changes update during a turn
 	ctx     builder
 	mode    Mode
+	model   string // the model and thinking level in force (Config's until a model record)
+	think   string
 	allowed map[string]bool
 	open    map[string]session.Record // logged calls without a result yet
 	calls   int                       // calls logged, to number the user's own (RunTool)
@@ -120,7 +123,7 @@ func New(c Config) *Agent {
 	for _, t := range c.Registry.Tools() {
 		defs = append(defs, provider.ToolDef{Name: t.Name(), Description: t.Description(), Schema: t.Schema()})
 	}
-	return &Agent{c: c, defs: defs, ctx: builder{outputCap: c.OutputCap}, mode: c.Mode,
+	return &Agent{c: c, defs: defs, ctx: builder{outputCap: c.OutputCap}, mode: c.Mode, model: c.Model, think: c.Thinking,
 		allowed: map[string]bool{}, open: map[string]session.Record{}}
 }
 
@@ -131,6 +134,22 @@ func (a *Agent) SetMode(m Mode) error {
 		return err
 	}
 	return a.record(session.Record{Type: session.TypeMode, Mode: string(m)})
+}
+
+// SetModel changes the model and the thinking level, as a logged record, from
+// the next model call on.
+func (a *Agent) SetModel(model, thinking string) error {
+	if model == "" {
+		return errors.New("no model given")
+	}
+	return a.record(session.Record{Type: session.TypeModel, Model: model, Thinking: thinking})
+}
+
+// Model returns the model and thinking level in force ("" for the provider's own).
+func (a *Agent) Model() (model, thinking string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.model, a.think
 }
 
 // record logs r and folds it.
@@ -151,6 +170,12 @@ func (a *Agent) Fold(r session.Record) {
 	a.ctx.fold(r)
 	var call session.Record
 	switch r.Type {
+	case session.TypeModel:
+		a.model, a.think = r.Model, r.Thinking
+	case session.TypeUser:
+		if len(r.Content) > 0 { // a prompt's images follow its text in the same message
+			a.ctx.add(provider.RoleUser, provider.Part{Type: provider.PartImage, Content: r.Content})
+		}
 	case session.TypeMode:
 		if m, err := ParseMode(r.Mode); err == nil {
 			a.mode = m
@@ -168,7 +193,7 @@ func (a *Agent) Fold(r session.Record) {
 		if r.Result != nil {
 			a.last = *r.Result
 		}
-	case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking,
+	case session.TypeHeader, session.TypeAssistant, session.TypeThinking,
 		session.TypeProgress, session.TypePlan, session.TypeTurnEnd, session.TypeDamaged:
 	}
 	a.mu.Unlock()
@@ -214,13 +239,13 @@ func (t *turnState) noteLogErr(err error) {
 // and its tool calls until the model ends its turn, MaxTurns round-trips are used,
 // or ctx is cancelled (which returns StopCancelled and a nil error). A model error
 // ends the turn with StopError and is returned; so is a failure to write the log.
-func (a *Agent) Prompt(ctx context.Context, text string) (StopReason, error) {
+func (a *Agent) Prompt(ctx context.Context, text string, images ...card.Content) (StopReason, error) {
 	if !a.turn.TryLock() {
 		return StopError, ErrBusy
 	}
 	defer a.turn.Unlock()
 
-	if err := a.record(session.Record{Type: session.TypeUser, Text: text}); err != nil {
+	if err := a.record(session.Record{Type: session.TypeUser, Text: text, Content: images}); err != nil {
 		return StopError, fmt.Errorf("log prompt: %w", err)
 	}
 
@@ -229,8 +254,10 @@ func (a *Agent) Prompt(ctx context.Context, text string) (StopReason, error) {
 		if round == a.c.MaxTurns {
 			return a.end(t, StopMaxTurns, nil)
 		}
+		model, thinking := a.Model()
 		resp, err := a.c.Provider.Stream(ctx, provider.Request{
-			Model:     a.c.Model,
+			Model:     model,
+			Thinking:  thinking,
 			System:    a.c.System,
 			Messages:  a.messages(),
 			Tools:     a.defs,
@@ -340,7 +367,7 @@ func cleanAssistant(m provider.Message) provider.Message {
 			out.Parts = append(out.Parts, provider.Part{Type: p.Type, Text: p.Text, Signature: p.Signature})
 		case provider.PartToolUse:
 			out.Parts = append(out.Parts, provider.Part{Type: p.Type, ID: p.ID, Name: p.Name, Args: objectArgs(p.Args)})
-		case provider.PartToolResult:
+		case provider.PartToolResult, provider.PartImage:
 			// not something an assistant says; dropped
 		}
 	}

@@ -54,7 +54,7 @@ func (b *builder) fold(r session.Record) {
 		b.result(r)
 	case session.TypeTurnEnd:
 		b.closeCalls()
-	case session.TypeHeader, session.TypeProgress, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeDamaged:
+	case session.TypeHeader, session.TypeProgress, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged:
 	}
 }
 

@@ -85,7 +85,7 @@ func (t *termConsumer) handle(rec session.Record) error {
 		return t.ui.Note("permission mode: " + rec.Mode)
 	case session.TypeDamaged:
 		return t.ui.Note("a damaged log line: " + rec.Error)
-	case session.TypeAllow:
+	case session.TypeAllow, session.TypeModel:
 	}
 	return nil
 }
@@ -149,7 +149,7 @@ func (j *jsonConsumer) handle(rec session.Record) error {
 			out.Name = it.Name
 		}
 	case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking,
-		session.TypeProgress, session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeDamaged:
+		session.TypeProgress, session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged:
 	}
 	b, err := json.Marshal(out, json.Deterministic(true))
 	if err != nil {

@@ -11,12 +11,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/tool"
@@ -46,9 +48,14 @@ type Options struct {
 	KeepEnv      []string
 	// Tools are offered besides the built-in ones (a session's MCP servers).
 	Tools []tool.Tool
+	// Closers are closed when the session ends, after its tools' state (the
+	// MCP servers Tools came from). The session owns them from Create or Load
+	// on, even when opening fails.
+	Closers []io.Closer
 
 	Mode      agent.Mode // the mode a new session starts in (a loaded one keeps its own)
 	Model     string
+	Thinking  string // the thinking level (provider.Request.Thinking) until a model record says otherwise
 	MaxTokens int
 	// Provider returns the model provider. It is called when a prompt first
 	// needs it, so a missing key shows on the prompt, not when the session opens.
@@ -102,12 +109,12 @@ func Create(o Options) (*Session, error) {
 	o.normalize()
 	ws, err := workspace.New(o.Root, o.AllowOutside)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, closeAll(o.Closers))
 	}
 	id := session.NewID(o.Now())
 	log, err := session.Create(o.SessionDir, id, ws.Root(), session.Options{Now: o.Now})
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, closeAll(o.Closers))
 	}
 	return assemble(o, ws, log, id), nil
 }
@@ -122,7 +129,7 @@ func Load(o Options, path string, replay func(*Session, session.Record) error) (
 	o.normalize()
 	ws, err := workspace.New(o.Root, o.AllowOutside)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, closeAll(o.Closers))
 	}
 	id := strings.TrimSuffix(filepath.Base(path), ".jsonl")
 	s := assemble(o, ws, nil, id)
@@ -159,6 +166,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string) *
 		Log:         recorder{s},
 		Tools:       s.tools,
 		Model:       o.Model,
+		Thinking:    o.Thinking,
 		MaxTokens:   o.MaxTokens,
 		Mode:        o.Mode,
 		System:      system,
@@ -200,6 +208,19 @@ func (s *Session) SetMode(m agent.Mode) error {
 	return s.agent.SetMode(m)
 }
 
+// SetModel changes the model and thinking level, logged (a model record), from
+// the next model call on.
+func (s *Session) SetModel(model, thinking string) error {
+	if s.isClosed() {
+		return ErrClosed
+	}
+	return s.agent.SetModel(model, thinking)
+}
+
+// Model returns the model and thinking level in force; "" means the
+// provider's own.
+func (s *Session) Model() (model, thinking string) { return s.agent.Model() }
+
 // Provider returns the model provider, resolving it on first use.
 func (s *Session) Provider() (provider.Provider, error) {
 	s.provOnce.Do(func() {
@@ -218,9 +239,10 @@ func (s *Session) Provider() (provider.Provider, error) {
 // commands' progress is dropped — never records that replay would show.
 func (s *Session) Subscribe(fn func(Event)) *Subscription { return s.bus.subscribe(fn) }
 
-// Prompt runs one turn. It returns ErrBusy while another turn runs and ErrClosed
-// after Close; a missing provider is an error before anything is logged.
-func (s *Session) Prompt(ctx context.Context, text string) (agent.StopReason, error) {
+// Prompt runs one turn on text and the images attached to it. It returns
+// ErrBusy while another turn runs and ErrClosed after Close; a missing provider
+// is an error before anything is logged.
+func (s *Session) Prompt(ctx context.Context, text string, images ...card.Content) (agent.StopReason, error) {
 	if _, err := s.Provider(); err != nil {
 		return agent.StopError, err
 	}
@@ -229,7 +251,7 @@ func (s *Session) Prompt(ctx context.Context, text string) (agent.StopReason, er
 		return agent.StopError, err
 	}
 	defer done()
-	return s.agent.Prompt(tctx, text)
+	return s.agent.Prompt(tctx, text, images...)
 }
 
 // RunTool runs one call the user asked for directly (dsh tool): it is logged like
@@ -338,12 +360,20 @@ func (s *Session) markClosed() (chan struct{}, bool) {
 
 func (s *Session) finish() error {
 	defer untrack(s)
-	err := s.tools.Close()
+	err := errors.Join(s.tools.Close(), closeAll(s.o.Closers))
 	if s.log != nil {
 		err = errors.Join(err, s.log.Close())
 	}
 	s.bus.close(drainWait)
 	return err
+}
+
+func closeAll(cs []io.Closer) error {
+	errs := make([]error, len(cs))
+	for i, c := range cs {
+		errs[i] = c.Close()
+	}
+	return errors.Join(errs...)
 }
 
 // recorder puts the agent's records in the log and publishes them, in one

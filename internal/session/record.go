@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
@@ -21,7 +22,7 @@ type RecordType string
 // The record types, in the order a turn typically produces them.
 const (
 	TypeHeader     RecordType = "header"      // Version, SessionID, Cwd
-	TypeUser       RecordType = "user"        // Text
+	TypeUser       RecordType = "user"        // Text, Content (images)
 	TypeAssistant  RecordType = "assistant"   // Text: a complete assistant text block
 	TypeThinking   RecordType = "thinking"    // Text, Signature
 	TypeToolCall   RecordType = "tool_call"   // CallID, Name, Args
@@ -31,6 +32,7 @@ const (
 	TypeTurnEnd    RecordType = "turn_end"    // StopReason, Usage, Error
 	TypeMode       RecordType = "mode"        // Mode: the permission mode from here on
 	TypeAllow      RecordType = "allow"       // Keys: approvals remembered from here on ("always allow")
+	TypeModel      RecordType = "model"       // Model, Thinking: the model and thinking level from here on
 	// TypeDamaged is never written: lenient readers (a web page following a log)
 	// hand it out in place of a line that does not decode, with Error saying why,
 	// and go on after it.
@@ -50,6 +52,9 @@ type Record struct {
 	// user, assistant, thinking
 	Text      string `json:"text,omitempty"`
 	Signature string `json:"signature,omitempty"`
+	// Content holds a user prompt's images (base64), in the order they were
+	// attached after its Text.
+	Content []card.Content `json:"content,omitempty"`
 
 	// tool_call, progress, tool_result
 	CallID string         `json:"callId,omitempty"`
@@ -76,6 +81,10 @@ type Record struct {
 	Mode string `json:"mode,omitempty"`
 	// allow
 	Keys []string `json:"keys,omitempty"`
+	// model: Model is the model from here on; Thinking the thinking level
+	// (off, adaptive, low … max or a token budget; "" the configured one).
+	Model    string `json:"model,omitempty"`
+	Thinking string `json:"thinking,omitempty"`
 }
 
 // Usage is the token usage of a turn.

@@ -69,7 +69,7 @@ func (p *Presenter) Present(r session.Record) (it Item) {
 		c := p.calls[r.CallID]
 		it.Call, it.Name = c.card, c.rec.Name
 	case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking,
-		session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeDamaged:
+		session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged:
 	}
 	if it.Err != nil && p.OnError != nil {
 		p.OnError(it.Err)

@@ -207,7 +207,7 @@ func (b *builder) item(it view.Item, name string) *itemView {
 	case session.TypeDamaged:
 		v.Type = "note"
 		v.Note = "a damaged line of the log could not be shown: " + r.Error
-	case session.TypeHeader, session.TypeProgress, session.TypeMode, session.TypeAllow:
+	case session.TypeHeader, session.TypeProgress, session.TypeMode, session.TypeAllow, session.TypeModel:
 		return nil
 	}
 	return v
