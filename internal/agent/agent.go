@@ -67,7 +67,7 @@ type Config struct {
 	Model     string
 	Thinking  string // the thinking level (provider.Request.Thinking); "" the provider's
 	MaxTokens int    // per model response; 0 means DefaultMaxTokens
-	MaxTurns  int // model round-trips per prompt; 0 means DefaultMaxTurns
+	MaxTurns  int    // model round-trips per prompt; 0 means DefaultMaxTurns
 	Mode      Mode
 	Permit    Permitter // asked in modes that ask; nil means nobody can be asked
 	System    string    // the full system prompt; build it with SystemPrompt
