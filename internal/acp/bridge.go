@@ -61,8 +61,8 @@ func (b *bridge) updates(rec session.Record, replay bool) []sdk.SessionUpdate {
 	it := b.pres.Present(rec)
 	switch rec.Type {
 	case session.TypeUser:
-		if replay && rec.Text != "" {
-			return one(sdk.UpdateUserMessageText(rec.Text))
+		if replay {
+			return userMessage(rec)
 		}
 	case session.TypeAssistant:
 		if s := b.unstreamed(rec.Type, rec.Text); s != "" {
@@ -80,9 +80,21 @@ func (b *bridge) updates(rec session.Record, replay bool) []sdk.SessionUpdate {
 		return one(b.toolResult(rec, it))
 	case session.TypePlan:
 		return one(planUpdate(rec.Plan))
-	case session.TypeHeader, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeDamaged:
+	case session.TypeHeader, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged:
 	}
 	return nil
+}
+
+// userMessage is a replayed prompt: its text, then its images.
+func userMessage(rec session.Record) []sdk.SessionUpdate {
+	var out []sdk.SessionUpdate
+	if rec.Text != "" {
+		out = append(out, sdk.UpdateUserMessageText(rec.Text))
+	}
+	for _, c := range rec.Content {
+		out = append(out, sdk.UpdateUserMessage(sdk.ImageBlock(c.Data, c.MimeType)))
+	}
+	return out
 }
 
 func one(u sdk.SessionUpdate) []sdk.SessionUpdate { return []sdk.SessionUpdate{u} }

@@ -25,6 +25,7 @@ const maxMessage = 8 << 20
 func Serve(ctx context.Context, in io.Reader, out io.Writer, o Options) error {
 	a := New(o)
 	w := &lineWriter{w: out, answered: make(chan struct{}, 1)}
+	a.w = w
 	pr, pw := io.Pipe()
 	conn := sdk.NewAgentSideConnection(a, w, pr)
 	conn.SetLogger(a.o.Logger)
@@ -49,19 +50,46 @@ type lineWriter struct {
 	w        io.Writer
 	pending  int
 	answered chan struct{}
+	hooks    []hook
+}
+
+// hook runs fn once a response holding match has been written: what a client
+// may only be told about a session once it knows the session's id.
+type hook struct {
+	match []byte
+	fn    func()
+}
+
+// afterResponse runs fn (on its own goroutine) once a response holding match
+// has been written.
+func (l *lineWriter) afterResponse(match string, fn func()) {
+	l.mu.Lock()
+	l.hooks = append(l.hooks, hook{[]byte(match), fn})
+	l.mu.Unlock()
 }
 
 func (l *lineWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if isResponse(p) && l.pending > 0 {
+	resp := isResponse(p)
+	if resp && l.pending > 0 {
 		l.pending--
 		select {
 		case l.answered <- struct{}{}:
 		default:
 		}
 	}
-	return l.w.Write(p)
+	n, err := l.w.Write(p)
+	if resp {
+		for i := 0; i < len(l.hooks); i++ {
+			if h := l.hooks[i]; bytes.Contains(p, h.match) {
+				l.hooks = append(l.hooks[:i], l.hooks[i+1:]...)
+				i--
+				go h.fn()
+			}
+		}
+	}
+	return n, err
 }
 
 // asked notes a request from the client that the SDK will answer.
