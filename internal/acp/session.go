@@ -208,8 +208,10 @@ func (s *sess) handle(e host.Event) {
 		model, _ := s.a.currentModel(s)
 		s.mu.Lock()
 		s.usage.add(model, e.Usage.InputTokens, e.Usage.OutputTokens)
-		s.usage.used = e.Usage.ContextTokens
-		s.send(s.usageUpdate())
+		if e.Usage.ContextTokens > 0 { // a provider that counts nothing tells nothing
+			s.usage.used = e.Usage.ContextTokens
+			s.send(s.usageUpdate())
+		}
 		s.mu.Unlock()
 	}
 }
@@ -359,7 +361,7 @@ func (s *sess) takeTurnUsage() *sdk.Usage {
 	defer s.mu.Unlock()
 	u := s.turnUsage
 	s.turnUsage = nil
-	if u == nil {
+	if u == nil || u.InputTokens+u.OutputTokens == 0 { // a provider that counts nothing tells nothing
 		return nil
 	}
 	return &sdk.Usage{InputTokens: int(u.InputTokens), OutputTokens: int(u.OutputTokens), TotalTokens: int(u.InputTokens + u.OutputTokens)}
