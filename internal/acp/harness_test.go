@@ -30,6 +30,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv("DSH_ACP_TEST_MCP") == "1" { // the stdio MCP server the tests give dsh
+		os.Exit(runTestMCPServer())
+	}
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "dsh-acp-test-")
 	if err != nil {
@@ -86,6 +89,7 @@ type options struct {
 	sessionDir string // default: a new temp dir
 	configHome string // XDG_CONFIG_HOME (the user's config and commands); default: a new temp dir
 	args       []string
+	env        []string
 }
 
 // start runs `dsh acp` with a scripted provider and connects to it.
@@ -119,7 +123,7 @@ func start(t *testing.T, o options) *client {
 	c.cmd = exec.Command(dshBin, append([]string{"acp", "--provider", "script", "--script", script,
 		"--mode", o.mode, "--session-dir", o.sessionDir}, o.args...)...)
 	// The user's own configuration and commands must not leak into a test.
-	c.cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+o.configHome)
+	c.cmd.Env = append(append(os.Environ(), "XDG_CONFIG_HOME="+o.configHome), o.env...)
 	c.cmd.Stderr = c.stderr
 	stdin, err := c.cmd.StdinPipe()
 	if err != nil {
