@@ -310,6 +310,13 @@ func (c *client) transcript(from int, sessions ...sdk.SessionId) []string {
 				info["version"] = "{{version}}"
 			}
 			normalizeOptions(r["configOptions"])
+			if ss, ok := r["sessions"].([]any); ok {
+				for _, x := range ss {
+					if m, ok := x.(map[string]any); ok {
+						m["updatedAt"] = "{{time}}"
+					}
+				}
+			}
 		}
 		if p, ok := v["params"].(map[string]any); ok {
 			if u, ok := p["update"].(map[string]any); ok {
