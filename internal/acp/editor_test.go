@@ -56,6 +56,7 @@ func TestHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.announced(resp.SessionId)
 	c.mustPrompt(resp.SessionId, "Elsewhere", sdk.StopReasonEndTurn)
 
 	from := c.mark()
@@ -128,6 +129,7 @@ func TestConfigOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := resp.SessionId
+	c.announced(id)
 	if cur, values := option(t, resp.ConfigOptions, "model"); cur != "script" || !strings.Contains(strings.Join(values, " "), "claude-haiku-4-5") {
 		t.Errorf("model option: current %q of %q", cur, values)
 	}

@@ -192,7 +192,17 @@ func (c *client) newSession() sdk.SessionId {
 	if err != nil {
 		c.t.Fatalf("session/new: %v", err)
 	}
+	c.announced(resp.SessionId)
 	return resp.SessionId
+}
+
+// announced waits for the commands a new session offers, which dsh sends right
+// after its answer to session/new, so that transcripts cut after it are stable.
+func (c *client) announced(id sdk.SessionId) {
+	c.t.Helper()
+	c.waitFor("the available commands of "+string(id), func(l string) bool {
+		return strings.Contains(l, `"sessionId":"`+string(id)+`"`) && strings.Contains(l, "available_commands_update")
+	})
 }
 
 func (c *client) prompt(id sdk.SessionId, text string) (sdk.StopReason, error) {
