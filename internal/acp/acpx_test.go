@@ -124,7 +124,7 @@ func TestAcpx(t *testing.T) {
 	}
 	var got []string
 	for _, r := range recs {
-		switch r.Type {
+		switch r.Type { //nolint:exhaustive // only what the test checks
 		case session.TypeUser:
 			got = append(got, "user "+r.Text)
 		case session.TypeModel:

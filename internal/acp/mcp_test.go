@@ -184,7 +184,7 @@ func TestMCPServerDies(t *testing.T) {
 	var prompts []string
 	var results []string
 	for _, r := range recs {
-		switch r.Type {
+		switch r.Type { //nolint:exhaustive // only what the test checks
 		case session.TypeUser:
 			prompts = append(prompts, r.Text)
 		case session.TypeToolResult:

@@ -424,7 +424,7 @@ func (a *Agent) logAssistant(m provider.Message) ([]call, error) {
 			t, _ := a.c.Registry.Get(p.Name)
 			calls = append(calls, call{id: p.ID, name: p.Name, args: p.Args, tool: t, continues: len(calls) > 0})
 			continue
-		case provider.PartToolResult:
+		case provider.PartToolResult, provider.PartImage:
 			continue
 		}
 		if err := a.record(rec); err != nil {

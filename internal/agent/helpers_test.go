@@ -221,6 +221,8 @@ func summary(recs []session.Record) []string {
 			out = append(out, "mode "+r.Mode)
 		case session.TypeAllow:
 			out = append(out, "allow "+strings.Join(r.Keys, ","))
+		case session.TypeModel:
+			out = append(out, "model "+r.Model+" "+r.Thinking)
 		case session.TypeDamaged:
 		}
 	}
