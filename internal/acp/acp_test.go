@@ -24,6 +24,8 @@ type turn struct {
 	Text          string `json:"text,omitempty"`
 	ToolCalls     []call `json:"tool_calls,omitempty"`
 	WaitForCancel bool   `json:"wait_for_cancel,omitempty"`
+	InputTokens   int64  `json:"input_tokens,omitempty"`
+	OutputTokens  int64  `json:"output_tokens,omitempty"`
 }
 
 type call struct {

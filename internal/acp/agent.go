@@ -8,7 +8,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,8 +19,11 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/config"
 	"github.com/dsh-dev/dsh/internal/host"
+	"github.com/dsh-dev/dsh/internal/mcp"
 	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/view"
 	"github.com/dsh-dev/dsh/internal/workspace"
@@ -26,9 +31,15 @@ import (
 
 // Options configure the agent.
 type Options struct {
-	SessionDir   string     // where session logs live
-	Mode         agent.Mode // the permission mode sessions start in
-	Model        string
+	SessionDir string     // where session logs live
+	Mode       agent.Mode // the permission mode sessions start in
+	// Model is the model sessions start with, shown as the current one in the
+	// model picker; Thinking is their thinking level ("" the provider's).
+	Model    string
+	Thinking string
+	// Models lists the models the picker offers (the provider's, with the
+	// built-in list when that fails); nil offers the built-in list.
+	Models       func(context.Context) ([]models.Info, error)
 	AllowOutside bool     // let tools touch paths outside the session's cwd
 	KeepEnv      []string // secret-looking variables commands may still see
 	// Provider returns the model provider. It is called when a model is first
@@ -37,6 +48,9 @@ type Options struct {
 	Version  string
 	Logger   *slog.Logger // diagnostics; nil discards them
 	Now      func() time.Time
+	// Getenv reads the environment for each session's configuration file and
+	// custom commands; nil is os.Getenv.
+	Getenv func(string) string
 }
 
 // Agent implements the ACP agent side for any number of sessions.
@@ -46,6 +60,12 @@ type Agent struct {
 	provOnce sync.Once
 	prov     provider.Provider
 	provErr  error
+
+	modelsOnce sync.Once
+	models     []models.Info
+
+	w        *lineWriter // the connection's writer, once serving
+	listPage int         // sessions per session/list page; 0 is listPage
 
 	mu       sync.Mutex
 	peer     peer
@@ -70,6 +90,9 @@ func New(o Options) *Agent {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
 	return &Agent{o: o, sessions: map[string]*sess{}}
 }
 
@@ -90,9 +113,10 @@ func (a *Agent) provider() (provider.Provider, error) {
 	return a.prov, a.provErr
 }
 
-// Initialize answers with what dsh supports: loading sessions, embedded context
-// in prompts (no images or audio: the agent takes text), closing sessions, and
-// no authentication (providers read their keys from the environment).
+// Initialize answers with what dsh supports: loading, listing, resuming and
+// closing sessions, embedded context and images in prompts (no audio), MCP
+// servers over stdio, HTTP and SSE, and no authentication (providers read
+// their keys from the environment).
 func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
 	on, _ := p.ClientCapabilities.Meta["terminal_output"].(bool)
 	a.mu.Lock()
@@ -101,9 +125,14 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 	return sdk.InitializeResponse{
 		ProtocolVersion: sdk.ProtocolVersionNumber,
 		AgentCapabilities: sdk.AgentCapabilities{
-			LoadSession:         true,
-			PromptCapabilities:  sdk.PromptCapabilities{EmbeddedContext: true},
-			SessionCapabilities: sdk.SessionCapabilities{Close: &sdk.SessionCloseCapabilities{}},
+			LoadSession:        true,
+			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true, Image: true},
+			McpCapabilities:    sdk.McpCapabilities{Http: true, Sse: true},
+			SessionCapabilities: sdk.SessionCapabilities{
+				Close:  &sdk.SessionCloseCapabilities{},
+				List:   &sdk.SessionListCapabilities{},
+				Resume: &sdk.SessionResumeCapabilities{},
+			},
 		},
 		AgentInfo:   &sdk.Implementation{Name: "dsh", Title: sdk.Ptr("dsh"), Version: a.o.Version},
 		AuthMethods: []sdk.AuthMethod{},
@@ -111,62 +140,133 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 }
 
 // NewSession starts a session whose workspace is the client's cwd.
+// Its MCP servers (the client's and the configuration file's) are started
+// first, so the model has their tools from the first prompt.
 func (a *Agent) NewSession(_ context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
 	if err := checkCwd(p.Cwd); err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	h, err := host.Create(a.hostOptions(p.Cwd))
+	cfg, err := a.config(p.Cwd)
+	if err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
+	servers, n := a.startMCP(p.Cwd, cfg, p.McpServers)
+	h, err := host.Create(a.hostOptions(p.Cwd, servers))
 	if err != nil {
 		return sdk.NewSessionResponse{}, openError(err)
 	}
 	s := a.newSess(h.ID(), h.Root(), h)
+	a.equip(s, cfg, n)
 	s.attach(h)
 	a.add(s)
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(h.ID()), Modes: modeState(h.Mode(), h.AutoAvailable())}, nil
+	// The client can place updates only once it has the session's id.
+	if a.w != nil {
+		a.w.afterResponse(`"sessionId":"`+s.id+`"`, s.announced)
+	} else {
+		s.announced()
+	}
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(h.ID()), Modes: modeState(h.Mode(), h.AutoAvailable()),
+		ConfigOptions: a.configOptions(s)}, nil
+}
+
+// config is the configuration for a session in cwd; a bad file is the
+// client's error, with the file and line.
+func (a *Agent) config(cwd string) (config.Config, error) {
+	c, err := config.Load(cwd, a.o.Getenv)
+	if err != nil {
+		return config.Config{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
+	}
+	for _, n := range c.Notices {
+		a.o.Logger.Warn(n)
+	}
+	return c, nil
+}
+
+// equip gives a session what it offers besides the host's: its configuration,
+// commands and MCP notes.
+func (a *Agent) equip(s *sess, cfg config.Config, n *notes) {
+	s.cfg, s.notes = cfg, n
+	s.cmds = a.editorCommands(s.br.cwd)
+	if len(n.started) > 0 {
+		a.o.Logger.Debug("MCP servers started", "session", s.id, "servers", n.started)
+	}
 }
 
 // LoadSession replays a session's log as updates — the same cards it showed
 // live — while the host folds it into the session's state, in one pass over the
 // file; the conversation goes on in the same log.
 func (a *Agent) LoadSession(_ context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
-	id := string(p.SessionId)
-	path, err := a.logPath(id)
+	s, err := a.reopen(string(p.SessionId), p.Cwd, p.McpServers, true)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
-	if err := checkCwd(p.Cwd); err != nil {
-		return sdk.LoadSessionResponse{}, err
+	return sdk.LoadSessionResponse{Modes: modeState(s.h.Mode(), s.h.AutoAvailable()), ConfigOptions: a.configOptions(s)}, nil
+}
+
+// ResumeSession reattaches a session without replaying it: the client still
+// shows its history.
+func (a *Agent) ResumeSession(_ context.Context, p sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
+	s, err := a.reopen(string(p.SessionId), p.Cwd, p.McpServers, false)
+	if err != nil {
+		return sdk.ResumeSessionResponse{}, err
+	}
+	return sdk.ResumeSessionResponse{Modes: modeState(s.h.Mode(), s.h.AutoAvailable()), ConfigOptions: a.configOptions(s)}, nil
+}
+
+// reopen opens a logged session in cwd, replaying its log to the client or not.
+// A session already open here is closed first: its log must be let go.
+func (a *Agent) reopen(id, cwd string, servers []sdk.McpServer, replay bool) (*sess, error) {
+	path, err := a.logPath(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkCwd(cwd); err != nil {
+		return nil, err
+	}
+	cfg, err := a.config(cwd)
+	if err != nil {
+		return nil, err
 	}
 	a.mu.Lock()
 	old := a.sessions[id]
 	delete(a.sessions, id)
 	a.mu.Unlock()
-	if old != nil { // loaded again: its log must be let go before it is reopened
+	if old != nil {
 		if err := old.close(); err != nil {
-			a.o.Logger.Warn("closing the session before reloading it", "session", id, "err", err)
+			a.o.Logger.Warn("closing the session before reopening it", "session", id, "err", err)
 		}
 	}
+	mcps, n := a.startMCP(cwd, cfg, servers)
 	var s *sess
-	h, err := host.Load(a.hostOptions(p.Cwd), path, func(h *host.Session, r session.Record) error {
-		if s == nil {
-			cwd := r.Cwd // the history's paths are relative to where it ran
-			if cwd == "" {
-				cwd = p.Cwd
+	var each func(*host.Session, session.Record) error
+	if replay {
+		each = func(h *host.Session, r session.Record) error {
+			if s == nil {
+				hcwd := r.Cwd // the history's paths are relative to where it ran
+				if hcwd == "" {
+					hcwd = cwd
+				}
+				s = a.newSess(id, hcwd, h)
+				s.br.replaying = true
 			}
-			s = a.newSess(id, cwd, h)
-			s.br.replaying = true
+			return s.replayRecord(r)
 		}
-		return s.replayRecord(r)
-	})
+	}
+	h, err := host.Load(a.hostOptions(cwd, mcps), path, each)
 	if err != nil {
-		return sdk.LoadSessionResponse{}, openError(err)
+		return nil, openError(err)
+	}
+	if s == nil {
+		s = a.newSess(id, h.Root(), h)
 	}
 	s.endReplay()
 	s.br.replaying = false
 	s.br.cwd = h.Root() // calls from now on run in the cwd the client gave
+	a.equip(s, cfg, n)
 	s.attach(h)
 	a.add(s)
-	return sdk.LoadSessionResponse{Modes: modeState(h.Mode(), h.AutoAvailable())}, nil
+	s.announced() // the client named the session: it can take updates now
+	return s, nil
 }
 
 func openError(err error) error {
@@ -200,19 +300,24 @@ func checkCwd(cwd string) error {
 }
 
 // hostOptions are the options of a session in cwd.
-func (a *Agent) hostOptions(cwd string) host.Options {
-	return host.Options{
+func (a *Agent) hostOptions(cwd string, servers *mcp.Servers) host.Options {
+	o := host.Options{
 		SessionDir:   a.o.SessionDir,
 		Root:         cwd,
 		AllowOutside: a.o.AllowOutside,
 		KeepEnv:      a.o.KeepEnv,
 		Mode:         a.o.Mode,
 		Model:        a.o.Model,
+		Thinking:     a.o.Thinking,
 		Provider:     a.provider,
 		Ask:          true,
 		Now:          a.o.Now,
 		Warn:         func(msg string) { a.o.Logger.Warn(msg) },
 	}
+	if servers != nil {
+		o.Tools, o.Closers = servers.Tools(), []io.Closer{servers}
+	}
+	return o
 }
 
 // newSess makes the ACP side of a session: the bridge that shows it.
@@ -222,6 +327,7 @@ func (a *Agent) newSess(id, cwd string, h *host.Session) *sess {
 	a.mu.Unlock()
 	pres := view.NewPresenter(h.Registry())
 	s := newSess(id, p, newBridge(cwd, termMeta, pres), a.diag)
+	s.a, s.replayModel = a, a.o.Model
 	pres.OnError = func(err error) { a.o.Logger.Error("presenter failed", "session", id, "err", err) }
 	return s
 }
@@ -265,14 +371,26 @@ func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptRespon
 	if err != nil {
 		return sdk.PromptResponse{}, err
 	}
-	text, err := promptText(p.Prompt)
+	text, images, err := promptText(p.Prompt)
 	if err != nil {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
+	}
+	s.waitReady()
+	if len(images) == 0 {
+		prompt, handled, err := a.runCommand(s, text)
+		if handled {
+			s.flush()
+			if err != nil {
+				return sdk.PromptResponse{}, &sdk.RequestError{Code: -32603, Message: err.Error()}
+			}
+			return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
+		}
+		text = prompt
 	}
 	if _, err := a.provider(); err != nil { // say what to configure before logging a prompt that cannot run
 		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32603, Message: err.Error()}
 	}
-	stop, err := s.h.Prompt(context.Background(), text)
+	stop, err := s.h.Prompt(context.Background(), withNotes(text, s.notes.forModel()), images...)
 	switch {
 	case errors.Is(err, host.ErrBusy):
 		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32600,
@@ -291,7 +409,7 @@ func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptRespon
 	if err != nil {
 		return sdk.PromptResponse{}, err
 	}
-	return sdk.PromptResponse{StopReason: reason}, nil
+	return sdk.PromptResponse{StopReason: reason, Usage: s.takeTurnUsage()}, nil
 }
 
 func stopReason(r agent.StopReason) (sdk.StopReason, error) {
@@ -332,6 +450,7 @@ func (a *Agent) SetSessionMode(_ context.Context, p sdk.SetSessionModeRequest) (
 	if err := s.h.SetMode(m); err != nil {
 		return sdk.SetSessionModeResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
 	}
+	s.flush() // the updates that say so come first
 	return sdk.SetSessionModeResponse{}, nil
 }
 
@@ -375,19 +494,25 @@ func (a *Agent) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.Auth
 	return sdk.AuthenticateResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodAuthenticate)
 }
 
-// ListSessions is not advertised.
-func (a *Agent) ListSessions(context.Context, sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
-	return sdk.ListSessionsResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionList)
-}
-
-// ResumeSession is not advertised: session/load does more.
-func (a *Agent) ResumeSession(context.Context, sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
-	return sdk.ResumeSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionResume)
-}
-
-// SetSessionConfigOption is not advertised: the modes are the only setting.
-func (a *Agent) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
-	return sdk.SetSessionConfigOptionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionSetConfigOption)
+// SetSessionConfigOption changes the mode, the model or the thinking level;
+// the change is logged, so a reloaded session keeps it.
+func (a *Agent) SetSessionConfigOption(_ context.Context, p sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
+	if p.ValueId == nil {
+		return sdk.SetSessionConfigOptionResponse{}, sdk.NewInvalidParams(map[string]any{"error": "dsh's config options take a value id"})
+	}
+	s, err := a.session(p.ValueId.SessionId)
+	if err != nil {
+		return sdk.SetSessionConfigOptionResponse{}, err
+	}
+	if err := a.setOption(s, string(p.ValueId.ConfigId), string(p.ValueId.Value)); err != nil {
+		var re *sdk.RequestError
+		if !errors.As(err, &re) {
+			err = sdk.NewInternalError(map[string]any{"error": err.Error()})
+		}
+		return sdk.SetSessionConfigOptionResponse{}, err
+	}
+	s.flush() // the updates that say so come first
+	return sdk.SetSessionConfigOptionResponse{ConfigOptions: a.configOptions(s)}, nil
 }
 
 // modeState offers the permission modes as session modes; auto only where the

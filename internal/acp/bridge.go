@@ -63,8 +63,8 @@ func (b *bridge) updates(rec session.Record, replay bool) []sdk.SessionUpdate {
 	it := b.pres.Present(rec)
 	switch rec.Type {
 	case session.TypeUser:
-		if replay && rec.Text != "" {
-			return one(sdk.UpdateUserMessageText(rec.Text))
+		if replay {
+			return userMessage(rec)
 		}
 	case session.TypeAssistant:
 		if s := b.unstreamed(rec.Type, rec.Text); s != "" {
@@ -84,7 +84,7 @@ func (b *bridge) updates(rec session.Record, replay bool) []sdk.SessionUpdate {
 		return one(planUpdate(rec.Plan))
 	case session.TypeCompaction, session.TypeInstructions:
 		return b.contextCard(rec, it)
-	case session.TypeHeader, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeDamaged:
+	case session.TypeHeader, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged:
 	}
 	return nil
 }
@@ -101,6 +101,18 @@ func (b *bridge) contextCard(rec session.Record, it view.Item) []sdk.SessionUpda
 	u := &sdk.SessionToolCallUpdate{ToolCallId: sdk.ToolCallId(id), Status: &status}
 	b.viewResult(u, v, nil, tool.Result{Content: []card.Content{card.Text(rec.Text)}}, it.Result)
 	return []sdk.SessionUpdate{call, {ToolCallUpdate: u}}
+}
+
+// userMessage is a replayed prompt: its text, then its images.
+func userMessage(rec session.Record) []sdk.SessionUpdate {
+	var out []sdk.SessionUpdate
+	if rec.Text != "" {
+		out = append(out, sdk.UpdateUserMessageText(rec.Text))
+	}
+	for _, c := range rec.Content {
+		out = append(out, sdk.UpdateUserMessage(sdk.ImageBlock(c.Data, c.MimeType)))
+	}
+	return out
 }
 
 func one(u sdk.SessionUpdate) []sdk.SessionUpdate { return []sdk.SessionUpdate{u} }

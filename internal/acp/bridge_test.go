@@ -47,10 +47,15 @@ func TestPromptText(t *testing.T) {
 		{"embedded", []sdk.ContentBlock{text("Explain "), sdk.ResourceBlock(sdk.EmbeddedResourceResource{
 			TextResourceContents: &sdk.TextResourceContents{Uri: "file:///src/a.go", Text: "package a\n"}})},
 			"Explain [@a.go](file:///src/a.go)\n\n<context ref=\"file:///src/a.go\">\npackage a\n</context>", ""},
-		{"image", []sdk.ContentBlock{text("Look"), sdk.ImageBlock("AAAA", "image/png")}, "", "images"},
+		{"image", []sdk.ContentBlock{text("Look"), sdk.ImageBlock("AAAA", "image/png")}, "Look", ""},
+		{"image only", []sdk.ContentBlock{sdk.ImageBlock("AAAA", "image/png")}, "", ""},
+		{"not an image", []sdk.ContentBlock{text("Look"), sdk.ImageBlock("AAAA", "text/plain")}, "", "not an image"},
+		{"bad base64", []sdk.ContentBlock{text("Look"), sdk.ImageBlock("%%%", "image/png")}, "", "base64"},
+		{"no data", []sdk.ContentBlock{text("Look"), sdk.ImageBlock("", "image/png")}, "", "no data"},
+		{"audio", []sdk.ContentBlock{text("Hear"), {Audio: &sdk.ContentBlockAudio{Data: "AAAA", MimeType: "audio/wav", Type: "audio"}}}, "", "audio"},
 		{"empty", []sdk.ContentBlock{text("  ")}, "", "empty"},
 	} {
-		got, err := promptText(tc.in)
+		got, _, err := promptText(tc.in)
 		switch {
 		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
 			t.Errorf("%s: error %v, want one about %q", tc.name, err, tc.wantErr)

@@ -1,19 +1,28 @@
 package acp
 
 import (
+	"encoding/base64"
 	"errors"
+	"fmt"
 	"strings"
 
 	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/dsh-dev/dsh/internal/card"
 )
 
+// maxImages bounds the images of one prompt (Anthropic takes at most 100 in a
+// request; a prompt should leave room for the conversation's others).
+const maxImages = 20
+
 // promptText turns a prompt's content blocks into the text the agent sends the
-// model. Text is kept as written; a mentioned resource becomes a Markdown link
-// where it was mentioned; the text of embedded resources (the files an editor
-// attaches) follows the prompt in <context> blocks. Images and audio are refused:
-// dsh does not advertise them.
-func promptText(blocks []sdk.ContentBlock) (string, error) {
+// model and the images attached to it. Text is kept as written; a mentioned
+// resource becomes a Markdown link where it was mentioned; the text of embedded
+// resources (the files an editor attaches) follows the prompt in <context>
+// blocks; images follow the text. Audio is refused: dsh does not advertise it.
+func promptText(blocks []sdk.ContentBlock) (string, []card.Content, error) {
 	var b, ctx strings.Builder
+	var images []card.Content
 	for _, c := range blocks {
 		switch {
 		case c.Text != nil:
@@ -30,16 +39,38 @@ func promptText(blocks []sdk.ContentBlock) (string, error) {
 				b.WriteString(mention(r.BlobResourceContents.Uri, r.BlobResourceContents.Uri))
 			}
 		case c.Image != nil:
-			return "", errors.New("dsh does not take images in prompts")
+			img, err := image(c.Image)
+			if err != nil {
+				return "", nil, err
+			}
+			if len(images) == maxImages {
+				return "", nil, fmt.Errorf("a prompt takes at most %d images", maxImages)
+			}
+			images = append(images, img)
 		case c.Audio != nil:
-			return "", errors.New("dsh does not take audio in prompts")
+			return "", nil, errors.New("dsh does not take audio in prompts")
 		}
 	}
 	text := b.String() + ctx.String()
-	if strings.TrimSpace(text) == "" {
-		return "", errors.New("the prompt is empty")
+	if strings.TrimSpace(text) == "" && len(images) == 0 {
+		return "", nil, errors.New("the prompt is empty")
 	}
-	return text, nil
+	return text, images, nil
+}
+
+// image checks an image block: base64 data of an image type (the providers
+// scale and convert it to what they take).
+func image(c *sdk.ContentBlockImage) (card.Content, error) {
+	if !strings.HasPrefix(c.MimeType, "image/") {
+		return card.Content{}, fmt.Errorf("an image block has MIME type %q, not an image type", c.MimeType)
+	}
+	if c.Data == "" {
+		return card.Content{}, errors.New("an image block has no data (images by URI are not fetched)")
+	}
+	if _, err := base64.StdEncoding.DecodeString(c.Data); err != nil {
+		return card.Content{}, fmt.Errorf("an image block's data is not base64: %w", err)
+	}
+	return card.Image(c.MimeType, c.Data), nil
 }
 
 // mention is a resource reference in the prompt, e.g. [@main.go](file:///src/main.go).

@@ -25,6 +25,7 @@ const maxMessage = 8 << 20
 func Serve(ctx context.Context, in io.Reader, out io.Writer, o Options) error {
 	a := New(o)
 	w := &lineWriter{w: out, answered: make(chan struct{}, 1)}
+	a.w = w
 	pr, pw := io.Pipe()
 	conn := sdk.NewAgentSideConnection(a, w, pr)
 	conn.SetLogger(a.o.Logger)
@@ -52,6 +53,22 @@ type lineWriter struct {
 	mu       sync.Mutex // guards pending
 	pending  int
 	answered chan struct{}
+	hooks    []hook
+}
+
+// hook runs fn once a response holding match has been written: what a client
+// may only be told about a session once it knows the session's id.
+type hook struct {
+	match []byte
+	fn    func()
+}
+
+// afterResponse runs fn (on its own goroutine) once a response holding match
+// has been written.
+func (l *lineWriter) afterResponse(match string, fn func()) {
+	l.mu.Lock()
+	l.hooks = append(l.hooks, hook{[]byte(match), fn})
+	l.mu.Unlock()
 }
 
 func (l *lineWriter) Write(p []byte) (int, error) {
@@ -65,6 +82,13 @@ func (l *lineWriter) Write(p []byte) (int, error) {
 			select {
 			case l.answered <- struct{}{}:
 			default:
+			}
+		}
+		for i := 0; i < len(l.hooks); i++ {
+			if h := l.hooks[i]; bytes.Contains(p, h.match) {
+				l.hooks = append(l.hooks[:i], l.hooks[i+1:]...)
+				i--
+				go h.fn()
 			}
 		}
 		l.mu.Unlock()

@@ -3,13 +3,17 @@ package acp
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/command"
+	"github.com/dsh-dev/dsh/internal/config"
 	"github.com/dsh-dev/dsh/internal/host"
+	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/session"
 )
 
@@ -29,11 +33,43 @@ type sess struct {
 	sub  *host.Subscription
 	diag func(msg string, args ...any)
 
+	a     *Agent
+	cfg   config.Config     // the configuration for the session's cwd
+	cmds  []command.Command // the slash commands it offers
+	notes *notes            // about its MCP servers
+	// ready is closed once the client has been told what a new session offers
+	// (after it got the session's id); a prompt waits for it.
+	ready chan struct{}
+
 	mu      sync.Mutex // serialises the bridge and the sends it derives
 	br      *bridge
 	refresh map[string]*time.Timer // pending fallback refreshes, by call
 	lastRef map[string]time.Time
 	closed  bool
+
+	titled      bool           // the session has a title (its first prompt)
+	usage       usage          // tokens and cost so far
+	turnUsage   *session.Usage // the last turn's, for its prompt response
+	replayModel string         // while loading: the model in force at this point of the log
+}
+
+// usage is a session's token count, folded from the stream (and from the log's
+// turn_end records on load).
+type usage struct {
+	in, out  int64
+	used     int64   // the context's size after the last model call
+	cost     float64 // US dollars, of the tokens whose model has a known price
+	unpriced bool    // some tokens went to a model whose price is not known
+}
+
+func (u *usage) add(model string, in, out int64) {
+	u.in += in
+	u.out += out
+	if c, ok := models.Cost(model, models.Usage{InputTokens: in, OutputTokens: out}); ok {
+		u.cost += c
+	} else if in+out > 0 {
+		u.unpriced = true
+	}
 }
 
 // peer is the client side of the connection, as a session uses it.
@@ -43,7 +79,7 @@ type peer interface {
 }
 
 func newSess(id string, p peer, br *bridge, diag func(string, ...any)) *sess {
-	return &sess{id: id, peer: p, br: br, diag: diag,
+	return &sess{id: id, peer: p, br: br, diag: diag, ready: make(chan struct{}),
 		refresh: map[string]*time.Timer{}, lastRef: map[string]time.Time{}}
 }
 
@@ -73,7 +109,66 @@ func (s *sess) replayRecord(r session.Record) error {
 	for _, u := range s.br.updates(r, true) {
 		s.send(u)
 	}
+	switch r.Type {
+	case session.TypeUser:
+		s.titleFrom(r)
+	case session.TypeModel:
+		s.replayModel = r.Model
+	case session.TypeTurnEnd:
+		if r.Usage != nil {
+			s.usage.add(s.replayModel, r.Usage.InputTokens, r.Usage.OutputTokens)
+			if r.Usage.ContextTokens > 0 {
+				s.usage.used = r.Usage.ContextTokens
+			}
+		}
+	case session.TypeHeader, session.TypeAssistant, session.TypeThinking, session.TypeToolCall, session.TypeProgress,
+		session.TypeToolResult, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeDamaged:
+	}
 	return nil
+}
+
+// titleFrom sends the session's title, taken from its first prompt. The
+// caller holds s.mu.
+func (s *sess) titleFrom(r session.Record) {
+	if s.titled || strings.TrimSpace(r.Text) == "" {
+		return
+	}
+	s.titled = true
+	s.send(sdk.SessionUpdate{SessionInfoUpdate: &sdk.SessionSessionInfoUpdate{
+		Title: sdk.Ptr(title(r.Text)), UpdatedAt: sdk.Ptr(r.Time.UTC().Format(time.RFC3339Nano))}})
+}
+
+// say sends the user a message that is not the model's: the answer to a
+// command, a note about an MCP server.
+func (s *sess) say(text string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.send(sdk.UpdateAgentMessageText(text))
+}
+
+// announce tells the client what the session offers — its commands, its
+// usage so far — and what went wrong with its MCP servers; from now on such
+// news is sent as it happens.
+func (s *sess) announce() {
+	s.mu.Lock()
+	s.send(commandsUpdate(s.cmds))
+	if s.usage.used > 0 {
+		s.send(s.usageUpdate())
+	}
+	s.mu.Unlock()
+	for _, n := range s.notes.attach(func(msg string) { s.say(userNote(msg)) }) {
+		s.say(userNote(n))
+	}
+}
+
+// usageUpdate is the context's fill and the cost so far. The caller holds s.mu.
+func (s *sess) usageUpdate() sdk.SessionUpdate {
+	model, _ := s.a.currentModel(s)
+	u := &sdk.SessionUsageUpdate{Used: int(s.usage.used), Size: int(s.window(model))}
+	if !s.usage.unpriced && s.usage.in+s.usage.out > 0 {
+		u.Cost = &sdk.Cost{Amount: s.usage.cost, Currency: "USD"}
+	}
+	return sdk.SessionUpdate{UsageUpdate: u}
 }
 
 // endReplay fails the calls the log left unfinished (dsh stopped while they
@@ -110,6 +205,14 @@ func (s *sess) handle(e host.Event) {
 	case host.KindPermission:
 		s.permit(e.Permission)
 	case host.KindUsage:
+		model, _ := s.a.currentModel(s)
+		s.mu.Lock()
+		s.usage.add(model, e.Usage.InputTokens, e.Usage.OutputTokens)
+		if e.Usage.ContextTokens > 0 { // a provider that counts nothing tells nothing
+			s.usage.used = e.Usage.ContextTokens
+			s.send(s.usageUpdate())
+		}
+		s.mu.Unlock()
 	}
 }
 
@@ -130,8 +233,15 @@ func (s *sess) record(r session.Record) {
 		delete(s.lastRef, r.CallID)
 	case session.TypeMode:
 		s.send(sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{CurrentModeId: sdk.SessionModeId(r.Mode)}})
-	case session.TypeHeader, session.TypeUser, session.TypeToolCall, session.TypeAssistant, session.TypeThinking,
-		session.TypePlan, session.TypeTurnEnd, session.TypeAllow, session.TypeDamaged, session.TypeCompaction, session.TypeInstructions:
+		s.send(sdk.SessionUpdate{ConfigOptionUpdate: &sdk.SessionConfigOptionUpdate{ConfigOptions: s.a.configOptions(s)}})
+	case session.TypeModel:
+		s.send(sdk.SessionUpdate{ConfigOptionUpdate: &sdk.SessionConfigOptionUpdate{ConfigOptions: s.a.configOptions(s)}})
+	case session.TypeUser:
+		s.titleFrom(r)
+	case session.TypeTurnEnd:
+		s.turnUsage = r.Usage
+	case session.TypeHeader, session.TypeToolCall, session.TypeAssistant, session.TypeThinking,
+		session.TypePlan, session.TypeAllow, session.TypeDamaged, session.TypeCompaction, session.TypeInstructions:
 	}
 }
 
@@ -229,6 +339,32 @@ func decision(resp sdk.RequestPermissionResponse, err error) (agent.Decision, er
 		return agent.Reject, nil
 	}
 	return agent.Reject, errors.New("the client chose an option that was not offered: " + string(resp.Outcome.Selected.OptionId))
+}
+
+// announced tells the client what the session offers, then lets prompts run.
+func (s *sess) announced() {
+	s.announce()
+	close(s.ready)
+}
+
+// waitReady waits, bounded, until the client was told what the session offers.
+func (s *sess) waitReady() {
+	select {
+	case <-s.ready:
+	case <-time.After(flushWait):
+	}
+}
+
+// takeTurnUsage is the last turn's usage for its prompt response.
+func (s *sess) takeTurnUsage() *sdk.Usage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u := s.turnUsage
+	s.turnUsage = nil
+	if u == nil || u.InputTokens+u.OutputTokens == 0 { // a provider that counts nothing tells nothing
+		return nil
+	}
+	return &sdk.Usage{InputTokens: int(u.InputTokens), OutputTokens: int(u.OutputTokens), TotalTokens: int(u.InputTokens + u.OutputTokens)}
 }
 
 // flush waits until the bridge has sent what every event so far shows.

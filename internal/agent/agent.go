@@ -67,8 +67,9 @@ type Config struct {
 	Tools    *tool.Session
 
 	Model     string
-	MaxTokens int // per model response; 0 means DefaultMaxTokens
-	MaxTurns  int // model round-trips per prompt; 0 means DefaultMaxTurns
+	Thinking  string // the thinking level (provider.Request.Thinking); "" the provider's
+	MaxTokens int    // per model response; 0 means DefaultMaxTokens
+	MaxTurns  int    // model round-trips per prompt; 0 means DefaultMaxTurns
 	Mode      Mode
 	// Auto says that commands run in the sandbox, so the auto mode may be set.
 	Auto   bool
@@ -105,13 +106,15 @@ type Agent struct {
 	mu      sync.Mutex // guards the folded state, which calls and mode changes update during a turn
 	ctx     builder
 	mode    Mode
+	model   string // the model and thinking level in force (Config's until a model record)
+	think   string
 	allowed map[string]bool
 	open    map[string]session.Record // logged calls without a result yet
 	calls   int                       // calls logged, to number the user's own (RunTool)
 	last    tool.Result               // the last result logged
 	nested  map[string]bool           // directories whose instructions are in the context
 
-	window, fixed int64 // the context window; the tokens of the system prompt and tools
+	fixed int64 // the tokens of the system prompt and tools
 }
 
 // New returns an agent. The Config's zero limits take their defaults.
@@ -135,13 +138,9 @@ func New(c Config) *Agent {
 	if c.CompactAt <= 0 {
 		c.CompactAt = DefaultCompactAt
 	}
-	window := c.ContextWindow
-	if window <= 0 {
-		window = models.Lookup(c.Model).ContextWindow
-	}
-	return &Agent{c: c, defs: defs, ctx: builder{outputCap: c.OutputCap}, mode: c.Mode,
+	return &Agent{c: c, defs: defs, ctx: builder{outputCap: c.OutputCap}, mode: c.Mode, model: c.Model, think: c.Thinking,
 		allowed: map[string]bool{}, open: map[string]session.Record{}, nested: map[string]bool{},
-		window: window, fixed: fixedTokens(c.System, defs)}
+		fixed: fixedTokens(c.System, defs)}
 }
 
 // SetMode changes the permission mode, as a logged record; it applies from the
@@ -158,6 +157,22 @@ func (a *Agent) SetMode(m Mode) error {
 
 // AutoAvailable reports whether the auto mode may be set.
 func (a *Agent) AutoAvailable() bool { return a.c.Auto }
+
+// SetModel changes the model and the thinking level, as a logged record, from
+// the next model call on.
+func (a *Agent) SetModel(model, thinking string) error {
+	if model == "" {
+		return errors.New("no model given")
+	}
+	return a.record(session.Record{Type: session.TypeModel, Model: model, Thinking: thinking})
+}
+
+// Model returns the model and thinking level in force ("" for the provider's own).
+func (a *Agent) Model() (model, thinking string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.model, a.think
+}
 
 // record logs r and folds it.
 func (a *Agent) record(r session.Record) error {
@@ -177,6 +192,12 @@ func (a *Agent) Fold(r session.Record) {
 	a.ctx.fold(r)
 	var call session.Record
 	switch r.Type {
+	case session.TypeModel:
+		a.model, a.think = r.Model, r.Thinking
+	case session.TypeUser:
+		if len(r.Content) > 0 { // a prompt's images follow its text in the same message
+			a.ctx.add(provider.RoleUser, provider.Part{Type: provider.PartImage, Content: r.Content})
+		}
 	case session.TypeMode:
 		// auto from a log written with the sandbox on falls back to asking
 		// when this session's commands run without it.
@@ -200,7 +221,7 @@ func (a *Agent) Fold(r session.Record) {
 		}
 	case session.TypeInstructions:
 		a.nested[filepath.Dir(r.Path)] = true
-	case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking,
+	case session.TypeHeader, session.TypeAssistant, session.TypeThinking,
 		session.TypeProgress, session.TypePlan, session.TypeTurnEnd, session.TypeCompaction, session.TypeDamaged:
 	}
 	a.mu.Unlock()
@@ -246,13 +267,13 @@ func (t *turnState) noteLogErr(err error) {
 // and its tool calls until the model ends its turn, MaxTurns round-trips are used,
 // or ctx is cancelled (which returns StopCancelled and a nil error). A model error
 // ends the turn with StopError and is returned; so is a failure to write the log.
-func (a *Agent) Prompt(ctx context.Context, text string) (StopReason, error) {
+func (a *Agent) Prompt(ctx context.Context, text string, images ...card.Content) (StopReason, error) {
 	if !a.turn.TryLock() {
 		return StopError, ErrBusy
 	}
 	defer a.turn.Unlock()
 
-	if err := a.record(session.Record{Type: session.TypeUser, Text: text}); err != nil {
+	if err := a.record(session.Record{Type: session.TypeUser, Text: text, Content: images}); err != nil {
 		return StopError, fmt.Errorf("log prompt: %w", err)
 	}
 
@@ -267,8 +288,10 @@ func (a *Agent) Prompt(ctx context.Context, text string) (StopReason, error) {
 			}
 			return a.end(t, StopError, err)
 		}
+		model, thinking := a.Model()
 		resp, err := a.c.Provider.Stream(ctx, provider.Request{
-			Model:     a.c.Model,
+			Model:     model,
+			Thinking:  thinking,
 			System:    a.c.System,
 			Messages:  a.messages(),
 			Tools:     a.defs,
@@ -381,7 +404,7 @@ func cleanAssistant(m provider.Message) provider.Message {
 			out.Parts = append(out.Parts, provider.Part{Type: p.Type, Text: p.Text, Signature: p.Signature})
 		case provider.PartToolUse:
 			out.Parts = append(out.Parts, provider.Part{Type: p.Type, ID: p.ID, Name: p.Name, Args: objectArgs(p.Args)})
-		case provider.PartToolResult:
+		case provider.PartToolResult, provider.PartImage:
 			// not something an assistant says; dropped
 		}
 	}
@@ -438,7 +461,7 @@ func (a *Agent) logAssistant(m provider.Message) ([]call, error) {
 			t, _ := a.c.Registry.Get(p.Name)
 			calls = append(calls, call{id: p.ID, name: p.Name, args: p.Args, tool: t, continues: len(calls) > 0})
 			continue
-		case provider.PartToolResult:
+		case provider.PartToolResult, provider.PartImage:
 			continue
 		}
 		if err := a.record(rec); err != nil {

@@ -40,7 +40,7 @@ func (a *Agent) ContextUsage() ContextUsage {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	n, est := a.ctx.tokens(a.fixed)
-	return ContextUsage{Tokens: n, Estimated: est, Window: a.window}
+	return ContextUsage{Tokens: n, Estimated: est, Window: a.contextWindow()}
 }
 
 // Compact replaces the context with a summary the model writes of it, logged
@@ -60,7 +60,7 @@ func (a *Agent) Compact(ctx context.Context, focus string) error {
 func (a *Agent) autoCompact(ctx context.Context, t *turnState) error {
 	a.mu.Lock()
 	n, _ := a.ctx.tokens(a.fixed)
-	due := a.c.CompactAt < 1 && !a.ctx.compacted && float64(n) >= a.c.CompactAt*float64(a.window)
+	due := a.c.CompactAt < 1 && !a.ctx.compacted && float64(n) >= a.c.CompactAt*float64(a.contextWindow())
 	a.mu.Unlock()
 	if !due {
 		return nil
@@ -78,12 +78,13 @@ func (a *Agent) compact(ctx context.Context, focus string) (session.Usage, error
 	a.mu.Lock()
 	msgs := a.ctx.messages()
 	last, ok := a.ctx.lastTurn()
+	window := a.contextWindow()
 	a.mu.Unlock()
 	if len(msgs) == 0 {
 		return session.Usage{}, ErrNothingToCompact
 	}
 	keep := 0
-	if ok && last <= a.window/4 {
+	if ok && last <= window/4 {
 		keep = 1
 	}
 	ask := compactPrompt
@@ -146,4 +147,18 @@ func summaryText(r session.Record) string {
 // fixedTokens is the estimate of what every request carries besides messages.
 func fixedTokens(system string, defs []provider.ToolDef) int64 {
 	return models.Estimate(provider.Request{System: system, Tools: defs})
+}
+
+// contextWindow is the window of the model in force: the configured one, else
+// the model table's for the model last set (a model change moves it). The
+// caller holds a.mu.
+func (a *Agent) contextWindow() int64 {
+	if a.c.ContextWindow > 0 {
+		return a.c.ContextWindow
+	}
+	model := a.model
+	if model == "" {
+		model = a.c.Model
+	}
+	return models.Lookup(model).ContextWindow
 }

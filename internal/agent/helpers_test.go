@@ -225,6 +225,8 @@ func summary(recs []session.Record) []string {
 			out = append(out, fmt.Sprintf("compaction keep %d: %s", r.Keep, firstLine(r.Text)))
 		case session.TypeInstructions:
 			out = append(out, "instructions "+r.Path)
+		case session.TypeModel:
+			out = append(out, "model "+r.Model+" "+r.Thinking)
 		case session.TypeDamaged:
 		}
 	}

@@ -92,7 +92,7 @@ func (t *termConsumer) handle(rec session.Record) error {
 			return err
 		}
 		return t.ui.Result(it.Result, nil, false)
-	case session.TypeAllow:
+	case session.TypeAllow, session.TypeModel:
 	}
 	return nil
 }
@@ -156,7 +156,7 @@ func (j *jsonConsumer) handle(rec session.Record) error {
 			out.Name = it.Name
 		}
 	case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking,
-		session.TypeProgress, session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeDamaged, session.TypeCompaction, session.TypeInstructions:
+		session.TypeProgress, session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged, session.TypeCompaction, session.TypeInstructions:
 	}
 	b, err := json.Marshal(out, json.Deterministic(true))
 	if err != nil {

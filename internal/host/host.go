@@ -11,12 +11,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/session"
@@ -47,6 +49,10 @@ type Options struct {
 	KeepEnv      []string
 	// Tools are offered besides the built-in ones (a session's MCP servers).
 	Tools []tool.Tool
+	// Closers are closed when the session ends, after its tools' state (the
+	// MCP servers Tools came from). The session owns them from Create or Load
+	// on, even when opening fails.
+	Closers []io.Closer
 
 	Mode      agent.Mode // the mode a new session starts in (a loaded one keeps its own)
 	// Sandbox confines bash commands (internal/sandbox). The auto mode exists only
@@ -56,6 +62,7 @@ type Options struct {
 	// SafeCommands are the user's additions to the commands that run unasked.
 	SafeCommands []string
 	Model     string
+	Thinking  string // the thinking level (provider.Request.Thinking) until a model record says otherwise
 	MaxTokens int
 	// ContextWindow overrides the model table's context window (0: the table's);
 	// CompactAt is the share of it past which a turn compacts the context first
@@ -114,12 +121,12 @@ func Create(o Options) (*Session, error) {
 	o.normalize()
 	ws, err := workspace.New(o.Root, o.AllowOutside)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, closeAll(o.Closers))
 	}
 	id := session.NewID(o.Now())
 	log, err := session.Create(o.SessionDir, id, ws.Root(), session.Options{Now: o.Now})
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, closeAll(o.Closers))
 	}
 	return assemble(o, ws, log, id), nil
 }
@@ -134,7 +141,7 @@ func Load(o Options, path string, replay func(*Session, session.Record) error) (
 	o.normalize()
 	ws, err := workspace.New(o.Root, o.AllowOutside)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, closeAll(o.Closers))
 	}
 	id := strings.TrimSuffix(filepath.Base(path), ".jsonl")
 	s := assemble(o, ws, nil, id)
@@ -191,6 +198,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string) *
 		Log:         recorder{s},
 		Tools:       s.tools,
 		Model:       o.Model,
+		Thinking:    o.Thinking,
 		MaxTokens:   o.MaxTokens,
 		Mode:        o.Mode,
 		Auto:        auto,
@@ -238,6 +246,19 @@ func (s *Session) SetMode(m agent.Mode) error {
 	return s.agent.SetMode(m)
 }
 
+// SetModel changes the model and thinking level, logged (a model record), from
+// the next model call on.
+func (s *Session) SetModel(model, thinking string) error {
+	if s.isClosed() {
+		return ErrClosed
+	}
+	return s.agent.SetModel(model, thinking)
+}
+
+// Model returns the model and thinking level in force; "" means the
+// provider's own.
+func (s *Session) Model() (model, thinking string) { return s.agent.Model() }
+
 // Provider returns the model provider, resolving it on first use.
 func (s *Session) Provider() (provider.Provider, error) {
 	s.provOnce.Do(func() {
@@ -256,9 +277,10 @@ func (s *Session) Provider() (provider.Provider, error) {
 // commands' progress is dropped — never records that replay would show.
 func (s *Session) Subscribe(fn func(Event)) *Subscription { return s.bus.subscribe(fn) }
 
-// Prompt runs one turn. It returns ErrBusy while another turn runs and ErrClosed
-// after Close; a missing provider is an error before anything is logged.
-func (s *Session) Prompt(ctx context.Context, text string) (agent.StopReason, error) {
+// Prompt runs one turn on text and the images attached to it. It returns
+// ErrBusy while another turn runs and ErrClosed after Close; a missing provider
+// is an error before anything is logged.
+func (s *Session) Prompt(ctx context.Context, text string, images ...card.Content) (agent.StopReason, error) {
 	if _, err := s.Provider(); err != nil {
 		return agent.StopError, err
 	}
@@ -267,7 +289,7 @@ func (s *Session) Prompt(ctx context.Context, text string) (agent.StopReason, er
 		return agent.StopError, err
 	}
 	defer done()
-	return s.agent.Prompt(tctx, text)
+	return s.agent.Prompt(tctx, text, images...)
 }
 
 // Compact replaces the model context with a summary the model writes of it
@@ -401,11 +423,20 @@ func (s *Session) finish(now bool) error {
 	} else {
 		err = s.tools.Close()
 	}
+	err = errors.Join(err, closeAll(s.o.Closers))
 	if s.log != nil {
 		err = errors.Join(err, s.log.Close())
 	}
 	s.bus.close(drainWait)
 	return err
+}
+
+func closeAll(cs []io.Closer) error {
+	errs := make([]error, len(cs))
+	for i, c := range cs {
+		errs[i] = c.Close()
+	}
+	return errors.Join(errs...)
 }
 
 // recorder puts the agent's records in the log and publishes them, in one

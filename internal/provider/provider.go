@@ -30,6 +30,7 @@ const (
 	PartThinking   PartType = "thinking"    // Text, Signature (Anthropic's, replayed verbatim)
 	PartToolUse    PartType = "tool_use"    // ID, Name, Args (assistant)
 	PartToolResult PartType = "tool_result" // ID, Content, IsError (user)
+	PartImage      PartType = "image"       // Content: one image block (user)
 )
 
 // Part is one piece of a message.
@@ -64,6 +65,10 @@ type Request struct {
 	Messages  []Message
 	Tools     []ToolDef
 	MaxTokens int
+	// Thinking is the thinking level: "" for the provider's configured one,
+	// "off", "adaptive", an effort level (low, medium, high, xhigh, max) or a
+	// token budget in decimal.
+	Thinking string
 }
 
 // DeltaType says what a streaming delta carries.

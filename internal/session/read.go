@@ -54,7 +54,17 @@ func validate(r *Record) error {
 		if !ValidID(r.SessionID) {
 			return fmt.Errorf("header has an invalid session id %q", r.SessionID)
 		}
-	case TypeUser, TypeAssistant, TypeThinking, TypePlan, TypeTurnEnd:
+	case TypeUser:
+		for i, c := range r.Content {
+			if c.Type != "image" || c.Data == "" || c.MimeType == "" {
+				return fmt.Errorf("user record content %d is not an image with data and a MIME type", i)
+			}
+		}
+	case TypeAssistant, TypeThinking, TypePlan, TypeTurnEnd:
+	case TypeModel:
+		if r.Model == "" {
+			return errors.New("model record has no model")
+		}
 	case TypeMode:
 		if r.Mode == "" {
 			return errors.New("mode record has no mode")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
@@ -21,7 +22,7 @@ type RecordType string
 // The record types, in the order a turn typically produces them.
 const (
 	TypeHeader     RecordType = "header"      // Version, SessionID, Cwd
-	TypeUser       RecordType = "user"        // Text
+	TypeUser       RecordType = "user"        // Text, Content (images)
 	TypeAssistant  RecordType = "assistant"   // Text: a complete assistant text block
 	TypeThinking   RecordType = "thinking"    // Text, Signature
 	TypeToolCall   RecordType = "tool_call"   // CallID, Name, Args
@@ -38,6 +39,7 @@ const (
 	// TypeInstructions is a nested AGENTS.md (Path, relative to the root) added
 	// to the model context, with Text its (capped) content.
 	TypeInstructions RecordType = "instructions"
+	TypeModel      RecordType = "model"       // Model, Thinking: the model and thinking level from here on
 	// TypeDamaged is never written: lenient readers (a web page following a log)
 	// hand it out in place of a line that does not decode, with Error saying why,
 	// and go on after it.
@@ -57,6 +59,9 @@ type Record struct {
 	// user, assistant, thinking
 	Text      string `json:"text,omitempty"`
 	Signature string `json:"signature,omitempty"`
+	// Content holds a user prompt's images (base64), in the order they were
+	// attached after its Text.
+	Content []card.Content `json:"content,omitempty"`
 
 	// tool_call, progress, tool_result
 	CallID string         `json:"callId,omitempty"`
@@ -89,6 +94,10 @@ type Record struct {
 	Focus string `json:"focus,omitempty"`
 	// instructions
 	Path string `json:"path,omitempty"`
+	// model: Model is the model from here on; Thinking the thinking level
+	// (off, adaptive, low … max or a token budget; "" the configured one).
+	Model    string `json:"model,omitempty"`
+	Thinking string `json:"thinking,omitempty"`
 }
 
 // Usage is the token usage of a turn.

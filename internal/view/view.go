@@ -71,7 +71,7 @@ func (p *Presenter) Present(r session.Record) (it Item) {
 	case session.TypeCompaction, session.TypeInstructions:
 		it.Name, it.Call, it.Result = noteCards(r)
 	case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking,
-		session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeDamaged:
+		session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged:
 	}
 	if it.Err != nil && p.OnError != nil {
 		p.OnError(it.Err)

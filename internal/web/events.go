@@ -63,7 +63,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			if err := templates().ExecuteTemplate(&frag, "chunk", chunkView{ElemID: callElemID(rec.CallID), Text: rec.Chunk}); err != nil {
 				return err
 			}
-		case session.TypeHeader, session.TypeMode, session.TypeAllow, session.TypeCompaction, session.TypeInstructions:
+		case session.TypeHeader, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeCompaction, session.TypeInstructions:
 			return nil
 		case session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypeToolCall,
 			session.TypeToolResult, session.TypePlan, session.TypeTurnEnd, session.TypeDamaged:

@@ -221,7 +221,7 @@ func (b *builder) item(it view.Item, name string) *itemView {
 		}
 		v.Markdown = markdown(r.Text)
 		v.Long = !b.full && strings.Count(r.Text, "\n") >= msgClampLines
-	case session.TypeHeader, session.TypeProgress, session.TypeMode, session.TypeAllow:
+	case session.TypeHeader, session.TypeProgress, session.TypeMode, session.TypeAllow, session.TypeModel:
 		return nil
 	}
 	return v

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -283,18 +284,25 @@ func (p *Provider) params(req provider.Request) (sdk.MessageNewParams, error) {
 		maxTokens = DefaultMaxTokens
 	}
 	params := sdk.MessageNewParams{Model: model, MaxTokens: maxTokens}
+	budget, effort, err := p.thinking(req.Thinking)
+	if err != nil {
+		return params, err
+	}
 	switch {
-	case p.cfg.Thinking > 0:
+	case budget > 0:
 		// The budget must stay below max_tokens and leave room for the answer.
-		if budget := int64(p.cfg.Thinking); budget >= maxTokens {
-			params.MaxTokens = budget + DefaultMaxTokens
+		if int64(budget) >= maxTokens {
+			params.MaxTokens = int64(budget) + DefaultMaxTokens
 		}
-		params.Thinking = sdk.ThinkingConfigParamOfEnabled(int64(p.cfg.Thinking))
-	case p.cfg.Thinking == ThinkingAdaptive:
+		params.Thinking = sdk.ThinkingConfigParamOfEnabled(int64(budget))
+	case budget == ThinkingAdaptive:
 		// Newer models omit thinking text unless asked; the user should see it.
 		params.Thinking = sdk.ThinkingConfigParamUnion{OfAdaptive: &sdk.ThinkingConfigAdaptiveParam{
 			Display: sdk.ThinkingConfigAdaptiveDisplaySummarized,
 		}}
+		if effort != "" {
+			params.OutputConfig.Effort = sdk.OutputConfigEffort(effort)
+		}
 	}
 	for _, t := range req.Tools {
 		schema := json.RawMessage(t.Schema)
@@ -347,6 +355,31 @@ func (p *Provider) params(req provider.Request) (sdk.MessageNewParams, error) {
 	return params, nil
 }
 
+// thinking resolves a request's thinking level against the configuration:
+// a budget (or ThinkingAdaptive, 0 for none) and an effort level.
+func (p *Provider) thinking(level string) (budget int, effort string, err error) {
+	switch level {
+	case "":
+		return p.cfg.Thinking, "", nil
+	case "off":
+		return 0, "", nil
+	case "adaptive":
+		return ThinkingAdaptive, "", nil
+	case "low", "medium", "high", "xhigh", "max":
+		return ThinkingAdaptive, level, nil
+	}
+	n, err := strconv.Atoi(level)
+	if err != nil || n < 1024 {
+		return 0, "", fmt.Errorf("anthropic: invalid thinking level %q", level)
+	}
+	return n, "", nil
+}
+
+// imageLimit is what the Messages API takes of one image: larger ones are
+// scaled down by the API to this edge anyway, so sending more only costs.
+var imageLimit = provider.ImageLimit{MaxEdge: 1568, MaxBytes: 5 << 20,
+	Types: []string{"image/jpeg", "image/png", "image/gif", "image/webp"}}
+
 func blocksOf(m provider.Message) ([]sdk.ContentBlockParamUnion, error) {
 	var blocks []sdk.ContentBlockParamUnion
 	for _, part := range m.Parts {
@@ -370,6 +403,15 @@ func blocksOf(m provider.Message) ([]sdk.ContentBlockParamUnion, error) {
 			blocks = append(blocks, sdk.NewToolUseBlock(part.ID, args, part.Name))
 		case provider.PartToolResult:
 			blocks = append(blocks, toolResult(part))
+		case provider.PartImage:
+			for _, c := range part.Content {
+				img, err := provider.FitImage(c, imageLimit)
+				if err != nil {
+					blocks = append(blocks, sdk.NewTextBlock("[an attached image could not be sent: "+err.Error()+"]"))
+					continue
+				}
+				blocks = append(blocks, sdk.NewImageBlockBase64(img.MimeType, img.Data))
+			}
 		default:
 			return nil, fmt.Errorf("unknown part type %q", part.Type)
 		}

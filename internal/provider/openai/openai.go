@@ -18,6 +18,7 @@ import (
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/dsh-dev/dsh/internal/provider"
 )
@@ -275,6 +276,14 @@ func (p *Provider) params(req provider.Request) (sdk.ChatCompletionNewParams, er
 		Model:         model,
 		StreamOptions: sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)},
 	}
+	switch req.Thinking {
+	case "", "off", "adaptive":
+		// Nothing to ask for: a server that does not reason would refuse the field.
+	case "low", "medium", "high", "xhigh", "max":
+		params.ReasoningEffort = shared.ReasoningEffort(req.Thinking)
+	default:
+		return params, fmt.Errorf("openai: thinking %q: Chat Completions takes an effort level (low … max), not a budget", req.Thinking)
+	}
 	if req.MaxTokens > 0 {
 		// OpenAI's reasoning models accept only max_completion_tokens; the local
 		// servers know max_tokens.
@@ -317,6 +326,7 @@ func (p *Provider) params(req provider.Request) (sdk.ChatCompletionNewParams, er
 func messagesOf(m provider.Message) ([]sdk.ChatCompletionMessageParamUnion, error) {
 	var out []sdk.ChatCompletionMessageParamUnion
 	var texts []string
+	var images []sdk.ChatCompletionContentPartUnionParam
 	var calls []sdk.ChatCompletionMessageToolCallUnionParam
 	for _, part := range m.Parts {
 		switch part.Type {
@@ -339,6 +349,16 @@ func messagesOf(m provider.Message) ([]sdk.ChatCompletionMessageParamUnion, erro
 			})
 		case provider.PartToolResult:
 			out = append(out, sdk.ToolMessage(toolResultText(part), part.ID))
+		case provider.PartImage:
+			for _, c := range part.Content {
+				img, err := provider.FitImage(c, imageLimit)
+				if err != nil {
+					texts = append(texts, "[an attached image could not be sent: "+err.Error()+"]")
+					continue
+				}
+				images = append(images, sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{
+					URL: "data:" + img.MimeType + ";base64," + img.Data}))
+			}
 		default:
 			return nil, fmt.Errorf("unknown part type %q", part.Type)
 		}
@@ -349,7 +369,14 @@ func messagesOf(m provider.Message) ([]sdk.ChatCompletionMessageParamUnion, erro
 		if len(calls) > 0 {
 			return nil, errors.New("a user message cannot hold tool calls")
 		}
-		if text != "" {
+		switch {
+		case len(images) > 0:
+			var parts []sdk.ChatCompletionContentPartUnionParam
+			if text != "" {
+				parts = append(parts, sdk.TextContentPart(text))
+			}
+			out = append(out, sdk.UserMessage(append(parts, images...)))
+		case text != "":
 			out = append(out, sdk.UserMessage(text))
 		}
 	case provider.RoleAssistant:
@@ -369,6 +396,11 @@ func messagesOf(m provider.Message) ([]sdk.ChatCompletionMessageParamUnion, erro
 	}
 	return out, nil
 }
+
+// imageLimit is what OpenAI takes of one image: at high detail it scales an
+// image to fit 2048 pixels, so more is never seen.
+var imageLimit = provider.ImageLimit{MaxEdge: 2048, MaxBytes: 20 << 20,
+	Types: []string{"image/jpeg", "image/png", "image/gif", "image/webp"}}
 
 // toolResultText flattens a tool result to the string content every
 // OpenAI-compatible server accepts.

@@ -3,7 +3,7 @@
 //
 //	{"turns": [
 //	  {"thinking": "…", "text": "…", "tool_calls": [{"id": "…", "name": "read", "args": {…}}]},
-//	  {"text": "…", "delay_ms": 200},
+//	  {"text": "…", "delay_ms": 200, "input_tokens": 1200, "output_tokens": 40},
 //	  {"text": "…", "wait_for_cancel": true}
 //	]}
 //
@@ -41,6 +41,9 @@ type Turn struct {
 	// request is cancelled and returns the context's error: a model that never
 	// finishes, for testing cancellation.
 	WaitForCancel bool `json:"wait_for_cancel,omitzero"`
+	// InputTokens and OutputTokens are the usage the turn reports.
+	InputTokens  int64 `json:"input_tokens,omitzero"`
+	OutputTokens int64 `json:"output_tokens,omitzero"`
 }
 
 // ToolCall is one scripted tool call. Args defaults to {}; ID to "call_N", N
@@ -94,6 +97,9 @@ func Parse(data []byte) (*Script, error) {
 		}
 		if t.DelayMS < 0 {
 			return nil, fmt.Errorf("script: %s/delay_ms: must not be negative", at)
+		}
+		if t.InputTokens < 0 || t.OutputTokens < 0 {
+			return nil, fmt.Errorf("script: %s: token counts must not be negative", at)
 		}
 		if t.WaitForCancel && len(t.ToolCalls) > 0 {
 			return nil, fmt.Errorf("script: %s: a turn that waits for cancel cannot make tool calls", at)
@@ -259,8 +265,10 @@ func (s *Script) Stream(ctx context.Context, _ provider.Request, onDelta func(pr
 		stop = provider.StopToolUse
 	}
 	return &provider.Response{
-		Message:    provider.Message{Role: provider.RoleAssistant, Parts: parts},
-		StopReason: stop,
+		Message:      provider.Message{Role: provider.RoleAssistant, Parts: parts},
+		StopReason:   stop,
+		InputTokens:  turn.InputTokens,
+		OutputTokens: turn.OutputTokens,
 	}, nil
 }
 

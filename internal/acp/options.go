@@ -1,0 +1,162 @@
+package acp
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/config"
+	"github.com/dsh-dev/dsh/internal/provider/models"
+)
+
+// The session's config options (Zed builds its mode, model and thinking
+// pickers from them).
+const (
+	optMode     = "mode"
+	optModel    = "model"
+	optThinking = "thinking"
+)
+
+// thinkingDefault is the thinking value meaning "as configured".
+const thinkingDefault = "default"
+
+// thinkingLevels are the levels offered, with what they mean.
+var thinkingLevels = []struct{ value, name, desc string }{
+	{thinkingDefault, "Default", "As configured (--thinking or the config file)"},
+	{"off", "Off", "No extended thinking"},
+	{"adaptive", "Adaptive", "The model decides when and how much to think"},
+	{"low", "Low", "Think a little"},
+	{"medium", "Medium", "Think more"},
+	{"high", "High", "Think hard"},
+	{"xhigh", "Extra high", "Think harder"},
+	{"max", "Max", "Think as hard as the model can"},
+}
+
+// modelListWait bounds how long opening a session waits for the provider's
+// model list; the built-in list stands in when it does not come in time.
+const modelListWait = 5 * time.Second
+
+// modelList returns the models to offer, listed once per process.
+func (a *Agent) modelList() []models.Info {
+	a.modelsOnce.Do(func() {
+		if a.o.Models == nil {
+			a.models = models.Builtin("")
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), modelListWait)
+		defer cancel()
+		ms, err := a.o.Models(ctx)
+		if err != nil {
+			a.o.Logger.Warn("listing the models", "err", err)
+		}
+		a.models = ms
+	})
+	return a.models
+}
+
+// currentModel is the model a session uses.
+func (a *Agent) currentModel(s *sess) (model, thinking string) {
+	model, thinking = s.h.Model()
+	if model == "" {
+		model = a.o.Model
+	}
+	return model, thinking
+}
+
+func (a *Agent) configOptions(s *sess) []sdk.SessionConfigOption {
+	model, thinking := a.currentModel(s)
+	if thinking == "" {
+		thinking = thinkingDefault
+	}
+	modes := make(sdk.SessionConfigSelectOptionsUngrouped, 0, len(agent.Modes))
+	for _, m := range agent.Modes {
+		name, desc := modeText(m)
+		modes = append(modes, sdk.SessionConfigSelectOption{Value: sdk.SessionConfigValueId(m), Name: name, Description: sdk.Ptr(desc)})
+	}
+	var ms sdk.SessionConfigSelectOptionsUngrouped
+	seen := map[string]bool{}
+	for _, m := range a.modelList() {
+		if seen[m.ID] {
+			continue
+		}
+		seen[m.ID] = true
+		ms = append(ms, sdk.SessionConfigSelectOption{Value: sdk.SessionConfigValueId(m.ID), Name: m.Name, Description: modelDesc(m)})
+	}
+	if model == "" {
+		model = "default"
+	}
+	if !seen[model] {
+		i := models.Lookup(model)
+		ms = append(sdk.SessionConfigSelectOptionsUngrouped{{Value: sdk.SessionConfigValueId(model), Name: i.Name, Description: modelDesc(i)}}, ms...)
+	}
+	var th sdk.SessionConfigSelectOptionsUngrouped
+	known := false
+	for _, l := range thinkingLevels {
+		known = known || l.value == thinking
+		th = append(th, sdk.SessionConfigSelectOption{Value: sdk.SessionConfigValueId(l.value), Name: l.name, Description: sdk.Ptr(l.desc)})
+	}
+	if !known { // a token budget from the configuration
+		th = append(th, sdk.SessionConfigSelectOption{Value: sdk.SessionConfigValueId(thinking), Name: thinking + " tokens"})
+	}
+	sel := func(id, name, desc string, cat sdk.SessionConfigOptionCategory, cur string, opts sdk.SessionConfigSelectOptionsUngrouped) sdk.SessionConfigOption {
+		return sdk.SessionConfigOption{Select: &sdk.SessionConfigOptionSelect{
+			Id: sdk.SessionConfigId(id), Name: name, Description: sdk.Ptr(desc), Category: sdk.Ptr(cat), Type: "select",
+			CurrentValue: sdk.SessionConfigValueId(cur), Options: sdk.SessionConfigSelectOptions{Ungrouped: &opts}}}
+	}
+	return []sdk.SessionConfigOption{
+		sel(optMode, "Mode", "What dsh may do without asking", sdk.SessionConfigOptionCategoryMode, string(s.h.Mode()), modes),
+		sel(optModel, "Model", "The model the session talks to", sdk.SessionConfigOptionCategoryModel, model, ms),
+		sel(optThinking, "Thinking", "How much the model thinks before it answers", sdk.SessionConfigOptionCategoryThoughtLevel, thinking, th),
+	}
+}
+
+func modelDesc(m models.Info) *string {
+	if !m.Known {
+		return nil
+	}
+	d := fmt.Sprintf("%dk context", m.ContextWindow/1000)
+	if m.Priced {
+		d += fmt.Sprintf(", $%.2f/$%.2f per million tokens in/out", m.InputPrice, m.OutputPrice)
+	}
+	return &d
+}
+
+// setOption applies one config option: each change is a record (mode or
+// model), which the stream turns into the updates that say so.
+func (a *Agent) setOption(s *sess, id, value string) error {
+	switch id {
+	case optMode:
+		m, err := agent.ParseMode(value)
+		if err != nil {
+			return sdk.NewInvalidParams(map[string]any{"error": err.Error()})
+		}
+		return s.h.SetMode(m)
+	case optModel:
+		if !a.offered(value) {
+			return sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("unknown model %q", value)})
+		}
+		_, thinking := s.h.Model()
+		return s.h.SetModel(value, thinking)
+	case optThinking:
+		if value == thinkingDefault {
+			value = ""
+		} else if _, _, err := config.ParseThinking(value); err != nil {
+			return sdk.NewInvalidParams(map[string]any{"error": err.Error()})
+		}
+		model, _ := a.currentModel(s)
+		if model == "" {
+			return sdk.NewInvalidParams(map[string]any{"error": "choose a model before the thinking level"})
+		}
+		return s.h.SetModel(model, value)
+	}
+	return sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("unknown config option %q (want %s, %s or %s)", id, optMode, optModel, optThinking)})
+}
+
+// offered reports whether model is one the picker offers (or the one in use).
+func (a *Agent) offered(model string) bool {
+	return model == a.o.Model || slices.ContainsFunc(a.modelList(), func(m models.Info) bool { return m.ID == model })
+}
