@@ -67,10 +67,8 @@ func (r *Renderer) bodySGR(isError bool) string {
 var indented = []span{{"", indent}}
 
 func (r *Renderer) genericCall(c *card.GenericCall) []row {
+	// The tool kind (execute, think) is for editors choosing an icon, not for a reader.
 	head := []span{{sgrDim, c.Title}}
-	if c.ToolKind != "" {
-		head = append(head, span{sgrDim, " (" + c.ToolKind + ")"})
-	}
 	rows := []row{{prefix: []span{{sgrDim, bullet}}, body: head}}
 	for _, l := range c.Locations {
 		rows = append(rows, textRow(indented, sgrDim, "→ "+location(l)))
