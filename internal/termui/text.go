@@ -60,6 +60,13 @@ func clean(s string, col int) (string, int) {
 	return b.String(), col
 }
 
+// Sanitize is clean for callers outside termui that show untrusted text (a
+// running command's output) on a terminal.
+func Sanitize(s string) string {
+	out, _ := clean(s, 0)
+	return out
+}
+
 func printableASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < 0x20 || s[i] >= 0x7f {
