@@ -53,8 +53,8 @@ type Replay func(reg *tool.Registry, rec session.Record)
 // Config is what the chat is given.
 type Config struct {
 	Root   string
-	Model  string // the model's name, for the status line and /cost
-	Window int64  // the model's context window in tokens
+	Model  string     // the model's name, for the status line and /cost
+	Window int64      // the model's context window in tokens
 	Mode   agent.Mode // the mode a new session starts in
 	Color  bool
 	Width  int // the terminal's width until the first resize message
@@ -131,9 +131,9 @@ type Model struct {
 type liveCall struct {
 	title   string
 	started bool // permitted and running; before that the prompt shows it
-	tail  string
-	bytes int
-	lines int
+	tail    string
+	bytes   int
+	lines   int
 }
 
 // tailBytes bounds the output kept per running call.
@@ -201,6 +201,7 @@ func New(cfg Config, o Opened) *Model {
 	in.Focus()
 	m.input = in
 	m.spin = spinner.New(spinner.WithSpinner(spinner.MiniDot))
+	m.sb = newScrollback(o.Registry, m.termOpts(), m.warn)
 	m.attach(o)
 	return m
 }
@@ -220,14 +221,8 @@ func (m *Model) termOpts() termui.Options {
 // attach makes o the session shown.
 func (m *Model) attach(o Opened) {
 	m.gen++
-	m.sess, m.reg, m.events = o.Session, o.Registry, o.Events
-	if m.sb == nil {
-		m.sb = newScrollback(o.Registry, m.termOpts(), m.warn)
-	} else {
-		wrote := m.sb.wrote
-		m.sb = newScrollback(o.Registry, m.termOpts(), m.warn)
-		m.sb.wrote = wrote
-	}
+	m.sess, m.events = o.Session, o.Events
+	m.useRegistry(o.Registry)
 	m.running, m.perm, m.permCard = false, nil, ""
 	m.live, m.liveOrder = map[string]*liveCall{}, nil
 	m.stream.Reset()
@@ -239,12 +234,7 @@ func (m *Model) attach(o Opened) {
 // toward /cost and the context shown.
 func (m *Model) Replay() Replay {
 	return func(reg *tool.Registry, rec session.Record) {
-		if m.sb == nil || m.reg != reg {
-			m.reg = reg
-			wrote := m.sb != nil && m.sb.wrote
-			m.sb = newScrollback(reg, m.termOpts(), m.warn)
-			m.sb.wrote = wrote
-		}
+		m.useRegistry(reg)
 		m.sb.record(rec)
 		if rec.Type == session.TypeTurnEnd && rec.Usage != nil {
 			m.usage.InputTokens += rec.Usage.InputTokens
@@ -252,6 +242,19 @@ func (m *Model) Replay() Replay {
 			m.contextTokens = rec.Usage.ContextTokens
 		}
 	}
+}
+
+// useRegistry presents records with reg from now on (a session's own tools).
+func (m *Model) useRegistry(reg *tool.Registry) {
+	if m.sb != nil && m.reg == reg {
+		return
+	}
+	m.reg = reg
+	if m.sb == nil {
+		m.sb = newScrollback(reg, m.termOpts(), m.warn)
+		return
+	}
+	m.sb.present(reg)
 }
 
 func (m *Model) warn(s string) { m.sb.note("dsh: " + s) }
@@ -739,6 +742,7 @@ func (m *Model) View() tea.View {
 		return tea.NewView("")
 	}
 	var b strings.Builder
+	b.WriteByte('\n') // apart from what was printed above
 	w := m.width
 	dim := m.style(lipgloss.NewStyle().Faint(true))
 	if t := m.thinking.String(); t != "" {

@@ -29,9 +29,20 @@ type scrollback struct {
 }
 
 func newScrollback(reg *tool.Registry, o termui.Options, warn func(string)) *scrollback {
-	s := &scrollback{pres: view.NewPresenter(reg), opts: o, warn: warn}
-	s.pres.OnError = func(err error) { s.note("presenter: " + err.Error()) }
+	s := &scrollback{opts: o, warn: warn}
+	s.present(reg)
 	return s
+}
+
+// present makes the records of a session with the tools reg from now on.
+func (s *scrollback) present(reg *tool.Registry) {
+	if reg == nil {
+		s.pres = nil
+		return
+	}
+	s.pres = view.NewPresenter(reg)
+	s.pres.OnError = func(err error) { s.note("presenter: " + err.Error()) }
+	s.current, s.last = "", nil
 }
 
 // draw renders one block with a fresh renderer (so a resize takes effect at the
@@ -77,6 +88,9 @@ func (s *scrollback) take() string {
 // record renders one record. Progress is not printed: the running call's output
 // shows live under the input's view and the result card folds it.
 func (s *scrollback) record(rec session.Record) {
+	if s.pres == nil {
+		return
+	}
 	it := s.pres.Present(rec)
 	switch rec.Type {
 	case session.TypeUser:
