@@ -102,7 +102,7 @@ func (r *Renderer) Call(c card.Call) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.live.shown = false
+	r.live = stream{}
 	return r.block(rows)
 }
 
