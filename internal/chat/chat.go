@@ -677,6 +677,7 @@ func (m *Model) submit() tea.Cmd {
 	text := expandPastes(raw, m.pastes)
 	m.pastes, m.nPaste = map[int]string{}, 0
 	if name, args, ok := command.Parse(text); ok {
+		m.sb.draw(func(r *termui.Renderer) error { return r.User(text) })
 		return m.slash(name, args)
 	}
 	if m.running {
