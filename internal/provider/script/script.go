@@ -4,7 +4,8 @@
 //	{"turns": [
 //	  {"thinking": "…", "text": "…", "tool_calls": [{"id": "…", "name": "read", "args": {…}}]},
 //	  {"text": "…", "delay_ms": 200},
-//	  {"text": "…", "wait_for_cancel": true}
+//	  {"text": "…", "wait_for_cancel": true},
+//	  {"echo_request": true}
 //	]}
 //
 // Each Stream call answers with the next turn; once the turns run out, every
@@ -41,6 +42,10 @@ type Turn struct {
 	// request is cancelled and returns the context's error: a model that never
 	// finishes, for testing cancellation.
 	WaitForCancel bool `json:"wait_for_cancel,omitzero"`
+	// EchoRequest answers with what the request held, so a test can check what
+	// the model was sent (a resumed session's earlier turns): one line per
+	// message, "ROLE: TEXT" with the text parts joined by " ".
+	EchoRequest bool `json:"echo_request,omitzero"`
 }
 
 // ToolCall is one scripted tool call. Args defaults to {}; ID to "call_N", N
@@ -89,8 +94,8 @@ func Parse(data []byte) (*Script, error) {
 	for i := range f.Turns {
 		t := &f.Turns[i]
 		at := fmt.Sprintf("/turns/%d", i)
-		if t.Thinking == "" && t.Text == "" && len(t.ToolCalls) == 0 && !t.WaitForCancel {
-			return nil, fmt.Errorf("script: %s: empty turn: give thinking, text, tool_calls or wait_for_cancel", at)
+		if t.Thinking == "" && t.Text == "" && len(t.ToolCalls) == 0 && !t.WaitForCancel && !t.EchoRequest {
+			return nil, fmt.Errorf("script: %s: empty turn: give thinking, text, tool_calls, wait_for_cancel or echo_request", at)
 		}
 		if t.DelayMS < 0 {
 			return nil, fmt.Errorf("script: %s/delay_ms: must not be negative", at)
@@ -212,7 +217,7 @@ func (s *Script) Name() string { return "script" }
 
 // Stream implements provider.Provider: it answers with the next turn, streaming
 // its thinking and text in a few deltas.
-func (s *Script) Stream(ctx context.Context, _ provider.Request, onDelta func(provider.Delta)) (*provider.Response, error) {
+func (s *Script) Stream(ctx context.Context, req provider.Request, onDelta func(provider.Delta)) (*provider.Response, error) {
 	s.mu.Lock()
 	turn := Turn{Text: Finished}
 	if s.next < len(s.turns) {
@@ -220,6 +225,9 @@ func (s *Script) Stream(ctx context.Context, _ provider.Request, onDelta func(pr
 		s.next++
 	}
 	s.mu.Unlock()
+	if turn.EchoRequest {
+		turn.Text = echo(req)
+	}
 
 	if turn.DelayMS > 0 {
 		timer := time.NewTimer(time.Duration(turn.DelayMS) * time.Millisecond)
@@ -262,6 +270,21 @@ func (s *Script) Stream(ctx context.Context, _ provider.Request, onDelta func(pr
 		Message:    provider.Message{Role: provider.RoleAssistant, Parts: parts},
 		StopReason: stop,
 	}, nil
+}
+
+// echo describes the request's messages, one line each.
+func echo(req provider.Request) string {
+	var b strings.Builder
+	for _, m := range req.Messages {
+		var texts []string
+		for _, p := range m.Parts {
+			if p.Type == provider.PartText && p.Text != "" {
+				texts = append(texts, p.Text)
+			}
+		}
+		fmt.Fprintf(&b, "%s: %s\n", m.Role, strings.Join(texts, " "))
+	}
+	return b.String()
 }
 
 // chunks splits s into at most three pieces on rune boundaries, so consumers see
