@@ -132,8 +132,6 @@ type liveCall struct {
 	title   string
 	started bool // permitted and running; before that the prompt shows it
 	tail    string
-	bytes   int
-	lines   int
 }
 
 // tailBytes bounds the output kept per running call.
@@ -419,8 +417,6 @@ func (m *Model) record(rec session.Record) {
 		if lc == nil {
 			return
 		}
-		lc.bytes += len(rec.Chunk)
-		lc.lines += strings.Count(rec.Chunk, "\n")
 		lc.tail += rec.Chunk
 		if len(lc.tail) > tailBytes {
 			lc.tail = lc.tail[len(lc.tail)-tailBytes:]
@@ -757,11 +753,9 @@ func (m *Model) View() tea.View {
 		if lc == nil || !lc.started {
 			continue
 		}
-		head := fmt.Sprintf("%s %s", m.spin.View(), lc.title)
-		if lc.bytes > 0 {
-			head += dim.Render(fmt.Sprintf(" · %s, %d lines", sizeString(lc.bytes), lc.lines))
-		}
-		b.WriteString(wrapText(head, w))
+		// The tool samples a fast command's output, so only its latest lines
+		// are shown, not a count.
+		b.WriteString(wrapText(m.spin.View()+" "+lc.title, w))
 		b.WriteByte('\n')
 		for _, l := range lastLines(lc.tail, 4) {
 			b.WriteString(dim.Render(wrapText("  "+termui.Sanitize(l), w)))
@@ -839,16 +833,6 @@ func lastLines(s string, n int) []string {
 // wrapText wraps to w columns, breaking long words; nothing is cut.
 func wrapText(s string, w int) string {
 	return ansi.Wrap(s, max(w, 1), "")
-}
-
-func sizeString(n int) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 func (m *Model) permView() string {

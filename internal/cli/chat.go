@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -220,7 +221,18 @@ func runChatCmd(ctx context.Context, io IO, args []string) error {
 	return runChat(ctx, io, o, pick)
 }
 
+// chatGCPercent keeps the chat's heap close to what it holds (mostly the model
+// context): it waits on a person most of the time, so collecting more often
+// costs little, and the process stays small over a long session.
+const chatGCPercent = 50
+
+// chatFPS bounds how often the chat redraws: a keystroke shows within a frame.
+const chatFPS = 120
+
 func runChat(ctx context.Context, io IO, o sessionFlags, pick bool) error {
+	if io.Getenv("GOGC") == "" {
+		debug.SetGCPercent(chatGCPercent)
+	}
 	op, err := newOpener(io, o)
 	if err != nil {
 		return err
@@ -268,7 +280,7 @@ func runChat(ctx context.Context, io IO, o sessionFlags, pick bool) error {
 		m.Pick()
 	}
 
-	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithOutput(io.Out), tea.WithoutSignalHandler()}
+	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithOutput(io.Out), tea.WithoutSignalHandler(), tea.WithFPS(chatFPS)}
 	if f, ok := io.In.(*os.File); ok {
 		opts = append(opts, tea.WithInput(f))
 	}
