@@ -25,7 +25,12 @@ import (
 	"github.com/dsh-dev/dsh/internal/toolset"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
+// updating reports -update, which rewrites the golden files. The flag is
+// teatest's (its golden package defines it), so one flag serves both.
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
 
 // fakeSession stands in for a host session where a test feeds the events itself.
 type fakeSession struct {
@@ -155,7 +160,7 @@ func (h *harness) frame(name string) {
 		}
 	}
 	path := filepath.Join("testdata", name+".golden")
-	if *update {
+	if updating() {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {
 			h.t.Fatal(err)
 		}
