@@ -60,9 +60,9 @@ func modelName(getenv func(string) string, f providers.Flags) string {
 	case f.Provider == "script" || (f.Provider == "" && f.Script != ""):
 		return "script"
 	case f.Provider == "anthropic" || (f.Provider == "" && getenv("ANTHROPIC_API_KEY") != ""):
-		return string(anthropic.DefaultModel)
+		return anthropic.DefaultModel
 	case f.Provider == "openai" || (f.Provider == "" && (getenv("OPENAI_API_KEY") != "" || getenv("OPENAI_BASE_URL") != "")):
-		return string(openai.DefaultModel)
+		return openai.DefaultModel
 	}
 	return ""
 }
