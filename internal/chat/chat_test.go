@@ -440,3 +440,107 @@ func TestCustomCommandExpands(t *testing.T) {
 		t.Errorf("the custom command's body should be the prompt, got %q", h.sess.prompts)
 	}
 }
+
+func TestLargePasteIsOnePlaceholder(t *testing.T) {
+	h := newHarness(t, 80)
+	var big strings.Builder
+	for i := range 500 {
+		big.WriteString(strings.Repeat("x", 40) + " " + string(rune('a'+i%26)) + "\r\n")
+	}
+	h.typeText("look at this: ")
+	h.send(tea.PasteMsg{Content: big.String()})
+	h.send(tea.PasteMsg{Content: "small"})
+	if got, want := h.m.input.Value(), "look at this: [paste #1: 500 lines, 21500 bytes]small"; got != want {
+		t.Fatalf("input = %q, want %q", got, want)
+	}
+	h.send(key(tea.KeyEnter, 0))
+	h.runLast()
+	want := "look at this: " + strings.ReplaceAll(big.String(), "\r\n", "\n") + "small"
+	if len(h.sess.prompts) != 1 || h.sess.prompts[0] != want {
+		t.Errorf("the prompt should hold the whole paste; got %d prompts, first %.80q", len(h.sess.prompts), h.sess.prompts)
+	}
+}
+
+func TestHistoryPerWorkspace(t *testing.T) {
+	state := t.TempDir()
+	getenv := func(k string) string {
+		if k == "XDG_STATE_HOME" {
+			return state
+		}
+		return ""
+	}
+	a, b := HistoryPath("/src/a", getenv), HistoryPath("/src/b", getenv)
+	if a == b || !strings.HasPrefix(a, filepath.Join(state, "dsh", "history")) {
+		t.Fatalf("history files %s and %s", a, b)
+	}
+	ha, err := LoadHistory(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"first", "two\nlines", "two\nlines", "third"} {
+		if err := ha.Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	again, err := LoadHistory(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Len() != 3 || again.At(1) != "two\nlines" {
+		t.Errorf("reloaded history has %d entries: %q", again.Len(), again.entries)
+	}
+	if hb, _ := LoadHistory(b); hb.Len() != 0 {
+		t.Error("another workspace must not see this one's history")
+	}
+
+	h := newHarness(t, 80)
+	h.m.cfg.History = again
+	h.typeText("draft")
+	h.send(key(tea.KeyUp, 0))
+	if got := h.m.input.Value(); got != "third" {
+		t.Errorf("↑ should show the last prompt, got %q", got)
+	}
+	h.send(key(tea.KeyUp, 0))
+	h.send(key(tea.KeyDown, 0))
+	h.send(key(tea.KeyDown, 0))
+	if got := h.m.input.Value(); got != "draft" {
+		t.Errorf("↓ past the newest should bring the draft back, got %q", got)
+	}
+}
+
+// TestAttach: @path appends a workspace file; paths outside it, through a
+// symbolic link or absolute, are refused.
+func TestAttach(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "main.go"), []byte("package main\n```\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "secret"), []byte("s3cret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "secret"), filepath.Join(root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	prompt, files, skipped := attach(root, "explain @main.go, not @link or @../x or @"+filepath.Join(outside, "secret")+" or @nope")
+	if len(files) != 1 || files[0] != "main.go" {
+		t.Errorf("attached %v", files)
+	}
+	if len(skipped) != 4 {
+		t.Errorf("skipped %v, want the link, the parent, the absolute path and the missing file", skipped)
+	}
+	if strings.Contains(prompt, "s3cret") {
+		t.Error("a file outside the workspace was attached")
+	}
+	if !strings.Contains(prompt, "````go\npackage main\n```\n````") {
+		t.Errorf("the file should be fenced with more backticks than it holds:\n%s", prompt)
+	}
+	text, shown := splitAttachments(prompt)
+	if !strings.HasPrefix(text, "explain @main.go") || strings.Contains(text, "package main") || len(shown) != 1 || shown[0] != "main.go" {
+		t.Errorf("display: %q %v", text, shown)
+	}
+	got := matchFiles([]string{"README.md", "internal/chat/chat.go", "internal/cli/chat.go", "main.go"}, "clichat", 3)
+	if len(got) == 0 || got[0] != "internal/cli/chat.go" {
+		t.Errorf("fuzzy match of clichat: %v", got)
+	}
+}
