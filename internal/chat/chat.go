@@ -639,7 +639,8 @@ func (m *Model) historyKey(ks string) bool {
 }
 
 func (m *Model) paste(text string) {
-	text = strings.ReplaceAll(text, "\r\n", "\n")
+	// Terminals paste line ends as CR (tmux, iTerm) or CRLF.
+	text = strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n")
 	if strings.Count(text, "\n") < pasteLines && len(text) <= pasteBytes {
 		m.input.InsertString(text)
 		return

@@ -450,6 +450,11 @@ func TestLargePasteIsOnePlaceholder(t *testing.T) {
 	h.typeText("look at this: ")
 	h.send(tea.PasteMsg{Content: big.String()})
 	h.send(tea.PasteMsg{Content: "small"})
+	h2 := newHarness(t, 80)
+	h2.send(tea.PasteMsg{Content: strings.Repeat("line\r", 20)}) // tmux pastes line ends as CR
+	if got := h2.m.input.Value(); got != "[paste #1: 20 lines, 100 bytes]" {
+		t.Errorf("a paste with CR line ends: input = %q", got)
+	}
 	if got, want := h.m.input.Value(), "look at this: [paste #1: 500 lines, 21500 bytes]small"; got != want {
 		t.Fatalf("input = %q, want %q", got, want)
 	}
