@@ -101,8 +101,9 @@ type Model struct {
 	usage         session.Usage // totals of the session's model calls
 	contextTokens int64
 
-	notice    string
-	lastCtrlC time.Time
+	notice           string
+	lastCtrlC        time.Time
+	cancelledByCtrlC bool // the last Ctrl-C cancelled a running turn
 
 	// completion of /commands and @paths
 	comp    []completion
@@ -122,8 +123,9 @@ type Model struct {
 	pending   strings.Builder
 	quitting  bool
 	exitAfter bool
-	// Interrupted reports that the chat ended with a turn still running (the
-	// second Ctrl-C): the caller kills the session's processes at once.
+	// Interrupted reports that the chat was left by a second Ctrl-C while a turn
+	// ran or was being cancelled: the caller kills the session's processes at
+	// once and exits 130.
 	Interrupted bool
 }
 
@@ -559,10 +561,11 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 func (m *Model) interrupt() tea.Cmd {
 	now := m.cfg.Now()
 	if !m.lastCtrlC.IsZero() && now.Sub(m.lastCtrlC) < doublePress {
-		m.Interrupted = m.running
+		// The turn the first press cancelled may still be ending: kill it.
+		m.Interrupted = m.running || m.cancelledByCtrlC
 		return m.exit()
 	}
-	m.lastCtrlC = now
+	m.lastCtrlC, m.cancelledByCtrlC = now, m.running
 	if m.perm != nil {
 		m.perm.Answer(agent.Reject)
 	}

@@ -92,7 +92,10 @@ func TestChatInTmux(t *testing.T) {
 		{"tool_calls": [{"id": "c2", "name": "bash", "args": {"command": "echo pgid=$$; sleep 300"}}]},
 		{"text": "never reached"}
 	]}`)
-	writeFile(t, second, `{"turns": [{"echo_request": true}]}`)
+	writeFile(t, second, `{"turns": [
+		{"echo_request": true},
+		{"tool_calls": [{"id": "c3", "name": "bash", "args": {"command": "echo pgid=$$ again; sleep 300"}}]}
+	]}`)
 
 	p := &tmuxPane{t: t, socket: fmt.Sprintf("dsh-test-%d", os.Getpid()), target: "chat"}
 	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
@@ -134,9 +137,16 @@ func TestChatInTmux(t *testing.T) {
 	p.typeText("what did I say?", "Enter")
 	p.waitFor("the model to be sent the earlier turns", regexp.MustCompile(
 		`user: hello from the first prompt\s+assistant: Running it\.[\s\S]*assistant: The first turn is done\.\s+user: now a slow one[\s\S]*user: what did I say\?`))
-	p.typeText("", "C-c")
-	p.typeText("", "C-c")
-	p.waitFor("dsh to exit on a double Ctrl-C", regexp.MustCompile(`dsh exited \d+`))
+
+	// Two Ctrl-C while a command runs exit at once and leave no process.
+	p.typeText("one more", "Enter")
+	p.waitFor("the third permission prompt", regexp.MustCompile(`one more[\s\S]*Allow bash\?`))
+	p.typeText("y")
+	m = p.waitFor("the second running command", regexp.MustCompile(`pgid=(\d+) again`))
+	pgid, _ = strconv.Atoi(m[1])
+	p.typeText("", "C-c", "C-c")
+	p.waitFor("dsh to exit on a double Ctrl-C", regexp.MustCompile(`dsh exited 130`))
+	waitGone(t, pgid)
 
 	logs, err := filepath.Glob(filepath.Join(tmp, "state", "dsh", "sessions", "*.jsonl"))
 	if err != nil || len(logs) != 1 || !strings.Contains(logs[0], id) {
