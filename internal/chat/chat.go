@@ -189,14 +189,11 @@ func New(cfg Config, o Opened) *Model {
 	in.MaxHeight = 10
 	in.CharLimit = 0
 	in.KeyMap.InsertNewline.SetKeys("shift+enter", "ctrl+j", "alt+enter")
-	st := textarea.DefaultDarkStyles()
-	st.Cursor.Blink = false
-	st.Focused.CursorLine = lipgloss.NewStyle()
-	st.Focused.Base = lipgloss.NewStyle()
-	if !cfg.Color {
-		st = plainTextareaStyles()
+	if cfg.Color {
+		in.SetStyles(colorTextareaStyles())
+	} else {
+		in.SetStyles(plainTextareaStyles())
 	}
-	in.SetStyles(st)
 	in.SetWidth(m.width)
 	in.Focus()
 	m.input = in
@@ -204,6 +201,14 @@ func New(cfg Config, o Opened) *Model {
 	m.sb = newScrollback(o.Registry, m.termOpts(), m.warn)
 	m.attach(o)
 	return m
+}
+
+func colorTextareaStyles() textarea.Styles {
+	st := textarea.DefaultDarkStyles()
+	st.Cursor.Blink = false
+	st.Focused.CursorLine = lipgloss.NewStyle()
+	st.Focused.Base = lipgloss.NewStyle()
+	return st
 }
 
 func plainTextareaStyles() textarea.Styles {

@@ -549,3 +549,26 @@ func TestAttach(t *testing.T) {
 		t.Errorf("fuzzy match of clichat: %v", got)
 	}
 }
+
+// TestNoColor: without colour (NO_COLOR, --color never) neither the view nor
+// what is printed holds a style but the input's cursor (reverse video, which
+// NO_COLOR leaves alone); with it, both do.
+func TestNoColor(t *testing.T) {
+	for _, color := range []bool{false, true} {
+		h := newHarness(t, 80)
+		h.m.cfg.Color = color
+		h.m.sb.opts.Color = color
+		h.m.input.SetStyles(plainTextareaStyles())
+		if color {
+			h.m.input.SetStyles(colorTextareaStyles())
+		}
+		h.typeText("/mode")
+		h.send(key(tea.KeyEnter, 0))
+		h.events(recordEvent(session.Record{Type: session.TypeAssistant, Text: "**bold**"}))
+		got := h.printed.String() + h.m.View().Content
+		got = strings.Replace(got, "\x1b[7mA\x1b[m", "A", 1) // the cursor on the placeholder
+		if has := strings.Contains(got, "\x1b["); has != color {
+			t.Errorf("colour %v: escapes present %v:\n%q", color, has, got)
+		}
+	}
+}
