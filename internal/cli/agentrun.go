@@ -3,64 +3,122 @@ package cli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
+	"github.com/go-json-experiment/json"
+
 	"github.com/dsh-dev/dsh/internal/agent"
 	"github.com/dsh-dev/dsh/internal/host"
-	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/termui"
+	"github.com/dsh-dev/dsh/internal/view"
 )
 
-// agentRun is one prompt driven to the end of its turn with cards on the terminal.
+// agentRun is one prompt driven to the end of its turn.
 type agentRun struct {
-	Root         string
-	AllowOutside bool
-	SessionDir   string
-	Provider     provider.Provider
-	Model        string
-	Mode         agent.Mode
-	Prompt       string
-	Color        bool
+	Prompt string
+	Color  bool
+	Output string // text, json or stream-json
 }
 
-// runAgentTurn creates a session, runs one turn and renders the session's stream
-// as it happens. It returns the turn's stop reason and the session's id.
-func runAgentTurn(ctx context.Context, io IO, r agentRun) (agent.StopReason, string, error) {
-	dir, err := session.Dir(r.SessionDir)
-	if err != nil {
-		return "", "", err
+// runAgentTurn runs one turn on s, renders the session's stream as it happens
+// in the chosen output, and closes s. It returns the turn's stop reason.
+func runAgentTurn(ctx context.Context, io IO, s *host.Session, r agentRun) (agent.StopReason, error) {
+	var spin *spinner
+	if io.ErrIsTerminal && r.Output == "text" {
+		spin = newSpinner(io.Err)
+		io.Out = spin.guard(io.Out)
+		defer spin.stop()
 	}
-	s, err := host.Create(host.Options{
-		SessionDir: dir, Root: r.Root, AllowOutside: r.AllowOutside, KeepEnv: keepEnv(io),
-		Mode: r.Mode, Model: r.Model, Provider: func() (provider.Provider, error) { return r.Provider, nil },
-		Ask: true, Now: io.Now, Warn: warner(io),
-	})
-	if err != nil {
-		return "", "", err
-	}
-	term := newTermConsumer(io.Out, s.Registry(), termui.Options{Color: r.Color, Width: io.width()})
-	term.pres.OnError = func(err error) { warner(io)(err.Error()) }
-	ask := &termAsker{io: io, lines: stdinLines(io.In)}
-	sub := s.Subscribe(func(e host.Event) {
-		switch e.Kind {
-		case host.KindRecord:
-			_ = term.handle(e.Record) // a failing terminal must not stall the turn
-		case host.KindPermission:
-			ask.ask(e.Permission)
-		case host.KindDelta, host.KindModelRequest, host.KindCallStarted, host.KindUsage:
+	ask := &termAsker{io: io, lines: stdinLines(io.In), spin: spin}
+	var handle func(host.Event)
+	var result *jsonResult
+	switch r.Output {
+	case "json":
+		result = &jsonResult{SessionID: s.ID()}
+		handle = func(e host.Event) {
+			switch e.Kind {
+			case host.KindRecord:
+				result.fold(e.Record)
+			case host.KindPermission:
+				ask.ask(e.Permission)
+			case host.KindDelta, host.KindModelRequest, host.KindCallStarted, host.KindUsage:
+			}
 		}
-	})
+	case "stream-json":
+		js := &jsonConsumer{w: io.Out, pres: view.NewPresenter(s.Registry())}
+		_ = js.handle(s.Header()) // logged before anyone could subscribe
+		handle = func(e host.Event) {
+			if e.Kind == host.KindPermission {
+				d, ok := ask.ask(e.Permission)
+				_ = js.event(e, d, ok)
+				return
+			}
+			_ = js.event(e, 0, false) // a failing stdout must not stall the turn
+		}
+	default:
+		term := newTermConsumer(io.Out, s.Registry(), termui.Options{Color: r.Color, Width: io.width()})
+		term.pres.OnError = func(err error) { warner(io)(err.Error()) }
+		handle = func(e host.Event) {
+			switch e.Kind {
+			case host.KindRecord:
+				_ = term.handle(e.Record) // a failing terminal must not stall the turn
+				spin.record(e.Record, term)
+			case host.KindPermission:
+				ask.ask(e.Permission)
+			case host.KindModelRequest:
+				spin.set("waiting for the model")
+			case host.KindDelta:
+				spin.set("the model is writing")
+			case host.KindCallStarted, host.KindUsage:
+			}
+		}
+	}
+	sub := s.Subscribe(handle)
+	spin.set("waiting for the model")
 	stop, turnErr := s.Prompt(ctx, r.Prompt)
 	sub.Flush(drainTimeout)
+	spin.stop()
 	closeErr := s.Close()
-	if turnErr != nil {
-		return stop, s.ID(), turnErr
+	if result != nil {
+		result.StopReason = string(stop)
+		if turnErr != nil && result.Error == "" {
+			result.Error = turnErr.Error()
+		}
+		b, err := json.Marshal(result, json.Deterministic(true))
+		if err == nil {
+			_, err = io.Out.Write(append(b, '\n'))
+		}
+		closeErr = errors.Join(closeErr, err)
 	}
-	return stop, s.ID(), closeErr
+	if turnErr != nil {
+		return stop, turnErr
+	}
+	return stop, closeErr
+}
+
+// jsonResult is what dsh run --output json prints when the turn ends.
+type jsonResult struct {
+	SessionID  string         `json:"sessionId"`
+	StopReason string         `json:"stopReason"`
+	Text       string         `json:"text"`
+	Usage      *session.Usage `json:"usage,omitempty"`
+	Error      string         `json:"error,omitempty"`
+}
+
+func (j *jsonResult) fold(rec session.Record) {
+	switch rec.Type {
+	case session.TypeAssistant:
+		j.Text = rec.Text
+	case session.TypeTurnEnd:
+		j.Usage, j.Error = rec.Usage, rec.Error
+	case session.TypeHeader, session.TypeUser, session.TypeThinking, session.TypeToolCall, session.TypeProgress,
+		session.TypeToolResult, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeDamaged:
+	}
 }
 
 // warner prints harness warnings on stderr.
@@ -92,9 +150,22 @@ func stdinLines(r io.Reader) <-chan string {
 type termAsker struct {
 	io    IO
 	lines <-chan string
+	spin  *spinner
 }
 
-func (t *termAsker) ask(p *host.Permission) {
+// ask asks on the terminal and returns the answer given; ok is false when the
+// request stopped waiting first (its turn was cancelled).
+func (t *termAsker) ask(p *host.Permission) (d agent.Decision, ok bool) {
+	t.spin.pause()
+	defer t.spin.resume()
+	d, ok = t.decide(p)
+	if ok {
+		p.Answer(d)
+	}
+	return d, ok
+}
+
+func (t *termAsker) decide(p *host.Permission) (agent.Decision, bool) {
 	req := p.Request
 	always := ""
 	if ap := req.Approval; ap.Remember && len(ap.Keys) > 0 {
@@ -104,17 +175,18 @@ func (t *termAsker) ask(p *host.Permission) {
 	select {
 	case <-p.Done():
 		fmt.Fprintln(t.io.Err)
+		return agent.Reject, false
 	case line, ok := <-t.lines:
 		switch a := strings.ToLower(strings.TrimSpace(line)); {
 		case !ok:
 			fmt.Fprintln(t.io.Err, "(no answer on stdin: rejected; use --mode to decide in advance)")
-			p.Answer(agent.Reject)
+			return agent.Reject, true
 		case a == "y" || a == "yes":
-			p.Answer(agent.AllowOnce)
+			return agent.AllowOnce, true
 		case (a == "a" || a == "always") && always != "":
-			p.Answer(agent.AllowAlways)
+			return agent.AllowAlways, true
 		default:
-			p.Answer(agent.Reject)
+			return agent.Reject, true
 		}
 	}
 }

@@ -30,8 +30,11 @@ type IO struct {
 	Cwd      string
 	// OutIsTerminal reports whether Out is a terminal (colour and width follow).
 	OutIsTerminal bool
-	// Width is the terminal width, 0 when unknown.
-	Width int
+	// InIsTerminal and ErrIsTerminal report whether In and Err are terminals
+	// (the chat needs both In and Out; dsh run's spinner goes to a terminal Err).
+	InIsTerminal, ErrIsTerminal bool
+	// Width and Height are the terminal's size, 0 when unknown.
+	Width, Height int
 	// Interrupts delivers Ctrl-C; nil in tests that do not need it.
 	Interrupts <-chan os.Signal
 }
@@ -46,10 +49,12 @@ func System() IO {
 		Interrupts: notifyInterrupts()}
 	if fd := int(os.Stdout.Fd()); term.IsTerminal(fd) {
 		io.OutIsTerminal = true
-		if w, _, err := term.GetSize(fd); err == nil {
-			io.Width = w
+		if w, h, err := term.GetSize(fd); err == nil {
+			io.Width, io.Height = w, h
 		}
 	}
+	io.InIsTerminal = isTerminal(os.Stdin)
+	io.ErrIsTerminal = isTerminal(os.Stderr)
 	return io
 }
 
@@ -75,6 +80,9 @@ func commands() []command {
 const usageHead = `dsh — a coding-agent harness whose every tool call is a card.
 
 Usage:
+  dsh [flags]                 open a conversation in the current directory
+  dsh -c [flags]              go on with this directory's newest session
+  dsh --resume [ID] [flags]   go on with a session (a list to pick from without ID)
   dsh COMMAND [flags] [args]
 
 Commands:
@@ -85,6 +93,7 @@ func usage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-8s %-22s %s\n", c.name, c.args, c.summary)
 	}
+	fmt.Fprint(w, chatFlagsHelp)
 	fmt.Fprint(w, "\nRun 'dsh COMMAND --help' for a command's flags.\n")
 }
 
@@ -98,18 +107,18 @@ var errUsage = errors.New("usage")
 
 // Main runs dsh with args (without the program name) and returns the exit status.
 func Main(args []string, io IO) int {
-	if len(args) == 0 {
-		usage(io.Err)
-		return 2
-	}
-	switch args[0] {
-	case "-h", "--help", "help":
+	switch {
+	case len(args) == 0:
+		args = []string{"chat"}
+	case args[0] == "-h" || args[0] == "--help" || args[0] == "help":
 		usage(io.Out)
 		return 0
-	case "--version", "-version":
+	case args[0] == "--version" || args[0] == "-version":
 		args = []string{"version"}
+	case strings.HasPrefix(args[0], "-"):
+		args = append([]string{"chat"}, args...)
 	}
-	for _, c := range commands() {
+	for _, c := range append(commands(), command{"chat", "", "", runChatCmd}) {
 		if c.name != args[0] {
 			continue
 		}
@@ -136,6 +145,20 @@ func Main(args []string, io IO) int {
 	usage(io.Err)
 	return 2
 }
+
+const chatFlagsHelp = `
+The conversation's flags (dsh run takes them too):
+  -c, --continue        go on with the newest session of this directory
+  --resume [ID]         go on with session ID; without one, pick from a list
+  --mode MODE           permission mode: default, accept-edits, bypass or read-only
+  --model NAME          the model (default: the provider's)
+  --provider NAME       anthropic, openai or script (default: from the environment)
+  --script FILE         the script for --provider script
+  --thinking N          Anthropic extended thinking budget in tokens
+  --color WHEN          auto, always or never (NO_COLOR is honoured)
+  --session-dir DIR     where sessions are logged
+  --allow-outside       let tools touch paths outside the workspace root
+`
 
 // newFlags returns a flag set that prints its usage to io.Err.
 func newFlags(io IO, name, args, summary string) *flag.FlagSet {

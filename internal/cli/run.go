@@ -3,75 +3,157 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
 	"github.com/dsh-dev/dsh/internal/agent"
 	"github.com/dsh-dev/dsh/internal/demo"
+	"github.com/dsh-dev/dsh/internal/host"
+	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/providers"
 	"github.com/dsh-dev/dsh/internal/provider/script"
+	"github.com/dsh-dev/dsh/internal/session"
 )
 
 type runOptions struct {
-	SessionDir   string
-	Mode         string
-	AllowOutside bool
-	Color        colorMode
-	Provider     providers.Flags
-	Prompt       string
+	sessionFlags
+	Output string
+	Prompt string
 }
 
 const runSummary = `Runs one agent turn in the current directory (the workspace root): the model
 works with dsh's tools until it ends its turn, cards streaming to the terminal as
 they happen. Permissions are asked on the terminal unless --mode decides them.
-The session is logged; replay it with dsh replay. Exits non-zero if the turn
-failed. Ctrl-C cancels the turn; a second Ctrl-C exits at once.
+The session is logged; replay it with dsh replay, go on with it with dsh -c (the
+chat) or dsh run -c. Ctrl-C cancels the turn; a second Ctrl-C exits at once.
+
+PROMPT "-", or no PROMPT with stdin not a terminal, reads the prompt from stdin
+(then no permission can be asked: use --mode). Flags may come before or after it.
+
+--output text prints the messages and cards; json prints one JSON object when the
+turn ends: {"sessionId", "stopReason", "text" (the model's last message), "usage",
+"error"}; stream-json prints one JSON object per line as things happen: every
+record of the log ({"type": "user" | "assistant" | "tool_call" | "progress" |
+"tool_result" | "turn_end" | …, with its cards, like dsh replay --json}) and the
+moments between them ({"type": "delta", "delta": {"type": "text" | "thinking",
+"text"}}, {"type": "model_request"}, {"type": "call_started", "callId"},
+{"type": "permission", "callId", "tool", "decision"}, {"type": "usage", "usage"}).
+
+Exit status: 0 the turn ended normally; 1 it failed (an error, the model's output
+limit, a refusal, too many steps) or dsh could not run it; 2 a mistake in the
+command line; 130 it was cancelled (Ctrl-C).
 
 The model comes from the environment: ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL),
 else OPENAI_API_KEY / OPENAI_BASE_URL (any OpenAI-compatible server), or
 --provider script --script FILE.`
 
+// parseInterspersed parses flags that may come before, between or after the
+// positional arguments (dsh run "hello" --mode bypass), which the flag package
+// stops at; "--" ends the flags.
+func parseInterspersed(io IO, fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := parse(io, fs, args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
 func runRunCmd(ctx context.Context, io IO, args []string) error {
-	o := runOptions{Color: "auto"}
-	fs := newFlags(io, "run", `"PROMPT"`, runSummary)
-	fs.StringVar(&o.SessionDir, "session-dir", "", "session directory (default $XDG_STATE_HOME/dsh/sessions)")
-	fs.StringVar(&o.Mode, "mode", "default", "permission mode: default, accept-edits, bypass or read-only")
-	fs.BoolVar(&o.AllowOutside, "allow-outside", false, "let tools touch paths outside the workspace root")
-	fs.Var(&o.Color, "color", "colour output: auto, always or never")
-	fs.StringVar(&o.Provider.Provider, "provider", "", "model provider: anthropic, openai or script (default: from the environment)")
-	fs.StringVar(&o.Provider.Model, "model", "", "model name (default: the provider's)")
-	fs.StringVar(&o.Provider.Script, "script", "", "script file for --provider script")
-	fs.IntVar(&o.Provider.Thinking, "thinking", 0, "Anthropic extended thinking budget in tokens (0: off)")
-	if err := parse(io, fs, args); err != nil {
+	var o runOptions
+	fs := newFlags(io, "run", `["PROMPT" | -]`, runSummary)
+	o.register(fs)
+	fs.StringVar(&o.Resume, "resume", "", "go on with session `ID` (see dsh sessions)")
+	fs.StringVar(&o.Output, "output", "text", "what to print: text, json or stream-json")
+	pos, err := parseInterspersed(io, fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 1 || strings.TrimSpace(fs.Arg(0)) == "" {
-		return usageErr(io, fs, "want one non-empty PROMPT (quote it)")
+	switch o.Output {
+	case "text", "json", "stream-json":
+	default:
+		return usageErr(io, fs, "--output: want text, json or stream-json, got %q", o.Output)
 	}
-	o.Prompt = fs.Arg(0)
+	fromStdin := false
+	switch {
+	case len(pos) > 1:
+		return usageErr(io, fs, "want one PROMPT, got %d arguments (quote the prompt)", len(pos))
+	case len(pos) == 1 && pos[0] == "-", len(pos) == 0 && !io.InIsTerminal && io.In != nil:
+		fromStdin = true
+		b, err := readAll(io.In)
+		if err != nil {
+			return fmt.Errorf("reading the prompt from stdin: %w", err)
+		}
+		o.Prompt = string(b)
+	case len(pos) == 1:
+		o.Prompt = pos[0]
+	}
+	if strings.TrimSpace(o.Prompt) == "" {
+		if fromStdin {
+			return usageErr(io, fs, "the prompt read from stdin is empty")
+		}
+		return usageErr(io, fs, "want one non-empty PROMPT (quote it, or pipe it in)")
+	}
+	if o.Continue && o.Resume != "" {
+		return usageErr(io, fs, "--continue and --resume do not go together")
+	}
+	if fromStdin {
+		io.In = strings.NewReader("") // consumed: permissions cannot be asked
+	}
 	return runRun(ctx, io, o)
 }
 
+// maxStdinPrompt bounds a prompt read from stdin.
+const maxStdinPrompt = 8 << 20
+
+func readAll(r io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxStdinPrompt+1))
+	if err == nil && len(b) > maxStdinPrompt {
+		err = fmt.Errorf("more than %d bytes", maxStdinPrompt)
+	}
+	return b, err
+}
+
 func runRun(ctx context.Context, io IO, o runOptions) error {
-	mode, err := agent.ParseMode(o.Mode)
+	op, err := newOpener(io, o.sessionFlags)
 	if err != nil {
 		return err
 	}
-	p, err := providers.FromEnv(io.Getenv, o.Provider)
+	if _, err := providers.FromEnv(io.Getenv, o.Provider); err != nil {
+		return err // before a session is logged
+	}
+	id, err := op.target()
 	if err != nil {
 		return err
 	}
-	stop, id, err := runAgentTurn(ctx, io, agentRun{
-		Root: io.Cwd, AllowOutside: o.AllowOutside, SessionDir: o.SessionDir, Provider: p,
-		Model: o.Provider.Model, Mode: mode, Prompt: o.Prompt, Color: o.Color.enabled(io),
-	})
-	if id != "" {
-		fmt.Fprintf(io.Err, "session %s — replay it with: dsh replay %s\n", id, id)
+	s, err := op.open(id, nil)
+	if err != nil {
+		return err
+	}
+	stop, err := runAgentTurn(ctx, io, s, agentRun{Prompt: o.Prompt, Color: o.Color.enabled(io), Output: o.Output})
+	if o.Output == "text" {
+		fmt.Fprintf(io.Err, "session %s — replay it with: dsh replay %s · go on with: dsh -c\n", s.ID(), s.ID())
 	}
 	if err != nil {
 		return err
 	}
+	return stopStatus(stop)
+}
+
+// stopStatus is the exit status of a turn that ended with stop.
+func stopStatus(stop agent.StopReason) error {
 	switch stop {
 	case agent.StopEndTurn:
 		return nil
@@ -132,10 +214,19 @@ func runDemo(ctx context.Context, io IO, o demoOptions) error {
 		return fmt.Errorf("the built-in demo script: %w", err)
 	}
 	fmt.Fprintf(io.Err, "dsh demo: a scripted session in %s (no model, no API key)\n\n", dir)
-	stop, id, err := runAgentTurn(ctx, io, agentRun{
-		Root: dir, SessionDir: o.SessionDir, Provider: p, Mode: agent.ModeBypass,
-		Prompt: demo.Prompt, Color: o.Color.enabled(io),
+	sdir, err := session.Dir(o.SessionDir)
+	if err != nil {
+		return err
+	}
+	s, err := host.Create(host.Options{
+		SessionDir: sdir, Root: dir, KeepEnv: keepEnv(io), Mode: agent.ModeBypass, Now: io.Now, Warn: warner(io),
+		Provider: func() (provider.Provider, error) { return p, nil },
 	})
+	if err != nil {
+		return err
+	}
+	id := s.ID()
+	stop, err := runAgentTurn(ctx, io, s, agentRun{Prompt: demo.Prompt, Color: o.Color.enabled(io), Output: "text"})
 	if err != nil {
 		return err
 	}

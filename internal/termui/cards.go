@@ -71,10 +71,8 @@ func (r *Renderer) bodySGR(isError bool) string {
 var indented = []span{{"", indent}}
 
 func (r *Renderer) genericCall(c *card.GenericCall) []row {
+	// The tool kind (execute, think) is for editors choosing an icon, not for a reader.
 	head := []span{{sgrDim, c.Title}}
-	if c.ToolKind != "" {
-		head = append(head, span{sgrDim, " (" + c.ToolKind + ")"})
-	}
 	rows := []row{{prefix: []span{{sgrDim, bullet}}, body: head}}
 	for _, l := range c.Locations {
 		rows = append(rows, textRow(indented, sgrDim, "→ "+location(l)))
@@ -174,14 +172,24 @@ func (r *Renderer) terminalResult(t *card.TerminalResult) []row {
 	if t.Title != "" {
 		rows = append(rows, textRow(indented, sgrDim, t.Title))
 	}
-	if !r.live.shown {
-		var out []row
-		for _, l := range splitLines(t.Output) {
-			out = append(out, textRow(indented, "", l))
+	var out []row
+	for _, l := range splitLines(t.Output) {
+		out = append(out, textRow(indented, "", l))
+	}
+	switch {
+	case r.live.folded:
+		// Live output showed the head: the marker and the tail finish the fold.
+		// A body too short to fold shows the lines after the head.
+		head, hidden := r.fold(len(out))
+		if hidden > 0 {
+			rows = append(append(rows, foldRow(hidden)), out[head+hidden:]...)
+		} else {
+			rows = append(rows, out[min(r.foldHead, len(out)):]...)
 		}
-		if len(out) == 0 {
-			out = append(out, textRow(indented, sgrDim, "(no output)"))
-		}
+	case r.live.shown:
+	case len(out) == 0:
+		rows = append(rows, textRow(indented, sgrDim, "(no output)"))
+	default:
 		rows = append(rows, r.foldRows(out)...)
 	}
 	status, sgr := exitStatus(t)

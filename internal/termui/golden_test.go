@@ -66,6 +66,11 @@ func Greet(name string) string {
 	return fmt.Sprintf("hello, %s — %d", name, 42)
 }`
 
+const markdownSample = "# Plan\n\nI **changed** the parser so `Parse` returns *early* on ~~bad~~ empty input; see [the docs](https://example.com/docs).\n\n" +
+	"1. first step, with a line long enough that it has to wrap at forty columns\n2. second\n   - nested item\n\n" +
+	"> a quote that\n> spans lines\n\n```go\nfunc Parse(s string) error {\n\treturn nil // a long comment that goes past the edge of a narrow terminal\n}\n```\n\n" +
+	"| name | value |\n|------|-------|\n| a    | 1     |\n| bb   | 22    |\n\n---\n\n- [x] done\n- [ ] todo <b>raw</b>\n"
+
 func all(steps ...func(r *Renderer) error) func(r *Renderer) error {
 	return func(r *Renderer) error {
 		for _, s := range steps {
@@ -247,6 +252,14 @@ var scenes = []scene{
 		Paths: []string{"a_test.go", "sub/b_test.go", "/elsewhere/c_test.go"},
 	})},
 	{"search-empty", result(&card.SearchResult{Title: "No matches", Query: "nothing", Dir: "/w"})},
+	{"markdown", func(r *Renderer) error { return r.Assistant(markdownSample) }},
+	{"long-output-wraps", func(r *Renderer) error {
+		exit := 1
+		return r.Result(&card.TerminalResult{
+			Output:   "error: the flag --frobnicate is deprecated; use --frob=always instead, or set FROB=1 in the environment to keep the old behaviour\n",
+			ExitCode: &exit,
+		}, nil, true)
+	}},
 	{"conversation", all(
 		func(r *Renderer) error { return r.User("Please add a renderer for the cards, and fold long bodies.") },
 		func(r *Renderer) error {

@@ -10,15 +10,21 @@ import (
 type stream struct {
 	open    bool   // a line is started
 	col     int    // display column within the body of the open line
-	cutOff  bool   // the open line hit the width; drop the rest of it
 	cr      bool   // a "\r" waits to see whether "\n" follows
 	partial []byte // an incomplete rune at the end of the last chunk
 	shown   bool   // output was streamed since the last Call
+	line    string // the open line's cleaned text from the start of its current row
+	written int    // bytes of line already written
+	rowOpen bool   // the open line's current row has been started
+	lines   int    // lines of output streamed since the last Call
+	folded  bool   // the head was shown; the rest waits for the result's tail
 }
 
 // Progress renders live output of a running command as it comes, indented and dim.
-// A line is cut one column before the width when it would not fit, since the rest of
-// it is not known yet.
+// A line that reaches the width goes on under itself. Like a result card, live
+// output folds: past the card's head (FoldHead lines of a body longer than
+// FoldAbove) nothing more is written, and the result shows the fold marker and
+// the tail, so a command looks the same live as on replay.
 func (r *Renderer) Progress(chunk string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -42,33 +48,21 @@ func (r *Renderer) feed(b *strings.Builder, chunk string, final bool) {
 	s := &r.live
 	data := string(s.partial) + chunk
 	s.partial = nil
-	var run strings.Builder // body text of the open line, painted dim as one span
-	flush := func() {
-		p := painter{r: r, b: b}
-		p.add(span{sgrDim, run.String()})
-		p.flush()
-		run.Reset()
-	}
 	endLine := func() {
-		flush()
-		b.WriteByte('\n')
-		s.open, s.col, s.cutOff = false, 0, false
+		r.emit(b, true)
+		s.open, s.col = false, 0
+		s.lines++
+		if s.lines >= r.foldHead && !s.folded {
+			s.folded = true
+		}
 	}
 	put := func(text string) {
-		if !s.open {
-			b.WriteString(indent)
-			s.open = true
-		}
-		if s.cutOff {
+		s.open = true
+		if s.folded {
 			return
 		}
 		t, col := clean(text, s.col)
-		if col > r.width-len(indent)-1 {
-			run.WriteString(ellipsis)
-			s.cutOff = true
-			return
-		}
-		run.WriteString(t)
+		s.line += t
 		s.col = col
 	}
 	for i := 0; i < len(data); {
@@ -103,5 +97,56 @@ func (r *Renderer) feed(b *strings.Builder, chunk string, final bool) {
 		}
 		return
 	}
-	flush()
+	r.emit(b, false)
+}
+
+// emit writes what is known of the open line: the rows whose break is settled
+// (wrapPoints, like a result card's rows) and, of the rest, the words that are
+// complete. eol ends the line.
+func (r *Renderer) emit(b *strings.Builder, eol bool) {
+	s := &r.live
+	if s.folded {
+		s.line, s.written, s.rowOpen = "", 0, false
+		return
+	}
+	budget := max(r.width-len(indent), 1)
+	p := painter{r: r, b: b}
+	write := func(t string) {
+		if t == "" {
+			return
+		}
+		if !s.rowOpen {
+			p.add(span{"", indent})
+			s.rowOpen = true
+		}
+		p.add(span{sgrDim, t})
+	}
+	for {
+		bps := wrapPoints(s.line, budget)
+		if len(bps) == 0 {
+			break
+		}
+		bp := bps[0]
+		write(s.line[s.written:bp.at])
+		p.flush()
+		b.WriteByte('\n')
+		p.add(span{"", indent})
+		s.line, s.written = s.line[bp.at+bp.skip:], 0
+	}
+	end := len(s.line)
+	if !eol {
+		end = max(strings.LastIndexByte(s.line, ' '), s.written)
+	}
+	write(s.line[s.written:end])
+	s.written = end
+	if eol {
+		if !s.rowOpen {
+			p.add(span{"", indent})
+		}
+		p.flush()
+		b.WriteByte('\n')
+		s.line, s.written, s.rowOpen = "", 0, false
+		return
+	}
+	p.flush()
 }

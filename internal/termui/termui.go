@@ -16,6 +16,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/tool"
@@ -108,7 +109,7 @@ func (r *Renderer) Call(c card.Call) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.live.shown = false
+	r.live = stream{}
 	return r.block(rows)
 }
 
@@ -136,9 +137,9 @@ func (r *Renderer) User(text string) error {
 	return r.prose(text, "› ", sgrBold, sgrBold)
 }
 
-// Assistant renders the model's text.
+// Assistant renders the model's text, which is Markdown.
 func (r *Renderer) Assistant(text string) error {
-	return r.prose(text, "", "", "")
+	return r.Markdown(text)
 }
 
 // Thinking renders the model's reasoning, dimmed.
@@ -222,7 +223,8 @@ func (r *Renderer) write(s string) error {
 	return nil
 }
 
-// put writes rows, each on its own line and never wider than the width.
+// put writes rows, each on its own line and never wider than the width: a body
+// that does not fit wraps onto continuation lines under itself, so nothing is cut.
 func (r *Renderer) put(b *strings.Builder, rows []row) {
 	p := painter{r: r, b: b}
 	for _, rw := range rows {
@@ -251,16 +253,7 @@ func (r *Renderer) put(b *strings.Builder, rows []row) {
 				p.add(s)
 			}
 		} else {
-			left, last := budget-1, ""
-			for _, s := range body {
-				t := cut(s.text, left)
-				p.add(span{s.sgr, t})
-				last = s.sgr
-				if left -= width(t); len(t) < len(s.text) {
-					break
-				}
-			}
-			p.add(span{last, ellipsis})
+			r.wrapBody(&p, b, body, used, budget)
 		}
 		p.flush()
 		if rw.link != "" && r.color {
@@ -268,6 +261,72 @@ func (r *Renderer) put(b *strings.Builder, rows []row) {
 		}
 		b.WriteByte('\n')
 	}
+}
+
+// wrapSlack is how far back from the width a wrapped line may break at a space
+// rather than in the middle of a word.
+const wrapSlack = 16
+
+// wrapBody writes a body too wide for its budget over several lines, each
+// continuation indented by pad columns so it sits under the body's start. The
+// breaks are chosen on the body's text alone, so colour never changes them.
+func (r *Renderer) wrapBody(p *painter, b *strings.Builder, body []span, pad, budget int) {
+	var plain strings.Builder
+	for _, s := range body {
+		plain.WriteString(s.text)
+	}
+	breaks := wrapPoints(plain.String(), budget)
+	off, next, skip := 0, 0, 0 // byte offset into the plain text; index into breaks; bytes to drop
+	for _, s := range body {
+		t := s.text
+		for t != "" {
+			if skip > 0 { // the space the line broke at, maybe at the start of this span
+				t, off, skip = t[1:], off+1, skip-1
+				continue
+			}
+			n := len(t)
+			if next < len(breaks) && breaks[next].at-off < n {
+				n = breaks[next].at - off
+			}
+			p.add(span{s.sgr, t[:n]})
+			t, off = t[n:], off+n
+			if next < len(breaks) && off == breaks[next].at {
+				p.flush()
+				b.WriteByte('\n')
+				p.add(span{"", strings.Repeat(" ", pad)})
+				skip = breaks[next].skip
+				next++
+			}
+		}
+	}
+}
+
+// wrapPoint is where a wrapped line ends (a byte offset) and how many bytes
+// after it (the space it broke at) are dropped.
+type wrapPoint struct{ at, skip int }
+
+// wrapPoints breaks cleaned text into lines of at most w columns, preferring to
+// break after a space near the end of a line.
+func wrapPoints(s string, w int) []wrapPoint {
+	var out []wrapPoint
+	off := 0
+	for width(s[off:]) > w {
+		head := cut(s[off:], w)
+		if head == "" { // a rune wider than w
+			_, n := utf8.DecodeRuneInString(s[off:])
+			head = s[off : off+n]
+		}
+		skip := 0
+		if rest := s[off+len(head):]; rest != "" && rest[0] == ' ' {
+			skip = 1
+		} else if i := strings.LastIndexByte(head, ' '); i > 0 && width(head[i+1:]) < wrapSlack {
+			head, skip = head[:i], 1
+		}
+		off += len(head)
+		out = append(out, wrapPoint{off, skip})
+		off += skip
+	}
+	return out
 }
 
 // painter joins neighbouring spans of one style so each run is styled once.

@@ -3,6 +3,7 @@ package termui
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -346,5 +347,45 @@ func TestFoldedReadTailKeepsContext(t *testing.T) {
 	}
 	if !strings.HasPrefix(after, "\x1b[") {
 		t.Errorf("line 91 is not coloured as a comment: %q", strings.SplitN(after, "\n", 2)[0])
+	}
+}
+
+// TestLiveFoldMatchesReplay: a command's output streamed live, in any chunks,
+// then its result, reads exactly like the result alone (what replay shows):
+// live output folds to the same head, marker and tail.
+func TestLiveFoldMatchesReplay(t *testing.T) {
+	for _, n := range []int{0, 5, 20, 25, 40, 41, 300} {
+		var out strings.Builder
+		for i := 1; i <= n; i++ {
+			fmt.Fprintf(&out, "line %d of the output, long enough to wrap at forty columns\n", i)
+		}
+		exit := 0
+		call := &card.TerminalCall{Title: "make"}
+		res := &card.TerminalResult{Output: out.String(), ExitCode: &exit}
+		draw := func(live bool, chunk int) string {
+			var b bytes.Buffer
+			r := New(&b, Options{Width: 40})
+			if err := r.Call(call); err != nil {
+				t.Fatal(err)
+			}
+			if live {
+				s := out.String()
+				for i := 0; i < len(s); i += chunk {
+					if err := r.Progress(s[i:min(i+chunk, len(s))]); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if err := r.Result(res, nil, false); err != nil {
+				t.Fatal(err)
+			}
+			return b.String()
+		}
+		want := draw(false, 0)
+		for _, chunk := range []int{1, 7, 4096} {
+			if got := draw(true, chunk); got != want && n > 0 {
+				t.Errorf("%d lines in chunks of %d: live\n%s\nreplay\n%s", n, chunk, got, want)
+			}
+		}
 	}
 }

@@ -16,9 +16,6 @@ var cells = &runewidth.Condition{}
 // tabWidth is the distance between tab stops, counted from the start of a body.
 const tabWidth = 4
 
-// ellipsis marks a cut line.
-const ellipsis = "…"
-
 // clean makes untrusted text safe and measurable on a terminal: tabs become spaces up
 // to the next stop, C0 controls, DEL, C1 controls and bidi overrides become visible
 // (so a file or a command's output can never drive the terminal), and invalid UTF-8
@@ -58,6 +55,13 @@ func clean(s string, col int) (string, int) {
 		}
 	}
 	return b.String(), col
+}
+
+// Sanitize is clean for callers outside termui that show untrusted text (a
+// running command's output) on a terminal.
+func Sanitize(s string) string {
+	out, _ := clean(s, 0)
+	return out
 }
 
 func printableASCII(s string) bool {

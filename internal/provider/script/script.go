@@ -4,7 +4,8 @@
 //	{"turns": [
 //	  {"thinking": "…", "text": "…", "tool_calls": [{"id": "…", "name": "read", "args": {…}}]},
 //	  {"text": "…", "delay_ms": 200, "input_tokens": 1200, "output_tokens": 40},
-//	  {"text": "…", "wait_for_cancel": true}
+//	  {"text": "…", "wait_for_cancel": true},
+//	  {"echo_request": true}
 //	]}
 //
 // Each Stream call answers with the next turn; once the turns run out, every
@@ -44,6 +45,10 @@ type Turn struct {
 	// InputTokens and OutputTokens are the usage the turn reports.
 	InputTokens  int64 `json:"input_tokens,omitzero"`
 	OutputTokens int64 `json:"output_tokens,omitzero"`
+	// EchoRequest answers with what the request held, so a test can check what
+	// the model was sent (a resumed session's earlier turns): one line per
+	// message, "ROLE: TEXT" with the text parts joined by " ".
+	EchoRequest bool `json:"echo_request,omitzero"`
 }
 
 // ToolCall is one scripted tool call. Args defaults to {}; ID to "call_N", N
@@ -92,8 +97,8 @@ func Parse(data []byte) (*Script, error) {
 	for i := range f.Turns {
 		t := &f.Turns[i]
 		at := fmt.Sprintf("/turns/%d", i)
-		if t.Thinking == "" && t.Text == "" && len(t.ToolCalls) == 0 && !t.WaitForCancel {
-			return nil, fmt.Errorf("script: %s: empty turn: give thinking, text, tool_calls or wait_for_cancel", at)
+		if t.Thinking == "" && t.Text == "" && len(t.ToolCalls) == 0 && !t.WaitForCancel && !t.EchoRequest {
+			return nil, fmt.Errorf("script: %s: empty turn: give thinking, text, tool_calls, wait_for_cancel or echo_request", at)
 		}
 		if t.DelayMS < 0 {
 			return nil, fmt.Errorf("script: %s/delay_ms: must not be negative", at)
@@ -218,7 +223,7 @@ func (s *Script) Name() string { return "script" }
 
 // Stream implements provider.Provider: it answers with the next turn, streaming
 // its thinking and text in a few deltas.
-func (s *Script) Stream(ctx context.Context, _ provider.Request, onDelta func(provider.Delta)) (*provider.Response, error) {
+func (s *Script) Stream(ctx context.Context, req provider.Request, onDelta func(provider.Delta)) (*provider.Response, error) {
 	s.mu.Lock()
 	turn := Turn{Text: Finished}
 	if s.next < len(s.turns) {
@@ -226,6 +231,9 @@ func (s *Script) Stream(ctx context.Context, _ provider.Request, onDelta func(pr
 		s.next++
 	}
 	s.mu.Unlock()
+	if turn.EchoRequest {
+		turn.Text = echo(req)
+	}
 
 	if turn.DelayMS > 0 {
 		timer := time.NewTimer(time.Duration(turn.DelayMS) * time.Millisecond)
@@ -270,6 +278,21 @@ func (s *Script) Stream(ctx context.Context, _ provider.Request, onDelta func(pr
 		InputTokens:  turn.InputTokens,
 		OutputTokens: turn.OutputTokens,
 	}, nil
+}
+
+// echo describes the request's messages, one line each.
+func echo(req provider.Request) string {
+	var b strings.Builder
+	for _, m := range req.Messages {
+		var texts []string
+		for _, p := range m.Parts {
+			if p.Type == provider.PartText && p.Text != "" {
+				texts = append(texts, p.Text)
+			}
+		}
+		fmt.Fprintf(&b, "%s: %s\n", m.Role, strings.Join(texts, " "))
+	}
+	return b.String()
 }
 
 // chunks splits s into at most three pieces on rune boundaries, so consumers see

@@ -150,7 +150,7 @@ func TestParseErrors(t *testing.T) {
 		{"no turns", `{"turns":[]}`, `script: no turns: expected {"turns": [...]} with at least one turn`},
 		{"missing turns", `{}`, `script: no turns: expected {"turns": [...]} with at least one turn`},
 		{"empty turn", `{"turns":[{"text":"a"},{}]}`,
-			`script: /turns/1: empty turn: give thinking, text, tool_calls or wait_for_cancel`},
+			`script: /turns/1: empty turn: give thinking, text, tool_calls, wait_for_cancel or echo_request`},
 		{"negative delay", `{"turns":[{"text":"a","delay_ms":-5}]}`, `script: /turns/0/delay_ms: must not be negative`},
 		{"nameless call", `{"turns":[{"tool_calls":[{"args":{}}]}]}`, `script: /turns/0/tool_calls/0: name is required`},
 		{"array args", `{"turns":[{"tool_calls":[{"name":"read","args":[1]}]}]}`,
@@ -235,5 +235,23 @@ func TestConcurrentCallsTakeDistinctTurns(t *testing.T) {
 	sort.Strings(texts)
 	if !reflect.DeepEqual(texts, []string{"1", "2", "3", "4"}) {
 		t.Errorf("turns taken %v", texts)
+	}
+}
+
+func TestEchoRequest(t *testing.T) {
+	s, err := Parse([]byte(`{"turns": [{"echo_request": true}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := s.Stream(context.Background(), provider.Request{Messages: []provider.Message{
+		{Role: provider.RoleUser, Parts: []provider.Part{{Type: provider.PartText, Text: "first"}}},
+		{Role: provider.RoleAssistant, Parts: []provider.Part{{Type: provider.PartText, Text: "one"}, {Type: provider.PartToolUse, Name: "bash"}}},
+		{Role: provider.RoleUser, Parts: []provider.Part{{Type: provider.PartText, Text: "second"}}},
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := resp.Message.Parts[0].Text, "user: first\nassistant: one\nuser: second\n"; got != want {
+		t.Errorf("echo = %q, want %q", got, want)
 	}
 }

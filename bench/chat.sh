@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Benchmark of the terminal chat, in a real terminal (tmux):
+#   1. keystroke → frame: the time from a key sent to tmux until the pane shows
+#      it in the input, while a command streams 100 MB of output (target: p99
+#      <= 50 ms; the figure includes tmux's own send and capture);
+#   2. memory: RSS of dsh after a session of 1000 read calls, each card printed
+#      into the scrollback (target <= 80 MiB: the chat keeps no history).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v tmux >/dev/null || { echo "bench/chat.sh needs tmux" >&2; exit 1; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+go build -o "$tmp/dsh" ./cmd/dsh
+go build -o "$tmp/chatbench" ./bench/internal/chatbench
+"$tmp/chatbench" -dsh "$tmp/dsh" -samples "${SAMPLES:-200}" -calls "${CALLS:-1000}"

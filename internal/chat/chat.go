@@ -1,0 +1,927 @@
+// Package chat is dsh's interactive terminal conversation: a Bubble Tea model
+// over a live session's ordered event stream. What is finished — messages and
+// cards — is printed once above the chat, into the terminal's own scrollback,
+// through the same presenters and termui renderers as `dsh replay`; what is
+// still moving — the model's text as it streams, a running command's output, a
+// permission prompt, the input and a status line — is the view below it.
+package chat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/spinner"
+	"charm.land/bubbles/v2/textarea"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/command"
+	"github.com/dsh-dev/dsh/internal/host"
+	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/termui"
+	"github.com/dsh-dev/dsh/internal/tool"
+)
+
+// Session is what the chat needs of a live session; *host.Session is one.
+type Session interface {
+	ID() string
+	Mode() agent.Mode
+	SetMode(agent.Mode) error
+	Prompt(ctx context.Context, text string, images ...card.Content) (agent.StopReason, error)
+	Compact(ctx context.Context, focus string) error
+	SetModel(model, thinking string) error
+	Model() (model, thinking string)
+	Cancel()
+	Running() bool
+	Close() error
+}
+
+// Opened is a session the chat shows, with its events from the moment it was
+// opened (closed when the session ends).
+type Opened struct {
+	Session  Session
+	Registry *tool.Registry
+	Events   <-chan host.Event
+}
+
+// Replay receives the records of a resumed session's log, in order.
+type Replay func(reg *tool.Registry, rec session.Record)
+
+// Config is what the chat is given.
+type Config struct {
+	Root   string
+	Model  string     // the model's name, for the status line and /cost
+	Window int64      // the model's context window in tokens
+	Mode   agent.Mode // the mode a new session starts in
+	Color  bool
+	Width  int // the terminal's width until the first resize message
+	Height int
+	// Commands are the slash commands (command.For(all, command.Terminal)).
+	Commands []command.Command
+	History  *History
+	// Open opens a session: "" a new one, else the one with that id, whose
+	// records it hands to replay first.
+	Open func(id string, replay Replay) (Opened, error)
+	// Sessions lists this directory's sessions, newest first.
+	Sessions func() ([]session.Info, error)
+	// Files lists the workspace's files for @ completion (nil: walk Root once).
+	Files func() []string
+	Now   func() time.Time
+	// Print, when set, takes what is printed above the chat instead of the
+	// terminal (tests).
+	Print func(string)
+}
+
+// Model is the chat's Bubble Tea model.
+type Model struct {
+	cfg Config
+
+	sess   Session
+	reg    *tool.Registry
+	events <-chan host.Event
+	gen    int // which session events belong to; /new and /resume start another
+	sb     *scrollback
+
+	width, height int
+	input         textarea.Model
+	spin          spinner.Model
+
+	running   bool
+	queued    string // a prompt typed while a turn ran, sent when it ends
+	stream    strings.Builder
+	thinking  strings.Builder
+	live      map[string]*liveCall
+	liveOrder []string
+	perm      *host.Permission
+	permCard  string
+
+	usage         session.Usage // totals of the session's model calls
+	contextTokens int64
+
+	notice           string
+	lastCtrlC        time.Time
+	cancelledByCtrlC bool // the last Ctrl-C cancelled a running turn
+
+	// completion of /commands and @paths
+	comp    []completion
+	compSel int
+	files   []string
+
+	pastes map[int]string
+	nPaste int
+
+	histIdx int // -1: not browsing; else the history entry shown
+	draft   string
+
+	picker    []session.Info // /resume without an id
+	pickerSel int
+
+	printing  bool
+	pending   strings.Builder
+	quitting  bool
+	exitAfter bool
+	// Interrupted reports that the chat was left by a second Ctrl-C while a turn
+	// ran or was being cancelled: the caller kills the session's processes at
+	// once and exits 130.
+	Interrupted bool
+}
+
+// liveCall is a running call's output, of which only the tail is kept.
+type liveCall struct {
+	title   string
+	started bool // permitted and running; before that the prompt shows it
+	tail    string
+}
+
+// tailBytes bounds the output kept per running call.
+const tailBytes = 4 << 10
+
+type completion struct{ value, label string }
+
+// Messages.
+type (
+	eventsMsg struct {
+		gen    int
+		events []host.Event
+		closed bool
+	}
+	turnDoneMsg struct {
+		gen  int
+		stop agent.StopReason
+		err  error
+	}
+	permDoneMsg struct{ p *host.Permission }
+	printedMsg  struct{}
+	noticeMsg   struct{ at time.Time }
+)
+
+// doublePress is how soon a second Ctrl-C must come to exit.
+const doublePress = 2 * time.Second
+
+// New returns the chat on an opened session. The caller has already printed
+// a resumed session's history through the same Config.
+func New(cfg Config, o Opened) *Model {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	m := &Model{cfg: cfg, width: cfg.Width, height: cfg.Height, histIdx: -1, pastes: map[int]string{}}
+	if m.width <= 0 {
+		m.width = 80
+	}
+	if m.height <= 0 {
+		m.height = 24
+	}
+	in := textarea.New()
+	in.Prompt = ""
+	in.SetPromptFunc(2, func(p textarea.PromptInfo) string {
+		if p.LineNumber == 0 {
+			return "› "
+		}
+		return "  "
+	})
+	in.ShowLineNumbers = false
+	in.Placeholder = "Ask dsh, /help for commands, @ to attach a file"
+	in.DynamicHeight = true
+	in.MinHeight = 1
+	in.MaxHeight = 10
+	in.CharLimit = 0
+	in.KeyMap.InsertNewline.SetKeys("shift+enter", "ctrl+j", "alt+enter")
+	if cfg.Color {
+		in.SetStyles(colorTextareaStyles())
+	} else {
+		in.SetStyles(plainTextareaStyles())
+	}
+	in.SetWidth(m.width)
+	in.Focus()
+	m.input = in
+	m.spin = spinner.New(spinner.WithSpinner(spinner.MiniDot))
+	m.sb = newScrollback(o.Registry, m.termOpts(), m.warn)
+	m.attach(o)
+	return m
+}
+
+func colorTextareaStyles() textarea.Styles {
+	st := textarea.DefaultDarkStyles()
+	st.Cursor.Blink = false
+	st.Focused.CursorLine = lipgloss.NewStyle()
+	st.Focused.Base = lipgloss.NewStyle()
+	return st
+}
+
+func plainTextareaStyles() textarea.Styles {
+	var s textarea.Styles
+	s.Cursor.Blink = false
+	s.Focused.Placeholder = lipgloss.NewStyle()
+	s.Blurred.Placeholder = lipgloss.NewStyle()
+	return s
+}
+
+func (m *Model) termOpts() termui.Options {
+	return termui.Options{Color: m.cfg.Color, Width: m.width}
+}
+
+// attach makes o the session shown.
+func (m *Model) attach(o Opened) {
+	m.gen++
+	m.sess, m.events = o.Session, o.Events
+	m.useRegistry(o.Registry)
+	m.running, m.perm, m.permCard = false, nil, ""
+	m.live, m.liveOrder = map[string]*liveCall{}, nil
+	m.stream.Reset()
+	m.thinking.Reset()
+}
+
+// Replay returns the function that prints a resumed session's history through
+// this chat's scrollback; pass it to Config.Open. Usage of earlier turns counts
+// toward /cost and the context shown.
+func (m *Model) Replay() Replay {
+	return func(reg *tool.Registry, rec session.Record) {
+		m.useRegistry(reg)
+		m.sb.record(rec)
+		if rec.Type == session.TypeTurnEnd && rec.Usage != nil {
+			m.usage.InputTokens += rec.Usage.InputTokens
+			m.usage.OutputTokens += rec.Usage.OutputTokens
+			m.contextTokens = rec.Usage.ContextTokens
+		}
+	}
+}
+
+// useRegistry presents records with reg from now on (a session's own tools).
+func (m *Model) useRegistry(reg *tool.Registry) {
+	if m.sb != nil && m.reg == reg {
+		return
+	}
+	m.reg = reg
+	if m.sb == nil {
+		m.sb = newScrollback(reg, m.termOpts(), m.warn)
+		return
+	}
+	m.sb.present(reg)
+}
+
+func (m *Model) warn(s string) { m.sb.note("dsh: " + s) }
+
+// Init starts reading the session's events.
+func (m *Model) Init() tea.Cmd {
+	return tea.Batch(m.waitEvents(), m.flush())
+}
+
+// maxBatch is how many queued events one message carries, so a flood of
+// output costs one update and one frame per batch, not per chunk.
+const maxBatch = 512
+
+func (m *Model) waitEvents() tea.Cmd {
+	ch, gen := m.events, m.gen
+	if ch == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		e, ok := <-ch
+		if !ok {
+			return eventsMsg{gen: gen, closed: true}
+		}
+		batch := []host.Event{e}
+		for len(batch) < maxBatch {
+			select {
+			case e, ok := <-ch:
+				if !ok {
+					return eventsMsg{gen: gen, events: batch, closed: true}
+				}
+				batch = append(batch, e)
+				if e.Kind == host.KindPermission {
+					return eventsMsg{gen: gen, events: batch}
+				}
+			default:
+				return eventsMsg{gen: gen, events: batch}
+			}
+		}
+		return eventsMsg{gen: gen, events: batch}
+	}
+}
+
+// flush prints what the scrollback has, in order: one print is in flight at a
+// time, and the next starts when it is done.
+func (m *Model) flush() tea.Cmd {
+	if t := m.sb.take(); t != "" {
+		if m.pending.Len() > 0 {
+			m.pending.WriteByte('\n')
+		}
+		m.pending.WriteString(t)
+	}
+	if m.cfg.Print != nil {
+		if m.pending.Len() > 0 {
+			m.cfg.Print(m.pending.String())
+			m.pending.Reset()
+		}
+		if m.exitAfter {
+			return tea.Quit
+		}
+		return nil
+	}
+	if m.printing {
+		return nil
+	}
+	if m.pending.Len() == 0 {
+		if m.exitAfter {
+			return tea.Quit
+		}
+		return nil
+	}
+	text := m.pending.String()
+	m.pending.Reset()
+	m.printing = true
+	return tea.Sequence(tea.Println(text), func() tea.Msg { return printedMsg{} })
+}
+
+// Update handles a message.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmds []tea.Cmd
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = max(msg.Width, 20), max(msg.Height, 5)
+		m.input.SetWidth(m.width)
+		m.sb.opts = m.termOpts()
+	case eventsMsg:
+		if msg.gen != m.gen {
+			return m, nil
+		}
+		for _, e := range msg.events {
+			cmds = append(cmds, m.event(e))
+		}
+		if !msg.closed {
+			cmds = append(cmds, m.waitEvents())
+		}
+	case turnDoneMsg:
+		if msg.gen == m.gen {
+			cmds = append(cmds, m.turnDone(msg))
+		}
+	case permDoneMsg:
+		if m.perm == msg.p {
+			m.perm, m.permCard = nil, ""
+		}
+	case printedMsg:
+		m.printing = false
+	case noticeMsg:
+		if m.cfg.Now().Sub(msg.at) >= doublePress {
+			m.notice = ""
+		}
+	case spinner.TickMsg:
+		if m.busy() {
+			var c tea.Cmd
+			m.spin, c = m.spin.Update(msg)
+			cmds = append(cmds, c)
+		}
+	case tea.PasteMsg:
+		m.paste(msg.Content)
+	case tea.KeyPressMsg:
+		cmds = append(cmds, m.key(msg))
+	}
+	cmds = append(cmds, m.flush())
+	return m, tea.Batch(cmds...)
+}
+
+func (m *Model) busy() bool { return m.running }
+
+// event folds one event of the session into the view.
+func (m *Model) event(e host.Event) tea.Cmd {
+	switch e.Kind {
+	case host.KindRecord:
+		m.record(e.Record)
+	case host.KindDelta:
+		switch e.Delta.Type {
+		case provider.DeltaText:
+			m.stream.WriteString(e.Delta.Text)
+		case provider.DeltaThinking:
+			m.thinking.WriteString(e.Delta.Text)
+		}
+	case host.KindModelRequest:
+		m.stream.Reset()
+		m.thinking.Reset()
+	case host.KindCallStarted:
+		if lc := m.live[e.CallID]; lc != nil {
+			lc.started = true
+		}
+	case host.KindPermission:
+		m.perm = e.Permission
+		m.permCard = renderCall(e.Permission.Request.Card, m.termOpts())
+		p := e.Permission
+		return func() tea.Msg { <-p.Done(); return permDoneMsg{p} }
+	case host.KindUsage:
+		m.usage.InputTokens += e.Usage.InputTokens
+		m.usage.OutputTokens += e.Usage.OutputTokens
+		m.contextTokens = e.Usage.ContextTokens
+	}
+	return nil
+}
+
+func (m *Model) record(rec session.Record) {
+	switch rec.Type {
+	case session.TypeProgress:
+		lc := m.live[rec.CallID]
+		if lc == nil {
+			return
+		}
+		lc.tail += rec.Chunk
+		if len(lc.tail) > tailBytes {
+			lc.tail = lc.tail[len(lc.tail)-tailBytes:]
+		}
+		return
+	case session.TypeAssistant:
+		m.stream.Reset()
+	case session.TypeThinking:
+		m.thinking.Reset()
+	case session.TypeToolCall:
+		if m.live[rec.CallID] == nil {
+			m.liveOrder = append(m.liveOrder, rec.CallID)
+		}
+		m.live[rec.CallID] = &liveCall{title: rec.Name}
+	case session.TypeToolResult:
+		delete(m.live, rec.CallID)
+		for i, id := range m.liveOrder {
+			if id == rec.CallID {
+				m.liveOrder = append(m.liveOrder[:i], m.liveOrder[i+1:]...)
+				break
+			}
+		}
+	case session.TypeTurnEnd:
+		if rec.Usage != nil && rec.Usage.ContextTokens > 0 {
+			m.contextTokens = rec.Usage.ContextTokens
+		}
+	case session.TypeHeader, session.TypeUser, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeDamaged:
+	}
+	m.sb.record(rec)
+	if rec.Type == session.TypeToolCall {
+		if lc := m.live[rec.CallID]; lc != nil {
+			lc.title = callTitle(m.sb.lastCall())
+		}
+	}
+}
+
+func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
+	m.running = false
+	m.stream.Reset()
+	m.thinking.Reset()
+	m.live, m.liveOrder = map[string]*liveCall{}, nil
+	if msg.err != nil && !errors.Is(msg.err, context.Canceled) {
+		m.sb.note("error: " + msg.err.Error())
+	}
+	if msg.stop == agent.StopCancelled {
+		m.notice = ""
+	}
+	if q := m.queued; q != "" && msg.stop != agent.StopCancelled {
+		m.queued = ""
+		return m.send(q)
+	}
+	return nil
+}
+
+// compact starts a compaction of the conversation as a turn of its own.
+func (m *Model) compact(focus string) tea.Cmd {
+	if m.sess == nil {
+		m.sb.note("nothing to compact yet")
+		return nil
+	}
+	m.running = true
+	m.notice = ""
+	s, gen := m.sess, m.gen
+	return tea.Batch(m.spin.Tick, func() tea.Msg {
+		err := s.Compact(context.Background(), focus)
+		stop := agent.StopEndTurn
+		if err != nil {
+			stop = agent.StopError
+		}
+		return turnDoneMsg{gen: gen, stop: stop, err: err}
+	})
+}
+
+// send starts a turn with text.
+func (m *Model) send(text string) tea.Cmd {
+	var wait tea.Cmd
+	if m.sess == nil {
+		if !m.ensureSession() {
+			return nil
+		}
+		wait = m.waitEvents()
+	}
+	prompt, _, skipped := attach(m.cfg.Root, text)
+	for _, s := range skipped {
+		m.sb.note("not attached: " + s)
+	}
+	m.running = true
+	m.notice = ""
+	s, gen := m.sess, m.gen
+	return tea.Batch(wait, m.spin.Tick, func() tea.Msg {
+		stop, err := s.Prompt(context.Background(), prompt)
+		return turnDoneMsg{gen: gen, stop: stop, err: err}
+	})
+}
+
+func (m *Model) setNotice(s string) tea.Cmd {
+	m.notice = s
+	at := m.cfg.Now()
+	return tea.Tick(doublePress, func(time.Time) tea.Msg { return noticeMsg{at} })
+}
+
+// key handles a key press.
+func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
+	ks := k.String()
+	if ks == "ctrl+c" {
+		return m.interrupt()
+	}
+	if m.perm != nil {
+		return m.permKey(ks)
+	}
+	if m.picker != nil {
+		return m.pickerKey(ks)
+	}
+	switch ks {
+	case "esc":
+		switch {
+		case m.comp != nil:
+			m.comp = nil
+		case m.running:
+			m.sess.Cancel()
+			m.queued = ""
+			return m.setNotice("cancelling the turn…")
+		}
+		return nil
+	case "ctrl+d":
+		if m.input.Value() == "" {
+			return m.exit()
+		}
+	case "tab":
+		if m.comp != nil {
+			m.complete()
+			return nil
+		}
+	case "up", "down":
+		if m.comp != nil {
+			n := len(m.comp)
+			if ks == "up" {
+				m.compSel = (m.compSel + n - 1) % n
+			} else {
+				m.compSel = (m.compSel + 1) % n
+			}
+			return nil
+		}
+		if m.historyKey(ks) {
+			return nil
+		}
+	case "enter":
+		return m.submit()
+	}
+	var c tea.Cmd
+	m.input, c = m.input.Update(k)
+	m.histIdx = -1
+	m.updateCompletion()
+	return c
+}
+
+// interrupt is Ctrl-C: the first cancels the running turn (or clears the input),
+// a second within doublePress exits.
+func (m *Model) interrupt() tea.Cmd {
+	now := m.cfg.Now()
+	if !m.lastCtrlC.IsZero() && now.Sub(m.lastCtrlC) < doublePress {
+		// The turn the first press cancelled may still be ending: kill it.
+		m.Interrupted = m.running || m.cancelledByCtrlC
+		return m.exit()
+	}
+	m.lastCtrlC, m.cancelledByCtrlC = now, m.running
+	if m.perm != nil {
+		m.perm.Answer(agent.Reject)
+	}
+	if m.running {
+		m.sess.Cancel()
+		m.queued = ""
+		return m.setNotice("cancelling the turn… (Ctrl-C again to exit)")
+	}
+	m.input.Reset()
+	m.comp = nil
+	m.picker = nil
+	return m.setNotice("press Ctrl-C again to exit")
+}
+
+func (m *Model) exit() tea.Cmd {
+	m.quitting = true
+	m.exitAfter = true
+	return nil // flush quits once everything is printed
+}
+
+// permKey answers the pending permission with one key.
+func (m *Model) permKey(ks string) tea.Cmd {
+	p := m.perm
+	switch ks {
+	case "y", "Y":
+		p.Answer(agent.AllowOnce)
+	case "a", "A":
+		if !canRemember(p) {
+			return nil
+		}
+		p.Answer(agent.AllowAlways)
+	case "n", "N", "esc":
+		p.Answer(agent.Reject)
+	default:
+		return nil
+	}
+	m.perm, m.permCard = nil, ""
+	return nil
+}
+
+func canRemember(p *host.Permission) bool {
+	ap := p.Request.Approval
+	return ap.Remember && len(ap.Keys) > 0
+}
+
+func (m *Model) historyKey(ks string) bool {
+	h := m.cfg.History
+	if h.Len() == 0 {
+		return false
+	}
+	switch {
+	case ks == "up" && m.input.Line() == 0:
+		if m.histIdx == -1 {
+			m.draft = m.input.Value()
+			m.histIdx = h.Len()
+		}
+		if m.histIdx == 0 {
+			return true
+		}
+		m.histIdx--
+		m.input.SetValue(h.At(m.histIdx))
+		return true
+	case ks == "down" && m.histIdx >= 0 && m.input.Line() == m.input.LineCount()-1:
+		m.histIdx++
+		if m.histIdx >= h.Len() {
+			m.histIdx = -1
+			m.input.SetValue(m.draft)
+			return true
+		}
+		m.input.SetValue(h.At(m.histIdx))
+		return true
+	}
+	return false
+}
+
+func (m *Model) paste(text string) {
+	// Terminals paste line ends as CR (tmux, iTerm) or CRLF.
+	text = strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n")
+	if strings.Count(text, "\n") < pasteLines && len(text) <= pasteBytes {
+		m.input.InsertString(text)
+		return
+	}
+	m.nPaste++
+	m.pastes[m.nPaste] = text
+	m.input.InsertString(pastePlaceholder(m.nPaste, text))
+}
+
+// submit sends the input: a slash command, or a prompt.
+func (m *Model) submit() tea.Cmd {
+	if m.comp != nil && m.compSel < len(m.comp) {
+		v := m.comp[m.compSel].value
+		if strings.HasPrefix(v, "@") || !strings.HasPrefix(strings.TrimSpace(m.input.Value()), v) {
+			m.complete()
+			if strings.HasPrefix(v, "@") {
+				return nil
+			}
+		}
+	}
+	m.comp = nil
+	raw := m.input.Value()
+	if strings.TrimSpace(raw) == "" {
+		return nil
+	}
+	m.input.Reset()
+	m.histIdx = -1
+	if err := m.cfg.History.Add(raw); err != nil {
+		m.sb.note("dsh: " + err.Error())
+	}
+	text := expandPastes(raw, m.pastes)
+	m.pastes, m.nPaste = map[int]string{}, 0
+	if name, args, ok := command.Parse(text); ok {
+		m.sb.draw(func(r *termui.Renderer) error { return r.User(text) })
+		return m.slash(name, args)
+	}
+	if m.running {
+		m.queued = text
+		return m.setNotice("queued: sent when this turn ends (Esc cancels the turn)")
+	}
+	return m.send(text)
+}
+
+// updateCompletion offers /commands while the first word is typed and @paths
+// for the word being typed.
+func (m *Model) updateCompletion() {
+	m.comp, m.compSel = nil, 0
+	v := m.input.Value()
+	if strings.HasPrefix(v, "/") && !strings.ContainsAny(v, " \n") {
+		for _, c := range m.cfg.Commands {
+			if strings.HasPrefix("/"+c.Name, v) {
+				label := "/" + c.Name
+				if c.ArgHint != "" {
+					label += " " + c.ArgHint
+				}
+				m.comp = append(m.comp, completion{"/" + c.Name, label + "  " + c.Description})
+			}
+		}
+		return
+	}
+	i := strings.LastIndexAny(v, " \n\t")
+	word := v[i+1:]
+	if !strings.HasPrefix(word, "@") {
+		return
+	}
+	if m.files == nil {
+		if m.cfg.Files != nil {
+			m.files = m.cfg.Files()
+		} else {
+			m.files = listFiles(m.cfg.Root)
+		}
+	}
+	for _, f := range matchFiles(m.files, word[1:], 6) {
+		m.comp = append(m.comp, completion{"@" + f, "@" + f})
+	}
+}
+
+// complete puts the selected completion in place of the word being typed.
+func (m *Model) complete() {
+	if m.comp == nil {
+		return
+	}
+	v := m.input.Value()
+	c := m.comp[m.compSel].value
+	if strings.HasPrefix(c, "/") {
+		m.input.SetValue(c + " ")
+	} else {
+		i := strings.LastIndexAny(v, " \n\t")
+		m.input.SetValue(v[:i+1] + c + " ")
+	}
+	m.comp = nil
+}
+
+// View draws what is still moving.
+func (m *Model) View() tea.View {
+	if m.quitting {
+		return tea.NewView("")
+	}
+	var b strings.Builder
+	b.WriteByte('\n') // apart from what was printed above
+	w := m.width
+	dim := m.style(lipgloss.NewStyle().Faint(true))
+	if t := m.thinking.String(); t != "" {
+		b.WriteString(m.tailLines(m.renderWith(func(r *termui.Renderer) error { return r.Thinking(t) }), 6))
+	}
+	if t := m.stream.String(); t != "" {
+		b.WriteString(m.tailLines(m.renderWith(func(r *termui.Renderer) error { return r.Assistant(t) }), max(m.height-8, 4)))
+	}
+	for _, id := range m.liveOrder {
+		lc := m.live[id]
+		if lc == nil || !lc.started {
+			continue
+		}
+		// The tool samples a fast command's output, so only its latest lines
+		// are shown, not a count.
+		b.WriteString(wrapText(m.spin.View()+" "+lc.title, w))
+		b.WriteByte('\n')
+		for _, l := range lastLines(lc.tail, 4) {
+			b.WriteString(dim.Render(wrapText("  "+termui.Sanitize(l), w)))
+			b.WriteByte('\n')
+		}
+	}
+	switch {
+	case m.perm != nil:
+		b.WriteString(m.permView())
+	case m.picker != nil:
+		b.WriteString(m.pickerView())
+	}
+	if m.notice != "" {
+		b.WriteString(dim.Render(wrapText(m.notice, w)))
+		b.WriteByte('\n')
+	}
+	b.WriteString(m.input.View())
+	b.WriteByte('\n')
+	for i, c := range m.comp {
+		line := "  " + c.label
+		if i == m.compSel {
+			line = "› " + c.label
+			b.WriteString(m.style(lipgloss.NewStyle().Bold(true)).Render(wrapText(line, w)))
+		} else {
+			b.WriteString(dim.Render(wrapText(line, w)))
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString(m.statusLine())
+	v := tea.NewView(b.String())
+	return v
+}
+
+func (m *Model) style(s lipgloss.Style) lipgloss.Style {
+	if !m.cfg.Color {
+		return lipgloss.NewStyle()
+	}
+	return s
+}
+
+func (m *Model) renderWith(f func(r *termui.Renderer) error) string {
+	var b strings.Builder
+	if err := f(termui.New(&b, m.termOpts())); err != nil {
+		return ""
+	}
+	return b.String()
+}
+
+// tailLines keeps the last n lines of s, so the view never outgrows the screen.
+func (m *Model) tailLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = append([]string{"…"}, lines[len(lines)-n:]...)
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+func lastLines(s string, n int) []string {
+	s = strings.TrimRight(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
+	if s == "" {
+		return nil
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	for i, l := range lines {
+		if j := strings.LastIndexByte(l, '\r'); j >= 0 { // a progress bar redraws its line
+			lines[i] = l[j+1:]
+		}
+	}
+	return lines
+}
+
+// wrapText wraps to w columns, breaking long words; nothing is cut.
+func wrapText(s string, w int) string {
+	return ansi.Wrap(s, max(w, 1), "")
+}
+
+func (m *Model) permView() string {
+	var b strings.Builder
+	req := m.perm.Request
+	bold := m.style(lipgloss.NewStyle().Bold(true))
+	b.WriteString(bold.Render(wrapText("Allow "+toolName(req.Tool)+"?", m.width)))
+	b.WriteByte('\n')
+	b.WriteString(m.permCard)
+	choices := "[y] yes, once"
+	if canRemember(m.perm) {
+		choices += "   [a] always allow " + req.Approval.Label
+	}
+	choices += "   [n] no"
+	b.WriteString(bold.Render(wrapText(choices, m.width)))
+	b.WriteByte('\n')
+	return b.String()
+}
+
+func toolName(s string) string {
+	if s == "" {
+		return "this call"
+	}
+	return s
+}
+
+func (m *Model) statusLine() string {
+	var parts []string
+	if m.busy() {
+		parts = append(parts, m.spin.View()+" working (Esc to cancel)")
+	}
+	if m.cfg.Model != "" {
+		parts = append(parts, m.cfg.Model)
+	}
+	parts = append(parts, string(m.mode()))
+	ctx := tokens(m.contextTokens)
+	if m.cfg.Window > 0 {
+		ctx += fmt.Sprintf("/%s (%d%%)", tokens(m.cfg.Window), m.contextTokens*100/m.cfg.Window)
+	}
+	parts = append(parts, "context "+ctx)
+	if m.sess != nil {
+		parts = append(parts, m.sess.ID())
+	} else {
+		parts = append(parts, "new session")
+	}
+	return m.style(lipgloss.NewStyle().Faint(true)).Render(wrapText(strings.Join(parts, " · "), m.width))
+}
+
+// tokens spells a token count briefly: 950, 12.3k, 1.2M.
+func tokens(n int64) string {
+	switch {
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 10_000:
+		return fmt.Sprintf("%dk", n/1000)
+	case n >= 1000:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}

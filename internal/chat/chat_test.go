@@ -1,0 +1,582 @@
+package chat
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/command"
+	"github.com/dsh-dev/dsh/internal/demo"
+	"github.com/dsh-dev/dsh/internal/host"
+	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/provider/script"
+	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/tool"
+	"github.com/dsh-dev/dsh/internal/toolset"
+)
+
+// updating reports -update, which rewrites the golden files. The flag is
+// teatest's (its golden package defines it), so one flag serves both.
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+// fakeSession stands in for a host session where a test feeds the events itself.
+type fakeSession struct {
+	id      string
+	mode    agent.Mode
+	prompts []string
+	cancels int
+}
+
+func (f *fakeSession) ID() string                            { return f.id }
+func (f *fakeSession) Mode() agent.Mode                      { return f.mode }
+func (f *fakeSession) SetMode(m agent.Mode) error            { f.mode = m; return nil }
+func (f *fakeSession) Cancel()                               { f.cancels++ }
+func (f *fakeSession) Running() bool                         { return false }
+func (f *fakeSession) Close() error                          { return nil }
+func (f *fakeSession) Compact(context.Context, string) error { return nil }
+func (f *fakeSession) SetModel(string, string) error         { return nil }
+func (f *fakeSession) Model() (string, string)               { return "", "" }
+
+func (f *fakeSession) Prompt(_ context.Context, text string, _ ...card.Content) (agent.StopReason, error) {
+	f.prompts = append(f.prompts, text)
+	return agent.StopEndTurn, nil
+}
+
+// harness drives the model's Update and View directly, in order, with what is
+// printed above the chat captured: a frame is the printed text and the view.
+type harness struct {
+	t       *testing.T
+	m       *Model
+	last    tea.Cmd
+	sess    *fakeSession
+	printed strings.Builder
+	now     time.Time
+	root    string
+}
+
+func newHarness(t *testing.T, width int) *harness {
+	t.Helper()
+	h := &harness{t: t, sess: &fakeSession{id: "20261201-120000-testtest", mode: agent.ModeDefault},
+		now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC), root: t.TempDir()}
+	cfg := Config{
+		Root: h.root, Model: "claude-sonnet-4-5", Window: 200_000, Width: width, Height: 30,
+		Commands: command.For(command.Builtin(), command.Terminal),
+		History:  &History{},
+		Now:      func() time.Time { return h.now },
+		Print:    func(s string) { h.printed.WriteString(s + "\n") },
+	}
+	h.m = New(cfg, Opened{Session: h.sess, Registry: toolset.New(toolset.Options{})})
+	h.m.Init()
+	return h
+}
+
+func (h *harness) send(msgs ...tea.Msg) {
+	for _, msg := range msgs {
+		_, h.last = h.m.Update(msg)
+	}
+}
+
+// runLast runs the commands the last update returned, as the program would, and
+// returns the messages that come back within a moment (the spinner's tick and
+// the notice's timer are left to run out on their own).
+func (h *harness) runLast() []tea.Msg {
+	out := make(chan tea.Msg, 64)
+	var run func(c tea.Cmd)
+	run = func(c tea.Cmd) {
+		if c == nil {
+			return
+		}
+		go func() {
+			msg := c()
+			if b, ok := msg.(tea.BatchMsg); ok {
+				for _, c := range b {
+					run(c)
+				}
+				return
+			}
+			out <- msg
+		}()
+	}
+	run(h.last)
+	var msgs []tea.Msg
+	timeout := time.After(200 * time.Millisecond)
+	for {
+		select {
+		case m := <-out:
+			msgs = append(msgs, m)
+		case <-timeout:
+			return msgs
+		}
+	}
+}
+
+func key(code rune, mod tea.KeyMod) tea.KeyPressMsg {
+	k := tea.KeyPressMsg{Code: code, Mod: mod}
+	if mod == 0 && code >= ' ' && code < tea.KeyExtended {
+		k.Text = string(code)
+	}
+	return k
+}
+
+func (h *harness) typeText(s string) {
+	for _, r := range s {
+		h.send(key(r, 0))
+	}
+}
+
+func (h *harness) events(evs ...host.Event) {
+	h.send(eventsMsg{gen: h.m.gen, events: evs})
+}
+
+func recordEvent(r session.Record) host.Event { return host.Event{Kind: host.KindRecord, Record: r} }
+
+// screen is what the terminal shows: the printed scrollback, then the view.
+func (h *harness) screen() string {
+	view := ansi.Strip(h.m.View().Content)
+	s := h.printed.String() + "─── live ───\n" + view + "\n"
+	s = strings.ReplaceAll(s, h.root, "$ROOT")
+	return runningFor.ReplaceAllString(s, "running for Ns") // a job's age depends on the machine
+}
+
+var runningFor = regexp.MustCompile(`running for \d+s`)
+
+// frame checks a frame against its golden file and that no line is wider than
+// the terminal: the chat wraps, it never relies on the terminal cutting.
+func (h *harness) frame(name string) {
+	h.t.Helper()
+	got := h.screen()
+	for i, l := range strings.Split(got, "\n") {
+		if w := ansi.StringWidth(l); w > h.m.width {
+			h.t.Errorf("%s: line %d is %d columns, wider than %d: %q", name, i+1, w, h.m.width, l)
+		}
+	}
+	path := filepath.Join("testdata", name+".golden")
+	if updating() {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			h.t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			h.t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		h.t.Fatalf("%v (run with -update)", err)
+	}
+	if got != string(want) {
+		h.t.Errorf("%s differs from %s (run with -update after checking):\n%s\n--- want\n%s", name, path, got, want)
+	}
+}
+
+func TestFrameTyping(t *testing.T) {
+	h := newHarness(t, 80)
+	h.typeText("explain the parser")
+	h.send(key(tea.KeyEnter, tea.ModShift))
+	h.typeText("in two lines")
+	h.frame("typing")
+	if got := h.m.input.Value(); got != "explain the parser\nin two lines" {
+		t.Errorf("Shift+Enter should start a new line; input is %q", got)
+	}
+	h.send(key('j', tea.ModCtrl))
+	h.typeText("please")
+	if got := h.m.input.Value(); !strings.HasSuffix(got, "\nplease") {
+		t.Errorf("Ctrl-J should start a new line; input is %q", got)
+	}
+	h.send(key(tea.KeyEnter, 0))
+	if !h.m.running || h.m.input.Value() != "" {
+		t.Errorf("Enter should send the prompt and clear the input (running %v, input %q)", h.m.running, h.m.input.Value())
+	}
+	h.runLast()
+	if len(h.sess.prompts) != 1 || h.sess.prompts[0] != "explain the parser\nin two lines\nplease" {
+		t.Errorf("the model should get the typed prompt, got %q", h.sess.prompts)
+	}
+	if h.m.cfg.History.Len() != 1 {
+		t.Errorf("the prompt should be in the history")
+	}
+}
+
+func TestFrameStreaming(t *testing.T) {
+	h := newHarness(t, 80)
+	h.typeText("hi")
+	h.send(key(tea.KeyEnter, 0))
+	h.events(recordEvent(session.Record{Type: session.TypeUser, Text: "hi"}),
+		host.Event{Kind: host.KindModelRequest},
+		host.Event{Kind: host.KindDelta, Delta: provider.Delta{Type: provider.DeltaThinking, Text: "The user says hi."}},
+		host.Event{Kind: host.KindDelta, Delta: provider.Delta{Type: provider.DeltaText, Text: "Hello! Here is **bold** text and a list:\n\n- one\n- tw"}})
+	h.frame("streaming")
+	h.events(recordEvent(session.Record{Type: session.TypeThinking, Text: "The user says hi."}),
+		recordEvent(session.Record{Type: session.TypeAssistant, Text: "Hello! Here is **bold** text and a list:\n\n- one\n- two"}),
+		host.Event{Kind: host.KindUsage, Usage: session.Usage{InputTokens: 1200, OutputTokens: 30, ContextTokens: 24_000}},
+		recordEvent(session.Record{Type: session.TypeTurnEnd, StopReason: "end_turn", Usage: &session.Usage{InputTokens: 1200, OutputTokens: 30, ContextTokens: 24_000}}))
+	h.send(turnDoneMsg{gen: h.m.gen, stop: agent.StopEndTurn})
+	h.frame("streamed")
+}
+
+func TestFramePermission(t *testing.T) {
+	h := newHarness(t, 80)
+	args := []byte(`{"command":"rm -rf build && make"}`)
+	h.m.running = true
+	h.events(recordEvent(session.Record{Type: session.TypeToolCall, CallID: "c1", Name: "bash", Args: args}))
+	req := agent.PermissionRequest{CallID: "c1", Tool: "bash", Args: args,
+		Card:     &card.TerminalCall{Title: "rm -rf build && make"},
+		Approval: tool.Approval{Label: "commands starting with rm or make", Remember: true, Keys: []string{"bash:rm", "bash:make"}}}
+	h.events(host.Event{Kind: host.KindPermission, Permission: &host.Permission{Request: req}})
+	h.frame("permission")
+	h.typeText("x") // not an answer: the prompt stays, the input gets nothing
+	if h.m.perm == nil || h.m.input.Value() != "" {
+		t.Errorf("a key that is not an answer must do nothing (prompt %v, input %q)", h.m.perm != nil, h.m.input.Value())
+	}
+	h.typeText("y")
+	if h.m.perm != nil {
+		t.Error("y should answer the prompt")
+	}
+
+	// Without Remember there is no "always", and "a" does not answer.
+	req.Approval = tool.Approval{Label: "this exact command"}
+	h.events(host.Event{Kind: host.KindPermission, Permission: &host.Permission{Request: req}})
+	h.frame("permission-once")
+	h.typeText("a")
+	if h.m.perm == nil {
+		t.Error(`"a" must not answer a request that cannot be remembered`)
+	}
+	h.typeText("n")
+	if h.m.perm != nil {
+		t.Error("n should answer the prompt")
+	}
+}
+
+func TestFrameCancelled(t *testing.T) {
+	h := newHarness(t, 80)
+	h.typeText("run the tests")
+	h.send(key(tea.KeyEnter, 0))
+	h.events(recordEvent(session.Record{Type: session.TypeUser, Text: "run the tests"}),
+		recordEvent(session.Record{Type: session.TypeToolCall, CallID: "c1", Name: "bash", Args: []byte(`{"command":"go test ./..."}`)}),
+		host.Event{Kind: host.KindCallStarted, CallID: "c1"},
+		recordEvent(session.Record{Type: session.TypeProgress, CallID: "c1", Chunk: "ok   pkg/a  0.1s\nok   pkg/b  0.3s\n--- FAIL: TestC"}))
+	h.frame("running")
+	h.send(key('c', tea.ModCtrl))
+	if h.sess.cancels != 1 {
+		t.Fatalf("Ctrl-C should cancel the turn once, cancelled %d times", h.sess.cancels)
+	}
+	if h.m.quitting {
+		t.Fatal("one Ctrl-C must not exit")
+	}
+	exit := -1
+	h.events(recordEvent(session.Record{Type: session.TypeToolResult, CallID: "c1",
+		Result: &tool.Result{Content: []card.Content{{Type: "text", Text: "ok   pkg/a  0.1s\nok   pkg/b  0.3s\n--- FAIL: TestC"}}, IsError: true,
+			Meta: []byte(`{"exitCode":null,"signal":"SIGKILL"}`)}}),
+		recordEvent(session.Record{Type: session.TypeTurnEnd, StopReason: "cancelled"}))
+	_ = exit
+	h.send(turnDoneMsg{gen: h.m.gen, stop: agent.StopCancelled, err: context.Canceled})
+	h.frame("cancelled")
+
+	// A second Ctrl-C within 2 s exits; after 2 s it is a first one again.
+	h.now = h.now.Add(3 * time.Second)
+	h.send(key('c', tea.ModCtrl))
+	if h.m.quitting {
+		t.Fatal("a Ctrl-C 3 s after the last must not exit")
+	}
+	h.now = h.now.Add(time.Second)
+	h.send(key('c', tea.ModCtrl))
+	if !h.m.quitting {
+		t.Fatal("a second Ctrl-C within 2 s must exit")
+	}
+}
+
+func TestEscCancels(t *testing.T) {
+	h := newHarness(t, 80)
+	h.typeText("go")
+	h.send(key(tea.KeyEnter, 0))
+	h.send(key(tea.KeyEscape, 0))
+	if h.sess.cancels != 1 || h.m.quitting {
+		t.Errorf("Esc should cancel the turn and not exit (cancels %d, quitting %v)", h.sess.cancels, h.m.quitting)
+	}
+}
+
+// demoEvents runs the demo's scripted session, which uses every tool, on a real
+// host session and returns its events.
+func demoEvents(t *testing.T) ([]host.Event, *tool.Registry, string) {
+	t.Helper()
+	ws := t.TempDir()
+	if err := demo.Install(ws); err != nil {
+		t.Fatal(err)
+	}
+	p, err := script.Parse(demo.Script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := host.Create(host.Options{SessionDir: t.TempDir(), Root: ws, Mode: agent.ModeBypass,
+		Provider: func() (provider.Provider, error) { return p, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []host.Event
+	sub := s.Subscribe(func(e host.Event) { evs = append(evs, e) })
+	if _, err := s.Prompt(context.Background(), demo.Prompt); err != nil {
+		t.Fatal(err)
+	}
+	sub.Flush(5 * time.Second)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return evs, s.Registry(), ws
+}
+
+// TestFrameCards prints every card kind of the demo, at 100 and at 60 columns.
+func TestFrameCards(t *testing.T) {
+	evs, reg, ws := demoEvents(t)
+	for _, width := range []int{100, 60} {
+		h := newHarness(t, width)
+		h.m.attach(Opened{Session: h.sess, Registry: reg})
+		h.root = ws
+		h.m.running = true
+		for _, e := range evs {
+			if e.Kind == host.KindDelta || e.Kind == host.KindPermission || e.Kind == host.KindUsage {
+				continue
+			}
+			if e.Kind == host.KindRecord && e.Record.Type == session.TypeProgress && e.Record.CallID == "" {
+				continue
+			}
+			h.events(e)
+		}
+		h.send(turnDoneMsg{gen: h.m.gen, stop: agent.StopEndTurn})
+		name := "cards"
+		if width == 60 {
+			name = "cards-60"
+		}
+		h.frame(name)
+	}
+}
+
+// TestLiveMatchesResume: a session printed live and the same log printed on
+// resume read the same, card for card.
+func TestLiveMatchesResume(t *testing.T) {
+	evs, reg, _ := demoEvents(t)
+	live := newHarness(t, 80)
+	live.m.attach(Opened{Session: live.sess, Registry: reg})
+	resumed := newHarness(t, 80)
+	replay := resumed.m.Replay()
+	for _, e := range evs {
+		if e.Kind != host.KindRecord {
+			continue
+		}
+		live.events(e)
+		replay(reg, e.Record)
+	}
+	resumed.m.Update(printedMsg{})
+	if got, want := resumed.printed.String(), live.printed.String(); got != want {
+		t.Errorf("resume differs from live:\n%s\n--- live\n%s", got, want)
+	}
+}
+
+func TestFrameNarrow(t *testing.T) {
+	h := newHarness(t, 60)
+	h.typeText("a prompt long enough that at sixty columns it has to wrap onto a second line of the input")
+	h.events(recordEvent(session.Record{Type: session.TypeAssistant,
+		Text: "A reply whose words go on past sixty columns, with `code that is long` and a URL https://example.com/a/very/long/path/that/cannot/break/at/a/space/anywhere"}))
+	h.frame("narrow")
+}
+
+func TestSlashCommands(t *testing.T) {
+	h := newHarness(t, 80)
+	h.typeText("/he")
+	h.frame("slash-completion")
+	h.send(key(tea.KeyTab, 0))
+	if got := h.m.input.Value(); got != "/help " {
+		t.Fatalf("Tab should complete /help, input is %q", got)
+	}
+	h.send(key(tea.KeyEnter, 0))
+	h.typeText("/mode bypass")
+	h.send(key(tea.KeyEnter, 0))
+	if h.sess.mode != agent.ModeBypass {
+		t.Errorf("/mode bypass should set the mode, it is %s", h.sess.mode)
+	}
+	h.m.usage = session.Usage{InputTokens: 1_000_000, OutputTokens: 100_000}
+	h.typeText("/cost")
+	h.send(key(tea.KeyEnter, 0))
+	h.typeText("/model")
+	h.send(key(tea.KeyEnter, 0))
+	h.frame("slash-commands")
+	if len(h.sess.prompts) != 0 || h.m.running {
+		t.Errorf("built-in commands must not reach the model: %q", h.sess.prompts)
+	}
+	// /compact is a turn of its own, not a prompt.
+	h.typeText("/compact the tests")
+	h.send(key(tea.KeyEnter, 0))
+	if len(h.sess.prompts) != 0 || !h.m.running {
+		t.Errorf("/compact: prompts %q, running %v; want a compaction running", h.sess.prompts, h.m.running)
+	}
+	h.typeText("/exit")
+	h.send(key(tea.KeyEnter, 0))
+	if !h.m.quitting {
+		t.Error("/exit should quit")
+	}
+}
+
+func TestCustomCommandExpands(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "review.md"), []byte("---\ndescription: review a file\n---\nReview $ARGUMENTS carefully.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmds, err := command.All([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, 80)
+	h.m.cfg.Commands = command.For(cmds, command.Terminal)
+	h.typeText("/review main.go")
+	h.send(key(tea.KeyEnter, 0))
+	if !h.m.running {
+		t.Fatal("a custom command should start a turn")
+	}
+	h.runLast()
+	if len(h.sess.prompts) != 1 || h.sess.prompts[0] != "Review main.go carefully.\n" {
+		t.Errorf("the custom command's body should be the prompt, got %q", h.sess.prompts)
+	}
+}
+
+func TestLargePasteIsOnePlaceholder(t *testing.T) {
+	h := newHarness(t, 80)
+	var big strings.Builder
+	for i := range 500 {
+		big.WriteString(strings.Repeat("x", 40) + " " + string(rune('a'+i%26)) + "\r\n")
+	}
+	h.typeText("look at this: ")
+	h.send(tea.PasteMsg{Content: big.String()})
+	h.send(tea.PasteMsg{Content: "small"})
+	h2 := newHarness(t, 80)
+	h2.send(tea.PasteMsg{Content: strings.Repeat("line\r", 20)}) // tmux pastes line ends as CR
+	if got := h2.m.input.Value(); got != "[paste #1: 20 lines, 100 bytes]" {
+		t.Errorf("a paste with CR line ends: input = %q", got)
+	}
+	if got, want := h.m.input.Value(), "look at this: [paste #1: 500 lines, 21500 bytes]small"; got != want {
+		t.Fatalf("input = %q, want %q", got, want)
+	}
+	h.send(key(tea.KeyEnter, 0))
+	h.runLast()
+	want := "look at this: " + strings.ReplaceAll(big.String(), "\r\n", "\n") + "small"
+	if len(h.sess.prompts) != 1 || h.sess.prompts[0] != want {
+		t.Errorf("the prompt should hold the whole paste; got %d prompts, first %.80q", len(h.sess.prompts), h.sess.prompts)
+	}
+}
+
+func TestHistoryPerWorkspace(t *testing.T) {
+	state := t.TempDir()
+	getenv := func(k string) string {
+		if k == "XDG_STATE_HOME" {
+			return state
+		}
+		return ""
+	}
+	a, b := HistoryPath("/src/a", getenv), HistoryPath("/src/b", getenv)
+	if a == b || !strings.HasPrefix(a, filepath.Join(state, "dsh", "history")) {
+		t.Fatalf("history files %s and %s", a, b)
+	}
+	ha, err := LoadHistory(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"first", "two\nlines", "two\nlines", "third"} {
+		if err := ha.Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	again, err := LoadHistory(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Len() != 3 || again.At(1) != "two\nlines" {
+		t.Errorf("reloaded history has %d entries: %q", again.Len(), again.entries)
+	}
+	if hb, _ := LoadHistory(b); hb.Len() != 0 {
+		t.Error("another workspace must not see this one's history")
+	}
+
+	h := newHarness(t, 80)
+	h.m.cfg.History = again
+	h.typeText("draft")
+	h.send(key(tea.KeyUp, 0))
+	if got := h.m.input.Value(); got != "third" {
+		t.Errorf("↑ should show the last prompt, got %q", got)
+	}
+	h.send(key(tea.KeyUp, 0))
+	h.send(key(tea.KeyDown, 0))
+	h.send(key(tea.KeyDown, 0))
+	if got := h.m.input.Value(); got != "draft" {
+		t.Errorf("↓ past the newest should bring the draft back, got %q", got)
+	}
+}
+
+// TestAttach: @path appends a workspace file; paths outside it, through a
+// symbolic link or absolute, are refused.
+func TestAttach(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "main.go"), []byte("package main\n```\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "secret"), []byte("s3cret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "secret"), filepath.Join(root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	prompt, files, skipped := attach(root, "explain @main.go, not @link or @../x or @"+filepath.Join(outside, "secret")+" or @nope")
+	if len(files) != 1 || files[0] != "main.go" {
+		t.Errorf("attached %v", files)
+	}
+	if len(skipped) != 4 {
+		t.Errorf("skipped %v, want the link, the parent, the absolute path and the missing file", skipped)
+	}
+	if strings.Contains(prompt, "s3cret") {
+		t.Error("a file outside the workspace was attached")
+	}
+	if !strings.Contains(prompt, "````go\npackage main\n```\n````") {
+		t.Errorf("the file should be fenced with more backticks than it holds:\n%s", prompt)
+	}
+	text, shown := splitAttachments(prompt)
+	if !strings.HasPrefix(text, "explain @main.go") || strings.Contains(text, "package main") || len(shown) != 1 || shown[0] != "main.go" {
+		t.Errorf("display: %q %v", text, shown)
+	}
+	got := matchFiles([]string{"README.md", "internal/chat/chat.go", "internal/cli/chat.go", "main.go"}, "clichat", 3)
+	if len(got) == 0 || got[0] != "internal/cli/chat.go" {
+		t.Errorf("fuzzy match of clichat: %v", got)
+	}
+}
+
+// TestNoColor: without colour (NO_COLOR, --color never) neither the view nor
+// what is printed holds a style but the input's cursor (reverse video, which
+// NO_COLOR leaves alone); with it, both do.
+func TestNoColor(t *testing.T) {
+	for _, color := range []bool{false, true} {
+		h := newHarness(t, 80)
+		h.m.cfg.Color = color
+		h.m.sb.opts.Color = color
+		h.m.input.SetStyles(plainTextareaStyles())
+		if color {
+			h.m.input.SetStyles(colorTextareaStyles())
+		}
+		h.typeText("/mode")
+		h.send(key(tea.KeyEnter, 0))
+		h.events(recordEvent(session.Record{Type: session.TypeAssistant, Text: "**bold**"}))
+		got := h.printed.String() + h.m.View().Content
+		got = strings.Replace(got, "\x1b[7mA\x1b[m", "A", 1) // the cursor on the placeholder
+		if has := strings.Contains(got, "\x1b["); has != color {
+			t.Errorf("colour %v: escapes present %v:\n%q", color, has, got)
+		}
+	}
+}

@@ -1,0 +1,288 @@
+package chat
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+
+	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/command"
+	"github.com/dsh-dev/dsh/internal/provider/models"
+	"github.com/dsh-dev/dsh/internal/session"
+)
+
+// slash runs a slash command.
+func (m *Model) slash(name, args string) tea.Cmd {
+	c, ok := command.Find(m.cfg.Commands, name)
+	if !ok {
+		m.sb.note(fmt.Sprintf("unknown command /%s (/help lists them)", name))
+		return nil
+	}
+	if c.Custom() {
+		if m.running {
+			m.sb.note("a turn is running: wait, or Esc to cancel it")
+			return nil
+		}
+		return m.send(c.Expand(args))
+	}
+	switch name {
+	case "help":
+		m.sb.note(m.help())
+	case "exit":
+		return m.exit()
+	case "new":
+		return m.open("")
+	case "resume":
+		if args != "" {
+			return m.open(args)
+		}
+		return m.pick()
+	case "sessions":
+		m.sb.note(m.sessionList())
+	case "mode":
+		if args == "" {
+			m.sb.note(fmt.Sprintf("permission mode: %s (set one with /mode %s)", m.mode(), modeNames()))
+			return nil
+		}
+		mode, err := agent.ParseMode(args)
+		if err != nil {
+			m.sb.note(err.Error())
+			return nil
+		}
+		if !m.ensureSession() {
+			return nil
+		}
+		if err := m.sess.SetMode(mode); err != nil {
+			m.sb.note("cannot set the mode: " + err.Error())
+		}
+	case "model":
+		if args != "" {
+			if !m.ensureSession() {
+				return nil
+			}
+			if err := m.sess.SetModel(args, ""); err != nil {
+				m.sb.note("cannot set the model: " + err.Error())
+				return nil
+			}
+			m.cfg.Model = args
+		}
+		model := m.cfg.Model
+		if m.sess != nil {
+			if cur, _ := m.sess.Model(); cur != "" {
+				model = cur
+			}
+		}
+		if model == "" {
+			model = "the provider's default"
+		}
+		m.sb.note("model: " + model)
+	case "compact":
+		return m.compact(args)
+	case "cost":
+		m.sb.note(m.cost())
+	default:
+		m.sb.note(fmt.Sprintf("/%s does not work in the terminal", name))
+	}
+	return nil
+}
+
+func modeNames() string {
+	var names []string
+	for _, md := range agent.Modes {
+		names = append(names, string(md))
+	}
+	return strings.Join(names, "|")
+}
+
+func (m *Model) help() string {
+	var b strings.Builder
+	b.WriteString("Commands:")
+	for _, c := range m.cfg.Commands {
+		name := "/" + c.Name
+		if c.ArgHint != "" {
+			name += " " + c.ArgHint
+		}
+		fmt.Fprintf(&b, "\n  %s — %s", name, c.Description)
+	}
+	b.WriteString("\nKeys: Enter sends · Shift+Enter or Ctrl-J a new line · ↑/↓ history · @path attaches a file (Tab completes) · Esc cancels the turn · Ctrl-C twice exits")
+	return b.String()
+}
+
+func (m *Model) cost() string {
+	u := models.Usage{InputTokens: m.usage.InputTokens, OutputTokens: m.usage.OutputTokens}
+	s := fmt.Sprintf("%d tokens in, %d out", u.InputTokens, u.OutputTokens)
+	if c, ok := models.Cost(m.cfg.Model, u); ok {
+		s += fmt.Sprintf(" · $%.4f", c)
+	} else {
+		s += " · the price of " + orDefault(m.cfg.Model, "this model") + " is not known"
+	}
+	return s
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+func (m *Model) sessionList() string {
+	infos, err := m.sessions()
+	if err != nil {
+		return "cannot list the sessions: " + err.Error()
+	}
+	if len(infos) == 0 {
+		return "no sessions in this directory yet"
+	}
+	var b strings.Builder
+	b.WriteString("Sessions of this directory (/resume ID reopens one):")
+	for _, in := range infos {
+		fmt.Fprintf(&b, "\n  %s  %s  %s", in.ID, in.Updated.Local().Format(time.DateTime), oneLine(in.FirstPrompt, 50))
+	}
+	return b.String()
+}
+
+func (m *Model) sessions() ([]session.Info, error) {
+	if m.cfg.Sessions == nil {
+		return nil, nil
+	}
+	return m.cfg.Sessions()
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// open replaces the session: the current one is closed, then id ("" a new one)
+// is opened and its history printed.
+func (m *Model) open(id string) tea.Cmd {
+	if m.running {
+		m.sb.note("a turn is running: wait, or Esc to cancel it")
+		return nil
+	}
+	if m.cfg.Open == nil {
+		m.sb.note("cannot open sessions here")
+		return nil
+	}
+	if m.sess != nil && id == m.sess.ID() {
+		m.sb.note("that is this session")
+		return nil
+	}
+	old := m.sess
+	m.usage, m.contextTokens = session.Usage{}, 0
+	o, err := m.cfg.Open(id, m.Replay())
+	if err != nil {
+		m.sb.note("cannot open the session: " + err.Error())
+		return nil
+	}
+	if old != nil {
+		if err := old.Close(); err != nil {
+			m.sb.note("closing the last session: " + err.Error())
+		}
+	}
+	m.attach(o)
+	if id == "" {
+		if old != nil {
+			m.sb.note("new session " + o.Session.ID())
+		}
+	} else {
+		m.sb.note("resumed session " + o.Session.ID())
+	}
+	return m.waitEvents()
+}
+
+// Note prints a harness message above the chat.
+func (m *Model) Note(s string) { m.sb.note(s) }
+
+// Open shows the session id in place of the current one, its history first.
+func (m *Model) Open(id string) error {
+	old := m.sess
+	m.open(id)
+	if m.sess == old {
+		return fmt.Errorf("cannot open session %s", id)
+	}
+	return nil
+}
+
+// Pick offers this directory's sessions to resume.
+func (m *Model) Pick() { m.pick() }
+
+// ensureSession opens a new session when there is none yet: the chat creates
+// its log on the first prompt, so opening dsh and leaving leaves nothing behind.
+func (m *Model) ensureSession() bool {
+	if m.sess != nil {
+		return true
+	}
+	m.open("")
+	return m.sess != nil
+}
+
+func (m *Model) mode() agent.Mode {
+	if m.sess != nil {
+		return m.sess.Mode()
+	}
+	return m.cfg.Mode
+}
+
+func (m *Model) pick() tea.Cmd {
+	infos, err := m.sessions()
+	if err != nil {
+		m.sb.note("cannot list the sessions: " + err.Error())
+		return nil
+	}
+	var others []session.Info
+	for _, in := range infos {
+		if m.sess == nil || in.ID != m.sess.ID() {
+			others = append(others, in)
+		}
+	}
+	if len(others) == 0 {
+		m.sb.note("no other session in this directory")
+		return nil
+	}
+	m.picker, m.pickerSel = others[:min(len(others), 10)], 0
+	return nil
+}
+
+func (m *Model) pickerKey(ks string) tea.Cmd {
+	switch ks {
+	case "up":
+		m.pickerSel = (m.pickerSel + len(m.picker) - 1) % len(m.picker)
+	case "down":
+		m.pickerSel = (m.pickerSel + 1) % len(m.picker)
+	case "esc", "q":
+		m.picker = nil
+	case "enter":
+		id := m.picker[m.pickerSel].ID
+		m.picker = nil
+		return m.open(id)
+	}
+	return nil
+}
+
+func (m *Model) pickerView() string {
+	var b strings.Builder
+	bold := m.style(lipgloss.NewStyle().Bold(true))
+	b.WriteString(bold.Render("Resume which session? (↑/↓, Enter, Esc)"))
+	b.WriteByte('\n')
+	for i, in := range m.picker {
+		mark := "  "
+		if i == m.pickerSel {
+			mark = "› "
+		}
+		line := wrapText(fmt.Sprintf("%s%s  %s  %s", mark, in.ID, in.Updated.Local().Format(time.DateTime), oneLine(in.FirstPrompt, 50)), m.width)
+		if i == m.pickerSel {
+			line = bold.Render(line)
+		}
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

@@ -1,0 +1,120 @@
+package chat
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+
+	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/command"
+	"github.com/dsh-dev/dsh/internal/host"
+	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/provider/script"
+	"github.com/dsh-dev/dsh/internal/session"
+)
+
+// TestProgram runs the chat as a Bubble Tea program (teatest) on a real host
+// session with a scripted model: keys go through the program's input, the
+// permission prompt is answered with one key, the command really runs and its
+// card is printed above the chat, and two Ctrl-C end the program.
+func TestProgram(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("remember the milk\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := script.Parse([]byte(`{"turns": [
+		{"text": "Let me look.", "tool_calls": [{"id": "c1", "name": "bash", "args": {"command": "cp notes.txt copy.txt && tr a-z A-Z < notes.txt"}}]},
+		{"text": "It says **REMEMBER THE MILK**."}
+	]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := host.Options{SessionDir: t.TempDir(), Root: ws, Mode: agent.ModeDefault, Ask: true,
+		Provider: func() (provider.Provider, error) { return p, nil }}
+	var opened *host.Session
+	done := make(chan struct{})
+	defer close(done)
+	cfg := Config{
+		Root: ws, Model: "script", Width: 80, Height: 30,
+		Commands: command.For(command.Builtin(), command.Terminal),
+		History:  &History{},
+		Open: func(id string, replay Replay) (Opened, error) {
+			s, err := host.Create(opts)
+			if err != nil {
+				return Opened{}, err
+			}
+			opened = s
+			ch := make(chan host.Event, 64)
+			sub := s.Subscribe(func(e host.Event) {
+				select {
+				case ch <- e:
+				case <-done:
+				}
+			})
+			go func() { <-sub.Done(); close(ch) }()
+			return Opened{Session: s, Registry: s.Registry(), Events: ch}, nil
+		},
+	}
+	m := New(cfg, Opened{})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(80, 30))
+	out := tm.Output()
+	var seen bytes.Buffer
+	wait := func(what string, s string) {
+		t.Helper()
+		teatest.WaitFor(t, out, func(b []byte) bool {
+			seen.Write(b)
+			return bytes.Contains([]byte(ansi.Strip(seen.String())), []byte(s))
+		}, teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+	}
+	tm.Type("what do my notes say?")
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+	wait("the permission prompt", "[y] yes, once")
+	tm.Type("y")
+	wait("the command's card", "REMEMBER THE MILK")
+	wait("the model's answer", "It says REMEMBER THE MILK.")
+	tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
+	tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
+	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+	if m.Interrupted {
+		t.Error("no turn was running when the chat was left")
+	}
+	if opened == nil {
+		t.Fatal("the first prompt should have opened a session")
+	}
+	if err := opened.Close(); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := session.ReadFile(opened.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []session.RecordType
+	for _, r := range recs {
+		if r.Type != session.TypeProgress {
+			types = append(types, r.Type)
+		}
+	}
+	want := []session.RecordType{session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeToolCall,
+		session.TypeToolResult, session.TypeAssistant, session.TypeTurnEnd}
+	if !equalTypes(types, want) {
+		t.Errorf("the log holds %v, want %v", types, want)
+	}
+}
+
+func equalTypes(a, b []session.RecordType) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,322 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"golang.org/x/term"
+
+	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/chat"
+	slash "github.com/dsh-dev/dsh/internal/command"
+	"github.com/dsh-dev/dsh/internal/host"
+	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/provider/anthropic"
+	"github.com/dsh-dev/dsh/internal/provider/models"
+	"github.com/dsh-dev/dsh/internal/provider/openai"
+	"github.com/dsh-dev/dsh/internal/provider/providers"
+	"github.com/dsh-dev/dsh/internal/session"
+)
+
+// sessionFlags are the flags of every command that opens an agent session.
+type sessionFlags struct {
+	SessionDir   string
+	Mode         string
+	AllowOutside bool
+	Color        colorMode
+	Provider     providers.Flags
+	Continue     bool
+	Resume       string
+}
+
+func (o *sessionFlags) register(fs *flag.FlagSet) {
+	o.Color = "auto"
+	fs.StringVar(&o.SessionDir, "session-dir", "", "session directory (default $XDG_STATE_HOME/dsh/sessions)")
+	fs.StringVar(&o.Mode, "mode", "default", "permission mode: default, accept-edits, bypass or read-only")
+	fs.BoolVar(&o.AllowOutside, "allow-outside", false, "let tools touch paths outside the workspace root")
+	fs.Var(&o.Color, "color", "colour output: auto, always or never")
+	fs.StringVar(&o.Provider.Provider, "provider", "", "model provider: anthropic, openai or script (default: from the environment)")
+	fs.StringVar(&o.Provider.Model, "model", "", "model name (default: the provider's)")
+	fs.StringVar(&o.Provider.Script, "script", "", "script file for --provider script")
+	fs.IntVar(&o.Provider.Thinking, "thinking", 0, "Anthropic extended thinking budget in tokens (0: off)")
+	fs.BoolVar(&o.Continue, "continue", false, "go on with the newest session of this directory")
+	fs.BoolVar(&o.Continue, "c", false, "short for --continue")
+}
+
+// modelName is the model a session will use, for the status line and /cost.
+func modelName(getenv func(string) string, f providers.Flags) string {
+	if f.Model != "" {
+		return f.Model
+	}
+	switch {
+	case f.Provider == "script" || (f.Provider == "" && f.Script != ""):
+		return "script"
+	case f.Provider == "anthropic" || (f.Provider == "" && getenv("ANTHROPIC_API_KEY") != ""):
+		return anthropic.DefaultModel
+	case f.Provider == "openai" || (f.Provider == "" && (getenv("OPENAI_API_KEY") != "" || getenv("OPENAI_BASE_URL") != "")):
+		return openai.DefaultModel
+	}
+	return ""
+}
+
+// opener opens the sessions of one directory with one set of flags.
+type opener struct {
+	io   IO
+	dir  string
+	o    sessionFlags
+	mode agent.Mode
+}
+
+func newOpener(io IO, o sessionFlags) (*opener, error) {
+	mode, err := agent.ParseMode(o.Mode)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := session.Dir(o.SessionDir)
+	if err != nil {
+		return nil, err
+	}
+	return &opener{io: io, dir: dir, o: o, mode: mode}, nil
+}
+
+func (op *opener) options() host.Options {
+	flags, getenv := op.o.Provider, op.io.Getenv
+	return host.Options{
+		SessionDir: op.dir, Root: op.io.Cwd, AllowOutside: op.o.AllowOutside, KeepEnv: keepEnv(op.io),
+		Mode: op.mode, Model: op.o.Provider.Model, Ask: true, Now: op.io.Now, Warn: warner(op.io),
+		Provider: func() (provider.Provider, error) { return providers.FromEnv(getenv, flags) },
+	}
+}
+
+// sessions lists this directory's sessions, newest first.
+func (op *opener) sessions() ([]session.Info, error) {
+	all, err := session.List(op.dir)
+	if err != nil {
+		return nil, err
+	}
+	here := map[string]bool{filepath.Clean(op.io.Cwd): true}
+	if real, err := filepath.EvalSymlinks(op.io.Cwd); err == nil {
+		here[real] = true
+	}
+	var out []session.Info
+	for _, in := range all {
+		if here[filepath.Clean(in.Cwd)] {
+			out = append(out, in)
+		}
+	}
+	return out, nil
+}
+
+// target is the id a command line asks to reopen: --resume ID, or the newest
+// session of this directory for --continue; "" for a new session.
+func (op *opener) target() (string, error) {
+	if op.o.Resume != "" {
+		return op.o.Resume, nil
+	}
+	if !op.o.Continue {
+		return "", nil
+	}
+	infos, err := op.sessions()
+	if err != nil {
+		return "", err
+	}
+	if len(infos) == 0 {
+		return "", fmt.Errorf("no earlier session in %s to continue; start one with dsh", op.io.Cwd)
+	}
+	return infos[0].ID, nil
+}
+
+// open creates ("" id) or reloads a session; replay, if not nil, gets the
+// reloaded log's records.
+func (op *opener) open(id string, replay func(*host.Session, session.Record) error) (*host.Session, error) {
+	if id == "" {
+		return host.Create(op.options())
+	}
+	path, err := session.Resolve(op.dir, id)
+	if err != nil {
+		return nil, err
+	}
+	return host.Load(op.options(), path, replay)
+}
+
+// events subscribes to s and delivers its events on a channel, closed when the
+// session ends. The subscriber blocks while the chat is behind, which makes
+// the host queue (and, past its bound, drop progress) rather than the chat.
+func events(s *host.Session, done <-chan struct{}) <-chan host.Event {
+	ch := make(chan host.Event, 64)
+	sub := s.Subscribe(func(e host.Event) {
+		select {
+		case ch <- e:
+		case <-done:
+		}
+	})
+	go func() {
+		<-sub.Done()
+		close(ch)
+	}()
+	return ch
+}
+
+const chatSummary = `With no command, dsh opens a conversation in the current directory: type a
+prompt, follow the model's work as cards, answer permission prompts with one
+key, and go on with the next prompt. /help lists the slash commands.
+
+Keys: Enter sends, Shift+Enter or Ctrl-J starts a new line, ↑/↓ walk this
+directory's prompt history, @path attaches a file (Tab completes it), Esc or
+Ctrl-C cancels the running turn, a second Ctrl-C within 2 s exits.
+
+dsh -c (--continue) goes on with this directory's newest session, dsh --resume ID
+with a given one (dsh --resume alone offers a list): the earlier conversation is
+shown and the model has it. The chat needs a terminal; for scripts use dsh run.`
+
+// splitResume takes --resume [ID] out of args: the flag package has no optional
+// values. pick says --resume came without an id.
+func splitResume(args []string) (rest []string, id string, pick bool) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return append(rest, args[i:]...), id, pick
+		case a == "--resume" || a == "-resume":
+			if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				id = args[i+1]
+				i++
+			} else {
+				pick = true
+			}
+		case strings.HasPrefix(a, "--resume=") || strings.HasPrefix(a, "-resume="):
+			_, id, _ = strings.Cut(a, "=")
+		default:
+			rest = append(rest, a)
+		}
+	}
+	return rest, id, pick
+}
+
+func runChatCmd(ctx context.Context, io IO, args []string) error {
+	var o sessionFlags
+	fs := newFlags(io, "", "[-c | --resume [ID]]", chatSummary)
+	fs.Usage = func() { usage(fs.Output()) }
+	o.register(fs)
+	args, resume, pick := splitResume(args)
+	if err := parse(io, fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return usageErr(io, fs, "unexpected %q: to run one prompt, use dsh run %q", fs.Arg(0), fs.Arg(0))
+	}
+	o.Resume = resume
+	if !io.OutIsTerminal || !io.InIsTerminal {
+		fmt.Fprintln(io.Err, `dsh: the chat needs a terminal. To run one prompt from a script, use: dsh run "PROMPT" (see dsh run --help)`)
+		return errUsage
+	}
+	return runChat(ctx, io, o, pick)
+}
+
+// chatGCPercent keeps the chat's heap close to what it holds (mostly the model
+// context): it waits on a person most of the time, so collecting more often
+// costs little, and the process stays small over a long session.
+const chatGCPercent = 50
+
+// chatFPS bounds how often the chat redraws: a keystroke shows within a frame.
+const chatFPS = 120
+
+func runChat(ctx context.Context, io IO, o sessionFlags, pick bool) error {
+	if io.Getenv("GOGC") == "" {
+		debug.SetGCPercent(chatGCPercent)
+	}
+	op, err := newOpener(io, o)
+	if err != nil {
+		return err
+	}
+	id, err := op.target()
+	if err != nil {
+		return err
+	}
+	model := modelName(io.Getenv, o.Provider)
+	cmds, cerr := slash.All(slash.Dirs(io.Cwd, io.Getenv))
+	hist, herr := chat.LoadHistory(chat.HistoryPath(io.Cwd, io.Getenv))
+	done := make(chan struct{})
+	defer close(done)
+
+	var current *host.Session
+	cfg := chat.Config{
+		Root: io.Cwd, Model: model, Window: models.Lookup(model).ContextWindow, Mode: op.mode,
+		Color: o.Color.enabled(io), Width: io.width(), Height: io.Height,
+		Commands: slash.For(cmds, slash.Terminal), History: hist,
+		Sessions: op.sessions, Now: io.Now,
+	}
+	cfg.Open = func(id string, replay chat.Replay) (chat.Opened, error) {
+		s, err := op.open(id, func(s *host.Session, r session.Record) error {
+			replay(s.Registry(), r)
+			return nil
+		})
+		if err != nil {
+			return chat.Opened{}, err
+		}
+		current = s
+		return chat.Opened{Session: s, Registry: s.Registry(), Events: events(s, done)}, nil
+	}
+	m := chat.New(cfg, chat.Opened{})
+	for _, err := range []error{cerr, herr} {
+		if err != nil {
+			m.Note("dsh: " + err.Error())
+		}
+	}
+	switch {
+	case id != "":
+		if err := m.Open(id); err != nil {
+			return err
+		}
+	case pick:
+		m.Pick()
+	}
+
+	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithOutput(io.Out), tea.WithoutSignalHandler(), tea.WithFPS(chatFPS)}
+	if f, ok := io.In.(*os.File); ok {
+		opts = append(opts, tea.WithInput(f))
+	}
+	if !cfg.Color {
+		opts = append(opts, tea.WithColorProfile(colorprofile.Ascii))
+	}
+	p := tea.NewProgram(m, opts...)
+	go func() { // SIGTERM and SIGHUP (Ctrl-C is a key in the chat)
+		if io.Interrupts == nil {
+			return
+		}
+		select {
+		case <-io.Interrupts:
+			p.Kill()
+		case <-done:
+		}
+	}()
+	_, runErr := p.Run()
+	if m.Interrupted || errors.Is(runErr, tea.ErrProgramKilled) {
+		host.KillAll()
+	} else if current != nil {
+		if err := current.Close(); err != nil {
+			warner(io)(err.Error())
+		}
+	}
+	if current != nil {
+		fmt.Fprintf(io.Err, "session %s — go on with: dsh -c   (or dsh --resume %s)\n", current.ID(), current.ID())
+	}
+	if runErr != nil && !errors.Is(runErr, tea.ErrProgramKilled) && !errors.Is(runErr, context.Canceled) {
+		return runErr
+	}
+	if m.Interrupted {
+		return exitError{130}
+	}
+	return nil
+}
+
+// isTerminal reports whether f is a terminal.
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
