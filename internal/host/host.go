@@ -54,16 +54,16 @@ type Options struct {
 	// on, even when opening fails.
 	Closers []io.Closer
 
-	Mode      agent.Mode // the mode a new session starts in (a loaded one keeps its own)
+	Mode agent.Mode // the mode a new session starts in (a loaded one keeps its own)
 	// Sandbox confines bash commands (internal/sandbox). The auto mode exists only
 	// when it is on and the kernel supports it; otherwise auto falls back to
 	// asking, with a warning.
 	Sandbox sandbox.Mode
 	// SafeCommands are the user's additions to the commands that run unasked.
 	SafeCommands []string
-	Model     string
-	Thinking  string // the thinking level (provider.Request.Thinking) until a model record says otherwise
-	MaxTokens int
+	Model        string
+	Thinking     string // the thinking level (provider.Request.Thinking) until a model record says otherwise
+	MaxTokens    int
 	// ContextWindow overrides the model table's context window (0: the table's);
 	// CompactAt is the share of it past which a turn compacts the context first
 	// (0: agent.DefaultCompactAt).

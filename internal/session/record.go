@@ -39,7 +39,7 @@ const (
 	// TypeInstructions is a nested AGENTS.md (Path, relative to the root) added
 	// to the model context, with Text its (capped) content.
 	TypeInstructions RecordType = "instructions"
-	TypeModel      RecordType = "model"       // Model, Thinking: the model and thinking level from here on
+	TypeModel        RecordType = "model" // Model, Thinking: the model and thinking level from here on
 	// TypeDamaged is never written: lenient readers (a web page following a log)
 	// hand it out in place of a line that does not decode, with Error saying why,
 	// and go on after it.
