@@ -35,14 +35,16 @@ type sessionFlags struct {
 	Provider     providers.Flags
 	Continue     bool
 	Resume       string
+	Sandbox      string
 }
 
 func (o *sessionFlags) register(fs *flag.FlagSet) {
 	o.Color = "auto"
 	fs.StringVar(&o.SessionDir, "session-dir", "", "session directory (default $XDG_STATE_HOME/dsh/sessions)")
-	fs.StringVar(&o.Mode, "mode", "default", "permission mode: default, accept-edits, bypass or read-only")
+	fs.StringVar(&o.Mode, "mode", "default", "permission mode: default, accept-edits, auto (needs --sandbox), bypass or read-only")
 	fs.BoolVar(&o.AllowOutside, "allow-outside", false, "let tools touch paths outside the workspace root")
 	fs.Var(&o.Color, "color", "colour output: auto, always or never")
+	fs.StringVar(&o.Sandbox, "sandbox", "", sandboxUsage)
 	fs.StringVar(&o.Provider.Provider, "provider", "", "model provider: anthropic, openai or script (default: from the environment)")
 	fs.StringVar(&o.Provider.Model, "model", "", "model name (default: the provider's)")
 	fs.StringVar(&o.Provider.Script, "script", "", "script file for --provider script")
@@ -73,6 +75,7 @@ type opener struct {
 	dir  string
 	o    sessionFlags
 	mode agent.Mode
+	conf confinement
 }
 
 func newOpener(io IO, o sessionFlags) (*opener, error) {
@@ -84,16 +87,20 @@ func newOpener(io IO, o sessionFlags) (*opener, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &opener{io: io, dir: dir, o: o, mode: mode}, nil
+	conf, err := loadConfinement(io, o.Sandbox)
+	if err != nil {
+		return nil, err
+	}
+	return &opener{io: io, dir: dir, o: o, mode: mode, conf: conf}, nil
 }
 
 func (op *opener) options() host.Options {
 	flags, getenv := op.o.Provider, op.io.Getenv
-	return host.Options{
+	return op.conf.apply(host.Options{
 		SessionDir: op.dir, Root: op.io.Cwd, AllowOutside: op.o.AllowOutside, KeepEnv: keepEnv(op.io),
 		Mode: op.mode, Model: op.o.Provider.Model, Ask: true, Now: op.io.Now, Warn: warner(op.io),
 		Provider: func() (provider.Provider, error) { return providers.FromEnv(getenv, flags) },
-	}
+	})
 }
 
 // sessions lists this directory's sessions, newest first.

@@ -30,6 +30,7 @@ type toolOptions struct {
 	JSON         bool
 	AllowOutside bool
 	Color        colorMode
+	Sandbox      string
 	Name         string // "-" reads calls from stdin
 	Args         string
 }
@@ -49,6 +50,7 @@ func runToolCmd(ctx context.Context, io IO, args []string) error {
 	fs := newFlags(io, "tool", "NAME JSON | -", toolSummary+"\n\nTools: "+toolNames(toolset.New(toolset.Options{}))+".")
 	fs.BoolVar(&o.JSON, "json", false, "print one JSON line per call: {call, result, card}")
 	fs.BoolVar(&o.AllowOutside, "allow-outside", false, "let tools touch paths outside the workspace root")
+	fs.StringVar(&o.Sandbox, "sandbox", "", sandboxUsage)
 	fs.Var(&o.Color, "color", "colour output: auto, always or never (auto honours NO_COLOR)")
 	if err := parse(io, fs, args); err != nil {
 		return err
@@ -128,8 +130,12 @@ func runTool(ctx context.Context, io IO, o toolOptions) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, os.RemoveAll(dir)) }()
-	s, err := host.Create(host.Options{SessionDir: dir, Root: io.Cwd, AllowOutside: o.AllowOutside,
-		KeepEnv: keepEnv(io), Mode: agent.ModeBypass, Now: io.Now, Warn: warner(io)})
+	conf, err := loadConfinement(io, o.Sandbox)
+	if err != nil {
+		return err
+	}
+	s, err := host.Create(conf.apply(host.Options{SessionDir: dir, Root: io.Cwd, AllowOutside: o.AllowOutside,
+		KeepEnv: keepEnv(io), Mode: agent.ModeBypass, Now: io.Now, Warn: warner(io)}))
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,57 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/dsh-dev/dsh/internal/config"
+	"github.com/dsh-dev/dsh/internal/host"
+	"github.com/dsh-dev/dsh/internal/sandbox"
+)
+
+// sandboxUsage is the --sandbox flag's help, the same in every command.
+const sandboxUsage = "run bash commands in the Landlock sandbox: off, on or network-off (default: the config's, else off)"
+
+// confinement is what the configuration (under the --sandbox flag) says about
+// running commands: the sandbox and the user's known-safe commands.
+type confinement struct {
+	sandbox sandbox.Mode
+	safe    []string
+	windows config.ContextWindows
+}
+
+// loadConfinement reads the configuration files for the current directory. A
+// sandbox that is asked for but cannot work here is an error, not a silent
+// fallback: commands would run unconfined.
+func loadConfinement(io IO, flag string) (confinement, error) {
+	cfg, err := config.Load(io.Cwd, io.Getenv)
+	if err != nil {
+		return confinement{}, err
+	}
+	if cfg, err = cfg.WithFlags(config.Flags{Sandbox: flag}); err != nil {
+		return confinement{}, err
+	}
+	for _, n := range cfg.Notices {
+		fmt.Fprintf(io.Err, "dsh: %s\n", n)
+	}
+	c := confinement{safe: cfg.SafeCommands, windows: cfg.ContextWindow}
+	if cfg.Sandbox != "" {
+		if err := c.sandbox.Set(cfg.Sandbox); err != nil {
+			return confinement{}, fmt.Errorf("sandbox: %w", err)
+		}
+	}
+	if c.sandbox.Enabled() {
+		if err := sandbox.Check(c.sandbox); err != nil {
+			return confinement{}, fmt.Errorf("the sandbox (%s) cannot work here: %w", c.sandbox, err)
+		}
+	}
+	return c, nil
+}
+
+// apply puts the confinement in a session's options.
+func (c confinement) apply(o host.Options) host.Options {
+	o.Sandbox, o.SafeCommands = c.sandbox, c.safe
+	if w, ok := c.windows.For(o.Model); ok {
+		o.ContextWindow = w
+	}
+	return o
+}
