@@ -122,7 +122,8 @@ func (s *sess) replayRecord(r session.Record) error {
 			}
 		}
 	case session.TypeHeader, session.TypeAssistant, session.TypeThinking, session.TypeToolCall, session.TypeProgress,
-		session.TypeToolResult, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeDamaged:
+		session.TypeToolResult, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeDamaged,
+		session.TypeCompaction, session.TypeInstructions:
 	}
 	return nil
 }

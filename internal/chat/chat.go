@@ -454,7 +454,8 @@ func (m *Model) record(rec session.Record) {
 		if rec.Usage != nil && rec.Usage.ContextTokens > 0 {
 			m.contextTokens = rec.Usage.ContextTokens
 		}
-	case session.TypeHeader, session.TypeUser, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeDamaged:
+	case session.TypeHeader, session.TypeUser, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeDamaged,
+		session.TypeCompaction, session.TypeInstructions, session.TypeModel:
 	}
 	m.sb.record(rec)
 	if rec.Type == session.TypeToolCall {

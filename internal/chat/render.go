@@ -132,6 +132,17 @@ func (s *scrollback) record(rec session.Record) {
 		s.note("permission mode: " + rec.Mode)
 	case session.TypeDamaged:
 		s.note("a damaged log line: " + rec.Error)
+	case session.TypeCompaction, session.TypeInstructions:
+		// What dsh added to the model's context, where it happened.
+		s.current = ""
+		s.draw(func(r *termui.Renderer) error {
+			if err := r.Call(it.Call); err != nil {
+				return err
+			}
+			return r.Result(it.Result, nil, false)
+		})
+	case session.TypeModel:
+		s.note("model: " + rec.Model)
 	case session.TypeHeader, session.TypeProgress, session.TypePlan, session.TypeAllow:
 		// The todo_write result card shows the plan; approvals show in the prompt
 		// that made them.

@@ -117,7 +117,8 @@ func (j *jsonResult) fold(rec session.Record) {
 	case session.TypeTurnEnd:
 		j.Usage, j.Error = rec.Usage, rec.Error
 	case session.TypeHeader, session.TypeUser, session.TypeThinking, session.TypeToolCall, session.TypeProgress,
-		session.TypeToolResult, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeDamaged:
+		session.TypeToolResult, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeDamaged,
+		session.TypeCompaction, session.TypeInstructions, session.TypeModel:
 	}
 }
 

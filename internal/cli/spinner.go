@@ -95,7 +95,8 @@ func (s *spinner) record(rec session.Record, _ *termConsumer) {
 	case session.TypeToolResult, session.TypeAssistant, session.TypeThinking:
 		s.set("waiting for the model")
 	case session.TypeHeader, session.TypeUser, session.TypePlan, session.TypeTurnEnd,
-		session.TypeMode, session.TypeAllow, session.TypeDamaged:
+		session.TypeMode, session.TypeAllow, session.TypeDamaged, session.TypeCompaction, session.TypeInstructions,
+		session.TypeModel:
 	}
 }
 

@@ -132,7 +132,7 @@ func (s *Server) sessionPage(sid string, recs []session.Record) sessionPage {
 		case session.TypeMode, session.TypeAllow:
 			continue // settings: nothing to show
 		case session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypePlan, session.TypeTurnEnd,
-			session.TypeDamaged, session.TypeCompaction, session.TypeInstructions:
+			session.TypeDamaged, session.TypeCompaction, session.TypeInstructions, session.TypeModel:
 		}
 		jobs = append(jobs, job{recs: []session.Record{r}})
 	}
