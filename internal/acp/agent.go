@@ -24,6 +24,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/mcp"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/models"
+	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/view"
 	"github.com/dsh-dev/dsh/internal/workspace"
@@ -40,7 +41,10 @@ type Options struct {
 	// Models lists the models the picker offers (the provider's, with the
 	// built-in list when that fails); nil offers the built-in list.
 	Models       func(context.Context) ([]models.Info, error)
-	AllowOutside bool     // let tools touch paths outside the session's cwd
+	AllowOutside bool // let tools touch paths outside the session's cwd
+	// Sandbox confines bash commands; the auto mode is offered only when it is on.
+	Sandbox      sandbox.Mode
+	SafeCommands []string // the user's additions to the commands that run unasked
 	KeepEnv      []string // secret-looking variables commands may still see
 	// Provider returns the model provider. It is called when a model is first
 	// needed, so that a missing key shows on the prompt, not at startup.
@@ -306,6 +310,8 @@ func (a *Agent) hostOptions(cwd string, servers *mcp.Servers) host.Options {
 		Root:         cwd,
 		AllowOutside: a.o.AllowOutside,
 		KeepEnv:      a.o.KeepEnv,
+		Sandbox:      a.o.Sandbox,
+		SafeCommands: a.o.SafeCommands,
 		Mode:         a.o.Mode,
 		Model:        a.o.Model,
 		Thinking:     a.o.Thinking,

@@ -107,3 +107,25 @@ func TestClientThatStopsReadingCannotHangExit(t *testing.T) {
 	}
 	proctest.GroupGone(t, pgid)
 }
+
+// TestAutoModeOnlyWithTheSandbox: the editor is offered the auto mode only
+// when commands run in the sandbox.
+func TestAutoModeOnlyWithTheSandbox(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		auto bool
+	}{{nil, false}, {[]string{"--sandbox", "on"}, true}} {
+		cwd := t.TempDir()
+		cmd := exec.Command(dshBin, append([]string{"acp", "--session-dir", t.TempDir()}, tc.args...)...)
+		cmd.Dir = cwd
+		cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}` + "\n" +
+			`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"` + cwd + `","mcpServers":[]}}` + "\n")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("dsh acp %v: %v\n%s", tc.args, err, out)
+		}
+		if got := strings.Contains(string(out), `"id":"auto"`); got != tc.auto {
+			t.Errorf("dsh acp %v offers auto: %v, want %v\n%s", tc.args, got, tc.auto, out)
+		}
+	}
+}

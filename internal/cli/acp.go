@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -16,6 +17,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/provider/openai"
 	"github.com/dsh-dev/dsh/internal/provider/providers"
+	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/version"
 )
@@ -39,7 +41,8 @@ func runAcpCmd(ctx context.Context, io IO, args []string) error {
 	var o acpOptions
 	fs := newFlags(io, "acp", "", acpSummary)
 	fs.StringVar(&o.SessionDir, "session-dir", "", "session directory (default $XDG_STATE_HOME/dsh/sessions)")
-	fs.StringVar(&o.Flags.Mode, "mode", "", "permission mode sessions start in: default, accept-edits, bypass or read-only (default: the config's, else default)")
+	fs.StringVar(&o.Flags.Mode, "mode", "", "permission mode sessions start in: default, accept-edits, auto (needs --sandbox), bypass or read-only (default: the config's, else default)")
+	fs.StringVar(&o.Flags.Sandbox, "sandbox", "", sandboxUsage)
 	fs.StringVar(&o.Flags.Provider, "provider", "", "model provider: anthropic, openai or script (default: the config's, else from the environment)")
 	fs.StringVar(&o.Flags.BaseURL, "base-url", "", "the provider's base URL")
 	fs.StringVar(&o.Flags.Model, "model", "", "model name (default: the config's, else the provider's)")
@@ -73,6 +76,17 @@ func runAcpCmd(ctx context.Context, io IO, args []string) error {
 	if err != nil {
 		return err
 	}
+	var sb sandbox.Mode
+	if cfg.Sandbox != "" {
+		if err := sb.Set(cfg.Sandbox); err != nil {
+			return usageErr(io, fs, "sandbox: %v", err)
+		}
+	}
+	if sb.Enabled() {
+		if err := sandbox.Check(sb); err != nil {
+			return fmt.Errorf("the sandbox (%s) cannot work here: %w", sb, err)
+		}
+	}
 	// A client that goes away closes stdout too: writes must fail with EPIPE, not
 	// kill dsh before it has stopped its commands and closed its logs. A handled
 	// signal (unlike an ignored one) is not inherited by the commands dsh runs.
@@ -94,6 +108,8 @@ func runAcpCmd(ctx context.Context, io IO, args []string) error {
 		Thinking:     cfg.Thinking,
 		Models:       acpModels(getenv, cfg),
 		AllowOutside: o.AllowOutside,
+		Sandbox:      sb,
+		SafeCommands: cfg.SafeCommands,
 		KeepEnv:      keepEnv(io),
 		Provider:     acpProvider(getenv, cfg, o.Script),
 		Version:      version.String(),
