@@ -249,8 +249,12 @@ func uidOf(cred *syscall.Credential) uint32 {
 func nonRoot(t *testing.T) (*syscall.Credential, string) {
 	t.Helper()
 	home := filepath.Join(t.TempDir(), "home")
-	if err := os.Chmod(filepath.Dir(home), 0o755); err != nil {
-		t.Fatal(err)
+	// The user must reach its home (dsh reads its configuration there): every
+	// directory above it, up to the test's temporary root, is opened to it.
+	for d := filepath.Dir(home); d != os.TempDir() && d != "/" && d != "."; d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if os.Geteuid() != 0 {
 		return nil, home
