@@ -74,6 +74,9 @@ func (a *Agent) configOptions(s *sess) []sdk.SessionConfigOption {
 	}
 	modes := make(sdk.SessionConfigSelectOptionsUngrouped, 0, len(agent.Modes))
 	for _, m := range agent.Modes {
+		if m == agent.ModeAuto && (s.h == nil || !s.h.AutoAvailable()) {
+			continue // only where commands run in the sandbox
+		}
 		name, desc := modeText(m)
 		modes = append(modes, sdk.SessionConfigSelectOption{Value: sdk.SessionConfigValueId(m), Name: name, Description: sdk.Ptr(desc)})
 	}

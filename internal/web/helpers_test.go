@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/tool"
@@ -87,15 +88,28 @@ func (r *recorder) call(name string, args any) (string, tool.Result) {
 	}
 	r.n++
 	id := fmt.Sprintf("call_%04d", r.n)
-	r.append(session.Record{Type: session.TypeToolCall, CallID: id, Name: name, Args: raw})
 	env := tool.Env{
 		Session:  r.tools,
 		Progress: func(c string) { r.append(session.Record{Type: session.TypeProgress, CallID: id, Chunk: c}) },
 		Plan:     func(p []tool.PlanEntry) { r.append(session.Record{Type: session.TypePlan, Plan: p}) },
 	}
-	res := res(r.reg.Run(context.Background(), env, name, raw, nil))
-	r.append(session.Record{Type: session.TypeToolResult, CallID: id, Result: &res})
-	return id, res
+	// As the agent does: the preview before the call is logged, the result
+	// folded into the session's tool state.
+	var preview jsontext.Value
+	var fail *tool.Result
+	if tl, ok := r.reg.Get(name); ok {
+		preview, fail = tl.Preview(context.Background(), env, raw)
+	}
+	r.append(session.Record{Type: session.TypeToolCall, CallID: id, Name: name, Args: raw, Preview: preview})
+	var out tool.Result
+	if fail != nil {
+		out = *fail
+	} else {
+		out = res(r.reg.Run(context.Background(), env, name, raw, preview))
+	}
+	r.append(session.Record{Type: session.TypeToolResult, CallID: id, Result: &out})
+	r.reg.Fold(r.tools, name, raw, out)
+	return id, out
 }
 
 // everyCard records a session that shows every card kind, a plan and messages,
