@@ -132,3 +132,24 @@ func TestSessionStateAndClose(t *testing.T) {
 		t.Errorf("second Close = %v, closed %v", err, order)
 	}
 }
+
+type closerState struct{ closed bool }
+
+func (c *closerState) Close() error { c.closed = true; return nil }
+
+// State made after Close (a call still running when the session ended) is
+// closed at once, so nothing it would start outlives the session.
+func TestStateAfterCloseIsClosed(t *testing.T) {
+	s := NewSession("s", nil)
+	before := s.State("a", func() any { return &closerState{} }).(*closerState)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !before.closed {
+		t.Error("Close left state open")
+	}
+	late := s.State("b", func() any { return &closerState{} }).(*closerState)
+	if !late.closed || !s.Closed() {
+		t.Error("state made after Close was left open")
+	}
+}
