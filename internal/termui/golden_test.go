@@ -357,3 +357,38 @@ func TestLinesFitWidth(t *testing.T) {
 		}
 	}
 }
+
+// TestGoldenPreviews renders the call cards the file tools make from their
+// previews (their own goldens, made by the real tools) as the permission prompt
+// shows them: an overwrite with its old text, an edit and a replace_all in
+// place, a create.
+func TestGoldenPreviews(t *testing.T) {
+	var b strings.Builder
+	for _, name := range []string{"preview_write_overwrite", "preview_edit", "preview_edit_replace_all", "preview_write_create"} {
+		raw, err := os.ReadFile(filepath.Join("..", "tool", "fs", "testdata", "cards", name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := card.DecodeCall(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range variants {
+			fmt.Fprintf(&b, "=== %s, %s\n%s", name, v.name, render(t, scene{name, call(c)}, v.opts))
+		}
+	}
+	path := filepath.Join("testdata", "previews.golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if b.String() != string(want) {
+		t.Errorf("output differs from %s (run with -update after checking):\n%s", path, b.String())
+	}
+}

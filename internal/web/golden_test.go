@@ -206,3 +206,33 @@ func golden(t *testing.T, path string, got []byte) {
 		t.Errorf("%s differs (run go test -update to accept):\n--- got\n%s\n--- want\n%s", path, got, want)
 	}
 }
+
+// TestGoldenPreviews renders the call cards of a write and an edit as the file
+// tools preview them before the permission step (their own goldens, made by the
+// real tools), as the page shows a call waiting for approval: an overwrite with
+// its old text, an edit and a replace_all in place, a create.
+func TestGoldenPreviews(t *testing.T) {
+	for _, name := range []string{"preview_write_overwrite", "preview_edit", "preview_edit_replace_all", "preview_write_create"} {
+		t.Run(name, func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join("..", "tool", "fs", "testdata", "cards", name+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := card.DecodeCall(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc := cardCase(name, "call_p", "edit", c, nil, nil)
+			b := testBuilder(t)
+			var out bytes.Buffer
+			if err := templates().ExecuteTemplate(&out, "item", b.item(tc.item, "edit")); err != nil {
+				t.Fatal(err)
+			}
+			out.WriteByte('\n')
+			if !strings.Contains(out.String(), `data-card="diff-call"`) {
+				t.Errorf("no diff call card in\n%s", out.String())
+			}
+			golden(t, filepath.Join("testdata", name+".html"), out.Bytes())
+		})
+	}
+}
