@@ -12,7 +12,7 @@ import (
 // changes what a model can be sent, but a session of any length — a 500 MB log
 // reloaded — costs bounded memory. The oldest outputs are elided first; like
 // every rule of the builder it applies live and on reload alike.
-const outputBudget = 16 << 20
+const outputBudget = 8 << 20
 
 // msgElided replaces an output the budget dropped.
 const msgElided = "(This output is no longer available: the conversation has grown far past the model's context.)"

@@ -147,7 +147,7 @@ func Load(o Options, path string, replay func(*Session, session.Record) error) (
 	s := assemble(o, ws, nil, id)
 	// The consumer's replay runs beside the scan and the fold, in order: a long
 	// history loads on two cores.
-	recs := make(chan session.Record, 256)
+	recs := make(chan session.Record, 32)
 	replayed := make(chan error, 1)
 	go func() {
 		var err error
