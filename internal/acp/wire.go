@@ -200,5 +200,3 @@ func cutComma(s string) (string, string, bool) {
 	}
 	return s, "", false
 }
-
-func typeOf(v any) reflect.Type { return reflect.TypeOf(v) }

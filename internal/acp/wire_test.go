@@ -2,6 +2,7 @@ package acp
 
 import (
 	stdjson "encoding/json"
+	"reflect"
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -54,7 +55,7 @@ func TestNotificationEncodingIsTheSDKs(t *testing.T) {
 	}
 	// Every variant the bridge uses was learnt, not left to the SDK's slow path.
 	for _, typ := range []any{sdk.SessionUpdate{}, sdk.ToolCallContent{}, sdk.ContentBlock{}} {
-		u, ok := unions.Load(typeOf(typ))
+		u, ok := unions.Load(reflect.TypeOf(typ))
 		if !ok {
 			t.Errorf("%T was never seen", typ)
 			continue

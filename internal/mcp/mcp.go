@@ -24,6 +24,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dsh-dev/dsh/internal/secretenv"
+
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-dev/dsh/internal/card"
@@ -335,31 +337,16 @@ func serverEnv(base []string, own map[string]string) []string {
 		base = os.Environ()
 	}
 	env := slices.DeleteFunc(slices.Clone(base), func(kv string) bool {
-		name, _, _ := strings.Cut(kv, "=")
+		name, value, _ := strings.Cut(kv, "=")
 		_, overridden := own[name]
-		return looksSecret(name) || overridden
+		// The rule every command's environment is scrubbed by: a server sees
+		// what a shell command would.
+		return secretenv.Secret(name, value) || overridden
 	})
 	for _, k := range sortedKeys(own) {
 		env = append(env, k+"="+own[k])
 	}
 	return env
-}
-
-// looksSecret reports whether a variable name looks like a credential; the
-// rule is the bash tool's, so a server sees what a shell command would.
-func looksSecret(name string) bool {
-	n := strings.ToUpper(name)
-	for _, s := range []string{"API_KEY", "APIKEY", "TOKEN", "SECRET_KEY", "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIALS", "PASSPHRASE"} {
-		if n == s || strings.HasSuffix(n, "_"+s) {
-			return true
-		}
-	}
-	for _, w := range []string{"SECRET", "PASSWORD", "PASSWD"} {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return strings.HasPrefix(n, "AWS_") || strings.HasPrefix(n, "AZURE_") || n == "GOOGLE_APPLICATION_CREDENTIALS"
 }
 
 func sortedKeys(m map[string]string) []string {
