@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -17,7 +16,6 @@ import (
 	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/provider/openai"
 	"github.com/dsh-dev/dsh/internal/provider/providers"
-	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/version"
 )
@@ -76,16 +74,9 @@ func runAcpCmd(ctx context.Context, io IO, args []string) error {
 	if err != nil {
 		return err
 	}
-	var sb sandbox.Mode
-	if cfg.Sandbox != "" {
-		if err := sb.Set(cfg.Sandbox); err != nil {
-			return usageErr(io, fs, "sandbox: %v", err)
-		}
-	}
-	if sb.Enabled() {
-		if err := sandbox.Check(sb); err != nil {
-			return fmt.Errorf("the sandbox (%s) cannot work here: %w", sb, err)
-		}
+	sb, err := sandboxOf(cfg)
+	if err != nil {
+		return err
 	}
 	// A client that goes away closes stdout too: writes must fail with EPIPE, not
 	// kill dsh before it has stopped its commands and closed its logs. A handled

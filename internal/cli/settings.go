@@ -33,18 +33,28 @@ func loadConfinement(io IO, flag string) (confinement, error) {
 	for _, n := range cfg.Notices {
 		fmt.Fprintf(io.Err, "dsh: %s\n", n)
 	}
-	c := confinement{safe: cfg.SafeCommands, windows: cfg.ContextWindow}
+	sb, err := sandboxOf(cfg)
+	if err != nil {
+		return confinement{}, err
+	}
+	return confinement{sandbox: sb, safe: cfg.SafeCommands, windows: cfg.ContextWindow}, nil
+}
+
+// sandboxOf is the sandbox the configuration asks for. One that cannot work
+// here is an error, not a silent fallback: commands would run unconfined.
+func sandboxOf(cfg config.Config) (sandbox.Mode, error) {
+	var m sandbox.Mode
 	if cfg.Sandbox != "" {
-		if err := c.sandbox.Set(cfg.Sandbox); err != nil {
-			return confinement{}, fmt.Errorf("sandbox: %w", err)
+		if err := m.Set(cfg.Sandbox); err != nil {
+			return m, fmt.Errorf("sandbox: %w", err)
 		}
 	}
-	if c.sandbox.Enabled() {
-		if err := sandbox.Check(c.sandbox); err != nil {
-			return confinement{}, fmt.Errorf("the sandbox (%s) cannot work here: %w", c.sandbox, err)
+	if m.Enabled() {
+		if err := sandbox.Check(m); err != nil {
+			return m, fmt.Errorf("the sandbox (%s) cannot work here: %w", m, err)
 		}
 	}
-	return c, nil
+	return m, nil
 }
 
 // apply puts the confinement in a session's options.

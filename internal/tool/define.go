@@ -27,15 +27,22 @@ type typed[P, M any] struct {
 	spec   Spec[P, M]
 	schema *schema
 
-	// memo is the last meta decoded: a logged result is folded and presented
-	// from the same bytes (on reload, one right after the other), and a read
-	// window's meta is worth decoding once.
+	// memo holds the meta decoded last: a logged result is folded and presented
+	// from the same bytes (a reload presents a few records behind its fold, a
+	// live consumer a little after the agent), and a read window's meta is worth
+	// decoding once.
 	memo struct {
 		sync.Mutex
-		raw jsontext.Value
-		m   *M
+		next int
+		ent  [memoSize]struct {
+			raw jsontext.Value
+			m   *M
+		}
 	}
 }
+
+// memoSize covers the records a reload has in flight between fold and replay.
+const memoSize = 64
 
 // meta decodes raw with DecodeMeta, once for the same bytes. Callers must not
 // change what it returns.
@@ -44,15 +51,18 @@ func (t *typed[P, M]) meta(raw jsontext.Value) *M {
 		return nil
 	}
 	t.memo.Lock()
-	if len(t.memo.raw) == len(raw) && unsafe.SliceData(t.memo.raw) == unsafe.SliceData(raw) {
-		m := t.memo.m
-		t.memo.Unlock()
-		return m
+	for _, e := range t.memo.ent {
+		if len(e.raw) == len(raw) && unsafe.SliceData(e.raw) == unsafe.SliceData(raw) {
+			t.memo.Unlock()
+			return e.m
+		}
 	}
 	t.memo.Unlock()
 	m := DecodeMeta[M](raw)
 	t.memo.Lock()
-	t.memo.raw, t.memo.m = raw, m
+	e := &t.memo.ent[t.memo.next]
+	e.raw, e.m = raw, m
+	t.memo.next = (t.memo.next + 1) % memoSize
 	t.memo.Unlock()
 	return m
 }

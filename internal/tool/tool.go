@@ -103,13 +103,6 @@ func (s *Session) State(key any, init func() any) any {
 	return v
 }
 
-// Closed reports whether Close has been called.
-func (s *Session) Closed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
-}
-
 // Killer is state that can also end at once, without the grace Close gives (the
 // exit path): a process table sends SIGKILL.
 type Killer interface{ Kill() error }
