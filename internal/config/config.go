@@ -62,7 +62,14 @@ type File struct {
 	Path    string
 	Scope   string // "user" or "project"
 	Exists  bool
-	Trusted bool // a project file listed in the user's trusted_projects
+	Trusted bool // a project file the user trusts (trusted_projects, or the answer for this very file)
+	// Decided says the user has answered "Trust this folder?" for this very
+	// file (or lists the project in trusted_projects): there is nothing to ask.
+	Decided bool
+	// Changed says the user trusted the project's file as it was before: it is
+	// not trusted as it is now.
+	Changed bool
+	SHA256  string // the file's, hex; "" when it does not exist
 }
 
 // MCPServer is one [mcp.NAME] table. Its fields match mcp.ServerConfig so one
@@ -109,6 +116,7 @@ type Setting struct {
 func Load(projectRoot string, getenv func(string) string) (Config, error) {
 	c := Config{getenv: getenv, layers: map[string][]candidate{}, sources: map[string]string{}}
 	var trusted []string
+	var decisions map[string]Decision
 	mcp := map[string]MCPServer{}
 	if path := UserPath(getenv); path != "" {
 		f := File{Path: path, Scope: "user"}
@@ -119,7 +127,7 @@ func Load(projectRoot string, getenv func(string) string) (Config, error) {
 		f.Exists = exists
 		c.Files = append(c.Files, f)
 		if exists {
-			trusted = d.TrustedProjects
+			trusted, decisions = d.TrustedProjects, d.projects
 			c.merge(d, path, true, mcp)
 		}
 	}
@@ -131,14 +139,26 @@ func Load(projectRoot string, getenv func(string) string) (Config, error) {
 			return Config{}, err
 		}
 		f.Exists = exists
-		c.Files = append(c.Files, f)
 		if exists {
-			if d.TrustedProjects != nil {
-				return Config{}, fmt.Errorf("%s:%d: trusted_projects belongs in the user's file (%s), not the project's",
-					path, d.lines["trusted_projects"], UserPath(getenv))
+			for _, key := range []string{"trusted_projects", "projects"} {
+				if _, ok := d.lines[key]; ok {
+					return Config{}, fmt.Errorf("%s:%d: %s belongs in the user's file (%s), not the project's",
+						path, d.lines[key], key, UserPath(getenv))
+				}
+			}
+			f.SHA256 = d.sum
+			dec, answered := decisions[canonical(projectRoot, getenv)]
+			f.Decided = f.Trusted || (answered && dec.SHA256 == d.sum)
+			if !f.Trusted && answered && dec.Trusted {
+				f.Trusted = dec.SHA256 == d.sum
+				f.Changed = !f.Trusted
+			}
+			if f.Changed {
+				c.Notices = append(c.Notices, fmt.Sprintf("%s changed since you trusted it: its settings that need trust are ignored until you trust it again", path))
 			}
 			c.merge(d, path, f.Trusted, mcp)
 		}
+		c.Files = append(c.Files, f)
 	}
 	for _, name := range sortedKeys(mcp) {
 		c.MCP = append(c.MCP, mcp[name])
@@ -163,7 +183,7 @@ func UserPath(getenv func(string) string) string {
 // merge lays one file's settings over the ones before it.
 func (c *Config) merge(d *fileData, path string, trusted bool, mcp map[string]MCPServer) {
 	ignore := func(key, why string) {
-		c.Notices = append(c.Notices, fmt.Sprintf("%s:%d: %s ignored: %s; to allow it, add the project to trusted_projects in the user's file",
+		c.Notices = append(c.Notices, fmt.Sprintf("%s:%d: %s ignored: %s; to allow it, trust the project (the chat asks; or list it in trusted_projects in the user's file)",
 			path, d.lines[key], key, why))
 	}
 	set := func(key string, v *string) {
@@ -173,7 +193,12 @@ func (c *Config) merge(d *fileData, path string, trusted bool, mcp map[string]MC
 	}
 	set("provider", d.Provider)
 	set("model", d.Model)
-	set("thinking", d.thinking)
+	switch {
+	case d.thinking == nil || trusted:
+		set("thinking", d.thinking)
+	default:
+		ignore("thinking", "a project file may not choose how much the model thinks (what the API key pays for)")
+	}
 	switch {
 	case d.BaseURL == nil || trusted:
 		set("base_url", d.BaseURL)
@@ -201,7 +226,10 @@ func (c *Config) merge(d *fileData, path string, trusted bool, mcp map[string]MC
 			ignore("safe_commands", "a project file may not let commands run without asking")
 		}
 	}
-	if d.contextWindow != nil {
+	if d.contextWindow != nil && !trusted {
+		ignore("context_window", "a project file may not choose when the context is compacted")
+	}
+	if d.contextWindow != nil && trusted {
 		w := d.contextWindow
 		if w.All > 0 {
 			c.ContextWindow.All = w.All
@@ -340,7 +368,7 @@ func (c Config) Settings() []Setting {
 			out[len(out)-1].Source = "environment " + env
 		}
 	}
-	scalar("base_url", c.BaseURL)
+	scalar("base_url", redactURL(c.BaseURL))
 	if c.envBaseURL != "" {
 		out[len(out)-1].Source = "environment " + c.envBaseURL
 	}
@@ -385,12 +413,27 @@ func (s MCPServer) describe() string {
 			b.WriteString(" (env " + strings.Join(sortedKeys(s.Env), ", ") + ")")
 		}
 	} else {
-		b.WriteString(s.URL)
+		b.WriteString(redactURL(s.URL))
 		if len(s.Headers) > 0 {
 			b.WriteString(" (headers " + strings.Join(sortedKeys(s.Headers), ", ") + ")")
 		}
 	}
 	return b.String()
+}
+
+// redactURL hides the credentials a URL carries in its user info
+// (https://user:password@host, or a token as the user name).
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	} else {
+		u.User = url.User("xxxxx")
+	}
+	return u.String()
 }
 
 // ParseThinking reads a thinking setting: budget is a token budget (0 when off
@@ -451,22 +494,9 @@ func validateScalar(key, v string) error {
 // isTrusted reports whether the user's trusted_projects lists root (both sides
 // cleaned, ~ expanded and symlinks resolved, so an alias cannot slip past).
 func isTrusted(root string, trusted []string, getenv func(string) string) bool {
-	canon := func(p string) string {
-		if rest, ok := strings.CutPrefix(p, "~/"); ok && getenv("HOME") != "" {
-			p = filepath.Join(getenv("HOME"), rest)
-		}
-		p, err := filepath.Abs(p)
-		if err != nil {
-			return ""
-		}
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			p = r
-		}
-		return p
-	}
-	r := canon(root)
+	r := canonical(root, getenv)
 	for _, t := range trusted {
-		if r != "" && canon(t) == r {
+		if r != "" && canonical(t, getenv) == r {
 			return true
 		}
 	}

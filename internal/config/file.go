@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -18,16 +19,23 @@ import (
 // rawFile is the file's shape; pointers tell a key that is absent from one set
 // to its zero value. Unknown keys are refused.
 type rawFile struct {
-	Provider        *string           `toml:"provider"`
-	BaseURL         *string           `toml:"base_url"`
-	Model           *string           `toml:"model"`
-	Mode            *string           `toml:"mode"`
-	Sandbox         *string           `toml:"sandbox"`
-	Thinking        any               `toml:"thinking"`       // a budget (integer) or a string
-	ContextWindow   any               `toml:"context_window"` // an integer or a table of them
-	SafeCommands    []string          `toml:"safe_commands"`
-	TrustedProjects []string          `toml:"trusted_projects"`
-	MCP             map[string]rawMCP `toml:"mcp"`
+	Provider        *string               `toml:"provider"`
+	BaseURL         *string               `toml:"base_url"`
+	Model           *string               `toml:"model"`
+	Mode            *string               `toml:"mode"`
+	Sandbox         *string               `toml:"sandbox"`
+	Thinking        any                   `toml:"thinking"`       // a budget (integer) or a string
+	ContextWindow   any                   `toml:"context_window"` // an integer or a table of them
+	SafeCommands    []string              `toml:"safe_commands"`
+	TrustedProjects []string              `toml:"trusted_projects"`
+	Projects        map[string]rawProject `toml:"projects"`
+	MCP             map[string]rawMCP     `toml:"mcp"`
+}
+
+// rawProject is the user's answer to "Trust this folder?" for one project.
+type rawProject struct {
+	Trust        *string `toml:"trust"`
+	ConfigSHA256 *string `toml:"config_sha256"`
 }
 
 type rawMCP struct {
@@ -46,6 +54,8 @@ type fileData struct {
 	contextWindow                           *ContextWindows
 	SafeCommands                            []string
 	TrustedProjects                         []string
+	projects                                map[string]Decision // by canonical path
+	sum                                     string              // the file's SHA-256, hex
 	MCP                                     map[string]MCPServer
 	lines                                   map[string]int // dotted key → line
 }
@@ -69,6 +79,7 @@ func readFile(path string, getenv func(string) string) (*fileData, bool, error) 
 	if err != nil {
 		return nil, true, fileError(path, err)
 	}
+	d.sum = fmt.Sprintf("%x", sha256.Sum256(b))
 	return d, true, nil
 }
 
@@ -182,6 +193,11 @@ func parseFile(b []byte, getenv func(string) string) (*fileData, error) {
 	for i, t := range r.TrustedProjects {
 		if !filepath.IsAbs(t) && !strings.HasPrefix(t, "~/") {
 			return nil, bad("trusted_projects", "trusted_projects[%d]: want an absolute path (or ~/…), got %q", i, t)
+		}
+	}
+	for p, t := range r.Projects {
+		if d.projects, err = addDecision(d.projects, p, t); err != nil {
+			return nil, bad("projects", "%v", err)
 		}
 	}
 	for name, m := range r.MCP {
