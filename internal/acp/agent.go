@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -21,49 +20,37 @@ import (
 	"github.com/dsh-dev/dsh/internal/agent"
 	"github.com/dsh-dev/dsh/internal/config"
 	"github.com/dsh-dev/dsh/internal/host"
-	"github.com/dsh-dev/dsh/internal/mcp"
-	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/models"
-	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/settings"
 	"github.com/dsh-dev/dsh/internal/view"
 	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
 // Options configure the agent.
 type Options struct {
-	SessionDir string     // where session logs live
-	Mode       agent.Mode // the permission mode sessions start in
-	// Model is the model sessions start with, shown as the current one in the
-	// model picker; Thinking is their thinking level ("" the provider's).
-	Model    string
-	Thinking string
+	SessionDir string // where session logs live
+	// Settings resolves the settings of a session in cwd: its project's file,
+	// the user's, the flags and the environment (nil: the files and the
+	// environment alone).
+	Settings func(cwd string) (settings.Settings, error)
+	// Model is the model sessions start with where their settings name none,
+	// shown as the current one in the model picker.
+	Model string
 	// Models lists the models the picker offers (the provider's, with the
 	// built-in list when that fails); nil offers the built-in list.
-	Models       func(context.Context) ([]models.Info, error)
-	AllowOutside bool // let tools touch paths outside the session's cwd
-	// Sandbox confines bash commands; the auto mode is offered only when it is on.
-	Sandbox      sandbox.Mode
-	SafeCommands []string // the user's additions to the commands that run unasked
-	KeepEnv      []string // secret-looking variables commands may still see
-	// Provider returns the model provider. It is called when a model is first
-	// needed, so that a missing key shows on the prompt, not at startup.
-	Provider func() (provider.Provider, error)
-	Version  string
-	Logger   *slog.Logger // diagnostics; nil discards them
-	Now      func() time.Time
-	// Getenv reads the environment for each session's configuration file and
-	// custom commands; nil is os.Getenv.
+	Models  func(context.Context) ([]models.Info, error)
+	Version string
+	Logger  *slog.Logger // diagnostics; nil discards them
+	Now     func() time.Time
+	// Getenv reads the environment for each session's custom commands; nil is
+	// os.Getenv.
 	Getenv func(string) string
 }
 
 // Agent implements the ACP agent side for any number of sessions.
 type Agent struct {
 	o Options
-
-	provOnce sync.Once
-	prov     provider.Provider
-	provErr  error
 
 	modelsOnce sync.Once
 	models     []models.Info
@@ -88,14 +75,17 @@ func New(o Options) *Agent {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.Mode == "" {
-		o.Mode = agent.ModeDefault
-	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
+	}
+	if o.Settings == nil {
+		getenv, dir := o.Getenv, o.SessionDir
+		o.Settings = func(cwd string) (settings.Settings, error) {
+			return settings.Resolve(context.Background(), settings.Input{Cwd: cwd, Getenv: getenv, SessionDir: dir})
+		}
 	}
 	return &Agent{o: o, sessions: map[string]*sess{}}
 }
@@ -104,17 +94,6 @@ func (a *Agent) setPeer(p peer) {
 	a.mu.Lock()
 	a.peer = p
 	a.mu.Unlock()
-}
-
-func (a *Agent) provider() (provider.Provider, error) {
-	a.provOnce.Do(func() {
-		if a.o.Provider == nil {
-			a.provErr = errors.New("no model provider is configured")
-			return
-		}
-		a.prov, a.provErr = a.o.Provider()
-	})
-	return a.prov, a.provErr
 }
 
 // Initialize answers with what dsh supports: loading, listing, resuming and
@@ -150,17 +129,17 @@ func (a *Agent) NewSession(_ context.Context, p sdk.NewSessionRequest) (sdk.NewS
 	if err := checkCwd(p.Cwd); err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	cfg, err := a.config(p.Cwd)
+	st, err := a.settings(p.Cwd)
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	servers, n := a.startMCP(p.Cwd, cfg, p.McpServers)
-	h, err := host.Create(a.hostOptions(p.Cwd, servers))
+	n := a.ignored(st)
+	h, err := host.Create(a.hostOptions(st, p.McpServers, n))
 	if err != nil {
 		return sdk.NewSessionResponse{}, openError(err)
 	}
 	s := a.newSess(h.ID(), h.Root(), h)
-	a.equip(s, cfg, n)
+	a.equip(s, st.Config, n)
 	s.attach(h)
 	a.add(s)
 	// The client can place updates only once it has the session's id.
@@ -173,27 +152,32 @@ func (a *Agent) NewSession(_ context.Context, p sdk.NewSessionRequest) (sdk.NewS
 		ConfigOptions: a.configOptions(s)}, nil
 }
 
-// config is the configuration for a session in cwd; a bad file is the
-// client's error, with the file and line.
-func (a *Agent) config(cwd string) (config.Config, error) {
-	c, err := config.Load(cwd, a.o.Getenv)
+// settings are the settings of a session in cwd; a bad file is the client's
+// error, with the file and line.
+func (a *Agent) settings(cwd string) (settings.Settings, error) {
+	st, err := a.o.Settings(cwd)
 	if err != nil {
-		return config.Config{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
+		return settings.Settings{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
 	}
-	for _, n := range c.Notices {
-		a.o.Logger.Warn(n)
+	return st, nil
+}
+
+// ignored starts a session's notes with the project settings that were not
+// applied: the user reads them in the thread when it opens.
+func (a *Agent) ignored(st settings.Settings) *notes {
+	n := &notes{}
+	for _, msg := range st.Ignored() {
+		a.o.Logger.Warn(msg)
+		n.add(msg)
 	}
-	return c, nil
+	return n
 }
 
 // equip gives a session what it offers besides the host's: its configuration,
-// commands and MCP notes.
+// commands and notes.
 func (a *Agent) equip(s *sess, cfg config.Config, n *notes) {
 	s.cfg, s.notes = cfg, n
 	s.cmds = a.editorCommands(s.br.cwd)
-	if len(n.started) > 0 {
-		a.o.Logger.Debug("MCP servers started", "session", s.id, "servers", n.started)
-	}
 }
 
 // LoadSession replays a session's log as updates — the same cards it showed
@@ -227,7 +211,7 @@ func (a *Agent) reopen(id, cwd string, servers []sdk.McpServer, replay bool) (*s
 	if err := checkCwd(cwd); err != nil {
 		return nil, err
 	}
-	cfg, err := a.config(cwd)
+	st, err := a.settings(cwd)
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +224,7 @@ func (a *Agent) reopen(id, cwd string, servers []sdk.McpServer, replay bool) (*s
 			a.o.Logger.Warn("closing the session before reopening it", "session", id, "err", err)
 		}
 	}
-	mcps, n := a.startMCP(cwd, cfg, servers)
+	n := a.ignored(st)
 	var s *sess
 	var each func(*host.Session, session.Record) error
 	if replay {
@@ -256,7 +240,7 @@ func (a *Agent) reopen(id, cwd string, servers []sdk.McpServer, replay bool) (*s
 			return s.replayRecord(r)
 		}
 	}
-	h, err := host.Load(a.hostOptions(cwd, mcps), path, each)
+	h, err := host.Load(a.hostOptions(st, servers, n), path, each)
 	if err != nil {
 		return nil, openError(err)
 	}
@@ -266,7 +250,7 @@ func (a *Agent) reopen(id, cwd string, servers []sdk.McpServer, replay bool) (*s
 	s.endReplay()
 	s.br.replaying = false
 	s.br.cwd = h.Root() // calls from now on run in the cwd the client gave
-	a.equip(s, cfg, n)
+	a.equip(s, st.Config, n)
 	s.attach(h)
 	a.add(s)
 	s.announced() // the client named the session: it can take updates now
@@ -303,25 +287,17 @@ func checkCwd(cwd string) error {
 	return nil
 }
 
-// hostOptions are the options of a session in cwd.
-func (a *Agent) hostOptions(cwd string, servers *mcp.Servers) host.Options {
-	o := host.Options{
-		SessionDir:   a.o.SessionDir,
-		Root:         cwd,
-		AllowOutside: a.o.AllowOutside,
-		KeepEnv:      a.o.KeepEnv,
-		Sandbox:      a.o.Sandbox,
-		SafeCommands: a.o.SafeCommands,
-		Mode:         a.o.Mode,
-		Model:        a.o.Model,
-		Thinking:     a.o.Thinking,
-		Provider:     a.provider,
-		Ask:          true,
-		Now:          a.o.Now,
-		Warn:         func(msg string) { a.o.Logger.Warn(msg) },
-	}
-	if servers != nil {
-		o.Tools, o.Closers = servers.Tools(), []io.Closer{servers}
+// hostOptions are the options of a session with settings st: its MCP
+// servers are the configuration's with the client's laid over them, and what
+// goes wrong with them is told in the thread.
+func (a *Agent) hostOptions(st settings.Settings, client []sdk.McpServer, n *notes) host.Options {
+	o := st.Options()
+	o.MCP = mcpFor(o.MCP, client, n)
+	o.MCPNotice = n.add
+	o.Ask, o.Now = true, a.o.Now
+	o.Warn = func(msg string) { a.o.Logger.Warn(msg) }
+	if o.Model == "" {
+		o.Model = a.o.Model
 	}
 	return o
 }
@@ -393,10 +369,10 @@ func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptRespon
 		}
 		text = prompt
 	}
-	if _, err := a.provider(); err != nil { // say what to configure before logging a prompt that cannot run
+	if _, err := s.h.Provider(); err != nil { // say what to configure before logging a prompt that cannot run
 		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32603, Message: err.Error()}
 	}
-	stop, err := s.h.Prompt(context.Background(), withNotes(text, s.notes.forModel()), images...)
+	stop, err := s.h.Prompt(context.Background(), text, images...)
 	switch {
 	case errors.Is(err, host.ErrBusy):
 		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32600,

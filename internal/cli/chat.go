@@ -14,98 +14,46 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"golang.org/x/term"
 
-	"github.com/dsh-dev/dsh/internal/agent"
 	"github.com/dsh-dev/dsh/internal/chat"
 	slash "github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/host"
-	"github.com/dsh-dev/dsh/internal/provider"
-	"github.com/dsh-dev/dsh/internal/provider/anthropic"
 	"github.com/dsh-dev/dsh/internal/provider/models"
-	"github.com/dsh-dev/dsh/internal/provider/openai"
-	"github.com/dsh-dev/dsh/internal/provider/providers"
 	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/settings"
 )
 
 // sessionFlags are the flags of every command that opens an agent session.
 type sessionFlags struct {
-	SessionDir   string
-	Mode         string
-	AllowOutside bool
-	Color        colorMode
-	Provider     providers.Flags
-	Continue     bool
-	Resume       string
-	Sandbox      string
+	settingsFlags
+	Color    colorMode
+	Continue bool
+	Resume   string
 }
 
 func (o *sessionFlags) register(fs *flag.FlagSet) {
 	o.Color = "auto"
-	fs.StringVar(&o.SessionDir, "session-dir", "", "session directory (default $XDG_STATE_HOME/dsh/sessions)")
-	fs.StringVar(&o.Mode, "mode", "default", "permission mode: default, accept-edits, auto (needs --sandbox), bypass or read-only")
-	fs.BoolVar(&o.AllowOutside, "allow-outside", false, "let tools touch paths outside the workspace root")
-	fs.Var(&o.Color, "color", "colour output: auto, always or never")
-	fs.StringVar(&o.Sandbox, "sandbox", "", sandboxUsage)
-	fs.StringVar(&o.Provider.Provider, "provider", "", "model provider: anthropic, openai or script (default: from the environment)")
-	fs.StringVar(&o.Provider.Model, "model", "", "model name (default: the provider's)")
-	fs.StringVar(&o.Provider.Script, "script", "", "script file for --provider script")
-	fs.IntVar(&o.Provider.Thinking, "thinking", 0, "Anthropic extended thinking budget in tokens (0: off)")
+	o.settingsFlags.register(fs)
+	fs.Var(&o.Color, "color", "colour output `WHEN`: auto, always or never (auto honours NO_COLOR)")
 	fs.BoolVar(&o.Continue, "continue", false, "go on with the newest session of this directory")
 	fs.BoolVar(&o.Continue, "c", false, "short for --continue")
 }
 
-// modelName is the model a session will use, for the status line and /cost.
-func modelName(getenv func(string) string, f providers.Flags) string {
-	if f.Model != "" {
-		return f.Model
-	}
-	switch {
-	case f.Provider == "script" || (f.Provider == "" && f.Script != ""):
-		return "script"
-	case f.Provider == "anthropic" || (f.Provider == "" && getenv("ANTHROPIC_API_KEY") != ""):
-		return anthropic.DefaultModel
-	case f.Provider == "openai" || (f.Provider == "" && (getenv("OPENAI_API_KEY") != "" || getenv("OPENAI_BASE_URL") != "")):
-		return openai.DefaultModel
-	}
-	return ""
-}
-
-// opener opens the sessions of one directory with one set of flags.
+// opener opens the sessions of one directory with one set of settings.
 type opener struct {
-	io   IO
-	dir  string
-	o    sessionFlags
-	mode agent.Mode
-	conf confinement
-}
-
-func newOpener(io IO, o sessionFlags) (*opener, error) {
-	mode, err := agent.ParseMode(o.Mode)
-	if err != nil {
-		return nil, err
-	}
-	dir, err := session.Dir(o.SessionDir)
-	if err != nil {
-		return nil, err
-	}
-	conf, err := loadConfinement(io, o.Sandbox)
-	if err != nil {
-		return nil, err
-	}
-	return &opener{io: io, dir: dir, o: o, mode: mode, conf: conf}, nil
+	io IO
+	o  sessionFlags
+	st settings.Settings
 }
 
 func (op *opener) options() host.Options {
-	flags, getenv := op.o.Provider, op.io.Getenv
-	return op.conf.apply(host.Options{
-		SessionDir: op.dir, Root: op.io.Cwd, AllowOutside: op.o.AllowOutside, KeepEnv: keepEnv(op.io),
-		Mode: op.mode, Model: op.o.Provider.Model, Ask: true, Now: op.io.Now, Warn: warner(op.io),
-		Provider: func() (provider.Provider, error) { return providers.FromEnv(getenv, flags) },
-	})
+	o := op.st.Options()
+	o.Ask, o.Now, o.Warn = true, op.io.Now, warner(op.io)
+	return o
 }
 
 // sessions lists this directory's sessions, newest first.
 func (op *opener) sessions() ([]session.Info, error) {
-	all, err := session.List(op.dir)
+	all, err := session.List(op.st.SessionDir)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +95,7 @@ func (op *opener) open(id string, replay func(*host.Session, session.Record) err
 	if id == "" {
 		return host.Create(op.options())
 	}
-	path, err := session.Resolve(op.dir, id)
+	path, err := session.Resolve(op.st.SessionDir, id)
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +173,14 @@ func runChatCmd(ctx context.Context, io IO, args []string) error {
 		fmt.Fprintln(io.Err, `dsh: the chat needs a terminal. To run one prompt from a script, use: dsh run "PROMPT" (see dsh run --help)`)
 		return errUsage
 	}
-	return runChat(ctx, io, o, pick)
+	st, err := o.resolve(ctx, io)
+	if err != nil {
+		return settingsErr(io, fs, err)
+	}
+	if st, err = askTrust(ctx, io, o.settingsFlags, st); err != nil {
+		return settingsErr(io, fs, err)
+	}
+	return runChat(ctx, io, &opener{io: io, o: o, st: st}, pick)
 }
 
 // chatGCPercent keeps the chat's heap close to what it holds (mostly the model
@@ -236,19 +191,19 @@ const chatGCPercent = 50
 // chatFPS bounds how often the chat redraws: a keystroke shows within a frame.
 const chatFPS = 120
 
-func runChat(ctx context.Context, io IO, o sessionFlags, pick bool) error {
+func runChat(ctx context.Context, io IO, op *opener, pick bool) error {
 	if io.Getenv("GOGC") == "" {
 		debug.SetGCPercent(chatGCPercent)
-	}
-	op, err := newOpener(io, o)
-	if err != nil {
-		return err
 	}
 	id, err := op.target()
 	if err != nil {
 		return err
 	}
-	model := modelName(io.Getenv, o.Provider)
+	hopts := op.options()
+	model, window := hopts.Model, hopts.ContextWindow
+	if window == 0 {
+		window = models.Lookup(model).ContextWindow
+	}
 	cmds, cerr := slash.All(slash.Dirs(io.Cwd, io.Getenv))
 	hist, herr := chat.LoadHistory(chat.HistoryPath(io.Cwd, io.Getenv))
 	done := make(chan struct{})
@@ -256,8 +211,8 @@ func runChat(ctx context.Context, io IO, o sessionFlags, pick bool) error {
 
 	var current *host.Session
 	cfg := chat.Config{
-		Root: io.Cwd, Model: model, Window: models.Lookup(model).ContextWindow, Mode: op.mode,
-		Color: o.Color.enabled(io), Width: io.width(), Height: io.Height,
+		Root: io.Cwd, Model: model, Window: window, Mode: op.st.Mode,
+		Color: op.o.Color.enabled(io), Width: io.width(), Height: io.Height,
 		Commands: slash.For(cmds, slash.Terminal), History: hist,
 		Sessions: op.sessions, Now: io.Now,
 	}

@@ -93,7 +93,7 @@ func usage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-8s %-22s %s\n", c.name, c.args, c.summary)
 	}
-	fmt.Fprint(w, chatFlagsHelp)
+	fmt.Fprint(w, chatFlagsHelp())
 	fmt.Fprint(w, "\nRun 'dsh COMMAND --help' for a command's flags.\n")
 }
 
@@ -146,19 +146,30 @@ func Main(args []string, io IO) int {
 	return 2
 }
 
-const chatFlagsHelp = `
-The conversation's flags (dsh run takes them too):
-  -c, --continue        go on with the newest session of this directory
-  --resume [ID]         go on with session ID; without one, pick from a list
-  --mode MODE           permission mode: default, accept-edits, bypass or read-only
-  --model NAME          the model (default: the provider's)
-  --provider NAME       anthropic, openai or script (default: from the environment)
-  --script FILE         the script for --provider script
-  --thinking N          Anthropic extended thinking budget in tokens
-  --color WHEN          auto, always or never (NO_COLOR is honoured)
-  --session-dir DIR     where sessions are logged
-  --allow-outside       let tools touch paths outside the workspace root
-`
+// chatFlagsHelp lists the conversation's flags, from the flag set the chat
+// parses, so that the help cannot leave one out.
+func chatFlagsHelp() string {
+	fs := flag.NewFlagSet("dsh", flag.ContinueOnError)
+	var o sessionFlags
+	o.register(fs)
+	var b strings.Builder
+	b.WriteString("\nThe conversation's flags (dsh run takes them too):\n")
+	line := func(left, usage string) { fmt.Fprintf(&b, "  %-22s%s\n", left, usage) }
+	line("-c, --continue", fs.Lookup("continue").Usage)
+	line("--resume [ID]", "go on with session ID; without one, pick from a list")
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name == "c" || f.Name == "continue" {
+			return
+		}
+		arg, usage := flag.UnquoteUsage(f)
+		left := "--" + f.Name
+		if arg != "" {
+			left += " " + strings.ToUpper(arg)
+		}
+		line(left, usage)
+	})
+	return b.String()
+}
 
 // newFlags returns a flag set that prints its usage to io.Err.
 func newFlags(io IO, name, args, summary string) *flag.FlagSet {

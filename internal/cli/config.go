@@ -6,14 +6,16 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/dsh-dev/dsh/internal/config"
+	"github.com/dsh-dev/dsh/internal/settings"
 )
 
 type configOptions struct {
-	Flags config.Flags
+	settingsFlags
 }
 
-const configSummary = `Prints the effective settings and where each came from: the user's file
+const configSummary = `Prints what a session in the current directory would use (dsh, dsh run and
+dsh acp resolve their settings the same way), each value with where it came
+from: the user's file
 ($XDG_CONFIG_HOME/dsh/config.toml, else ~/.config/dsh/config.toml), the
 project's (.dsh/config.toml in the current directory), the environment, a flag
 or the default. The project wins over the user, the environment over both, and
@@ -29,46 +31,44 @@ Keys (TOML):
   context_window = 200000           or [context_window] "MODEL" = TOKENS
   safe_commands = ["make test"]     commands bash runs without asking
   trusted_projects = ["~/src/app"]  user file only: projects whose file may set
-                                    base_url, mcp, safe_commands, any mode and
-                                    sandbox = "off"
+                                    base_url, mcp, safe_commands, thinking,
+                                    context_window, any mode and sandbox = "off"
+  [projects."/abs/path"]            user file only, written by the chat's
+  trust = "trusted"                 "Trust this folder?": the answer for the
+  config_sha256 = "…"               project file with this hash
   [mcp.NAME]  command = "npx", args = [...], env = {K = "${VAR}"}
               or url = "https://…", type = "http" | "sse", headers = {…}`
 
-func runConfigCmd(_ context.Context, io IO, args []string) error {
+func runConfigCmd(ctx context.Context, io IO, args []string) error {
 	var o configOptions
 	fs := newFlags(io, "config", "", configSummary)
-	fs.StringVar(&o.Flags.Provider, "provider", "", "as for dsh run")
-	fs.StringVar(&o.Flags.BaseURL, "base-url", "", "the provider's base URL")
-	fs.StringVar(&o.Flags.Model, "model", "", "as for dsh run")
-	fs.StringVar(&o.Flags.Mode, "mode", "", "as for dsh run")
-	fs.StringVar(&o.Flags.Sandbox, "sandbox", "", "off, on or network-off")
-	fs.StringVar(&o.Flags.Thinking, "thinking", "", "off, adaptive, a level or a token budget")
+	o.register(fs)
 	if err := parse(io, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 0 {
 		return usageErr(io, fs, "takes no arguments")
 	}
-	return runConfig(io, o)
+	st, err := o.resolve(ctx, io)
+	if err != nil {
+		return settingsErr(io, fs, err)
+	}
+	return printConfig(io, st)
 }
 
-func runConfig(io IO, o configOptions) error {
-	c, err := config.Load(io.Cwd, io.Getenv)
-	if err != nil {
-		return err
-	}
-	if c, err = c.WithFlags(o.Flags); err != nil {
-		return err
-	}
+func printConfig(io IO, st settings.Settings) error {
 	tw := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "Files:")
-	for _, f := range c.Files {
+	for _, f := range st.Config.Files {
 		var state []string
 		if !f.Exists {
 			state = append(state, "not found")
 		}
 		if f.Scope == "project" && f.Exists && !f.Trusted {
 			state = append(state, "not trusted")
+		}
+		if f.Changed {
+			state = append(state, "changed since trusted")
 		}
 		note := ""
 		if len(state) > 0 {
@@ -77,19 +77,15 @@ func runConfig(io IO, o configOptions) error {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", f.Scope, f.Path, note)
 	}
 	fmt.Fprintln(tw, "\nSettings:")
-	for _, s := range c.Settings() {
-		v := s.Value
-		if v == "" {
-			v = "(default)"
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", s.Key, v, s.Source)
+	for _, s := range st.Entries() {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", s.Key, s.Value, s.Source)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if len(c.Notices) > 0 {
+	if ns := st.Ignored(); len(ns) > 0 {
 		fmt.Fprintln(io.Out, "\nIgnored:")
-		for _, n := range c.Notices {
+		for _, n := range ns {
 			fmt.Fprintf(io.Out, "  %s\n", n)
 		}
 	}

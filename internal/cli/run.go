@@ -13,9 +13,9 @@ import (
 	"github.com/dsh-dev/dsh/internal/demo"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/provider"
-	"github.com/dsh-dev/dsh/internal/provider/providers"
 	"github.com/dsh-dev/dsh/internal/provider/script"
 	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/settings"
 )
 
 type runOptions struct {
@@ -46,9 +46,9 @@ Exit status: 0 the turn ended normally; 1 it failed (an error, the model's outpu
 limit, a refusal, too many steps) or dsh could not run it; 2 a mistake in the
 command line; 130 it was cancelled (Ctrl-C).
 
-The model comes from the environment: ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL),
-else OPENAI_API_KEY / OPENAI_BASE_URL (any OpenAI-compatible server), or
---provider script --script FILE.`
+The settings are what dsh config prints here: the config files, the
+environment (ANTHROPIC_API_KEY, else OPENAI_API_KEY / OPENAI_BASE_URL for any
+OpenAI-compatible server), then the flags; or --provider script --script FILE.`
 
 // parseInterspersed parses flags that may come before, between or after the
 // positional arguments (dsh run "hello" --mode bypass), which the flag package
@@ -112,7 +112,12 @@ func runRunCmd(ctx context.Context, io IO, args []string) error {
 	if fromStdin {
 		io.In = strings.NewReader("") // consumed: permissions cannot be asked
 	}
-	return runRun(ctx, io, o)
+	st, err := o.resolve(ctx, io)
+	if err != nil {
+		return settingsErr(io, fs, err)
+	}
+	tellIgnored(io, st)
+	return runRun(ctx, io, o, &opener{io: io, o: o.sessionFlags, st: st})
 }
 
 // maxStdinPrompt bounds a prompt read from stdin.
@@ -126,12 +131,8 @@ func readAll(r io.Reader) ([]byte, error) {
 	return b, err
 }
 
-func runRun(ctx context.Context, io IO, o runOptions) error {
-	op, err := newOpener(io, o.sessionFlags)
-	if err != nil {
-		return err
-	}
-	if _, err := providers.FromEnv(io.Getenv, o.Provider); err != nil {
+func runRun(ctx context.Context, io IO, o runOptions, op *opener) error {
+	if err := op.st.CheckProvider(); err != nil {
 		return err // before a session is logged
 	}
 	id, err := op.target()
@@ -219,7 +220,7 @@ func runDemo(ctx context.Context, io IO, o demoOptions) error {
 		return err
 	}
 	s, err := host.Create(host.Options{
-		SessionDir: sdir, Root: dir, KeepEnv: keepEnv(io), Mode: agent.ModeBypass, Now: io.Now, Warn: warner(io),
+		SessionDir: sdir, Root: dir, KeepEnv: settings.KeepEnv(io.Getenv), Mode: agent.ModeBypass, Now: io.Now, Warn: warner(io),
 		Provider: func() (provider.Provider, error) { return p, nil },
 	})
 	if err != nil {

@@ -1,67 +1,67 @@
 package cli
 
 import (
+	"context"
+	"flag"
 	"fmt"
+	"strings"
 
-	"github.com/dsh-dev/dsh/internal/config"
-	"github.com/dsh-dev/dsh/internal/host"
-	"github.com/dsh-dev/dsh/internal/sandbox"
+	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/settings"
+	"github.com/dsh-dev/dsh/internal/version"
 )
 
 // sandboxUsage is the --sandbox flag's help, the same in every command.
-const sandboxUsage = "run bash commands in the Landlock sandbox: off, on or network-off (default: the config's, else off)"
+const sandboxUsage = "`MODE` of the Landlock sandbox bash commands run in: off, on or network-off (default: the config's, else off)"
 
-// confinement is what the configuration (under the --sandbox flag) says about
-// running commands: the sandbox and the user's known-safe commands.
-type confinement struct {
-	sandbox sandbox.Mode
-	safe    []string
-	windows config.ContextWindows
+// settingsFlags are the flags of the settings a session uses, shared by every
+// command that opens one (and dsh config): each means the same everywhere.
+type settingsFlags struct{ in settings.Input }
+
+func (f *settingsFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.in.Flags.Mode, "mode", "", modeUsage())
+	fs.StringVar(&f.in.Flags.Model, "model", "", "the model `NAME` (default: the config's, else the provider's)")
+	fs.StringVar(&f.in.Flags.Provider, "provider", "", "model provider `NAME`: anthropic, openai or script (default: the config's, else from the environment)")
+	fs.StringVar(&f.in.Flags.BaseURL, "base-url", "", "the provider's base `URL` (default: the config's, else ANTHROPIC_BASE_URL or OPENAI_BASE_URL)")
+	fs.StringVar(&f.in.Flags.Thinking, "thinking", "", "thinking `LEVEL`: off, adaptive, low, medium, high, xhigh, max, or a token budget for Anthropic (default: the config's, else the provider's)")
+	fs.StringVar(&f.in.Flags.Sandbox, "sandbox", "", sandboxUsage)
+	fs.StringVar(&f.in.Script, "script", "", "play back the scripted turns in `FILE` (the script provider)")
+	fs.StringVar(&f.in.SessionDir, "session-dir", "", "session logs go in `DIR` (default $XDG_STATE_HOME/dsh/sessions)")
+	fs.BoolVar(&f.in.AllowOutside, "allow-outside", false, "let tools touch paths outside the workspace root")
 }
 
-// loadConfinement reads the configuration files for the current directory. A
-// sandbox that is asked for but cannot work here is an error, not a silent
-// fallback: commands would run unconfined.
-func loadConfinement(io IO, flag string) (confinement, error) {
-	cfg, err := config.Load(io.Cwd, io.Getenv)
-	if err != nil {
-		return confinement{}, err
+// modeUsage is the --mode flag's help: every mode there is.
+func modeUsage() string {
+	names := make([]string, len(agent.Modes))
+	for i, m := range agent.Modes {
+		names[i] = string(m)
+		if m == agent.ModeAuto {
+			names[i] += " (needs --sandbox)"
+		}
 	}
-	if cfg, err = cfg.WithFlags(config.Flags{Sandbox: flag}); err != nil {
-		return confinement{}, err
-	}
-	for _, n := range cfg.Notices {
+	return "permission mode `MODE`: " + strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1] +
+		" (default: the config's, else default)"
+}
+
+// resolve resolves the settings of a session in the current directory.
+func (f settingsFlags) resolve(ctx context.Context, io IO) (settings.Settings, error) {
+	in := f.in
+	in.Cwd, in.Getenv, in.Version = io.Cwd, io.Getenv, version.String()
+	return settings.Resolve(ctx, in)
+}
+
+// tellIgnored prints the project settings that were not applied.
+func tellIgnored(io IO, st settings.Settings) {
+	for _, n := range st.Ignored() {
 		fmt.Fprintf(io.Err, "dsh: %s\n", n)
 	}
-	sb, err := sandboxOf(cfg)
-	if err != nil {
-		return confinement{}, err
-	}
-	return confinement{sandbox: sb, safe: cfg.SafeCommands, windows: cfg.ContextWindow}, nil
 }
 
-// sandboxOf is the sandbox the configuration asks for. One that cannot work
-// here is an error, not a silent fallback: commands would run unconfined.
-func sandboxOf(cfg config.Config) (sandbox.Mode, error) {
-	var m sandbox.Mode
-	if cfg.Sandbox != "" {
-		if err := m.Set(cfg.Sandbox); err != nil {
-			return m, fmt.Errorf("sandbox: %w", err)
-		}
+// settingsErr reports a failed resolution: a command-line mistake with the
+// command's usage, anything else as it is.
+func settingsErr(io IO, fs *flag.FlagSet, err error) error {
+	if settings.IsFlagError(err) {
+		return usageErr(io, fs, "%v", err)
 	}
-	if m.Enabled() {
-		if err := sandbox.Check(m); err != nil {
-			return m, fmt.Errorf("the sandbox (%s) cannot work here: %w", m, err)
-		}
-	}
-	return m, nil
-}
-
-// apply puts the confinement in a session's options.
-func (c confinement) apply(o host.Options) host.Options {
-	o.Sandbox, o.SafeCommands = c.sandbox, c.safe
-	if w, ok := c.windows.For(o.Model); ok {
-		o.ContextWindow = w
-	}
-	return o
+	return err
 }

@@ -18,8 +18,10 @@ import (
 
 	"github.com/dsh-dev/dsh/internal/agent"
 	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/config"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/settings"
 	"github.com/dsh-dev/dsh/internal/termui"
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/toolset"
@@ -130,12 +132,16 @@ func runTool(ctx context.Context, io IO, o toolOptions) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, os.RemoveAll(dir)) }()
-	conf, err := loadConfinement(io, o.Sandbox)
+	st, err := settingsFlags{in: settings.Input{Flags: config.Flags{Sandbox: o.Sandbox}, AllowOutside: o.AllowOutside,
+		SessionDir: dir, NoModel: true}}.resolve(ctx, io)
 	if err != nil {
 		return err
 	}
-	s, err := host.Create(conf.apply(host.Options{SessionDir: dir, Root: io.Cwd, AllowOutside: o.AllowOutside,
-		KeepEnv: keepEnv(io), Mode: agent.ModeBypass, Now: io.Now, Warn: warner(io)}))
+	tellIgnored(io, st)
+	// The calls are the user's own: no mode asks, no model or MCP server runs.
+	ho := st.Options()
+	ho.Mode, ho.Provider, ho.Models, ho.MCP, ho.Now, ho.Warn = agent.ModeBypass, nil, nil, nil, io.Now, warner(io)
+	s, err := host.Create(ho)
 	if err != nil {
 		return err
 	}
@@ -262,15 +268,4 @@ func toolNames(reg *tool.Registry) string {
 		names = append(names, t.Name())
 	}
 	return strings.Join(names, ", ")
-}
-
-// keepEnv is the DSH_KEEP_ENV allow-list of secret-looking variables commands may see.
-func keepEnv(io IO) []string {
-	var out []string
-	for _, s := range strings.Split(io.Getenv("DSH_KEEP_ENV"), ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }

@@ -19,7 +19,9 @@ import (
 
 	"github.com/dsh-dev/dsh/internal/agent"
 	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/mcp"
 	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/tool"
@@ -49,10 +51,20 @@ type Options struct {
 	KeepEnv      []string
 	// Tools are offered besides the built-in ones (a session's MCP servers).
 	Tools []tool.Tool
-	// Closers are closed when the session ends, after its tools' state (the
-	// MCP servers Tools came from). The session owns them from Create or Load
-	// on, even when opening fails.
+	// Closers are closed when the session ends, after its tools' state. The
+	// session owns them from Create or Load on, even when opening fails.
 	Closers []io.Closer
+	// MCP are the session's MCP servers (the configuration's, an editor's),
+	// started in the workspace when the session opens (Create, Load) and
+	// stopped when it closes. A server that does not start, or stops, is told
+	// to the user through MCPNotice (nil: Warn) and to the model with the next
+	// prompt. Version is dsh's, reported to the servers.
+	MCP       []mcp.ServerConfig
+	MCPNotice func(string)
+	Version   string
+	// Models lists the models the provider offers (the picker's and /model's
+	// list); nil offers the built-in list.
+	Models func(context.Context) ([]models.Info, error)
 
 	Mode agent.Mode // the mode a new session starts in (a loaded one keeps its own)
 	// Sandbox confines bash commands (internal/sandbox). The auto mode exists only
@@ -91,6 +103,7 @@ type Session struct {
 	tools *tool.Session
 	agent *agent.Agent
 	bus   *bus
+	notes *mcpNotes
 
 	provOnce sync.Once
 	prov     provider.Provider
@@ -114,6 +127,9 @@ func (o *Options) normalize() {
 	if o.Warn == nil {
 		o.Warn = func(string) {}
 	}
+	if o.MCPNotice == nil {
+		o.MCPNotice = o.Warn
+	}
 }
 
 // Create starts a new session in o.Root.
@@ -123,12 +139,13 @@ func Create(o Options) (*Session, error) {
 	if err != nil {
 		return nil, errors.Join(err, closeAll(o.Closers))
 	}
+	notes := startMCP(&o, ws.Root())
 	id := session.NewID(o.Now())
 	log, err := session.Create(o.SessionDir, id, ws.Root(), session.Options{Now: o.Now})
 	if err != nil {
 		return nil, errors.Join(err, closeAll(o.Closers))
 	}
-	return assemble(o, ws, log, id), nil
+	return assemble(o, ws, log, id, notes), nil
 }
 
 // Load reopens the session logged at path (DIR/ID.jsonl), with o.Root as its
@@ -144,7 +161,8 @@ func Load(o Options, path string, replay func(*Session, session.Record) error) (
 		return nil, errors.Join(err, closeAll(o.Closers))
 	}
 	id := strings.TrimSuffix(filepath.Base(path), ".jsonl")
-	s := assemble(o, ws, nil, id)
+	notes := startMCP(&o, ws.Root())
+	s := assemble(o, ws, nil, id, notes)
 	// The consumer's replay runs beside the scan and the fold, in order: a long
 	// history loads on two cores.
 	recs := make(chan session.Record, 32)
@@ -180,13 +198,13 @@ func Load(o Options, path string, replay func(*Session, session.Record) error) (
 }
 
 // assemble builds a session around its log (which Load sets once it is open).
-func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string) *Session {
+func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, notes *mcpNotes) *Session {
 	auto := o.Sandbox.Enabled() && sandbox.Check(o.Sandbox) == nil
 	if o.Mode == agent.ModeAuto && !auto {
 		o.Warn(agent.ErrNoSandbox.Error() + "; asking before each command instead")
 	}
 	reg := toolset.New(toolset.Options{KeepEnv: o.KeepEnv, Extra: o.Tools, Sandbox: o.Sandbox, SafeCommands: o.SafeCommands})
-	s := &Session{o: o, ws: ws, log: log, reg: reg, tools: tool.NewSession(id, ws), bus: newBus()}
+	s := &Session{o: o, ws: ws, log: log, reg: reg, tools: tool.NewSession(id, ws), bus: newBus(), notes: notes}
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	system, err := agent.SessionPrompt(ws.Root(), reg, o.Now())
 	if err != nil {
@@ -289,7 +307,7 @@ func (s *Session) Prompt(ctx context.Context, text string, images ...card.Conten
 		return agent.StopError, err
 	}
 	defer done()
-	return s.agent.Prompt(tctx, text, images...)
+	return s.agent.Prompt(tctx, withNotes(text, s.notes.take()), images...)
 }
 
 // Compact replaces the model context with a summary the model writes of it

@@ -19,9 +19,6 @@ type Flags struct {
 	Provider string // "" (choose from the environment), "anthropic", "openai" or "script"
 	Model    string // "" for the provider's default
 	Script   string // the script file, for "script"; setting it alone implies "script"
-	// Thinking is Anthropic's extended thinking: 0 off, a token budget, or
-	// anthropic.ThinkingAdaptive.
-	Thinking int
 }
 
 // ErrNoProvider says that nothing selects a provider, and what would.
@@ -50,16 +47,12 @@ func FromEnv(getenv func(string) string, flags Flags) (provider.Provider, error)
 			return nil, ErrNoProvider
 		}
 	}
-	if flags.Thinking != 0 && name != "anthropic" {
-		return nil, fmt.Errorf("--thinking works only with the anthropic provider, not %s", name)
-	}
 	switch name {
 	case "anthropic":
 		p, err := anthropic.New(anthropic.Config{
-			APIKey:   getenv("ANTHROPIC_API_KEY"),
-			BaseURL:  getenv("ANTHROPIC_BASE_URL"),
-			Model:    flags.Model,
-			Thinking: flags.Thinking,
+			APIKey:  getenv("ANTHROPIC_API_KEY"),
+			BaseURL: getenv("ANTHROPIC_BASE_URL"),
+			Model:   flags.Model,
 		})
 		if err != nil {
 			return nil, err // not a typed nil in a non-nil interface

@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/dsh-dev/dsh/internal/provider"
-	"github.com/dsh-dev/dsh/internal/provider/anthropic"
 )
 
 func env(m map[string]string) func(string) string {
@@ -50,8 +49,6 @@ func TestChoice(t *testing.T) {
 		{"script missing", nil, Flags{Script: filepath.Join(dir, "nope.json")}, "", "no such file"},
 		{"script invalid", nil, Flags{Script: bad}, "", bad + `: script: line 1, column 12: unknown field "txt"`},
 		{"unknown", nil, Flags{Provider: "gemini"}, "", `unknown provider "gemini"`},
-		{"thinking", map[string]string{"ANTHROPIC_API_KEY": "a"}, Flags{Thinking: anthropic.ThinkingAdaptive}, "anthropic", ""},
-		{"thinking elsewhere", map[string]string{"OPENAI_API_KEY": "o"}, Flags{Thinking: 2048}, "", "--thinking works only with the anthropic provider"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

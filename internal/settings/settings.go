@@ -1,0 +1,348 @@
+// Package settings is the one place a session's settings are resolved: the
+// user's and the project's configuration files (with the project's trust
+// rules), the command line and the environment, into the host's options. Every
+// command that opens a session (dsh, dsh run, dsh tool, dsh acp) and dsh config,
+// which prints what such a session would use, goes through Resolve, so they
+// cannot disagree.
+package settings
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/config"
+	"github.com/dsh-dev/dsh/internal/host"
+	"github.com/dsh-dev/dsh/internal/mcp"
+	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/provider/anthropic"
+	"github.com/dsh-dev/dsh/internal/provider/models"
+	"github.com/dsh-dev/dsh/internal/provider/openai"
+	"github.com/dsh-dev/dsh/internal/provider/providers"
+	"github.com/dsh-dev/dsh/internal/sandbox"
+	"github.com/dsh-dev/dsh/internal/session"
+)
+
+// Input is what a command knows before it opens a session: the directory, the
+// environment and the command line.
+type Input struct {
+	Cwd    string
+	Getenv func(string) string
+	Flags  config.Flags // --provider, --base-url, --model, --mode, --sandbox, --thinking
+	// Script is --script FILE, the script provider's turns; alone it chooses
+	// that provider.
+	Script       string
+	SessionDir   string // --session-dir
+	AllowOutside bool   // --allow-outside
+	Version      string // dsh's, reported to MCP servers
+	// NoModel says the command talks to no model (dsh tool): no model is
+	// chosen, so no provider is asked for its list.
+	NoModel bool
+	// Logger gets what Resolve could not find out and worked around (the
+	// model list of a server that did not answer); nil discards it.
+	Logger *slog.Logger
+}
+
+// Settings are what a session in Input.Cwd uses.
+type Settings struct {
+	Config  config.Config // the files and the layers, for dsh config
+	Mode    agent.Mode
+	Sandbox sandbox.Mode
+	// Model is the model in force, named even when no file or flag names it
+	// (the provider's default, or the first a local server serves); "" when no
+	// provider is configured.
+	Model       string
+	modelSource string
+	SessionDir  string
+
+	in     Input
+	getenv func(string) string // the environment with the configuration's base URL
+}
+
+// FlagError is a mistake in the command line.
+type FlagError struct{ Err error }
+
+func (e *FlagError) Error() string { return e.Err.Error() }
+func (e *FlagError) Unwrap() error { return e.Err }
+
+// modelWait bounds asking an OpenAI-compatible server which model it serves.
+const modelWait = 5 * time.Second
+
+// Resolve reads the configuration for in.Cwd and lays the flags and the
+// environment over it. A bad file or flag is an error; so is a sandbox that is
+// asked for but cannot work here (commands would run unconfined).
+func Resolve(ctx context.Context, in Input) (Settings, error) {
+	if in.Logger == nil {
+		in.Logger = slog.New(slog.DiscardHandler)
+	}
+	if in.Script != "" && in.Flags.Provider == "" {
+		in.Flags.Provider = "script"
+	}
+	cfg, err := config.Load(in.Cwd, in.Getenv)
+	if err != nil {
+		return Settings{}, err
+	}
+	if cfg, err = cfg.WithFlags(in.Flags); err != nil {
+		return Settings{}, &FlagError{err}
+	}
+	s := Settings{Config: cfg, Mode: agent.ModeDefault, in: in, getenv: configEnv(in.Getenv, cfg)}
+	if cfg.Mode != "" {
+		if s.Mode, err = agent.ParseMode(cfg.Mode); err != nil {
+			return Settings{}, s.wrap("mode", err)
+		}
+	}
+	if cfg.Sandbox != "" {
+		if err := s.Sandbox.Set(cfg.Sandbox); err != nil {
+			return Settings{}, s.wrap("sandbox", err)
+		}
+	}
+	if s.Sandbox.Enabled() {
+		if err := sandbox.Check(s.Sandbox); err != nil {
+			return Settings{}, fmt.Errorf("the sandbox (%s) cannot work here: %w", s.Sandbox, err)
+		}
+	}
+	if budget, _, _ := config.ParseThinking(cfg.Thinking); budget > 0 && cfg.Provider == "openai" {
+		return Settings{}, s.wrap("thinking", fmt.Errorf("thinking: %s is a token budget, which only Anthropic takes; OpenAI-compatible servers take an effort level (low … max)", cfg.Thinking))
+	}
+	if s.SessionDir, err = session.Dir(in.SessionDir); err != nil {
+		return Settings{}, err
+	}
+	if !in.NoModel {
+		s.Model, s.modelSource = s.chooseModel(ctx)
+	}
+	return s, nil
+}
+
+// wrap names where a bad setting came from; one from a flag is a FlagError.
+func (s Settings) wrap(key string, err error) error {
+	src := s.source(key)
+	if strings.HasPrefix(src, "flag ") {
+		return &FlagError{fmt.Errorf("%s: %w", strings.TrimPrefix(src, "flag "), err)}
+	}
+	return fmt.Errorf("%s (%s): %w", key, src, err)
+}
+
+// source is where the configuration's key came from.
+func (s Settings) source(key string) string {
+	for _, st := range s.Config.Settings() {
+		if st.Key == key {
+			return st.Source
+		}
+	}
+	return "default"
+}
+
+// Provider is the provider in force: anthropic, openai, script, or "" when
+// nothing chooses one.
+func (s Settings) Provider() string { return s.Config.Provider }
+
+// chooseModel names the model a session starts with: the configured one, else
+// the first an OpenAI-compatible server serves (not OpenAI's default, which
+// such a server does not have), else the provider's default.
+func (s Settings) chooseModel(ctx context.Context) (model, source string) {
+	if s.Config.Model != "" {
+		return s.Config.Model, s.source("model")
+	}
+	switch s.Config.Provider {
+	case "anthropic":
+		return anthropic.DefaultModel, "default (Anthropic's)"
+	case "openai":
+		if base := s.getenv("OPENAI_BASE_URL"); base != "" {
+			ctx, cancel := context.WithTimeout(ctx, modelWait)
+			defer cancel()
+			m, err := models.FirstServed(ctx, models.Source{Provider: "openai", APIKey: s.getenv("OPENAI_API_KEY"), BaseURL: base})
+			if err == nil {
+				return m, "default (the first model the server lists)"
+			}
+			s.in.Logger.Warn("choosing a model", "err", err)
+		}
+		return openai.DefaultModel, "default (OpenAI's)"
+	case "script":
+		return "script", "default (the script provider)"
+	}
+	return "", "default"
+}
+
+// Options are the host options of a session in Input.Cwd. The caller adds
+// what is its own: Ask, Now, Warn, MCPNotice, and an editor's MCP servers.
+func (s Settings) Options() host.Options {
+	cfg := s.Config
+	o := host.Options{
+		SessionDir:   s.SessionDir,
+		Root:         s.in.Cwd,
+		AllowOutside: s.in.AllowOutside,
+		KeepEnv:      KeepEnv(s.in.Getenv),
+		Mode:         s.Mode,
+		Sandbox:      s.Sandbox,
+		SafeCommands: cfg.SafeCommands,
+		Model:        s.Model,
+		Thinking:     cfg.Thinking,
+		Provider:     s.provider,
+		Models:       s.models,
+		MCP:          MCP(cfg),
+		Version:      s.in.Version,
+	}
+	if w, ok := cfg.ContextWindow.For(s.Model); ok {
+		o.ContextWindow = w
+	}
+	return o
+}
+
+// MCP is the configuration's MCP servers as the MCP client takes them.
+func MCP(cfg config.Config) []mcp.ServerConfig {
+	var out []mcp.ServerConfig
+	for _, s := range cfg.MCP {
+		out = append(out, mcp.ServerConfig(s))
+	}
+	return out
+}
+
+// provider builds the provider. The host calls it when a prompt first needs
+// it, so an editor can open and replay sessions without a key, and a missing
+// key is reported on the prompt, saying what to set.
+func (s Settings) provider() (provider.Provider, error) {
+	if s.Config.Provider == "" {
+		return nil, providers.ErrNoProvider
+	}
+	return providers.FromEnv(s.getenv, providers.Flags{Provider: s.Config.Provider, Model: s.Model, Script: s.in.Script})
+}
+
+// CheckProvider builds the provider once, for commands that fail before
+// logging a session when it cannot be built (dsh run).
+func (s Settings) CheckProvider() error {
+	_, err := s.provider()
+	return err
+}
+
+// models lists the provider's models (the built-in list when the provider
+// cannot be asked).
+func (s Settings) models(ctx context.Context) ([]models.Info, error) {
+	switch p := s.Config.Provider; p {
+	case "anthropic":
+		return models.List(ctx, models.Source{Provider: p, APIKey: s.getenv("ANTHROPIC_API_KEY"), BaseURL: s.getenv("ANTHROPIC_BASE_URL")})
+	case "openai":
+		return models.List(ctx, models.Source{Provider: p, APIKey: s.getenv("OPENAI_API_KEY"), BaseURL: s.getenv("OPENAI_BASE_URL")})
+	}
+	return models.Builtin(""), nil
+}
+
+// configEnv reads the environment with the configuration's base URL in the
+// provider's variable, which is where the providers read it.
+func configEnv(getenv func(string) string, cfg config.Config) func(string) string {
+	return func(k string) string {
+		if cfg.BaseURL != "" && ((cfg.Provider == "anthropic" && k == "ANTHROPIC_BASE_URL") || (cfg.Provider == "openai" && k == "OPENAI_BASE_URL")) {
+			return cfg.BaseURL
+		}
+		return getenv(k)
+	}
+}
+
+// KeepEnv is DSH_KEEP_ENV: the credentials commands may still see.
+func KeepEnv(getenv func(string) string) []string {
+	var out []string
+	for _, s := range strings.Split(getenv("DSH_KEEP_ENV"), ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Ignored are the project's settings that were not applied, and why.
+func (s Settings) Ignored() []string { return s.Config.Notices }
+
+// Project is the project's configuration file; ok is false when it does not
+// exist.
+func (s Settings) Project() (f config.File, ok bool) {
+	for _, f := range s.Config.Files {
+		if f.Scope == "project" && f.Exists {
+			return f, true
+		}
+	}
+	return config.File{}, false
+}
+
+// Entries lists every value a session would use, each with its source: a
+// file's path, "flag --NAME", "environment NAME" or "default …". Secrets are
+// never shown.
+func (s Settings) Entries() []config.Setting {
+	var out []config.Setting
+	for _, st := range s.Config.Settings() {
+		switch st.Key {
+		case "provider":
+			if st.Value == "" {
+				st.Value = "(none: set ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL)"
+			}
+		case "model":
+			st.Value, st.Source = s.Model, s.modelSource
+			if st.Value == "" {
+				st.Value = "(none: no provider)"
+			}
+		case "mode":
+			st.Value = string(s.Mode)
+		case "sandbox":
+			if st.Value = string(s.Sandbox); st.Value == "" {
+				st.Value = "off"
+			}
+		case "thinking":
+			if st.Value == "" {
+				st.Value, st.Source = "(the provider's: off)", "default"
+			}
+		case "context_window":
+			if st.Value == "" {
+				w := models.Lookup(s.Model).ContextWindow
+				st.Value, st.Source = strconv.FormatInt(w, 10), "default (the model table's, for "+s.Model+")"
+				if s.Model == "" {
+					st.Value = "(the model's)"
+				}
+			}
+		case "safe_commands":
+			if st.Value == "" {
+				st.Value = "(none added)"
+			}
+		case "base_url":
+			if st.Value == "" {
+				st.Value = "(the provider's)"
+			}
+		}
+		out = append(out, st)
+	}
+	out = append(out,
+		config.Setting{Key: "compact_at", Value: strconv.FormatFloat(agent.DefaultCompactAt, 'g', -1, 64), Source: "default"},
+		s.sessionDirEntry(),
+		config.Setting{Key: "allow_outside", Value: strconv.FormatBool(s.in.AllowOutside), Source: flagOr(s.in.AllowOutside, "--allow-outside")},
+	)
+	if k := KeepEnv(s.in.Getenv); len(k) > 0 {
+		out = append(out, config.Setting{Key: "keep_env", Value: strings.Join(k, ", "), Source: "environment DSH_KEEP_ENV"})
+	}
+	return out
+}
+
+func (s Settings) sessionDirEntry() config.Setting {
+	e := config.Setting{Key: "session_dir", Value: s.SessionDir, Source: "default"}
+	switch {
+	case s.in.SessionDir != "":
+		e.Source = "flag --session-dir"
+	case s.in.Getenv("XDG_STATE_HOME") != "":
+		e.Source = "environment XDG_STATE_HOME"
+	}
+	return e
+}
+
+func flagOr(set bool, name string) string {
+	if set {
+		return "flag " + name
+	}
+	return "default"
+}
+
+// IsFlagError reports whether err is a mistake in the command line.
+func IsFlagError(err error) bool {
+	var fe *FlagError
+	return errors.As(err, &fe)
+}
