@@ -49,6 +49,9 @@ type Turn struct {
 	// the model was sent (a resumed session's earlier turns): one line per
 	// message, "ROLE: TEXT" with the text parts joined by " ".
 	EchoRequest bool `json:"echo_request,omitzero"`
+	// EchoSettings answers with the request's settings, so a test can check
+	// what a session was configured with: "model=M thinking=T tools=A,B,…".
+	EchoSettings bool `json:"echo_settings,omitzero"`
 }
 
 // ToolCall is one scripted tool call. Args defaults to {}; ID to "call_N", N
@@ -97,7 +100,7 @@ func Parse(data []byte) (*Script, error) {
 	for i := range f.Turns {
 		t := &f.Turns[i]
 		at := fmt.Sprintf("/turns/%d", i)
-		if t.Thinking == "" && t.Text == "" && len(t.ToolCalls) == 0 && !t.WaitForCancel && !t.EchoRequest {
+		if t.Thinking == "" && t.Text == "" && len(t.ToolCalls) == 0 && !t.WaitForCancel && !t.EchoRequest && !t.EchoSettings {
 			return nil, fmt.Errorf("script: %s: empty turn: give thinking, text, tool_calls, wait_for_cancel or echo_request", at)
 		}
 		if t.DelayMS < 0 {
@@ -231,6 +234,13 @@ func (s *Script) Stream(ctx context.Context, req provider.Request, onDelta func(
 		s.next++
 	}
 	s.mu.Unlock()
+	if turn.EchoSettings {
+		names := make([]string, len(req.Tools))
+		for i, t := range req.Tools {
+			names[i] = t.Name
+		}
+		turn.Text = fmt.Sprintf("model=%s thinking=%s tools=%s", req.Model, req.Thinking, strings.Join(names, ","))
+	}
 	if turn.EchoRequest {
 		turn.Text = echo(req)
 	}
