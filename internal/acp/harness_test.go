@@ -120,8 +120,11 @@ func start(t *testing.T, o options) *client {
 	if o.configHome == "" {
 		o.configHome = t.TempDir()
 	}
-	c.cmd = exec.Command(dshBin, append([]string{"acp", "--provider", "script", "--script", script,
-		"--mode", o.mode, "--session-dir", o.sessionDir}, o.args...)...)
+	args := []string{"acp", "--provider", "script", "--script", script, "--session-dir", o.sessionDir}
+	if o.mode != "none" { // none: the configuration's
+		args = append(args, "--mode", o.mode)
+	}
+	c.cmd = exec.Command(dshBin, append(args, o.args...)...)
 	// The user's own configuration and commands must not leak into a test.
 	c.cmd.Env = append(append(os.Environ(), "XDG_CONFIG_HOME="+o.configHome), o.env...)
 	c.cmd.Stderr = c.stderr

@@ -1,0 +1,115 @@
+package settings
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/config"
+	"github.com/dsh-dev/dsh/internal/provider/anthropic"
+)
+
+// TestResolve: what a session would use, each value with its source, and the
+// host options built from the same resolution.
+func TestResolve(t *testing.T) {
+	type want struct{ value, source string }
+	for _, tc := range []struct {
+		name          string
+		user, project string
+		env           map[string]string
+		flags         config.Flags
+		want          map[string]want
+		mode          agent.Mode
+		window        int64
+	}{
+		{
+			name: "nothing configured",
+			want: map[string]want{
+				"model": {"(none: no provider)", "default"}, "mode": {"default", "default"}, "sandbox": {"off", "default"},
+				"thinking": {"(the provider's: off)", "default"}, "compact_at": {"0.8", "default"},
+			},
+			mode: agent.ModeDefault,
+		},
+		{
+			name: "the provider's default model is named",
+			env:  map[string]string{"ANTHROPIC_API_KEY": "k"},
+			want: map[string]want{
+				"model":    {anthropic.DefaultModel, "default (Anthropic's)"},
+				"provider": {"anthropic", "environment ANTHROPIC_API_KEY"},
+			},
+			mode: agent.ModeDefault,
+		},
+		{
+			name:  "files, then flags",
+			user:  "mode = \"read-only\"\nmodel = \"user-model\"\nthinking = \"high\"\n[context_window]\n\"flag-model\" = 50000\n",
+			env:   map[string]string{"ANTHROPIC_API_KEY": "k"},
+			flags: config.Flags{Model: "flag-model"},
+			want: map[string]want{
+				"model": {"flag-model", "flag --model"}, "mode": {"read-only", "USER"}, "thinking": {"high", "USER"},
+				"context_window.flag-model": {"50000", "USER"},
+			},
+			mode: agent.ModeReadOnly, window: 50000,
+		},
+		{
+			name:    "an untrusted project",
+			project: "mode = \"bypass\"\nthinking = \"max\"\nmodel = \"p\"\n",
+			env:     map[string]string{"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": "https://u:secret@llm.example"},
+			want: map[string]want{
+				"model": {"p", "PROJECT"}, "mode": {"default", "default"}, "thinking": {"(the provider's: off)", "default"},
+				"base_url": {"https://u:xxxxx@llm.example", "environment ANTHROPIC_BASE_URL"},
+			},
+			mode: agent.ModeDefault,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			env := map[string]string{"XDG_CONFIG_HOME": filepath.Join(dir, "xdg"), "HOME": dir}
+			for k, v := range tc.env {
+				env[k] = v
+			}
+			userPath := filepath.Join(dir, "xdg", "dsh", "config.toml")
+			projectPath := filepath.Join(dir, "proj", ".dsh", "config.toml")
+			for path, text := range map[string]string{userPath: tc.user, projectPath: tc.project} {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if text != "" {
+					if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			st, err := Resolve(context.Background(), Input{Cwd: filepath.Join(dir, "proj"), Getenv: func(k string) string { return env[k] },
+				Flags: tc.flags, SessionDir: filepath.Join(dir, "sessions")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]config.Setting{}
+			for _, e := range st.Entries() {
+				got[e.Key] = e
+			}
+			for key, w := range tc.want {
+				w.source = strings.NewReplacer("USER", userPath, "PROJECT", projectPath).Replace(w.source)
+				if g := got[key]; g.Value != w.value || g.Source != w.source {
+					t.Errorf("%s = %q from %q, want %q from %q", key, g.Value, g.Source, w.value, w.source)
+				}
+			}
+			o := st.Options()
+			if o.Mode != tc.mode || o.ContextWindow != tc.window || o.Model != st.Model || o.Models == nil || o.Provider == nil {
+				t.Errorf("host options: mode %s window %d model %q", o.Mode, o.ContextWindow, o.Model)
+			}
+		})
+	}
+}
+
+func TestFlagErrors(t *testing.T) {
+	for _, f := range []config.Flags{{Mode: "yolo"}, {Thinking: "lots"}, {Sandbox: "sometimes"}, {Provider: "openai", Thinking: "4096"}} {
+		_, err := Resolve(context.Background(), Input{Cwd: t.TempDir(), Getenv: func(string) string { return "" }, Flags: f, SessionDir: t.TempDir()})
+		if !IsFlagError(err) {
+			t.Errorf("%+v: err = %v, want a flag error", f, err)
+		}
+	}
+}
