@@ -137,10 +137,6 @@ func (s Settings) source(key string) string {
 	return "default"
 }
 
-// Provider is the provider in force: anthropic, openai, script, or "" when
-// nothing chooses one.
-func (s Settings) Provider() string { return s.Config.Provider }
-
 // chooseModel names the model a session starts with: the configured one, else
 // the first an OpenAI-compatible server serves (not OpenAI's default, which
 // such a server does not have), else the provider's default.
@@ -184,7 +180,7 @@ func (s Settings) Options() host.Options {
 		Thinking:     cfg.Thinking,
 		Provider:     s.provider,
 		Models:       s.models,
-		MCP:          MCP(cfg),
+		MCP:          mcpServers(cfg),
 		Version:      s.in.Version,
 	}
 	if w, ok := cfg.ContextWindow.For(s.Model); ok {
@@ -193,8 +189,8 @@ func (s Settings) Options() host.Options {
 	return o
 }
 
-// MCP is the configuration's MCP servers as the MCP client takes them.
-func MCP(cfg config.Config) []mcp.ServerConfig {
+// mcpServers are the configuration's MCP servers as the MCP client takes them.
+func mcpServers(cfg config.Config) []mcp.ServerConfig {
 	var out []mcp.ServerConfig
 	for _, s := range cfg.MCP {
 		out = append(out, mcp.ServerConfig(s))
