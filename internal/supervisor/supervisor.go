@@ -1,10 +1,11 @@
 // Package supervisor runs a command so that nothing it starts outlives it or
 // the process that started it. Each command runs under its own supervisor: the
-// same binary re-executed (see init), a child subreaper with a parent-death
-// signal that starts the command in a new process group, optionally inside the
-// Landlock sandbox, and kills every descendant, whether it stayed in the group
-// or not (setsid, double fork), when the command ends, when it is terminated,
-// and when the parent dies, even by SIGKILL.
+// same binary re-executed, which becomes the supervisor before the rest of dsh
+// initialises (package entry), a child subreaper with a parent-death signal
+// that starts the command in a new session without a controlling terminal,
+// optionally inside the sandbox, and kills every descendant, whether it stayed
+// in the group or not (setsid, double fork), when the command ends, when it is
+// terminated, and when the parent dies, even by SIGKILL.
 //
 // The process that calls Start becomes a child subreaper too: should a
 // supervisor itself be killed (SIGKILL, or a command killing it), what it left
@@ -16,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"slices"
@@ -25,10 +27,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/go-json-experiment/json"
 	"golang.org/x/sys/unix"
 
 	"github.com/dsh-dev/dsh/internal/sandbox"
+	"github.com/dsh-dev/dsh/internal/sandbox/confine"
+	"github.com/dsh-dev/dsh/internal/supervisor/entry"
 )
 
 // Spec is a command to run supervised.
@@ -78,11 +81,12 @@ var (
 // runs, or with the reason it could not start.
 func Start(s Spec) (*Process, error) {
 	subreaper.Do(func() { _ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) })
-	c := config{
-		Parent: os.Getpid(), Path: s.Path, Args: s.Args, Extra: s.Extra != nil,
-		GraceMS: s.Grace.Milliseconds(), DrainMS: s.Drain.Milliseconds(), Sandbox: s.Sandbox,
-	}
+	c := entry.Config{Parent: os.Getpid(), Path: s.Path, Args: s.Args, Extra: s.Extra != nil, Grace: s.Grace, Drain: s.Drain}
 	env := slices.Clip(s.Env)
+	if s.Sandbox != nil {
+		c.Sandbox = &confine.Rules{Write: s.Sandbox.Write, Network: s.Sandbox.Network, Protect: s.Sandbox.Protect}
+		env = append(env, s.Sandbox.Env...)
+	}
 	if raceBuild {
 		own := ""
 		for _, kv := range env {
@@ -93,10 +97,6 @@ func Start(s Spec) (*Process, error) {
 		c.GORACE = &own
 		env = append(env, "GORACE=atexit_sleep_ms=0")
 	}
-	raw, err := json.Marshal(c)
-	if err != nil {
-		return nil, fmt.Errorf("supervisor config: %w", err)
-	}
 	stR, stW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("status pipe: %w", err)
@@ -105,24 +105,45 @@ func Start(s Spec) (*Process, error) {
 	if s.Extra != nil {
 		extra = append(extra, s.Extra)
 	}
-	cmd := &exec.Cmd{
-		Path:       "/proc/self/exe", // this very binary, even if replaced on disk since
-		Args:       []string{"dsh-supervisor"},
-		Env:        append(env, envConfig+"="+string(raw)),
-		Dir:        s.Dir,
-		Stdout:     s.Output,
-		Stderr:     s.Output,
-		ExtraFiles: extra,
-		// Its own group keeps it out of the terminal's Ctrl-C; SIGHUP at the
-		// parent's death makes it kill everything (see watch).
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGHUP},
-	}
-	liveMu.Lock()
-	err = cmd.Start()
-	if err == nil {
+	// Its own session keeps it out of the terminal (Ctrl-C, and a command
+	// could reach a terminal through it); SIGHUP at the parent's death makes it
+	// kill everything (see entry.watch).
+	attr := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGHUP}
+	start := func() (*exec.Cmd, error) {
+		cmd := &exec.Cmd{
+			Path:        "/proc/self/exe", // this very binary, even if replaced on disk since
+			Args:        []string{"dsh-supervisor"},
+			Env:         append(slices.Clip(env), entry.EnvConfig+"="+c.Encode()),
+			Dir:         s.Dir,
+			Stdout:      s.Output,
+			Stderr:      s.Output,
+			ExtraFiles:  extra,
+			SysProcAttr: attr,
+		}
+		liveMu.Lock()
+		defer liveMu.Unlock()
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
 		live[cmd.Process.Pid] = true
+		return cmd, nil
 	}
-	liveMu.Unlock()
+	if c.Sandbox != nil {
+		// In its own user and mount namespaces, the supervisor mounts what the
+		// command may not change read-only (confine.Rules.Mount).
+		c.Mounted = true
+		withNS := *attr
+		withNS.Cloneflags = confine.CloneFlags
+		withNS.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+		withNS.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+		attr = &withNS
+	}
+	cmd, err := start()
+	if err != nil && c.Mounted && !errors.Is(err, fs.ErrNotExist) {
+		// No user namespaces here: Landlock and seccomp alone (see the README).
+		c.Mounted, attr = false, &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGHUP}
+		cmd, err = start()
+	}
 	_ = stW.Close()
 	if err != nil {
 		_ = stR.Close()
@@ -190,18 +211,18 @@ func sweep(cmd int) bool {
 	self, group := os.Getpid(), unix.Getpgrp()
 	found := false
 	for range 100 { // each round reaps a generation; killed processes cannot fork
-		procs := processes()
+		procs := entry.Processes()
 		var orphans []int
 		for _, p := range procs {
-			if p.ppid == self && p.pgid != group && !live[p.pid] {
-				orphans = append(orphans, p.pid)
+			if p.Ppid == self && p.Pgid != group && !live[p.Pid] {
+				orphans = append(orphans, p.Pid)
 			}
 		}
 		if len(orphans) == 0 {
 			return found
 		}
 		found = found || len(orphans) > 1 || orphans[0] != cmd
-		for _, pid := range append(descendants(procs, orphans...), orphans...) {
+		for _, pid := range append(entry.Descendants(procs, orphans...), orphans...) {
 			_ = unix.Kill(pid, unix.SIGKILL)
 		}
 		for _, pid := range orphans {

@@ -1,63 +1,72 @@
-package supervisor
+// Package entry is the supervisor's side of package supervisor: the process
+// that Start re-executes (/proc/self/exe) becomes the supervisor in this
+// package's init, before the rest of dsh initialises, so that a command costs
+// little more than its own fork and exec.
+//
+// Go initialises packages in the order of their import paths, each once its
+// imports are done: this package therefore imports only the runtime's own
+// (os, os/signal, syscall, time) and confine, which imports less, so that it
+// comes before every heavy package (templates, regular expressions, the TUI's
+// terminal probes). Keep it so; GODEBUG=inittrace=1 shows the order.
+package entry
 
 import (
-	"errors"
-	"fmt"
 	"os"
 	"os/signal"
 	"runtime"
 	"syscall"
 	"time"
 
-	"github.com/go-json-experiment/json"
-	"golang.org/x/sys/unix"
-
-	"github.com/dsh-dev/dsh/internal/sandbox"
+	"github.com/dsh-dev/dsh/internal/sandbox/confine"
 )
 
-// envConfig carries the supervisor's config from Start to the re-executed
+// EnvConfig carries the supervisor's Config from Start to the re-executed
 // binary; the supervisor removes it before it starts the command.
-const envConfig = "DSH_INTERNAL_SUPERVISOR"
+const EnvConfig = "DSH_INTERNAL_SUPERVISOR"
 
 // The supervisor's file descriptors beyond stdio.
 const (
-	statusFD = 3 // the status pipe to Start
-	extraFD  = 4 // Spec.Extra, which the command gets as its fd 3
+	StatusFD = 3 // the status pipe to Start
+	ExtraFD  = 4 // Spec.Extra, which the command gets as its fd 3
 )
 
-type config struct {
-	Parent  int             `json:"parent"`
-	Path    string          `json:"path"`
-	Args    []string        `json:"args"`
-	Extra   bool            `json:"extra,omitzero"`
-	GraceMS int64           `json:"graceMs"`
-	DrainMS int64           `json:"drainMs"`
-	Sandbox *sandbox.Policy `json:"sandbox,omitzero"`
+// Config is what the supervisor runs.
+type Config struct {
+	Parent int
+	Path   string
+	Args   []string
+	Extra  bool
+	Grace  time.Duration
+	Drain  time.Duration
+	// Sandbox, if set, confines the command (not the supervisor).
+	Sandbox *confine.Rules
+	// Mounted is whether the supervisor runs in its own user and mount
+	// namespaces (confine.CloneFlags), where it applies Sandbox.Mount.
+	Mounted bool
 	// GORACE is the command's own GORACE setting ("" unset) when the
 	// supervisor's was replaced (race builds only).
-	GORACE *string `json:"gorace,omitzero"`
+	GORACE *string
 }
 
 // Every binary that links this package, dsh and the test binaries alike, can
-// be the supervisor: Start re-executes /proc/self/exe with envConfig set, and
-// this takes over before main runs.
+// be the supervisor.
 func init() {
-	if raw, ok := os.LookupEnv(envConfig); ok {
+	if raw, ok := syscall.Getenv(EnvConfig); ok {
 		os.Exit(supervise(raw))
 	}
 }
 
 func supervise(raw string) int {
-	_ = os.Unsetenv(envConfig)
-	syscall.CloseOnExec(statusFD)
-	status := os.NewFile(statusFD, "status")
+	_ = os.Unsetenv(EnvConfig)
+	syscall.CloseOnExec(StatusFD)
+	status := os.NewFile(StatusFD, "status")
 	fail := func(err error) int {
-		fmt.Fprintf(status, "error %v\n", err)
+		_, _ = status.WriteString("error " + err.Error() + "\n")
 		return 1
 	}
-	var c config
-	if err := json.Unmarshal([]byte(raw), &c); err != nil {
-		return fail(fmt.Errorf("supervisor config: %w", err))
+	c, ok := Decode(raw)
+	if !ok {
+		return fail(errString("bad supervisor config"))
 	}
 	if c.GORACE != nil {
 		_ = os.Unsetenv("GORACE")
@@ -67,15 +76,17 @@ func supervise(raw string) int {
 	}
 	files := []*os.File{os.Stdin, os.Stdout, os.Stderr}
 	if c.Extra {
-		syscall.CloseOnExec(extraFD)
-		files = append(files, os.NewFile(extraFD, "extra"))
+		syscall.CloseOnExec(ExtraFD)
+		files = append(files, os.NewFile(ExtraFD, "extra"))
 	}
 	// Descriptors dsh inherited without close-on-exec stop here.
-	_ = unix.CloseRange(extraFD+1, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	const sysCloseRange, closeRangeCloexec = 436, 4
+	_, _, _ = syscall.RawSyscall(sysCloseRange, ExtraFD+1, ^uintptr(0), closeRangeCloexec)
 	// Orphaned descendants of the command become this process's children, so
 	// that it can find and kill those that left the command's process group.
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		return fail(fmt.Errorf("subreaper: %w", err))
+	const prSetChildSubreaper = 36
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
+		return fail(wrap("subreaper", errno))
 	}
 	// SIGHUP is the parent-death signal Start arms (it follows the thread that
 	// forked this process, and dsh never ends a thread); the parent may have
@@ -85,6 +96,11 @@ func supervise(raw string) int {
 	if os.Getppid() != c.Parent {
 		return 1
 	}
+	if c.Mounted && c.Sandbox != nil {
+		if err := c.Sandbox.Mount(); err != nil {
+			return fail(wrap("sandbox", err))
+		}
+	}
 	s := &supervisor{c: c, reaped: make(chan reaped, 16)}
 	pid, err := s.start(files)
 	if err != nil {
@@ -93,31 +109,36 @@ func supervise(raw string) int {
 	for _, f := range files[3:] {
 		_ = f.Close()
 	}
-	fmt.Fprintf(status, "started %d\n", pid)
+	_, _ = status.WriteString("started " + itoa(pid) + "\n")
 	ws, leftovers := s.watch(pid, sigs)
-	fmt.Fprintf(status, "exit %d %t\n", uint32(ws), leftovers)
+	l := "false"
+	if leftovers {
+		l = "true"
+	}
+	_, _ = status.WriteString("exit " + itoa(int(uint32(ws))) + " " + l + "\n")
 	return 0
 }
 
 type reaped struct {
 	pid int
-	ws  unix.WaitStatus
+	ws  syscall.WaitStatus
 }
 
 type supervisor struct {
-	c         config
+	c         Config
 	reaped    chan reaped   // children as they are reaped, then pid -1: none is left
 	cmdExited chan struct{} // closed when the command is reaped (sandboxed start only)
 }
 
-// start starts the command in its own process group with a parent-death
-// signal. A sandboxed command is started from an OS thread that carries the
-// Landlock domain, so that the command has it and this process does not; the
-// thread lives until the command exits, because the parent-death signal fires
-// when the thread that forked the command ends.
+// start starts the command in a session of its own, without a controlling
+// terminal (it cannot type into dsh's), with a parent-death signal. A
+// sandboxed command is started from an OS thread that carries the sandbox, so
+// that the command has it and this process does not; the thread lives until
+// the command exits, because the parent-death signal fires when the thread
+// that forked the command ends.
 func (s *supervisor) start(files []*os.File) (int, error) {
 	attr := &os.ProcAttr{Env: os.Environ(), Files: files,
-		Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}}
+		Sys: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}}
 	if s.c.Sandbox == nil {
 		p, err := os.StartProcess(s.c.Path, s.c.Args, attr)
 		if err != nil {
@@ -133,8 +154,8 @@ func (s *supervisor) start(files []*os.File) (int, error) {
 	s.cmdExited = make(chan struct{})
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
-		if err := s.c.Sandbox.RestrictThread(); err != nil {
-			res <- started{err: fmt.Errorf("sandbox: %w", err)}
+		if err := s.c.Sandbox.RestrictThread(s.c.Mounted); err != nil {
+			res <- started{err: wrap("sandbox", err)}
 			return
 		}
 		p, err := os.StartProcess(s.c.Path, s.c.Args, attr)
@@ -154,7 +175,7 @@ func (s *supervisor) start(files []*os.File) (int, error) {
 // drain time are leftovers and are killed; SIGTERM or SIGINT terminates the
 // command and everything it started (SIGKILL after the grace time); SIGHUP,
 // the parent's death, kills everything at once.
-func (s *supervisor) watch(cmd int, sigs <-chan os.Signal) (ws unix.WaitStatus, leftovers bool) {
+func (s *supervisor) watch(cmd int, sigs <-chan os.Signal) (ws syscall.WaitStatus, leftovers bool) {
 	go s.reap()
 	var (
 		cmdDone, terminating, killing bool
@@ -162,7 +183,7 @@ func (s *supervisor) watch(cmd int, sigs <-chan os.Signal) (ws unix.WaitStatus, 
 	)
 	kill := func() {
 		killing = true
-		s.signalAll(cmd, unix.SIGKILL)
+		s.signalAll(cmd, syscall.SIGKILL)
 		again = time.After(20 * time.Millisecond) // catch what was forked meanwhile
 	}
 	for {
@@ -181,7 +202,7 @@ func (s *supervisor) watch(cmd int, sigs <-chan os.Signal) (ws unix.WaitStatus, 
 			if terminating && !killing {
 				kill()
 			} else if !killing {
-				drain = time.After(time.Duration(s.c.DrainMS) * time.Millisecond)
+				drain = time.After(s.c.Drain)
 			}
 		case sig := <-sigs:
 			switch {
@@ -189,8 +210,8 @@ func (s *supervisor) watch(cmd int, sigs <-chan os.Signal) (ws unix.WaitStatus, 
 				kill()
 			case !terminating && !killing:
 				terminating = true
-				s.signalAll(cmd, unix.SIGTERM)
-				grace = time.After(time.Duration(s.c.GraceMS) * time.Millisecond)
+				s.signalAll(cmd, syscall.SIGTERM)
+				grace = time.After(s.c.Grace)
 			}
 		case <-grace:
 			if !killing {
@@ -212,10 +233,10 @@ func (s *supervisor) watch(cmd int, sigs <-chan os.Signal) (ws unix.WaitStatus, 
 // a child, means that it and all its descendants are gone.
 func (s *supervisor) reap() {
 	for {
-		var ws unix.WaitStatus
-		pid, err := unix.Wait4(-1, &ws, 0, nil)
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, 0, nil)
 		switch {
-		case errors.Is(err, unix.EINTR):
+		case err == syscall.EINTR:
 		case err != nil: // ECHILD
 			s.reaped <- reaped{pid: -1}
 			return
@@ -227,9 +248,15 @@ func (s *supervisor) reap() {
 
 // signalAll sends sig to the command's process group and to every descendant
 // of this process, in the group or not.
-func (s *supervisor) signalAll(cmd int, sig unix.Signal) {
-	_ = unix.Kill(-cmd, sig)
-	for _, pid := range descendants(processes(), os.Getpid()) {
-		_ = unix.Kill(pid, sig)
+func (s *supervisor) signalAll(cmd int, sig syscall.Signal) {
+	_ = syscall.Kill(-cmd, sig)
+	for _, pid := range Descendants(Processes(), os.Getpid()) {
+		_ = syscall.Kill(pid, sig)
 	}
 }
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
+
+func wrap(step string, err error) error { return &confine.Error{Step: step, Err: err} }
