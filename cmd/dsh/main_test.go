@@ -30,6 +30,10 @@ func TestMain(m *testing.M) {
 		reader(os.Args[1:])
 		return
 	}
+	if line, ok := os.LookupEnv("DSH_TEST_TIOCSTI"); ok {
+		tiocstiAttack(line)
+		return
+	}
 	os.Exit(m.Run())
 }
 
