@@ -17,9 +17,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -77,47 +77,51 @@ var (
 	liveMu sync.Mutex
 )
 
-// Start starts the command under a new supervisor and returns once the command
-// runs, or with the reason it could not start.
-func Start(s Spec) (*Process, error) {
+// spares are supervisors started ahead, ready for the next command, one per
+// kind (sandboxed, in its own namespaces, or not): a command then costs its
+// fork and exec, and the next supervisor starts while it runs.
+var spares struct {
+	sync.Mutex
+	idle     map[bool]*spare
+	starting map[bool]bool
+}
+
+type spare struct {
+	cmd     *exec.Cmd
+	status  *os.File
+	control *os.File
+	mounted bool // in its own user and mount namespaces
+}
+
+// newSpare starts a supervisor that waits for its command.
+func newSpare(sandboxed bool) (*spare, error) {
 	subreaper.Do(func() { _ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) })
-	c := entry.Config{Parent: os.Getpid(), Path: s.Path, Args: s.Args, Extra: s.Extra != nil, Grace: s.Grace, Drain: s.Drain}
-	env := slices.Clip(s.Env)
-	if s.Sandbox != nil {
-		c.Sandbox = &confine.Rules{Write: s.Sandbox.Write, Network: s.Sandbox.Network, Protect: s.Sandbox.Protect}
-		env = append(env, s.Sandbox.Env...)
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("supervisor socket: %w", err)
 	}
-	if raceBuild {
-		own := ""
-		for _, kv := range env {
-			if v, ok := strings.CutPrefix(kv, "GORACE="); ok {
-				own = v
-			}
-		}
-		c.GORACE = &own
-		env = append(env, "GORACE=atexit_sleep_ms=0")
-	}
+	control, theirs := os.NewFile(uintptr(fds[0]), "control"), os.NewFile(uintptr(fds[1]), "control")
+	defer theirs.Close()
 	stR, stW, err := os.Pipe()
 	if err != nil {
+		_ = control.Close()
 		return nil, fmt.Errorf("status pipe: %w", err)
 	}
-	extra := []*os.File{stW}
-	if s.Extra != nil {
-		extra = append(extra, s.Extra)
+	defer stW.Close()
+	env := []string{entry.EnvParent + "=" + strconv.Itoa(os.Getpid())}
+	if raceBuild {
+		env = append(env, "GORACE=atexit_sleep_ms=0")
 	}
 	// Its own session keeps it out of the terminal (Ctrl-C, and a command
 	// could reach a terminal through it); SIGHUP at the parent's death makes it
 	// kill everything (see entry.watch).
-	attr := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGHUP}
-	start := func() (*exec.Cmd, error) {
+	plain := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGHUP}
+	start := func(attr *syscall.SysProcAttr) (*exec.Cmd, error) {
 		cmd := &exec.Cmd{
 			Path:        "/proc/self/exe", // this very binary, even if replaced on disk since
 			Args:        []string{"dsh-supervisor"},
-			Env:         append(slices.Clip(env), entry.EnvConfig+"="+c.Encode()),
-			Dir:         s.Dir,
-			Stdout:      s.Output,
-			Stderr:      s.Output,
-			ExtraFiles:  extra,
+			Env:         env,
+			ExtraFiles:  []*os.File{stW, theirs},
 			SysProcAttr: attr,
 		}
 		liveMu.Lock()
@@ -128,28 +132,90 @@ func Start(s Spec) (*Process, error) {
 		live[cmd.Process.Pid] = true
 		return cmd, nil
 	}
-	if c.Sandbox != nil {
+	sp := &spare{status: stR, control: control}
+	if sandboxed {
 		// In its own user and mount namespaces, the supervisor mounts what the
 		// command may not change read-only (confine.Rules.Mount).
-		c.Mounted = true
-		withNS := *attr
-		withNS.Cloneflags = confine.CloneFlags
-		withNS.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
-		withNS.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
-		attr = &withNS
+		ns := *plain
+		ns.Cloneflags = confine.CloneFlags
+		ns.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+		ns.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+		sp.cmd, err = start(&ns)
+		sp.mounted = err == nil
 	}
-	cmd, err := start()
-	if err != nil && c.Mounted && !errors.Is(err, fs.ErrNotExist) {
+	if sp.cmd == nil {
 		// No user namespaces here: Landlock and seccomp alone (see the README).
-		c.Mounted, attr = false, &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGHUP}
-		cmd, err = start()
+		sp.cmd, err = start(plain)
 	}
-	_ = stW.Close()
 	if err != nil {
+		_ = control.Close()
 		_ = stR.Close()
 		return nil, err
 	}
-	p := &Process{cmd: cmd, status: stR, br: bufio.NewReader(stR)}
+	return sp, nil
+}
+
+// takeSpare returns the idle supervisor of the kind, or a new one, and has
+// another started for the next command.
+func takeSpare(sandboxed bool) (*spare, error) {
+	spares.Lock()
+	sp := spares.idle[sandboxed]
+	delete(spares.idle, sandboxed)
+	refill := !spares.starting[sandboxed]
+	if refill {
+		if spares.starting == nil {
+			spares.starting, spares.idle = map[bool]bool{}, map[bool]*spare{}
+		}
+		spares.starting[sandboxed] = true
+	}
+	spares.Unlock()
+	if refill {
+		go func() {
+			next, err := newSpare(sandboxed)
+			spares.Lock()
+			defer spares.Unlock()
+			spares.starting[sandboxed] = false
+			if err == nil {
+				spares.idle[sandboxed] = next
+			}
+		}()
+	}
+	if sp != nil {
+		return sp, nil
+	}
+	return newSpare(sandboxed)
+}
+
+// Start starts the command under a supervisor and returns once the command
+// runs, or with the reason it could not start.
+func Start(s Spec) (*Process, error) {
+	sp, err := takeSpare(s.Sandbox != nil)
+	if err != nil {
+		return nil, err
+	}
+	c := entry.Config{Path: s.Path, Args: s.Args, Dir: s.Dir, Env: s.Env, Extra: s.Extra != nil, Grace: s.Grace, Drain: s.Drain, Mounted: sp.mounted}
+	if s.Sandbox != nil {
+		c.Sandbox = &confine.Rules{Write: s.Sandbox.Write, Network: s.Sandbox.Network, Protect: s.Sandbox.Protect}
+		c.Env = append(slices.Clip(c.Env), s.Sandbox.Env...)
+	}
+	files := []int{int(s.Output.Fd())}
+	if s.Extra != nil {
+		files = append(files, int(s.Extra.Fd()))
+	}
+	msg := c.Encode()
+	p := &Process{cmd: sp.cmd, status: sp.status, br: bufio.NewReader(sp.status)}
+	if len(msg) > entry.MaxConfig {
+		err = errors.New("the command and its environment are too large")
+	} else {
+		err = unix.Sendmsg(int(sp.control.Fd()), []byte(msg), unix.UnixRights(files...), nil, 0)
+	}
+	_ = sp.control.Close() // a supervisor that got nothing ends
+	runtime.KeepAlive(s.Output)
+	runtime.KeepAlive(s.Extra)
+	if err != nil {
+		p.Wait()
+		return nil, fmt.Errorf("supervisor config: %w", err)
+	}
 	line, _ := p.br.ReadString('\n')
 	if pid, ok := strings.CutPrefix(strings.TrimSpace(line), "started "); ok {
 		if p.Pgid, err = strconv.Atoi(pid); err == nil {

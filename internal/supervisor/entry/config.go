@@ -12,9 +12,10 @@ import (
 // Encode is the config as Decode reads it.
 func (c Config) Encode() string {
 	var e encoder
-	e.int(c.Parent)
 	e.str(c.Path)
 	e.strs(c.Args)
+	e.str(c.Dir)
+	e.strs(c.Env)
 	e.bool(c.Extra)
 	e.int(int(c.Grace))
 	e.int(int(c.Drain))
@@ -25,19 +26,16 @@ func (c Config) Encode() string {
 		e.strs(c.Sandbox.Protect)
 	}
 	e.bool(c.Mounted)
-	e.bool(c.GORACE != nil)
-	if c.GORACE != nil {
-		e.str(*c.GORACE)
-	}
 	return string(e)
 }
 
 // Decode reads what Encode wrote.
 func Decode(s string) (c Config, ok bool) {
 	d := decoder{s: s, ok: true}
-	c.Parent = d.int()
 	c.Path = d.str()
 	c.Args = d.strs()
+	c.Dir = d.str()
+	c.Env = d.strs()
 	c.Extra = d.bool()
 	c.Grace = time.Duration(d.int())
 	c.Drain = time.Duration(d.int())
@@ -45,10 +43,6 @@ func Decode(s string) (c Config, ok bool) {
 		c.Sandbox = &confine.Rules{Write: d.strs(), Network: d.bool(), Protect: d.strs()}
 	}
 	c.Mounted = d.bool()
-	if d.bool() {
-		g := d.str()
-		c.GORACE = &g
-	}
 	return c, d.ok && d.s == ""
 }
 

@@ -20,68 +20,58 @@ import (
 	"github.com/dsh-dev/dsh/internal/sandbox/confine"
 )
 
-// EnvConfig carries the supervisor's Config from Start to the re-executed
-// binary; the supervisor removes it before it starts the command.
-const EnvConfig = "DSH_INTERNAL_SUPERVISOR"
+// EnvParent marks the re-executed binary as a supervisor and holds the pid
+// of its parent. The supervisor starts before there is a command to run (a
+// spare, see package supervisor), and receives its Config and the command's
+// descriptors on ControlFD.
+const EnvParent = "DSH_INTERNAL_SUPERVISOR"
 
 // The supervisor's file descriptors beyond stdio.
 const (
-	StatusFD = 3 // the status pipe to Start
-	ExtraFD  = 4 // Spec.Extra, which the command gets as its fd 3
+	StatusFD  = 3 // the status pipe to Start
+	ControlFD = 4 // a unix socket: one message, the Config with the command's output and extra descriptors
 )
+
+// MaxConfig bounds the Config message (the command's environment is most of it).
+const MaxConfig = 1 << 20
 
 // Config is what the supervisor runs.
 type Config struct {
-	Parent int
-	Path   string
-	Args   []string
-	Extra  bool
-	Grace  time.Duration
-	Drain  time.Duration
+	Path string
+	Args []string
+	Dir  string
+	Env  []string // the command's whole environment
+	// Extra is whether a second descriptor came with the config: the
+	// command's fd 3. The first is its stdout and stderr.
+	Extra bool
+	Grace time.Duration
+	Drain time.Duration
 	// Sandbox, if set, confines the command (not the supervisor).
 	Sandbox *confine.Rules
 	// Mounted is whether the supervisor runs in its own user and mount
 	// namespaces (confine.CloneFlags), where it applies Sandbox.Mount.
 	Mounted bool
-	// GORACE is the command's own GORACE setting ("" unset) when the
-	// supervisor's was replaced (race builds only).
-	GORACE *string
 }
 
 // Every binary that links this package, dsh and the test binaries alike, can
 // be the supervisor.
 func init() {
-	if raw, ok := syscall.Getenv(EnvConfig); ok {
-		os.Exit(supervise(raw))
+	if parent, ok := syscall.Getenv(EnvParent); ok {
+		os.Exit(supervise(parent))
 	}
 }
 
-func supervise(raw string) int {
-	_ = os.Unsetenv(EnvConfig)
+func supervise(parent string) int {
 	syscall.CloseOnExec(StatusFD)
+	syscall.CloseOnExec(ControlFD)
+	// Descriptors dsh inherited without close-on-exec stop here.
+	const sysCloseRange, closeRangeCloexec = 436, 4
+	_, _, _ = syscall.RawSyscall(sysCloseRange, ControlFD+1, ^uintptr(0), closeRangeCloexec)
 	status := os.NewFile(StatusFD, "status")
 	fail := func(err error) int {
 		_, _ = status.WriteString("error " + err.Error() + "\n")
 		return 1
 	}
-	c, ok := Decode(raw)
-	if !ok {
-		return fail(errString("bad supervisor config"))
-	}
-	if c.GORACE != nil {
-		_ = os.Unsetenv("GORACE")
-		if *c.GORACE != "" {
-			_ = os.Setenv("GORACE", *c.GORACE)
-		}
-	}
-	files := []*os.File{os.Stdin, os.Stdout, os.Stderr}
-	if c.Extra {
-		syscall.CloseOnExec(ExtraFD)
-		files = append(files, os.NewFile(ExtraFD, "extra"))
-	}
-	// Descriptors dsh inherited without close-on-exec stop here.
-	const sysCloseRange, closeRangeCloexec = 436, 4
-	_, _, _ = syscall.RawSyscall(sysCloseRange, ExtraFD+1, ^uintptr(0), closeRangeCloexec)
 	// Orphaned descendants of the command become this process's children, so
 	// that it can find and kill those that left the command's process group.
 	const prSetChildSubreaper = 36
@@ -93,8 +83,12 @@ func supervise(raw string) int {
 	// died before it was armed.
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	if os.Getppid() != c.Parent {
+	if ppid, _ := atoi(parent); os.Getppid() != ppid {
 		return 1
+	}
+	c, files, err := receive()
+	if err != nil {
+		return fail(err)
 	}
 	if c.Mounted && c.Sandbox != nil {
 		if err := c.Sandbox.Mount(); err != nil {
@@ -106,8 +100,8 @@ func supervise(raw string) int {
 	if err != nil {
 		return fail(err)
 	}
-	for _, f := range files[3:] {
-		_ = f.Close()
+	for _, f := range append(files[1:2], files[3:]...) {
+		_ = f.Close() // the command's now
 	}
 	_, _ = status.WriteString("started " + itoa(pid) + "\n")
 	ws, leftovers := s.watch(pid, sigs)
@@ -137,7 +131,7 @@ type supervisor struct {
 // the command exits, because the parent-death signal fires when the thread
 // that forked the command ends.
 func (s *supervisor) start(files []*os.File) (int, error) {
-	attr := &os.ProcAttr{Env: os.Environ(), Files: files,
+	attr := &os.ProcAttr{Dir: s.c.Dir, Env: s.c.Env, Files: files,
 		Sys: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}}
 	if s.c.Sandbox == nil {
 		p, err := os.StartProcess(s.c.Path, s.c.Args, attr)
@@ -253,6 +247,50 @@ func (s *supervisor) signalAll(cmd int, sig syscall.Signal) {
 	for _, pid := range Descendants(Processes(), os.Getpid()) {
 		_ = syscall.Kill(pid, sig)
 	}
+}
+
+// receive waits for the config and the command's descriptors. The command's
+// stdin is this process's (/dev/null). It fails when the parent closed the
+// socket without sending, which is how an unused spare ends with dsh.
+func receive() (Config, []*os.File, error) {
+	buf := make([]byte, MaxConfig)
+	oob := make([]byte, syscall.CmsgSpace(2*4))
+	var n, oobn, flags int
+	var err error
+	for {
+		n, oobn, flags, _, err = syscall.Recvmsg(ControlFD, buf, oob, syscall.MSG_CMSG_CLOEXEC)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	_ = syscall.Close(ControlFD)
+	if err != nil {
+		return Config{}, nil, wrap("supervisor config", err)
+	}
+	if n == 0 {
+		return Config{}, nil, errString("no command")
+	}
+	var fds []int
+	if msgs, err := syscall.ParseSocketControlMessage(oob[:oobn]); err == nil {
+		for _, m := range msgs {
+			rights, _ := syscall.ParseUnixRights(&m)
+			fds = append(fds, rights...)
+		}
+	}
+	c, ok := Decode(string(buf[:n]))
+	want := 1
+	if c.Extra {
+		want = 2
+	}
+	if !ok || flags&(syscall.MSG_TRUNC|syscall.MSG_CTRUNC) != 0 || len(fds) != want {
+		return Config{}, nil, errString("bad supervisor config")
+	}
+	out := os.NewFile(uintptr(fds[0]), "output")
+	files := []*os.File{os.Stdin, out, out}
+	if c.Extra {
+		files = append(files, os.NewFile(uintptr(fds[1]), "extra"))
+	}
+	return c, files, nil
 }
 
 type errString string
