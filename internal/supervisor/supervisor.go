@@ -101,13 +101,13 @@ func newSpare(sandboxed bool) (*spare, error) {
 		return nil, fmt.Errorf("supervisor socket: %w", err)
 	}
 	control, theirs := os.NewFile(uintptr(fds[0]), "control"), os.NewFile(uintptr(fds[1]), "control")
-	defer theirs.Close()
+	defer func() { _ = theirs.Close() }()
 	stR, stW, err := os.Pipe()
 	if err != nil {
 		_ = control.Close()
 		return nil, fmt.Errorf("status pipe: %w", err)
 	}
-	defer stW.Close()
+	defer func() { _ = stW.Close() }()
 	env := []string{entry.EnvParent + "=" + strconv.Itoa(os.Getpid())}
 	if raceBuild {
 		env = append(env, "GORACE=atexit_sleep_ms=0")

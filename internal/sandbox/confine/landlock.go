@@ -114,7 +114,7 @@ func (r Rules) landlock(abi int) error {
 	if errno != 0 {
 		return fail("landlock_create_ruleset", errno)
 	}
-	defer syscall.Close(int(fd))
+	defer func() { _ = syscall.Close(int(fd)) }()
 	const write = fsWrite | fsRefer | fsTruncate
 	if err := addRule(int(fd), "/", fsRead&fs); err != nil {
 		return err
@@ -148,7 +148,7 @@ func addRule(ruleset int, path string, access uint64) error {
 	if err != nil {
 		return fail("sandbox rule for "+path, err)
 	}
-	defer syscall.Close(fd)
+	defer func() { _ = syscall.Close(fd) }()
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil {
 		return fail("sandbox rule for "+path, err)
