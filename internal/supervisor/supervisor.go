@@ -89,6 +89,7 @@ var spares struct {
 type spare struct {
 	cmd     *exec.Cmd
 	status  *os.File
+	br      *bufio.Reader
 	control *os.File
 	mounted bool // in its own user and mount namespaces
 }
@@ -132,14 +133,16 @@ func newSpare(sandboxed bool) (*spare, error) {
 		live[cmd.Process.Pid] = true
 		return cmd, nil
 	}
-	sp := &spare{status: stR, control: control}
+	sp := &spare{status: stR, br: bufio.NewReader(stR), control: control}
 	if sandboxed {
 		// In its own user and mount namespaces, the supervisor mounts what the
-		// command may not change read-only (confine.Rules.Mount).
+		// command may not change read-only (confine.Rules.Mount). The
+		// namespace is mapped once the supervisor runs (see ready).
 		ns := *plain
 		ns.Cloneflags = confine.CloneFlags
-		ns.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
-		ns.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+		// What it needs of the namespace's capabilities past exec: to mount,
+		// and to empty the command's bounding set.
+		ns.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
 		sp.cmd, err = start(&ns)
 		sp.mounted = err == nil
 	}
@@ -153,6 +156,40 @@ func newSpare(sandboxed bool) (*spare, error) {
 		return nil, err
 	}
 	return sp, nil
+}
+
+// ready waits until the supervisor runs, and maps its user namespace to this
+// user: dsh makes itself non-dumpable, which keeps a non-root dsh from writing
+// a child's maps before the child has run exec (Go's UidMappings would).
+func (sp *spare) ready() error {
+	if line, _ := sp.br.ReadString('\n'); line != "ready\n" {
+		return fmt.Errorf("the supervisor did not start (%q)", line)
+	}
+	if !sp.mounted {
+		return nil
+	}
+	proc := "/proc/" + strconv.Itoa(sp.cmd.Process.Pid) + "/"
+	for _, m := range []struct{ file, text string }{
+		{"setgroups", "deny"},
+		{"uid_map", fmt.Sprintf("%d %d 1", os.Getuid(), os.Getuid())},
+		{"gid_map", fmt.Sprintf("%d %d 1", os.Getgid(), os.Getgid())},
+	} {
+		if err := os.WriteFile(proc+m.file, []byte(m.text), 0); err != nil {
+			return fmt.Errorf("the sandbox's user namespace: %w", err)
+		}
+	}
+	return nil
+}
+
+// discard ends a spare that will not be used.
+func (sp *spare) discard() {
+	_ = sp.control.Close()
+	_ = sp.cmd.Process.Kill()
+	_ = sp.cmd.Wait()
+	_ = sp.status.Close()
+	liveMu.Lock()
+	delete(live, sp.cmd.Process.Pid)
+	liveMu.Unlock()
 }
 
 // takeSpare returns the idle supervisor of the kind, or a new one, and has
@@ -193,6 +230,19 @@ func Start(s Spec) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := sp.ready(); err != nil {
+		sp.discard()
+		if !sp.mounted {
+			return nil, err
+		}
+		// No user namespace after all: Landlock and seccomp alone.
+		if sp, err = newSpare(false); err == nil {
+			err = sp.ready()
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 	c := entry.Config{Path: s.Path, Args: s.Args, Dir: s.Dir, Env: s.Env, Extra: s.Extra != nil, Grace: s.Grace, Drain: s.Drain, Mounted: sp.mounted}
 	if s.Sandbox != nil {
 		c.Sandbox = &confine.Rules{Write: s.Sandbox.Write, Network: s.Sandbox.Network, Protect: s.Sandbox.Protect}
@@ -203,7 +253,7 @@ func Start(s Spec) (*Process, error) {
 		files = append(files, int(s.Extra.Fd()))
 	}
 	msg := c.Encode()
-	p := &Process{cmd: sp.cmd, status: sp.status, br: bufio.NewReader(sp.status)}
+	p := &Process{cmd: sp.cmd, status: sp.status, br: sp.br}
 	if len(msg) > entry.MaxConfig {
 		err = errors.New("the command and its environment are too large")
 	} else {

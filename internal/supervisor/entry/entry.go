@@ -86,6 +86,9 @@ func supervise(parent string) int {
 	if ppid, _ := atoi(parent); os.Getppid() != ppid {
 		return 1
 	}
+	// Start maps this process's user namespace (if it has one) once it is
+	// here: dsh is not dumpable, so only a process that has run exec can be.
+	_, _ = status.WriteString("ready\n")
 	c, files, err := receive()
 	if err != nil {
 		return fail(err)
