@@ -49,7 +49,8 @@ func TestSandboxAsUser(t *testing.T) {
 	copyFile(t, self, attacker)
 	ws := filepath.Join(dir, "sandbox-ws-"+strconv.Itoa(os.Getpid()))
 	outside := filepath.Join(home, "outside")
-	for _, d := range []string{ws, home, outside} {
+	tmp := filepath.Join(home, "tmp") // so that /tmp, where the victim is, is not writable
+	for _, d := range []string{ws, home, outside, tmp} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -82,13 +83,13 @@ func TestSandboxAsUser(t *testing.T) {
 		}
 	}()
 	if cred != nil {
-		for _, p := range []string{ws, home, outside, victim, agents, sock} {
+		for _, p := range []string{ws, home, outside, tmp, victim, agents, sock} {
 			if err := os.Chown(p, int(cred.Uid), int(cred.Gid)); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	s := startTool(t, cred, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}, ws, "--sandbox", "on")
+	s := startTool(t, cred, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + tmp}, ws, "--sandbox", "on")
 	s.call(t, fmt.Sprintf(`echo "uid=$(id -u)"; DSH_TEST_UNIX=%s %s
 chmod 777 %s; echo "chmod=$?"
 echo evil > AGENTS.md; echo "agents=$?"
