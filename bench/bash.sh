@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
-# Benchmark of the bash tool's output path: a command printing 1 GiB, run through
-# `dsh tool bash` (live output rendered, as a user sees it), against the same
-# stream into `cat > /dev/null`. Prints the throughput ratio (target >= 0.5) and
-# dsh's peak RSS (target <= 64 MiB). Each side runs RUNS times; the best counts.
+# Benchmark of the bash tool.
+# 1. Per-command cost: `bash -c true` through `dsh tool --json -` against plain
+#    os/exec of the same, in interleaved rounds (the best counts), the ratio
+#    (target <= 1.5), and a running background job's supervisor memory (target
+#    <= 3 MiB private). BEFORE=<git revision> also builds that revision and
+#    prints now / before.
+# 2. The output path: a command printing 1 GiB, run through `dsh tool bash` (live
+#    output rendered, as a user sees it), against the same stream into
+#    `cat > /dev/null`. Prints the throughput ratio (target >= 0.5) and dsh's peak
+#    RSS (target <= 64 MiB). Each side runs RUNS times; the best counts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,6 +19,15 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/ws"
 
 go build -o "$tmp/dsh" ./cmd/dsh
+go build -o "$tmp/cmdbench" ./bench/internal/cmdbench
+before=()
+if [ -n "${BEFORE:-}" ]; then
+  mkdir "$tmp/before"
+  git archive "$BEFORE" | tar -x -C "$tmp/before"
+  (cd "$tmp/before" && go build -o "$tmp/dsh-before" ./cmd/dsh)
+  before=(-before "$tmp/dsh-before")
+fi
+"$tmp/cmdbench" -dsh "$tmp/dsh" "${before[@]}" -n "${COMMANDS:-100}" -rounds "${ROUNDS:-5}"
 
 now() { date +%s%N; }
 

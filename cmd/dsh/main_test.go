@@ -30,6 +30,14 @@ func TestMain(m *testing.M) {
 		reader(os.Args[1:])
 		return
 	}
+	if path, ok := os.LookupEnv("DSH_TEST_UNIX"); ok {
+		unixAttack(path)
+		return
+	}
+	if line, ok := os.LookupEnv("DSH_TEST_TIOCSTI"); ok {
+		tiocstiAttack(line)
+		return
+	}
 	os.Exit(m.Run())
 }
 
@@ -71,9 +79,9 @@ type toolSession struct {
 	out   bytes.Buffer
 }
 
-func startTool(t *testing.T, cred *syscall.Credential, env []string, dir string) *toolSession {
+func startTool(t *testing.T, cred *syscall.Credential, env []string, dir string, flags ...string) *toolSession {
 	t.Helper()
-	s := &toolSession{cmd: exec.Command(dsh(t), "tool", "--json", "-")}
+	s := &toolSession{cmd: exec.Command(dsh(t), append(append([]string{"tool", "--json"}, flags...), "-")...)}
 	s.cmd.Dir = dir
 	s.cmd.Env = env
 	s.cmd.Stdout = &s.out

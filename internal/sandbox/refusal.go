@@ -9,9 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// denials are how commands report EACCES and EPERM, the errors Landlock
-// refuses with; matched case-insensitively.
-var denials = []string{"permission denied", "operation not permitted"}
+// denials are how commands report EACCES, EPERM and EROFS, the errors the
+// sandbox refuses with; matched case-insensitively.
+var denials = []string{"permission denied", "operation not permitted", "read-only file system"}
 
 // Refusal returns the first line of a sandboxed command's output that shows the
 // sandbox refused something, "" if none does. A line that reports a denial on

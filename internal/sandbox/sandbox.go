@@ -1,15 +1,20 @@
-// Package sandbox is the policy that confines shell commands with Landlock: they
-// may read everywhere but write only in the workspace, the system temp directory
-// and the user's build caches, and optionally not use the network. The policy is
-// applied to the command's process, never to dsh: see RestrictThread.
+// Package sandbox is the policy that confines shell commands: they may read
+// everywhere but write only in the workspace (less what would run programs or
+// instruct agents later), the system temp directory and caches of the
+// workspace's own, and optionally not use the network. Package confine
+// enforces it on the command's process, never on dsh.
 package sandbox
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/dsh-dev/dsh/internal/sandbox/confine"
 )
 
 // Mode is the --sandbox setting.
@@ -38,41 +43,46 @@ func (m *Mode) Set(s string) error {
 // Enabled reports whether commands run sandboxed in this mode.
 func (m Mode) Enabled() bool { return m == On || m == NetworkOff }
 
-// Policy is what a sandboxed command may do. It travels to the process that
-// applies it as JSON.
+// Policy is what a sandboxed command may do.
 type Policy struct {
 	// Write are the directories under which the command may create, change and
 	// delete files; everything else is read-only.
 	Write []string `json:"write"`
-	// Network is whether TCP connect and bind are allowed.
+	// Network is whether TCP connect and bind are allowed, and sockets other
+	// than TCP and unix ones.
 	Network bool `json:"network"`
+	// Protect are paths in the workspace that stay read-only.
+	Protect []string `json:"protect,omitempty"`
+	// Env points the command's caches at the workspace's own (see caches).
+	Env []string `json:"env,omitempty"`
 }
 
-// caches are the build caches sandboxed commands may write, so that builds and
-// installs keep working: each is the directory a variable names, or a default.
-// Defaults may use $HOME, $XDG_CACHE_HOME (default $HOME/.cache), $GOPATH (its
-// first element, default $HOME/go) and $CARGO_HOME (default $HOME/.cargo).
-// Directories of installed binaries (GOPATH/bin, CARGO_HOME/bin) are left out on
-// purpose: a command must not plant programs on the user's PATH.
-var caches = []struct{ tool, env, def string }{
-	{"Go build cache", "GOCACHE", "$XDG_CACHE_HOME/go-build"},
-	{"Go module cache", "GOMODCACHE", "$GOPATH/pkg/mod"},
-	{"Go checksum database", "", "$GOPATH/pkg/sumdb"},
-	{"npm", "npm_config_cache", "$HOME/.npm"},
-	{"yarn", "YARN_CACHE_FOLDER", "$XDG_CACHE_HOME/yarn"},
-	{"pnpm", "", "$XDG_CACHE_HOME/pnpm"},
-	{"pnpm store", "", "$HOME/.local/share/pnpm"},
-	{"pip", "PIP_CACHE_DIR", "$XDG_CACHE_HOME/pip"},
-	{"uv", "UV_CACHE_DIR", "$XDG_CACHE_HOME/uv"},
-	{"cargo registry", "", "$CARGO_HOME/registry"},
-	{"cargo git", "", "$CARGO_HOME/git"},
-	{"Maven", "", "$HOME/.m2/repository"},
-	{"golangci-lint", "GOLANGCI_LINT_CACHE", "$XDG_CACHE_HOME/golangci-lint"},
-	{"staticcheck", "STATICCHECK_CACHE", "$XDG_CACHE_HOME/staticcheck"},
+// protected are the workspace's paths a command could use to run programs
+// later outside the sandbox (git runs core.fsmonitor, hooks and submodules'
+// configs from a plain git status) or to instruct dsh and other agents.
+var protected = []string{
+	".git/config", ".git/config.worktree", ".git/hooks", ".git/modules", ".gitmodules",
+	".dsh", ".claude", "AGENTS.md", "CLAUDE.md",
 }
 
-// writableDevices are the device files commands may open for writing.
-var writableDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
+// caches are the variables that point tools at their caches, and where each
+// goes in the workspace's own cache directory. A command writes only there: a
+// poisoned module or build result must not change what runs outside the
+// workspace. Tools that read XDG_CACHE_HOME (pnpm, and the defaults of most
+// of these) follow it there too. Go modules already in the user's module cache
+// are read from it, as a file proxy, rather than downloaded again.
+var caches = []struct{ env, dir string }{
+	{"XDG_CACHE_HOME", ""},
+	{"GOCACHE", "go-build"},
+	{"GOMODCACHE", "go-mod"},
+	{"npm_config_cache", "npm"},
+	{"YARN_CACHE_FOLDER", "yarn"},
+	{"PIP_CACHE_DIR", "pip"},
+	{"UV_CACHE_DIR", "uv"},
+	{"CARGO_HOME", "cargo"},
+	{"GOLANGCI_LINT_CACHE", "golangci-lint"},
+	{"STATICCHECK_CACHE", "staticcheck"},
+}
 
 // NewPolicy is the policy of mode for commands in workspace, with the temp
 // directory and caches taken from getenv (the commands' environment). It is nil
@@ -81,6 +91,7 @@ func NewPolicy(mode Mode, workspace string, getenv func(string) string) *Policy 
 	if !mode.Enabled() {
 		return nil
 	}
+	workspace = filepath.Clean(workspace)
 	p := &Policy{Network: mode != NetworkOff}
 	add := func(dir string) {
 		if filepath.IsAbs(dir) && !slices.Contains(p.Write, filepath.Clean(dir)) {
@@ -94,45 +105,76 @@ func NewPolicy(mode Mode, workspace string, getenv func(string) string) *Policy 
 	}
 	add(tmp)
 	add("/dev/shm")
-	vars := func(name string) string {
-		v := getenv(name)
-		if name == "GOPATH" {
-			v, _, _ = strings.Cut(v, string(os.PathListSeparator))
-		}
-		if v != "" || name == "HOME" {
-			return v
-		}
-		switch name {
-		case "XDG_CACHE_HOME":
-			return getenv("HOME") + "/.cache"
-		case "GOPATH":
-			return getenv("HOME") + "/go"
-		case "CARGO_HOME":
-			return getenv("HOME") + "/.cargo"
-		}
-		return ""
+	if fi, err := os.Lstat(filepath.Join(workspace, ".git")); err == nil && fi.Mode().IsRegular() {
+		p.Protect = append(p.Protect, filepath.Join(workspace, ".git")) // a worktree's or submodule's pointer
 	}
-	for _, c := range caches {
-		dir := ""
-		if c.env != "" {
-			dir = getenv(c.env)
+	for _, name := range protected {
+		p.Protect = append(p.Protect, filepath.Join(workspace, name))
+	}
+	if root := cacheRoot(workspace, getenv); root != "" {
+		add(root)
+		for _, c := range caches {
+			p.Env = append(p.Env, c.env+"="+filepath.Join(root, c.dir))
 		}
-		if dir == "" {
-			if getenv("HOME") == "" && strings.Contains(c.def, "$") {
-				continue // no home, no default
-			}
-			dir = os.Expand(c.def, vars)
-		}
-		add(dir)
+		p.Env = append(p.Env, "GOPROXY="+goproxy(getenv))
 	}
 	return p
+}
+
+// cacheRoot is the workspace's own cache directory, "" without a home. It is
+// created so that Landlock can grant it.
+func cacheRoot(workspace string, getenv func(string) string) string {
+	base := getenv("XDG_CACHE_HOME")
+	if !filepath.IsAbs(base) {
+		if home := getenv("HOME"); filepath.IsAbs(home) {
+			base = filepath.Join(home, ".cache")
+		} else {
+			return ""
+		}
+	}
+	sum := sha256.Sum256([]byte(workspace))
+	root := filepath.Join(base, "dsh", "sandbox", filepath.Base(workspace)+"-"+hex.EncodeToString(sum[:6]))
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return ""
+	}
+	return root
+}
+
+// goproxy puts the user's module cache, read-only, before the proxy the
+// commands would use.
+func goproxy(getenv func(string) string) string {
+	proxy := getenv("GOPROXY")
+	if proxy == "" {
+		proxy = "https://proxy.golang.org,direct"
+	}
+	mod := getenv("GOMODCACHE")
+	if mod == "" {
+		gopath, _, _ := strings.Cut(getenv("GOPATH"), string(os.PathListSeparator))
+		if gopath == "" && getenv("HOME") != "" {
+			gopath = filepath.Join(getenv("HOME"), "go")
+		}
+		mod = filepath.Join(gopath, "pkg", "mod")
+	}
+	download := filepath.Join(mod, "cache", "download")
+	if !filepath.IsAbs(download) {
+		return proxy
+	}
+	if fi, err := os.Stat(download); err != nil || !fi.IsDir() {
+		return proxy
+	}
+	return "file://" + download + "," + proxy
 }
 
 // Allows reports whether the policy lets a command write at path.
 func (p *Policy) Allows(path string) bool {
 	path = filepath.Clean(path)
-	if slices.Contains(writableDevices, path) {
+	if slices.Contains(confine.WritableDevices, path) {
 		return true
+	}
+	for _, q := range p.Protect {
+		if path == q || strings.HasPrefix(path, q+"/") {
+			return false
+		}
 	}
 	for _, dir := range p.Write {
 		if path == dir || strings.HasPrefix(path, dir+"/") || dir == "/" {
@@ -144,7 +186,8 @@ func (p *Policy) Allows(path string) bool {
 
 // Describe says in a sentence what a command in the sandbox may do.
 func (p *Policy) Describe() string {
-	s := "Sandboxed commands can read everywhere but write only in " + strings.Join(p.Write, ", ")
+	s := "Sandboxed commands can read everywhere but write only in " + strings.Join(p.Write, ", ") +
+		" (not git's config and hooks, .dsh, .claude, AGENTS.md or CLAUDE.md)"
 	if !p.Network {
 		s += ", and cannot open network connections"
 	}

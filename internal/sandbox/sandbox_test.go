@@ -1,15 +1,23 @@
 package sandbox
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dsh-dev/dsh/internal/sandbox/confine"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
+// TestNewPolicy: commands write in the workspace, the temp directory and the
+// workspace's own caches, never in the user's caches or home; the cache
+// variables point there; git's config and hooks, .dsh, .claude and the
+// instruction files are protected.
 func TestNewPolicy(t *testing.T) {
+	home := t.TempDir()
 	for _, tc := range []struct {
 		name    string
 		mode    Mode
@@ -17,13 +25,11 @@ func TestNewPolicy(t *testing.T) {
 		write   []string // must be writable
 		network bool
 	}{
-		{"defaults", On, map[string]string{"HOME": "/h"}, []string{
-			"/ws", "/tmp", "/dev/shm", "/h/.cache/go-build", "/h/go/pkg/mod", "/h/go/pkg/sumdb", "/h/.npm",
-			"/h/.cache/yarn", "/h/.cache/pip", "/h/.cargo/registry", "/h/.cargo/git", "/h/.m2/repository"}, true},
-		{"variables", NetworkOff, map[string]string{"HOME": "/h", "TMPDIR": "/t", "GOCACHE": "/gc", "GOPATH": "/gp1:/gp2",
-			"XDG_CACHE_HOME": "/xc", "CARGO_HOME": "/ch", "npm_config_cache": "/nc", "PIP_CACHE_DIR": "relative"},
-			[]string{"/ws", "/t", "/gc", "/gp1/pkg/mod", "/xc/yarn", "/ch/registry", "/nc"}, false},
-		{"no home", On, map[string]string{"GOCACHE": "/gc"}, []string{"/ws", "/tmp", "/gc"}, true},
+		{"defaults", On, map[string]string{"HOME": home, "TMPDIR": "/t"}, []string{"/ws", "/t", "/dev/shm"}, true},
+		{"variables", NetworkOff, map[string]string{"HOME": home, "TMPDIR": "/t", "GOCACHE": "/gc", "GOPATH": "/gp1:/gp2",
+			"XDG_CACHE_HOME": home + "/xc", "CARGO_HOME": "/ch", "npm_config_cache": "/nc", "PIP_CACHE_DIR": "relative"},
+			[]string{"/ws", "/t"}, false},
+		{"no home", On, map[string]string{"GOCACHE": "/gc"}, []string{"/ws", "/tmp"}, true}, // the "home" here is in /tmp
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := NewPolicy(tc.mode, "/ws", env(tc.env))
@@ -36,8 +42,38 @@ func TestNewPolicy(t *testing.T) {
 				if !filepath.IsAbs(w) {
 					t.Errorf("relative writable path %q", w)
 				}
-				if strings.HasSuffix(w, "/bin") || w == "/h" || w == "/h/go" || w == "/h/.cargo" {
-					t.Errorf("%s is writable: a command could plant programs or dotfiles", w)
+			}
+			shared := []string{"/gc", "/gp1/pkg/mod", "/ch/registry", "/nc"}
+			if tc.env["HOME"] != "" {
+				shared = append(shared, home+"/go/pkg/mod", home+"/.cache/go-build", home+"/.npm", home+"/.bashrc", home+"/go/bin")
+			}
+			for _, shared := range shared {
+				if p.Allows(shared) {
+					t.Errorf("%s is writable: a command could change what runs outside the workspace", shared)
+				}
+			}
+			for _, name := range []string{".git/config", ".git/hooks/pre-commit", ".gitmodules", ".dsh/config.toml", ".claude/settings.json", "AGENTS.md", "CLAUDE.md"} {
+				if p.Allows("/ws/" + name) {
+					t.Errorf("/ws/%s is writable", name)
+				}
+			}
+			if !p.Allows("/ws/.git/index") || !p.Allows("/ws/src/AGENTS.md") {
+				t.Error("the rest of the workspace is not writable")
+			}
+			vars := map[string]string{}
+			for _, kv := range p.Env {
+				k, v, _ := strings.Cut(kv, "=")
+				vars[k] = v
+			}
+			if tc.env["HOME"] == "" {
+				if len(p.Env) != 0 {
+					t.Errorf("no home, yet caches %v", p.Env)
+				}
+			} else {
+				for _, name := range []string{"GOCACHE", "GOMODCACHE", "XDG_CACHE_HOME", "npm_config_cache", "PIP_CACHE_DIR", "CARGO_HOME"} {
+					if v := vars[name]; v == "" || !p.Allows(v) || !strings.Contains(v, "/dsh/sandbox/ws-") {
+						t.Errorf("%s = %q, want a writable cache of the workspace's own", name, v)
+					}
 				}
 			}
 			if p.Network != tc.network {
@@ -47,6 +83,20 @@ func TestNewPolicy(t *testing.T) {
 	}
 	if NewPolicy(Off, "/ws", env(nil)) != nil || NewPolicy("", "/ws", env(nil)) != nil {
 		t.Error("off has a policy")
+	}
+}
+
+// TestGoproxy: Go modules the user already has are read from the user's
+// module cache, never written there.
+func TestGoproxy(t *testing.T) {
+	home := t.TempDir()
+	if err := os.MkdirAll(home+"/go/pkg/mod/cache/download", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := NewPolicy(On, "/ws", env(map[string]string{"HOME": home, "GOPROXY": "https://example.com"}))
+	want := "GOPROXY=file://" + home + "/go/pkg/mod/cache/download,https://example.com"
+	if !slices.Contains(p.Env, want) {
+		t.Errorf("env %v lacks %s", p.Env, want)
 	}
 }
 
@@ -106,7 +156,7 @@ func TestCheck(t *testing.T) {
 	if err := Check(Off); err != nil {
 		t.Errorf("Check(off) = %v", err)
 	}
-	abi := kernelABI()
+	abi := confine.ABI()
 	for mode, need := range map[Mode]int{On: minABI, NetworkOff: minNetworkABI} {
 		err := Check(mode)
 		if (err == nil) != (abi >= need) {
@@ -117,27 +167,4 @@ func TestCheck(t *testing.T) {
 		}
 	}
 	t.Logf("Landlock ABI %d", abi)
-}
-
-// TestABIRights: each ABI version restricts what it introduced, and no right
-// the kernel would reject is asked of an older one.
-func TestABIRights(t *testing.T) {
-	const truncate, ioctl = 1 << 14, 1 << 15
-	for _, tc := range []struct {
-		abi                 int
-		truncate, ioctl     bool
-		net, scoped, udpNet bool
-	}{
-		{1, false, false, false, false, false},
-		{3, true, false, false, false, false},
-		{4, true, false, true, false, false},
-		{6, true, true, true, true, false},
-		{7, true, true, true, true, false},
-		{10, true, true, true, true, true},
-	} {
-		fs, net, scoped := abiRights(tc.abi)
-		if fs&truncate != 0 != tc.truncate || fs&ioctl != 0 != tc.ioctl || net != 0 != tc.net || scoped != 0 != tc.scoped || net > 3 != tc.udpNet {
-			t.Errorf("ABI %d: fs %#x net %#x scoped %#x", tc.abi, fs, net, scoped)
-		}
-	}
 }

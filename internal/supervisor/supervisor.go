@@ -1,10 +1,11 @@
 // Package supervisor runs a command so that nothing it starts outlives it or
 // the process that started it. Each command runs under its own supervisor: the
-// same binary re-executed (see init), a child subreaper with a parent-death
-// signal that starts the command in a new process group, optionally inside the
-// Landlock sandbox, and kills every descendant, whether it stayed in the group
-// or not (setsid, double fork), when the command ends, when it is terminated,
-// and when the parent dies, even by SIGKILL.
+// same binary re-executed, which becomes the supervisor before the rest of dsh
+// initialises (package entry), a child subreaper with a parent-death signal
+// that starts the command in a new session without a controlling terminal,
+// optionally inside the sandbox, and kills every descendant, whether it stayed
+// in the group or not (setsid, double fork), when the command ends, when it is
+// terminated, and when the parent dies, even by SIGKILL.
 //
 // The process that calls Start becomes a child subreaper too: should a
 // supervisor itself be killed (SIGKILL, or a command killing it), what it left
@@ -18,6 +19,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,10 +27,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/go-json-experiment/json"
 	"golang.org/x/sys/unix"
 
 	"github.com/dsh-dev/dsh/internal/sandbox"
+	"github.com/dsh-dev/dsh/internal/sandbox/confine"
+	"github.com/dsh-dev/dsh/internal/supervisor/entry"
 )
 
 // Spec is a command to run supervised.
@@ -74,61 +77,195 @@ var (
 	liveMu sync.Mutex
 )
 
-// Start starts the command under a new supervisor and returns once the command
-// runs, or with the reason it could not start.
-func Start(s Spec) (*Process, error) {
+// spares are supervisors started ahead, ready for the next command, one per
+// kind (sandboxed, in its own namespaces, or not): a command then costs its
+// fork and exec, and the next supervisor starts while it runs.
+var spares struct {
+	sync.Mutex
+	idle     map[bool]*spare
+	starting map[bool]bool
+}
+
+type spare struct {
+	cmd     *exec.Cmd
+	status  *os.File
+	br      *bufio.Reader
+	control *os.File
+	mounted bool // in its own user and mount namespaces
+}
+
+// newSpare starts a supervisor that waits for its command.
+func newSpare(sandboxed bool) (*spare, error) {
 	subreaper.Do(func() { _ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) })
-	c := config{
-		Parent: os.Getpid(), Path: s.Path, Args: s.Args, Extra: s.Extra != nil,
-		GraceMS: s.Grace.Milliseconds(), DrainMS: s.Drain.Milliseconds(), Sandbox: s.Sandbox,
-	}
-	env := slices.Clip(s.Env)
-	if raceBuild {
-		own := ""
-		for _, kv := range env {
-			if v, ok := strings.CutPrefix(kv, "GORACE="); ok {
-				own = v
-			}
-		}
-		c.GORACE = &own
-		env = append(env, "GORACE=atexit_sleep_ms=0")
-	}
-	raw, err := json.Marshal(c)
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("supervisor config: %w", err)
+		return nil, fmt.Errorf("supervisor socket: %w", err)
 	}
+	control, theirs := os.NewFile(uintptr(fds[0]), "control"), os.NewFile(uintptr(fds[1]), "control")
+	defer func() { _ = theirs.Close() }()
 	stR, stW, err := os.Pipe()
 	if err != nil {
+		_ = control.Close()
 		return nil, fmt.Errorf("status pipe: %w", err)
 	}
-	extra := []*os.File{stW}
-	if s.Extra != nil {
-		extra = append(extra, s.Extra)
+	defer func() { _ = stW.Close() }()
+	env := []string{entry.EnvParent + "=" + strconv.Itoa(os.Getpid())}
+	if raceBuild {
+		env = append(env, "GORACE=atexit_sleep_ms=0")
 	}
-	cmd := &exec.Cmd{
-		Path:       "/proc/self/exe", // this very binary, even if replaced on disk since
-		Args:       []string{"dsh-supervisor"},
-		Env:        append(env, envConfig+"="+string(raw)),
-		Dir:        s.Dir,
-		Stdout:     s.Output,
-		Stderr:     s.Output,
-		ExtraFiles: extra,
-		// Its own group keeps it out of the terminal's Ctrl-C; SIGHUP at the
-		// parent's death makes it kill everything (see watch).
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGHUP},
-	}
-	liveMu.Lock()
-	err = cmd.Start()
-	if err == nil {
+	// Its own session keeps it out of the terminal (Ctrl-C, and a command
+	// could reach a terminal through it); SIGHUP at the parent's death makes it
+	// kill everything (see entry.watch).
+	plain := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGHUP}
+	start := func(attr *syscall.SysProcAttr) (*exec.Cmd, error) {
+		cmd := &exec.Cmd{
+			Path:        "/proc/self/exe", // this very binary, even if replaced on disk since
+			Args:        []string{"dsh-supervisor"},
+			Env:         env,
+			ExtraFiles:  []*os.File{stW, theirs},
+			SysProcAttr: attr,
+		}
+		liveMu.Lock()
+		defer liveMu.Unlock()
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
 		live[cmd.Process.Pid] = true
+		return cmd, nil
 	}
-	liveMu.Unlock()
-	_ = stW.Close()
+	sp := &spare{status: stR, br: bufio.NewReader(stR), control: control}
+	if sandboxed {
+		// In its own user and mount namespaces, the supervisor mounts what the
+		// command may not change read-only (confine.Rules.Mount). The
+		// namespace is mapped once the supervisor runs (see ready).
+		ns := *plain
+		ns.Cloneflags = confine.CloneFlags
+		// What it needs of the namespace's capabilities past exec: to mount,
+		// and to empty the command's bounding set.
+		ns.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
+		sp.cmd, err = start(&ns)
+		sp.mounted = err == nil
+	}
+	if sp.cmd == nil {
+		// No user namespaces here: Landlock and seccomp alone (see the README).
+		sp.cmd, err = start(plain)
+	}
 	if err != nil {
+		_ = control.Close()
 		_ = stR.Close()
 		return nil, err
 	}
-	p := &Process{cmd: cmd, status: stR, br: bufio.NewReader(stR)}
+	return sp, nil
+}
+
+// ready waits until the supervisor runs, and maps its user namespace to this
+// user: dsh makes itself non-dumpable, which keeps a non-root dsh from writing
+// a child's maps before the child has run exec (Go's UidMappings would).
+func (sp *spare) ready() error {
+	if line, _ := sp.br.ReadString('\n'); line != "ready\n" {
+		return fmt.Errorf("the supervisor did not start (%q)", line)
+	}
+	if !sp.mounted {
+		return nil
+	}
+	proc := "/proc/" + strconv.Itoa(sp.cmd.Process.Pid) + "/"
+	for _, m := range []struct{ file, text string }{
+		{"setgroups", "deny"},
+		{"uid_map", fmt.Sprintf("%d %d 1", os.Getuid(), os.Getuid())},
+		{"gid_map", fmt.Sprintf("%d %d 1", os.Getgid(), os.Getgid())},
+	} {
+		if err := os.WriteFile(proc+m.file, []byte(m.text), 0); err != nil {
+			return fmt.Errorf("the sandbox's user namespace: %w", err)
+		}
+	}
+	return nil
+}
+
+// discard ends a spare that will not be used.
+func (sp *spare) discard() {
+	_ = sp.control.Close()
+	_ = sp.cmd.Process.Kill()
+	_ = sp.cmd.Wait()
+	_ = sp.status.Close()
+	liveMu.Lock()
+	delete(live, sp.cmd.Process.Pid)
+	liveMu.Unlock()
+}
+
+// takeSpare returns the idle supervisor of the kind, or a new one, and has
+// another started for the next command.
+func takeSpare(sandboxed bool) (*spare, error) {
+	spares.Lock()
+	sp := spares.idle[sandboxed]
+	delete(spares.idle, sandboxed)
+	refill := !spares.starting[sandboxed]
+	if refill {
+		if spares.starting == nil {
+			spares.starting, spares.idle = map[bool]bool{}, map[bool]*spare{}
+		}
+		spares.starting[sandboxed] = true
+	}
+	spares.Unlock()
+	if refill {
+		go func() {
+			next, err := newSpare(sandboxed)
+			spares.Lock()
+			defer spares.Unlock()
+			spares.starting[sandboxed] = false
+			if err == nil {
+				spares.idle[sandboxed] = next
+			}
+		}()
+	}
+	if sp != nil {
+		return sp, nil
+	}
+	return newSpare(sandboxed)
+}
+
+// Start starts the command under a supervisor and returns once the command
+// runs, or with the reason it could not start.
+func Start(s Spec) (*Process, error) {
+	sp, err := takeSpare(s.Sandbox != nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := sp.ready(); err != nil {
+		sp.discard()
+		if !sp.mounted {
+			return nil, err
+		}
+		// No user namespace after all: Landlock and seccomp alone.
+		if sp, err = newSpare(false); err == nil {
+			err = sp.ready()
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	c := entry.Config{Path: s.Path, Args: s.Args, Dir: s.Dir, Env: s.Env, Extra: s.Extra != nil, Grace: s.Grace, Drain: s.Drain, Mounted: sp.mounted}
+	if s.Sandbox != nil {
+		c.Sandbox = &confine.Rules{Write: s.Sandbox.Write, Network: s.Sandbox.Network, Protect: s.Sandbox.Protect}
+		c.Env = append(slices.Clip(c.Env), s.Sandbox.Env...)
+	}
+	files := []int{int(s.Output.Fd())}
+	if s.Extra != nil {
+		files = append(files, int(s.Extra.Fd()))
+	}
+	msg := c.Encode()
+	p := &Process{cmd: sp.cmd, status: sp.status, br: sp.br}
+	if len(msg) > entry.MaxConfig {
+		err = errors.New("the command and its environment are too large")
+	} else {
+		err = unix.Sendmsg(int(sp.control.Fd()), []byte(msg), unix.UnixRights(files...), nil, 0)
+	}
+	_ = sp.control.Close() // a supervisor that got nothing ends
+	runtime.KeepAlive(s.Output)
+	runtime.KeepAlive(s.Extra)
+	if err != nil {
+		p.Wait()
+		return nil, fmt.Errorf("supervisor config: %w", err)
+	}
 	line, _ := p.br.ReadString('\n')
 	if pid, ok := strings.CutPrefix(strings.TrimSpace(line), "started "); ok {
 		if p.Pgid, err = strconv.Atoi(pid); err == nil {
@@ -190,18 +327,18 @@ func sweep(cmd int) bool {
 	self, group := os.Getpid(), unix.Getpgrp()
 	found := false
 	for range 100 { // each round reaps a generation; killed processes cannot fork
-		procs := processes()
+		procs := entry.Processes()
 		var orphans []int
 		for _, p := range procs {
-			if p.ppid == self && p.pgid != group && !live[p.pid] {
-				orphans = append(orphans, p.pid)
+			if p.Ppid == self && p.Pgid != group && !live[p.Pid] {
+				orphans = append(orphans, p.Pid)
 			}
 		}
 		if len(orphans) == 0 {
 			return found
 		}
 		found = found || len(orphans) > 1 || orphans[0] != cmd
-		for _, pid := range append(descendants(procs, orphans...), orphans...) {
+		for _, pid := range append(entry.Descendants(procs, orphans...), orphans...) {
 			_ = unix.Kill(pid, unix.SIGKILL)
 		}
 		for _, pid := range orphans {

