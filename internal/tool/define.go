@@ -14,9 +14,10 @@ import (
 )
 
 // New erases P and M from a Spec. It panics if P's schema cannot be generated,
-// which is a programming error caught by any test that builds the registry.
+// which is a programming error caught by any test that builds the registry. The
+// schema is built once per parameter type and process.
 func New[P, M any](s Spec[P, M]) Tool {
-	sch, err := schemaFor[P]()
+	sch, err := sharedSchema[P]()
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: %v", s.Name, err))
 	}

@@ -4,7 +4,9 @@ import (
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 	gjs "github.com/google/jsonschema-go/jsonschema"
@@ -14,6 +16,22 @@ import (
 type schema struct {
 	raw      jsontext.Value
 	resolved *gjs.Resolved
+}
+
+// schemas holds each parameter type's schema, built on first use and shared
+// read-only by every tool of that type in the process: reflecting, encoding and
+// resolving a schema was most of what opening a session cost, and most of what
+// an open session kept.
+var schemas sync.Map // reflect.Type → func() (*schema, error)
+
+// sharedSchema is P's schema, built once per process.
+func sharedSchema[P any]() (*schema, error) {
+	t := reflect.TypeFor[P]()
+	if f, ok := schemas.Load(t); ok {
+		return f.(func() (*schema, error))()
+	}
+	f, _ := schemas.LoadOrStore(t, sync.OnceValues(schemaFor[P]))
+	return f.(func() (*schema, error))()
 }
 
 // schemaFor reflects P's JSON schema: fields without omitempty are required,
