@@ -23,6 +23,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, o Options) error {
 	conn := sdk.NewAgentSideConnection(a, rpc, rpc.Reader())
 	conn.SetLogger(a.o.Logger)
 	a.setPeer(notifier{conn: conn, rpc: rpc})
+	rpc.Start()
 	select {
 	case <-conn.Done():
 	case <-ctx.Done():

@@ -29,7 +29,9 @@ type Response struct {
 // Conn is one connection's JSON-RPC layer. The SDK reads from Reader and
 // writes to Conn; dsh writes its notifications with Notify and Buffer.
 type Conn struct {
-	sdkIn *io.PipeReader
+	in     io.Reader
+	sdkIn  *io.PipeReader
+	sdkOut *io.PipeWriter
 
 	wmu sync.Mutex // held while writing
 	w   *bufio.Writer
@@ -46,14 +48,20 @@ type Conn struct {
 // batchSize is how much of a replay may wait before it is written.
 const batchSize = 64 << 10
 
-// New starts reading in. written, if not nil, is called on its own goroutine
-// once each response to a client's request has been written.
+// New returns the layer over in and out; Start starts reading in. written, if
+// not nil, is called on its own goroutine once each response to a client's
+// request has been written.
 func New(in io.Reader, out io.Writer, written func(Response)) *Conn {
 	pr, pw := io.Pipe()
-	c := &Conn{sdkIn: pr, w: bufio.NewWriterSize(out, batchSize), pending: map[string]string{},
+	c := &Conn{sdkIn: pr, sdkOut: pw, in: in, w: bufio.NewWriterSize(out, batchSize), pending: map[string]string{},
 		answered: make(chan struct{}, 1), written: written}
-	go func() { pw.CloseWithError(c.filter(in, pw)) }()
 	return c
+}
+
+// Start reads the client's messages, once the SDK is set up to take them:
+// it must not see the end of its input before then.
+func (c *Conn) Start() {
+	go func() { c.sdkOut.CloseWithError(c.filter(c.in, c.sdkOut)) }()
 }
 
 // Reader is what the SDK reads: the client's well-formed messages.

@@ -86,6 +86,7 @@ func TestResponseWritten(t *testing.T) {
 		got <- r
 	})
 	go func() { _, _ = io.Copy(io.Discard, c.Reader()) }() // the SDK
+	c.Start()
 	for _, l := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}`,
 		`{"jsonrpc":"2.0","id":"two","method":"session/prompt","params":{}}`,
