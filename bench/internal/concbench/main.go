@@ -325,8 +325,11 @@ func (a *agent) session(ws string) error {
 
 func (a *agent) stop() error {
 	_ = a.in.Close()
-	done := make(chan error, 1)
-	go func() { done <- a.cmd.Wait() }()
+	done := make(chan struct{})
+	go func() {
+		_ = a.cmd.Wait() // a kill by the timeout below is reported as such
+		close(done)
+	}()
 	select {
 	case <-done:
 		return nil
