@@ -55,8 +55,8 @@ type Agent struct {
 	modelsOnce sync.Once
 	models     []models.Info
 
-	w        *lineWriter // the connection's writer, once serving
-	listPage int         // sessions per session/list page; 0 is listPage
+	waiting  *announcements // new sessions' announcements, once serving
+	listPage int            // sessions per session/list page; 0 is listPage
 
 	mu       sync.Mutex
 	peer     peer
@@ -143,8 +143,8 @@ func (a *Agent) NewSession(_ context.Context, p sdk.NewSessionRequest) (sdk.NewS
 	s.attach(h)
 	a.add(s)
 	// The client can place updates only once it has the session's id.
-	if a.w != nil {
-		a.w.afterResponse(`"sessionId":"`+s.id+`"`, s.announced)
+	if a.waiting != nil {
+		a.waiting.after(s.id, s.announced)
 	} else {
 		s.announced()
 	}

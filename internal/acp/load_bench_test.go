@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,13 +10,20 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
+	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/dsh-dev/dsh/internal/acp/rpcfix"
 	"github.com/dsh-dev/dsh/internal/agent"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/script"
+	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/tool"
+	"github.com/dsh-dev/dsh/internal/toolset"
+	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
 // encodingPeer encodes every update as dsh puts it on the wire.
@@ -23,10 +31,16 @@ type encodingPeer struct{ n int }
 
 func (p *encodingPeer) SessionUpdate(_ context.Context, n sdk.SessionNotification) error {
 	p.n++
-	b, err := encodeNotification(n)
+	b, err := rpcfix.EncodeNotification(n)
 	_, _ = io.Discard.Write(b)
 	return err
 }
+
+func (p *encodingPeer) Replayed(n sdk.SessionNotification) error {
+	return p.SessionUpdate(context.Background(), n)
+}
+
+func (p *encodingPeer) Flush() error { return nil }
 
 func (p *encodingPeer) RequestPermission(context.Context, sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
 	return sdk.RequestPermissionResponse{}, nil
@@ -76,4 +90,132 @@ func BenchmarkLoadSession(b *testing.B) {
 	}
 	b.ReportMetric(float64(peer.n)/float64(b.N), "updates/op")
 	_ = a.Close()
+}
+
+// BenchmarkLoadMixed is session/load, through Serve and an OS pipe, of a log of
+// 10 000 calls of every built-in tool (their results really computed once),
+// the way an editor reopens a long session.
+func BenchmarkLoadMixed(b *testing.B) {
+	root, dir := b.TempDir(), b.TempDir()
+	id := mixedLog(b, root, dir, 10_000)
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- Serve(context.Background(), inR, outW, Options{SessionDir: dir}) }()
+	replies := make(chan int, 1)
+	go func() { // the client: reads everything, hands over each response's id
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(make([]byte, 1<<20), 64<<20)
+		for sc.Scan() {
+			var m struct {
+				ID     *int   `json:"id"`
+				Method string `json:"method"`
+			}
+			if json.Unmarshal(sc.Bytes(), &m) == nil && m.ID != nil && m.Method == "" {
+				replies <- *m.ID
+			}
+		}
+		close(replies)
+	}()
+	n := 0
+	call := func(method, params string) {
+		n++
+		if _, err := fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", n, method, params); err != nil {
+			b.Fatal(err)
+		}
+		if got := <-replies; got != n {
+			b.Fatalf("%s: answer %d, want %d", method, got, n)
+		}
+	}
+	call("initialize", `{"protocolVersion":1,"clientCapabilities":{}}`)
+	for b.Loop() {
+		call("session/load", fmt.Sprintf(`{"sessionId":%q,"cwd":%q,"mcpServers":[]}`, id, root))
+	}
+	_ = inW.Close()
+	if err := <-done; err != nil {
+		b.Fatal(err)
+	}
+	_ = outW.Close()
+}
+
+// mixedLog writes a session log of n calls into dir: each built-in tool is run
+// once for real in root, and its call and result repeated under fresh ids.
+func mixedLog(tb testing.TB, root, dir string, n int) string {
+	tb.Helper()
+	var src strings.Builder
+	for i := range 120 {
+		fmt.Fprintf(&src, "\tif err := step(ctx, %d); err != nil { return err }\n", i)
+	}
+	if err := os.WriteFile(filepath.Join(root, "handler.go"), []byte("package pkg\n\n"+src.String()), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	ws, err := workspace.New(root, false)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	reg := toolset.New(toolset.Options{})
+	ts := tool.NewSession("bench", ws)
+	defer func() { _ = ts.Close() }()
+	specs := [][2]string{
+		{"read", `{"path":"handler.go","offset":1,"limit":40}`},
+		{"edit", `{"path":"handler.go","old_string":"step(ctx, 7)","new_string":"step(ctx, 70)"}`},
+		{"write", `{"path":"notes.md","content":"# Notes\n\nWrapped every error.\n"}`},
+		{"bash", `{"command":"seq 1 40; echo done","description":"count"}`},
+		{"grep", `{"pattern":"step","path":"."}`},
+		{"todo_write", `{"todos":[{"content":"Wrap errors","status":"completed"},{"content":"Run tests","status":"in_progress"}]}`},
+	}
+	type logged struct {
+		name    string
+		args    jsontext.Value
+		preview jsontext.Value
+		res     tool.Result
+	}
+	var calls []logged
+	for _, s := range specs {
+		env := tool.Env{Session: ts}
+		t, _ := reg.Get(s[0])
+		preview, fail := t.Preview(context.Background(), env, []byte(s[1]))
+		if fail != nil {
+			tb.Fatalf("%s: %s", s[0], fail.Content)
+		}
+		res, err := reg.Run(context.Background(), env, s[0], []byte(s[1]), preview)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		reg.Fold(ts, s[0], []byte(s[1]), res) // as the agent does: edit needs the read
+		calls = append(calls, logged{s[0], jsontext.Value(s[1]), preview, res})
+	}
+	id := session.NewID(time.Now())
+	l, err := session.Create(dir, id, root, session.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for k := 0; k < n; {
+		recs := []session.Record{{Type: session.TypeUser, Text: "Wrap every error in handler.go."}}
+		for _, c := range calls {
+			k++
+			cid := fmt.Sprintf("toolu_%08d", k)
+			res := c.res
+			recs = append(recs,
+				session.Record{Type: session.TypeToolCall, CallID: cid, Name: c.name, Args: c.args, Preview: c.preview},
+				session.Record{Type: session.TypeToolResult, CallID: cid, Result: &res},
+				session.Record{Type: session.TypeAssistant, Text: "That step is done; on to the next."})
+		}
+		recs = append(recs, session.Record{Type: session.TypeTurnEnd, StopReason: "end_turn", Usage: &session.Usage{InputTokens: 15230, OutputTokens: 812}})
+		for _, r := range recs {
+			if err := l.Append(r); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
+	if err := l.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return id
 }

@@ -75,6 +75,10 @@ func (u *usage) add(model string, in, out int64) {
 // peer is the client side of the connection, as a session uses it.
 type peer interface {
 	SessionUpdate(ctx context.Context, n sdk.SessionNotification) error
+	// Replayed sends an update of a replay; it may wait for those that follow
+	// it until Flush.
+	Replayed(n sdk.SessionNotification) error
+	Flush() error
 	RequestPermission(ctx context.Context, r sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error)
 }
 
@@ -92,7 +96,13 @@ func (s *sess) attach(h *host.Session) {
 // send writes one update; a client that went away is not an error of the session.
 // The caller holds s.mu, so updates leave in the order the bridge made them.
 func (s *sess) send(u sdk.SessionUpdate) {
-	err := s.peer.SessionUpdate(context.Background(), sdk.SessionNotification{SessionId: sdk.SessionId(s.id), Update: u})
+	note := sdk.SessionNotification{SessionId: sdk.SessionId(s.id), Update: u}
+	var err error
+	if s.br.replaying {
+		err = s.peer.Replayed(note)
+	} else {
+		err = s.peer.SessionUpdate(context.Background(), note)
+	}
 	if err != nil {
 		s.diag("session update not sent", "session", s.id, "err", err)
 	}
@@ -179,6 +189,9 @@ func (s *sess) endReplay() {
 	defer s.mu.Unlock()
 	for _, u := range s.br.abandonAll() {
 		s.send(u)
+	}
+	if err := s.peer.Flush(); err != nil {
+		s.diag("session updates not sent", "session", s.id, "err", err)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -72,4 +73,31 @@ func BenchmarkLoad(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkCreate is what session/new costs the host: a session assembled
+// (tools, system prompt, agent) around a new log, and closed. It reports the
+// heap an open session keeps.
+func BenchmarkCreate(b *testing.B) {
+	root, dir := b.TempDir(), b.TempDir()
+	var kept []*Session
+	for b.Loop() {
+		s, err := Create(options(&testing.T{}, root, dir, &taped{Provider: &script.Script{}}))
+		if err != nil {
+			b.Fatal(err)
+		}
+		kept = append(kept, s)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for _, s := range kept {
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	kept = nil
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(before.HeapAlloc-min(before.HeapAlloc, after.HeapAlloc))/float64(b.N), "kept-B/session")
 }

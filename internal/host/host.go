@@ -167,12 +167,14 @@ func Load(o Options, path string, replay func(*Session, session.Record) error) (
 	// history loads on two cores.
 	recs := make(chan session.Record, 32)
 	replayed := make(chan error, 1)
+	budget := newInflight()
 	go func() {
 		var err error
 		for r := range recs {
 			if err == nil && replay != nil {
 				err = replay(s, r)
 			}
+			budget.give(recordSize(r))
 		}
 		replayed <- err
 	}()
@@ -181,6 +183,7 @@ func Load(o Options, path string, replay func(*Session, session.Record) error) (
 			return fmt.Errorf("session log %s belongs to session %s", path, r.SessionID)
 		}
 		s.agent.Fold(r)
+		budget.take(recordSize(r))
 		recs <- r
 		return nil
 	})

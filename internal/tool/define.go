@@ -14,9 +14,10 @@ import (
 )
 
 // New erases P and M from a Spec. It panics if P's schema cannot be generated,
-// which is a programming error caught by any test that builds the registry.
+// which is a programming error caught by any test that builds the registry. The
+// schema is built once per parameter type and process.
 func New[P, M any](s Spec[P, M]) Tool {
-	sch, err := schemaFor[P]()
+	sch, err := sharedSchema[P]()
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: %v", s.Name, err))
 	}
@@ -76,10 +77,12 @@ func (t *typed[P, M]) Permission() Permission { return t.spec.Permission }
 func (t *typed[P, M]) Kind() string           { return t.spec.Kind }
 
 // decode decodes args strictly into P. With validate it first checks them
-// against the schema, so the model hears which field is missing or mistyped and
-// a call card never shows arguments the tool would refuse. PresentResult skips
-// it: arguments the schema refuses produced an error result, which no result
-// presenter renders, and the work would be repeated for every replayed call.
+// against the schema, so the model hears which field is missing or mistyped.
+// The presenters and Fold skip it: they get logged calls, whose arguments were
+// checked before they ran (a call the schema refused has an error result, which
+// no result presenter renders), and the work would be repeated for every call of
+// every replay. A call card still needs arguments that decode into P and have
+// every required member; others get a generic card.
 func (t *typed[P, M]) decode(args []byte, validate bool) (P, error) {
 	var p P
 	if len(strings.TrimSpace(string(args))) == 0 {
@@ -154,8 +157,8 @@ func (t *typed[P, M]) Run(ctx context.Context, env Env, args []byte, preview jso
 }
 
 func (t *typed[P, M]) PresentCall(args []byte, preview jsontext.Value) card.Call {
-	p, err := t.decode(args, true)
-	if err != nil {
+	p, err := t.decode(args, false)
+	if err != nil || !t.schema.complete(args) {
 		return &card.GenericCall{Title: t.spec.Name, ToolKind: t.spec.Kind, RawInput: rawOrNil(args)}
 	}
 	return t.spec.PresentCall(p, DecodeMeta[M](preview))

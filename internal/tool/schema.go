@@ -1,10 +1,14 @@
 package tool
 
 import (
+	"bytes"
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 	gjs "github.com/google/jsonschema-go/jsonschema"
@@ -14,6 +18,23 @@ import (
 type schema struct {
 	raw      jsontext.Value
 	resolved *gjs.Resolved
+	required []string // the top-level members every call has
+}
+
+// schemas holds each parameter type's schema, built on first use and shared
+// read-only by every tool of that type in the process: reflecting, encoding and
+// resolving a schema was most of what opening a session cost, and most of what
+// an open session kept.
+var schemas sync.Map // reflect.Type → func() (*schema, error)
+
+// sharedSchema is P's schema, built once per process.
+func sharedSchema[P any]() (*schema, error) {
+	t := reflect.TypeFor[P]()
+	if f, ok := schemas.Load(t); ok {
+		return f.(func() (*schema, error))()
+	}
+	f, _ := schemas.LoadOrStore(t, sync.OnceValues(schemaFor[P]))
+	return f.(func() (*schema, error))()
 }
 
 // schemaFor reflects P's JSON schema: fields without omitempty are required,
@@ -37,7 +58,34 @@ func schemaFor[P any]() (*schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &schema{raw: jsontext.Value(raw), resolved: resolved}, nil
+	return &schema{raw: jsontext.Value(raw), resolved: resolved, required: s.Required}, nil
+}
+
+// complete reports whether args, an object that decoded into the parameters,
+// has every required top-level member: the cheap part of validation, which
+// tells a logged call that was refused for a missing field from one that ran.
+func (s *schema) complete(args []byte) bool {
+	if len(s.required) == 0 {
+		return true
+	}
+	d := jsontext.NewDecoder(bytes.NewReader(args))
+	if t, err := d.ReadToken(); err != nil || t.Kind() != '{' {
+		return false
+	}
+	seen := 0
+	for d.PeekKind() == '"' {
+		k, err := d.ReadToken()
+		if err != nil {
+			return false
+		}
+		if slices.Contains(s.required, k.String()) {
+			seen++ // the decoder refuses duplicate names
+		}
+		if err := d.SkipValue(); err != nil {
+			return false
+		}
+	}
+	return seen == len(s.required)
 }
 
 // validate checks args against the schema, phrasing the problem for a model.

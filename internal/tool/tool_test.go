@@ -85,6 +85,22 @@ func TestRegistryPresent(t *testing.T) {
 	}
 }
 
+// A logged call is presented without validating it again (it was validated
+// before it ran, and a replay presents thousands): arguments beyond a bound
+// still get the tool's card, while arguments that lack a required member or do
+// not decode get a generic one.
+func TestPresentCallTrustsLoggedArguments(t *testing.T) {
+	reg := NewRegistry(echoTool())
+	if c := reg.PresentCall("echo", []byte(`{"path":"p","count":0}`), nil).(*card.GenericCall); c.Title != "Echo p" {
+		t.Errorf("a count below the schema's minimum gave %#v, want the tool's card", c)
+	}
+	for _, args := range []string{`{"count":2}`, `{}`, ``, `{"path":"p","path":"q"}`, `{"path":"p","extra":1}`} {
+		if c := reg.PresentCall("echo", []byte(args), nil).(*card.GenericCall); c.Title != "echo" {
+			t.Errorf("%s gave %#v, want a generic card", args, c)
+		}
+	}
+}
+
 func TestSchemaGeneratedFromType(t *testing.T) {
 	s := string(echoTool().Schema())
 	for _, want := range []string{`"required":["path"]`, `"additionalProperties":false`, `"description":"A path"`, `"minimum":1`} {

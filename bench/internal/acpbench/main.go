@@ -1,10 +1,13 @@
 // Command acpbench measures an ACP agent's startup: spawn → initialize
-// response, session/new and session/load latency, and idle RSS after
+// response, session/new and session/load latency, and idle RSS and PSS after
 // initialize + session/new. It speaks raw JSON-RPC lines over the agent's stdio
-// so that nothing but the agent is measured. With -ref it measures a reference
-// agent the same way and prints ratios.
+// so that nothing but the agent is measured. The session loaded is a written
+// log of -calls calls of every built-in tool. It also times a one-shot
+// `dsh tool read`. With -before it measures an earlier dsh build the same way,
+// interleaved in the same run, and prints now / before / ratio; with -ref, a
+// reference agent.
 //
-//	acpbench -dsh ./dsh [-ref ./example-agent] [-runs 10]
+//	acpbench -dsh ./dsh [-before ./dsh-old] [-ref ./example-agent] [-runs 10] [-calls 10000]
 package main
 
 import (
@@ -25,13 +28,21 @@ import (
 
 func main() {
 	dsh := flag.String("dsh", "", "the dsh binary")
+	before := flag.String("before", "", "an earlier dsh binary to compare with (optional)")
 	ref := flag.String("ref", "", "a reference ACP agent binary (optional)")
 	runs := flag.Int("runs", 10, "runs per measurement; the median is reported")
-	calls := flag.Int("calls", 100, "tool calls in the session that is loaded")
+	calls := flag.Int("calls", 10000, "tool calls in the session that is loaded")
 	flag.Parse()
 	if *dsh == "" {
-		fmt.Fprintln(os.Stderr, "usage: acpbench -dsh BIN [-ref BIN] [-runs N]")
+		fmt.Fprintln(os.Stderr, "usage: acpbench -dsh BIN [-before BIN] [-ref BIN] [-runs N]")
 		os.Exit(2)
+	}
+	if *before != "" {
+		if err := compare(*dsh, *before, *runs, *calls); err != nil {
+			fmt.Fprintln(os.Stderr, "acpbench:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if err := run(*dsh, *ref, *runs, *calls); err != nil {
 		fmt.Fprintln(os.Stderr, "acpbench:", err)
@@ -54,7 +65,7 @@ func run(dsh, ref string, runs, calls int) error {
 		return err
 	}
 
-	id, err := generate(dsh, tmp, ws, sessions, calls)
+	id, err := mixedLog(ws, sessions, calls)
 	if err != nil {
 		return fmt.Errorf("generating the %d-call session: %w", calls, err)
 	}
@@ -104,7 +115,7 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // figures are the medians of one agent.
 type figures struct {
 	init, newSess, load time.Duration
-	rss                 int // KiB
+	rss, pss            int // KiB
 }
 
 // measure starts the agent runs times. Each run times spawn → initialize and
@@ -112,7 +123,7 @@ type figures struct {
 // same process after closing the new session.
 func measure(argv []string, stderr io.Writer, ws string, runs int, loadID string) (*figures, error) {
 	var inits, news, loads []time.Duration
-	var rss []int
+	var rss, pss []int
 	for range runs {
 		start := time.Now()
 		a, err := spawn(argv, stderr)
@@ -138,6 +149,11 @@ func measure(argv []string, stderr io.Writer, ws string, runs int, loadID string
 			return nil, err
 		}
 		rss = append(rss, kib)
+		if kib, err = pssOf(a.cmd.Process.Pid); err != nil {
+			_ = a.stop()
+			return nil, err
+		}
+		pss = append(pss, kib)
 
 		if loadID != "" {
 			var r struct {
@@ -162,11 +178,25 @@ func measure(argv []string, stderr io.Writer, ws string, runs int, loadID string
 			return nil, err
 		}
 	}
-	f := &figures{init: median(inits), newSess: median(news), rss: median(rss)}
+	f := &figures{init: median(inits), newSess: median(news), rss: median(rss), pss: median(pss)}
 	if len(loads) > 0 {
 		f.load = median(loads)
 	}
 	return f, nil
+}
+
+// pssOf reads a process's proportional set size in KiB.
+func pssOf(pid int) (int, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "Pss:"); ok {
+			return strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+		}
+	}
+	return 0, errors.New("no Pss")
 }
 
 func median[T int | time.Duration](xs []T) T {
@@ -260,68 +290,4 @@ func (a *agent) stop() error {
 		<-done
 		return errors.New("the agent did not exit after stdin closed")
 	}
-}
-
-// generate runs a scripted session of n tool calls — reads, writes, commands and
-// todo updates — and returns its id.
-func generate(dsh, tmp, ws, sessions string, n int) (string, error) {
-	if err := os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
-		return "", err
-	}
-	type call struct {
-		ID   string         `json:"id"`
-		Name string         `json:"name"`
-		Args map[string]any `json:"args"`
-	}
-	type turn struct {
-		Text      string `json:"text,omitempty"`
-		ToolCalls []call `json:"tool_calls,omitempty"`
-	}
-	var turns []turn
-	for i := range n {
-		id := fmt.Sprintf("call_%03d", i)
-		var c call
-		switch i % 4 {
-		case 0:
-			c = call{id, "read", map[string]any{"path": "main.go"}}
-		case 1:
-			c = call{id, "write", map[string]any{"path": fmt.Sprintf("f%03d.txt", i), "content": strings.Repeat("line\n", 20)}}
-		case 2:
-			c = call{id, "bash", map[string]any{"command": fmt.Sprintf("echo step %d", i)}}
-		case 3:
-			c = call{id, "todo_write", map[string]any{"todos": []map[string]any{{"content": "step " + strconv.Itoa(i), "status": "in_progress"}}}}
-		}
-		turns = append(turns, turn{Text: "Next step.", ToolCalls: []call{c}})
-	}
-	turns = append(turns, turn{Text: "Done."})
-	script, err := json.Marshal(map[string]any{"turns": turns})
-	if err != nil {
-		return "", err
-	}
-	path := filepath.Join(tmp, "script.json")
-	if err := os.WriteFile(path, script, 0o644); err != nil {
-		return "", err
-	}
-	a, err := spawn([]string{dsh, "acp", "--session-dir", sessions, "--mode", "bypass", "--provider", "script", "--script", path}, os.Stderr)
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = a.stop() }()
-	if _, err := a.call("initialize", `{"protocolVersion":1}`); err != nil {
-		return "", err
-	}
-	res, err := a.call("session/new", fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, ws))
-	if err != nil {
-		return "", err
-	}
-	var r struct {
-		SessionID string `json:"sessionId"`
-	}
-	if err := json.Unmarshal(res, &r); err != nil {
-		return "", err
-	}
-	if _, err := a.call("session/prompt", fmt.Sprintf(`{"sessionId":%q,"prompt":[{"type":"text","text":"Go."}]}`, r.SessionID)); err != nil {
-		return "", err
-	}
-	return r.SessionID, nil
 }

@@ -89,16 +89,20 @@ func run(dsh string, calls, bigMB, lines int) error {
 		calls, float64(fi.Size())/1e6, ms(lat), float64(rss)/(1<<20))
 
 	if bigMB > 0 {
-		bigID, size, err := generate(sessions, ws, int64(bigMB)*1_000_000)
-		if err != nil {
-			return err
+		// Results of a capped command's size, then of a large fetched page or a
+		// job's whole buffer.
+		for _, result := range []int{30_000, 4 << 20} {
+			bigID, size, err := generate(sessions, ws, int64(bigMB)*1_000_000, result)
+			if err != nil {
+				return err
+			}
+			lat, rss, err := load(dsh, ws, sessions, bigID)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("session/load of a %.0f MB log of %.0f KB results: %.1f ms, peak RSS %.1f MiB (target: bounded, <= 100 MiB)\n",
+				float64(size)/1e6, float64(result)/1e3, ms(lat), float64(rss)/(1<<20))
 		}
-		lat, rss, err := load(dsh, ws, sessions, bigID)
-		if err != nil {
-			return err
-		}
-		fmt.Printf("session/load of a %.0f MB log: %.1f ms, peak RSS %.1f MiB (target: bounded, <= 100 MiB)\n",
-			float64(size)/1e6, ms(lat), float64(rss)/(1<<20))
 	}
 	return nil
 }
@@ -175,15 +179,16 @@ func median(d []time.Duration) time.Duration {
 	return d[len(d)/2]
 }
 
-// generate writes a log of about size bytes: calls with large command outputs,
-// as a long session of builds and tests would log them.
-func generate(sessions, ws string, size int64) (string, int64, error) {
-	id := session.NewID(time.Now().Add(time.Second))
+// generate writes a log of about size bytes: calls whose outputs are result
+// bytes each, as a long session of builds and tests would log them.
+func generate(sessions, ws string, size int64, result int) (string, int64, error) {
+	id := session.NewID(time.Now().Add(time.Duration(result) * time.Millisecond))
 	l, err := session.Create(sessions, id, ws, session.Options{})
 	if err != nil {
 		return "", 0, err
 	}
-	out := strings.Repeat("ok   some/package/path   0.123s\n", 900) // ~30 KB, like a capped command output
+	const line = "ok   some/package/path   0.123s\n"
+	out := strings.Repeat(line, max(1, result/len(line)))
 	n := 0
 	written := int64(0)
 	for written < size {

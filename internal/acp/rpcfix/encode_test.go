@@ -1,4 +1,4 @@
-package acp
+package rpcfix
 
 import (
 	stdjson "encoding/json"
@@ -31,7 +31,7 @@ func TestNotificationEncodingIsTheSDKs(t *testing.T) {
 	}
 	for i, u := range updates {
 		note := sdk.SessionNotification{SessionId: "s1", Update: u}
-		ours, err := encodeNotification(note)
+		ours, err := EncodeNotification(note)
 		if err != nil {
 			t.Fatalf("update %d: %v", i, err)
 		}

@@ -1,0 +1,214 @@
+// Package rpcfix stands between an ACP connection's stream pair and the ACP
+// SDK, for what the SDK does not do well enough: it answers malformed lines
+// (the SDK only logs them, leaving the client without an answer), encodes
+// session/update notifications in one pass (the SDK encodes every union three
+// times), lets a replay's notifications leave in batches instead of one write
+// each, and tells its owner when a response has been written, so that what a
+// client may only hear after a response (a new session's commands) comes after.
+package rpcfix
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Response is a response the SDK wrote: the method of the request it answers,
+// and its result (nil for an error).
+type Response struct {
+	Method string
+	Result jsontext.Value
+}
+
+// Conn is one connection's JSON-RPC layer. The SDK reads from Reader and
+// writes to Conn; dsh writes its notifications with Notify and Buffer.
+type Conn struct {
+	in     io.Reader
+	sdkIn  *io.PipeReader
+	sdkOut *io.PipeWriter
+
+	wmu sync.Mutex // held while writing
+	w   *bufio.Writer
+
+	// The requests still unanswered have their own lock: a write that blocks (a
+	// client that stopped reading) must not hold up Drain, which bounds how long
+	// dsh waits on its way out.
+	mu       sync.Mutex
+	pending  map[string]string // request id → method
+	answered chan struct{}
+	written  func(Response)
+}
+
+// batchSize is how much of a replay may wait before it is written.
+const batchSize = 64 << 10
+
+// New returns the layer over in and out; Start starts reading in. written, if
+// not nil, is called on its own goroutine once each response to a client's
+// request has been written.
+func New(in io.Reader, out io.Writer, written func(Response)) *Conn {
+	pr, pw := io.Pipe()
+	c := &Conn{sdkIn: pr, sdkOut: pw, in: in, w: bufio.NewWriterSize(out, batchSize), pending: map[string]string{},
+		answered: make(chan struct{}, 1), written: written}
+	return c
+}
+
+// Start reads the client's messages, once the SDK is set up to take them:
+// it must not see the end of its input before then.
+func (c *Conn) Start() {
+	go func() { c.sdkOut.CloseWithError(c.filter(c.in, c.sdkOut)) }()
+}
+
+// Reader is what the SDK reads: the client's well-formed messages.
+func (c *Conn) Reader() io.Reader { return c.sdkIn }
+
+// Write writes one whole message of the SDK's, and anything buffered before it.
+func (c *Conn) Write(p []byte) (int, error) {
+	c.wmu.Lock()
+	n, err := c.w.Write(p)
+	if err == nil {
+		err = c.w.Flush()
+	}
+	c.wmu.Unlock()
+	if err == nil {
+		if id, result, ok := response(p); ok {
+			c.answer(id, result)
+		}
+	}
+	return n, err
+}
+
+// answer notes that the request id has been answered.
+func (c *Conn) answer(id, result jsontext.Value) {
+	key := idKey(id)
+	c.mu.Lock()
+	method, ok := c.pending[key]
+	delete(c.pending, key)
+	c.mu.Unlock()
+	if !ok {
+		return
+	}
+	select {
+	case c.answered <- struct{}{}:
+	default:
+	}
+	if c.written != nil {
+		go c.written(Response{Method: method, Result: result})
+	}
+}
+
+// Notify writes a session/update notification now.
+func (c *Conn) Notify(note sdk.SessionNotification) error {
+	return c.notify(note, true)
+}
+
+// Buffer writes a notification that may wait for those that follow it (a
+// replay): it leaves when the buffer fills, with the next message written, or
+// on Flush.
+func (c *Conn) Buffer(note sdk.SessionNotification) error {
+	return c.notify(note, false)
+}
+
+func (c *Conn) notify(note sdk.SessionNotification, flush bool) error {
+	line, err := EncodeNotification(note)
+	if err != nil {
+		return err
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if _, err := c.w.Write(line); err != nil {
+		return err
+	}
+	if flush {
+		return c.w.Flush()
+	}
+	return nil
+}
+
+// Flush writes what Buffer left waiting.
+func (c *Conn) Flush() error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.w.Flush()
+}
+
+// Drain waits until every request has been answered, or for at most d.
+func (c *Conn) Drain(d time.Duration) {
+	deadline := time.After(d)
+	for {
+		c.mu.Lock()
+		n := len(c.pending)
+		c.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-c.answered:
+		case <-deadline:
+			return
+		}
+	}
+}
+
+// filter copies the messages of in that are JSON-RPC requests, notifications or
+// responses to the SDK through sdkIn, and answers everything else itself.
+func (c *Conn) filter(in io.Reader, sdkIn io.Writer) error {
+	r := bufio.NewReaderSize(in, 64<<10)
+	for {
+		line, tooLong, err := readLine(r)
+		if len(bytes.TrimSpace(line)) > 0 || tooLong {
+			if reply := check(line, tooLong); reply != nil {
+				if _, werr := c.Write(reply); werr != nil {
+					return werr
+				}
+			} else {
+				if id, method, ok := request(line); ok {
+					c.mu.Lock()
+					c.pending[idKey(id)] = method
+					c.mu.Unlock()
+				}
+				if _, werr := sdkIn.Write(append(line, '\n')); werr != nil {
+					return werr
+				}
+			}
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// idKey is a request id in one spelling, the client's and the SDK's alike.
+func idKey(id jsontext.Value) string {
+	v := id.Clone()
+	if v.Canonicalize() != nil {
+		return string(id)
+	}
+	return string(v)
+}
+
+// readLine reads one line without its newline; a line longer than maxMessage is
+// read to its end and reported as too long.
+func readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if !tooLong {
+			line = append(line, chunk...)
+			if len(line) > maxMessage {
+				tooLong, line = true, nil
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return bytes.TrimSuffix(line, []byte("\n")), tooLong, err
+	}
+}

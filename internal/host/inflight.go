@@ -1,0 +1,59 @@
+package host
+
+import (
+	"sync"
+
+	"github.com/dsh-dev/dsh/internal/session"
+)
+
+// maxInflight bounds the bytes of the records a load has folded and not yet
+// replayed: a log of large tool results (images, fetched pages, a job's
+// output, several MiB each) must not fill memory with records in a queue.
+const maxInflight = 8 << 20
+
+// inflight counts the bytes between the fold and the replay. One record is
+// always let through, however large.
+type inflight struct {
+	mu   sync.Mutex
+	cond sync.Cond
+	used int
+}
+
+func newInflight() *inflight {
+	f := &inflight{}
+	f.cond.L = &f.mu
+	return f
+}
+
+// take waits until n more bytes fit.
+func (f *inflight) take(n int) {
+	f.mu.Lock()
+	for f.used > 0 && f.used+n > maxInflight {
+		f.cond.Wait()
+	}
+	f.used += n
+	f.mu.Unlock()
+}
+
+// give returns n bytes.
+func (f *inflight) give(n int) {
+	f.mu.Lock()
+	f.used -= n
+	f.mu.Unlock()
+	f.cond.Broadcast()
+}
+
+// recordSize is about what a record holds in memory.
+func recordSize(r session.Record) int {
+	n := len(r.Text) + len(r.Chunk) + len(r.Args) + len(r.Preview) + 256
+	for _, c := range r.Content {
+		n += len(c.Text) + len(c.Data)
+	}
+	if r.Result != nil {
+		n += len(r.Result.Meta)
+		for _, c := range r.Result.Content {
+			n += len(c.Text) + len(c.Data)
+		}
+	}
+	return n
+}
