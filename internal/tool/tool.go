@@ -121,12 +121,17 @@ func (s *Session) end(now bool) error {
 		return nil
 	}
 	s.closed = true
-	keys := s.order
+	// The values are taken under the lock: a call still running may add state
+	// (which State then closes itself) while these are closed.
+	vals := make([]any, len(s.order))
+	for i, k := range s.order {
+		vals[i] = s.state[k]
+	}
 	s.mu.Unlock()
 	var first error
-	for i := len(keys) - 1; i >= 0; i-- {
+	for i := len(vals) - 1; i >= 0; i-- {
 		var err error
-		switch v := s.state[keys[i]].(type) {
+		switch v := vals[i].(type) {
 		case Killer:
 			if now {
 				err = v.Kill()

@@ -153,3 +153,26 @@ func TestStateAfterCloseIsClosed(t *testing.T) {
 		t.Error("state made after Close was left open")
 	}
 }
+
+// A call still running when the session closes may add state while Close goes
+// through what exists (go test -race saw Close read the map unlocked; a
+// concurrent map write is fatal to the whole process).
+func TestStateDuringCloseRaces(t *testing.T) {
+	for range 20 {
+		s := NewSession("s", nil)
+		for i := range 8 {
+			s.State(i, func() any { return &closerState{} })
+		}
+		added := make(chan struct{})
+		go func() {
+			defer close(added)
+			for i := range 64 {
+				s.State(100+i, func() any { return &closerState{} })
+			}
+		}()
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		<-added
+	}
+}
