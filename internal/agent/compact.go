@@ -95,7 +95,7 @@ func (a *Agent) compact(ctx context.Context, focus string) (session.Usage, error
 	// The tools are offered, though not to be called, because the APIs refuse
 	// tool calls in a conversation that defines no tools.
 	model, thinking := a.Model()
-	resp, err := a.c.Provider.Stream(ctx, provider.Request{Model: model, Thinking: thinking, System: a.c.System,
+	resp, err := a.c.Provider.Stream(ctx, provider.Request{Model: model, Thinking: thinking, System: a.systemPrompt(),
 		Messages: msgs, Tools: a.defs, MaxTokens: a.c.MaxTokens}, nil)
 	if err == nil && resp == nil {
 		err = errors.New("no response")
