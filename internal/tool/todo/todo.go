@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
@@ -42,7 +43,7 @@ func Tool() tool.Tool {
 		Guidance:      guidance,
 		Fold:          fold,
 		Permission:    tool.PermNone,
-		Kind:          "think",
+		Kind:          card.ToolThink,
 		Execute:       execute,
 		PresentCall:   presentCall,
 		PresentResult: presentResult,
