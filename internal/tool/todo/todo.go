@@ -61,7 +61,8 @@ func sessionList(s *tool.Session) *list {
 	return s.State(listKey{}, func() any { return &list{} }).(*list)
 }
 
-// Current returns the session's todo list as last written.
+// Current returns the session's todo list as last written. Test oracle: it
+// shows what the fold keeps, which consumers get from plan records instead.
 func Current(s *tool.Session) []tool.PlanEntry {
 	l := sessionList(s)
 	l.mu.Lock()
