@@ -591,7 +591,7 @@ func planPriority(p string) sdk.PlanEntryPriority {
 }
 
 // toolKind maps a card's kind to ACP's closed set; anything else is "other".
-func toolKind(k string) sdk.ToolKind {
+func toolKind(k card.ToolKind) sdk.ToolKind {
 	switch t := sdk.ToolKind(k); t {
 	case sdk.ToolKindRead, sdk.ToolKindEdit, sdk.ToolKindDelete, sdk.ToolKindMove, sdk.ToolKindSearch,
 		sdk.ToolKindExecute, sdk.ToolKindThink, sdk.ToolKindFetch, sdk.ToolKindSwitchMode, sdk.ToolKindOther:

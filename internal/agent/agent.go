@@ -113,6 +113,8 @@ type Agent struct {
 	calls   int                       // calls logged, to number the user's own (RunTool)
 	last    tool.Result               // the last result logged
 	nested  map[string]bool           // directories whose instructions are in the context
+	system  string                    // the system prompt (Config's until a header records one)
+	cwd     string                    // the working directory last logged, relative to the root
 
 	fixed int64 // the tokens of the system prompt and tools
 }
@@ -140,7 +142,7 @@ func New(c Config) *Agent {
 	}
 	return &Agent{c: c, defs: defs, ctx: builder{outputCap: c.OutputCap}, mode: c.Mode, model: c.Model, think: c.Thinking,
 		allowed: map[string]bool{}, open: map[string]session.Record{}, nested: map[string]bool{},
-		fixed: fixedTokens(c.System, defs)}
+		system: c.System, cwd: ".", fixed: fixedTokens(c.System, defs)}
 }
 
 // SetMode changes the permission mode, as a logged record; it applies from the
@@ -192,6 +194,10 @@ func (a *Agent) Fold(r session.Record) {
 	a.ctx.fold(r)
 	var call session.Record
 	switch r.Type {
+	case session.TypeHeader:
+		if r.System != "" {
+			a.system, a.fixed = r.System, fixedTokens(r.System, a.defs)
+		}
 	case session.TypeModel:
 		a.model, a.think = r.Model, r.Thinking
 	case session.TypeUser:
@@ -219,14 +225,20 @@ func (a *Agent) Fold(r session.Record) {
 		if r.Result != nil {
 			a.last = *r.Result
 		}
+		if r.Cwd != "" {
+			a.cwd = r.Cwd
+		}
 	case session.TypeInstructions:
 		a.nested[filepath.Dir(r.Path)] = true
-	case session.TypeHeader, session.TypeAssistant, session.TypeThinking,
+	case session.TypeAssistant, session.TypeThinking,
 		session.TypeProgress, session.TypePlan, session.TypeTurnEnd, session.TypeCompaction, session.TypeDamaged:
 	}
 	a.mu.Unlock()
 	if call.CallID != "" && r.Result != nil && a.c.Tools != nil {
 		a.c.Registry.Fold(a.c.Tools, call.Name, call.Args, *r.Result)
+	}
+	if r.Type == session.TypeToolResult && r.Cwd != "" {
+		a.restoreCwd(r.Cwd)
 	}
 }
 
@@ -292,7 +304,7 @@ func (a *Agent) Prompt(ctx context.Context, text string, images ...card.Content)
 		resp, err := a.c.Provider.Stream(ctx, provider.Request{
 			Model:     model,
 			Thinking:  thinking,
-			System:    a.c.System,
+			System:    a.systemPrompt(),
 			Messages:  a.messages(),
 			Tools:     a.defs,
 			MaxTokens: a.c.MaxTokens,
@@ -560,7 +572,7 @@ func (a *Agent) runCalls(ctx context.Context, t *turnState, calls []call) error 
 					res.Content = append(res.Content, card.Text("\n"+msgCancelled))
 				}
 			}
-			if err := a.record(session.Record{Type: session.TypeToolResult, CallID: c.id, Result: &res}); err != nil {
+			if err := a.record(session.Record{Type: session.TypeToolResult, CallID: c.id, Result: &res, Cwd: a.movedCwd()}); err != nil {
 				return fmt.Errorf("log tool result: %w", err)
 			}
 			if err := a.nestedInstructions(c, res); err != nil {

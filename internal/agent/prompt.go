@@ -15,8 +15,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/go-json-experiment/json"
-
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/tool"
@@ -112,34 +110,31 @@ func LoadInstructions(root string) (string, error) {
 // into the context: a repository can make the file as large as it likes.
 const MaxNestedInstructions = 32 << 10
 
-// nestedInstructions runs after a read-kind call's result is logged: for each
-// directory between the workspace root and the file read, outermost first,
-// whose AGENTS.md (or CLAUDE.md) is not in the context yet, it logs the file as
-// an instructions record, which the builder adds to the context.
+// nestedInstructions runs after a call's result is logged: for each file the
+// call touched (its tool says which) and each directory between the workspace
+// root and that file, outermost first, whose AGENTS.md (or CLAUDE.md) is not in
+// the context yet, it logs the file as an instructions record, which the
+// builder adds to the context.
 func (a *Agent) nestedInstructions(c call, res tool.Result) error {
-	if c.tool == nil || c.tool.Kind() != "read" || res.IsError || a.c.Tools == nil || a.c.Tools.Workspace == nil {
-		return nil
-	}
-	var meta struct {
-		Path string `json:"path"`
-	}
-	if json.Unmarshal(res.Meta, &meta) != nil {
+	if c.tool == nil || res.IsError || a.c.Tools == nil || a.c.Tools.Workspace == nil {
 		return nil
 	}
 	ws := a.c.Tools.Workspace
-	for _, dir := range nestedDirs(ws, meta.Path) {
-		a.mu.Lock()
-		seen := a.nested[dir]
-		a.mu.Unlock()
-		if seen {
-			continue
-		}
-		path, text, ok := loadNested(ws.Root(), dir)
-		if !ok {
-			continue
-		}
-		if err := a.record(session.Record{Type: session.TypeInstructions, Path: path, Text: text}); err != nil {
-			return fmt.Errorf("log instructions: %w", err)
+	for _, file := range c.tool.Touched(c.args, res) {
+		for _, dir := range nestedDirs(ws, file) {
+			a.mu.Lock()
+			seen := a.nested[dir]
+			a.mu.Unlock()
+			if seen {
+				continue
+			}
+			path, text, ok := loadNested(ws.Root(), dir)
+			if !ok {
+				continue
+			}
+			if err := a.record(session.Record{Type: session.TypeInstructions, Path: path, Text: text}); err != nil {
+				return fmt.Errorf("log instructions: %w", err)
+			}
 		}
 	}
 	return nil

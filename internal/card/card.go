@@ -21,6 +21,22 @@ const (
 	KindSearch   Kind = "search"
 )
 
+// ToolKind is the kind of work a call does, as ACP names it: editors group and
+// label calls by it. A tool declares its kind once, in its spec; the framework
+// copies it into the tool's generic call cards.
+type ToolKind string
+
+// The tool kinds dsh uses.
+const (
+	ToolRead    ToolKind = "read"
+	ToolEdit    ToolKind = "edit"
+	ToolSearch  ToolKind = "search"
+	ToolExecute ToolKind = "execute"
+	ToolThink   ToolKind = "think"
+	ToolFetch   ToolKind = "fetch"
+	ToolOther   ToolKind = "other"
+)
+
 // Call is the call-side card: what the user sees while a tool call is proposed or
 // running. Its variants are *GenericCall, *TerminalCall and *DiffCall.
 //
@@ -100,7 +116,7 @@ type SearchFile struct {
 // GenericCall is anything without a richer intent.
 type GenericCall struct {
 	Title     string     `json:"title"`
-	ToolKind  string     `json:"kind,omitempty"` // ACP tool kind: read, edit, execute, think, other, …
+	ToolKind  ToolKind   `json:"kind,omitempty"`
 	RawInput  RawJSON    `json:"rawInput,omitzero"`
 	Content   []Content  `json:"content,omitempty"`
 	Locations []Location `json:"locations,omitempty"`

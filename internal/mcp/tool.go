@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
@@ -69,7 +70,7 @@ func (s *server) adapt() []tool.Tool {
 			Name: name, Title: s.name + ": " + title,
 			Description: desc + "\n\n(A tool of the MCP server " + s.name + ".)",
 			Schema:      objectSchema(t.InputSchema),
-			ReadOnly:    readOnly, Permission: perm, Kind: "other",
+			ReadOnly:    readOnly, Permission: perm, Kind: card.ToolOther,
 			Execute: func(ctx context.Context, _ tool.Env, args jsontext.Value) (tool.Result, error) {
 				return s.call(ctx, remote, json.RawMessage(args)), nil
 			},

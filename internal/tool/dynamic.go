@@ -23,7 +23,7 @@ type Dynamic struct {
 	Schema      jsontext.Value // a JSON schema of an object
 	ReadOnly    bool
 	Permission  Permission
-	Kind        string
+	Kind        card.ToolKind
 	// Execute runs the call with arguments that passed the schema. An error is a
 	// harness failure; the model's failures are error results.
 	Execute func(ctx context.Context, env Env, args jsontext.Value) (Result, error)
@@ -46,7 +46,7 @@ func NewDynamic(d Dynamic) (Tool, error) {
 		return nil, fmt.Errorf("tool %s: schema: %w", d.Name, err)
 	}
 	if d.Kind == "" {
-		d.Kind = "other"
+		d.Kind = card.ToolOther
 	}
 	if d.Title == "" {
 		d.Title = d.Name
@@ -65,7 +65,7 @@ func (t *dynamic) Guidance() string       { return t.d.Guidance }
 func (t *dynamic) Schema() jsontext.Value { return t.schema.raw }
 func (t *dynamic) ReadOnly() bool         { return t.d.ReadOnly }
 func (t *dynamic) Permission() Permission { return t.d.Permission }
-func (t *dynamic) Kind() string           { return t.d.Kind }
+func (t *dynamic) Kind() card.ToolKind    { return t.d.Kind }
 
 func (t *dynamic) args(args []byte) (jsontext.Value, error) {
 	v := jsontext.Value(args)
@@ -112,3 +112,5 @@ func (t *dynamic) PresentResult(_ []byte, r Result) card.Result {
 }
 
 func (t *dynamic) Fold(*Session, []byte, Result) {}
+
+func (t *dynamic) Touched([]byte, Result) []string { return nil }

@@ -52,7 +52,7 @@ func (r *Registry) Run(ctx context.Context, env Env, name string, args []byte, p
 func (r *Registry) PresentCall(name string, args []byte, preview jsontext.Value) card.Call {
 	t, ok := r.byName[name]
 	if !ok {
-		return &card.GenericCall{Title: name, ToolKind: "other", RawInput: rawOrNil(args)}
+		return &card.GenericCall{Title: name, ToolKind: card.ToolOther, RawInput: rawOrNil(args)}
 	}
 	return t.PresentCall(args, preview)
 }

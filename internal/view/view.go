@@ -83,7 +83,7 @@ func (p *Presenter) call(r session.Record) (c card.Call, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("presenting the %s call %s: %v", r.Name, r.CallID, v)
-			c = &card.GenericCall{Title: r.Name, ToolKind: "other", RawInput: raw(r.Args)}
+			c = &card.GenericCall{Title: r.Name, ToolKind: card.ToolOther, RawInput: raw(r.Args)}
 		}
 	}()
 	return p.reg.PresentCall(r.Name, r.Args, r.Preview), nil
@@ -112,13 +112,13 @@ func raw(args []byte) card.RawJSON {
 func noteCards(r session.Record) (string, card.Call, card.Result) {
 	if r.Type == session.TypeInstructions {
 		title := "Project instructions: " + r.Path
-		return "instructions", &card.GenericCall{Title: title, ToolKind: "read", Locations: []card.Location{{Path: r.Path}}},
+		return "instructions", &card.GenericCall{Title: title, ToolKind: card.ToolRead, Locations: []card.Location{{Path: r.Path}}},
 			&card.GenericResult{Title: title, Content: []card.Content{card.Text(r.Text)}}
 	}
 	title := "Compacted the conversation"
 	if r.Focus != "" {
 		title += " (focus: " + r.Focus + ")"
 	}
-	return "compact", &card.GenericCall{Title: title, ToolKind: "think"},
+	return "compact", &card.GenericCall{Title: title, ToolKind: card.ToolThink},
 		&card.GenericResult{Title: title, Content: []card.Content{card.Text(r.Text)}}
 }

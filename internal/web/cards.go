@@ -126,7 +126,7 @@ func (b *builder) tool(it view.Item, name string) *toolView {
 func (b *builder) callCard(callID string, c card.Call) *callView {
 	switch c := c.(type) {
 	case *card.GenericCall:
-		g := &genericCallView{Title: c.Title, ToolKind: c.ToolKind, Content: b.contents(callID, c.Content), Input: indentJSON(c.RawInput)}
+		g := &genericCallView{Title: c.Title, ToolKind: string(c.ToolKind), Content: b.contents(callID, c.Content), Input: indentJSON(c.RawInput)}
 		for _, l := range c.Locations {
 			s := l.Path
 			if l.Line != nil {

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/workspace"
@@ -63,7 +64,7 @@ func Tools(opts ...Options) []tool.Tool {
 			Description:   bashDescription,
 			Guidance:      bashGuidance,
 			Permission:    tool.PermExecute,
-			Kind:          "execute",
+			Kind:          card.ToolExecute,
 			Approval:      b.approval,
 			Execute:       b.execute,
 			PresentCall:   presentCall,

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
@@ -36,7 +37,7 @@ func jobOutputTool() tool.Tool {
 		Description:   jobOutputDescription,
 		ReadOnly:      true,
 		Permission:    tool.PermNone,
-		Kind:          "execute",
+		Kind:          card.ToolExecute,
 		Execute:       jobOutput,
 		PresentCall:   presentJobOutputCall,
 		PresentResult: presentJobOutputResult,
@@ -48,7 +49,7 @@ func jobKillTool() tool.Tool {
 		Name:          "job_kill",
 		Description:   jobKillDescription,
 		Permission:    tool.PermExecute,
-		Kind:          "execute",
+		Kind:          card.ToolExecute,
 		Execute:       jobKill,
 		PresentCall:   presentJobKillCall,
 		PresentResult: presentJobKillResult,
@@ -61,7 +62,7 @@ func jobListTool() tool.Tool {
 		Description:   jobListDescription,
 		ReadOnly:      true,
 		Permission:    tool.PermNone,
-		Kind:          "other",
+		Kind:          card.ToolOther,
 		Execute:       jobList,
 		PresentCall:   presentJobListCall,
 		PresentResult: presentJobListResult,

@@ -92,7 +92,7 @@ func New(o Options) tool.Tool {
 		Guidance:      guidance,
 		ReadOnly:      true, // of the workspace: fetches run concurrently
 		Permission:    tool.PermExecute,
-		Kind:          "fetch",
+		Kind:          card.ToolFetch,
 		Approval:      approval,
 		Preview:       func(_ context.Context, _ tool.Env, p Params) (*Meta, error) { return preview(p) },
 		Execute:       f.execute,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
@@ -32,7 +33,7 @@ func Write() tool.Tool {
 		Guidance:    writeGuidance,
 		ReadOnly:    false,
 		Permission:  tool.PermEdit,
-		Kind:        "edit",
+		Kind:        card.ToolEdit,
 		Preview: func(ctx context.Context, env tool.Env, p writeParams) (*diffMeta, error) {
 			return changePreview(ctx, env, writePlanFor(p, nil))
 		},
@@ -42,6 +43,7 @@ func Write() tool.Tool {
 		PresentCall:   writePresentCall,
 		PresentResult: writePresentResult,
 		Fold:          func(s *tool.Session, _ writeParams, r tool.Result, m *diffMeta) { foldStamp(s, r, diffStampOf(m)) },
+		Touched:       func(_ writeParams, r tool.Result, m *diffMeta) []string { return changed(r, m) },
 	})
 }
 
@@ -79,6 +81,14 @@ func writeRun(content string, m diffMeta, msg string) func(io.Writer) (diffMeta,
 		_, err := io.WriteString(w, content)
 		return m, msg, err
 	}
+}
+
+// changed is the file a successful change left, as its stamp names it.
+func changed(r tool.Result, m *diffMeta) []string {
+	if st := diffStampOf(m); st != nil && !r.IsError {
+		return []string{st.Path}
+	}
+	return nil
 }
 
 func diffStampOf(m *diffMeta) *fileStamp {
