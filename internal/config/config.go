@@ -112,7 +112,7 @@ func Load(projectRoot string, getenv func(string) string) (Config, error) {
 	mcp := map[string]MCPServer{}
 	if path := UserPath(getenv); path != "" {
 		f := File{Path: path, Scope: "user"}
-		d, exists, err := readFile(path, getenv)
+		d, exists, err := readFile(path, "", getenv)
 		if err != nil {
 			return Config{}, err
 		}
@@ -126,7 +126,7 @@ func Load(projectRoot string, getenv func(string) string) (Config, error) {
 	if projectRoot != "" {
 		path := filepath.Join(projectRoot, ".dsh", "config.toml")
 		f := File{Path: path, Scope: "project", Trusted: isTrusted(projectRoot, trusted, getenv)}
-		d, exists, err := readFile(path, getenv)
+		d, exists, err := readFile(path, projectRoot, getenv)
 		if err != nil {
 			return Config{}, err
 		}

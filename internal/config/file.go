@@ -4,15 +4,19 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
+
+	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
 // rawFile is the file's shape; pointers tell a key that is absent from one set
@@ -54,15 +58,28 @@ type fileData struct {
 const maxFileSize = 1 << 20
 
 // readFile reads and validates one file. A missing file is not an error.
-// Every error names the file and, where the parser knows it, the line.
-func readFile(path string, getenv func(string) string) (*fileData, bool, error) {
-	b, err := os.ReadFile(path)
+// Every error names the file and, where the parser knows it, the line. A
+// project's file (root is the project's directory, "" for the user's own) must
+// be a regular file inside root: a symlink out of the repository is refused.
+func readFile(path, root string, getenv func(string) string) (*fileData, bool, error) {
+	var b []byte
+	var more bool
+	var err error
+	if root != "" {
+		rel, rerr := filepath.Rel(root, path)
+		if rerr != nil {
+			return nil, false, fmt.Errorf("reading the configuration: %w", rerr)
+		}
+		b, more, err = workspace.ReadProjectFile(root, rel, maxFileSize)
+	} else {
+		b, more, err = readCapped(path, maxFileSize)
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, false, nil
 	case err != nil:
-		return nil, false, fmt.Errorf("reading the configuration: %w", err)
-	case len(b) > maxFileSize:
+		return nil, true, fmt.Errorf("reading the configuration %s: %w", path, err)
+	case more:
 		return nil, true, fmt.Errorf("%s: larger than %d bytes; not a configuration file", path, maxFileSize)
 	}
 	d, err := parseFile(b, getenv)
@@ -70,6 +87,21 @@ func readFile(path string, getenv func(string) string) (*fileData, bool, error) 
 		return nil, true, fileError(path, err)
 	}
 	return d, true, nil
+}
+
+// readCapped reads at most limit bytes of the user's own file, which may be a
+// symlink (into a dotfiles repository) but must lead to a regular file.
+func readCapped(path string, limit int) ([]byte, bool, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, false, err
+	}
+	defer func() { _ = f.Close() }()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, false, fmt.Errorf("%w", workspace.ErrNotRegular)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+	return b, len(b) > limit, err
 }
 
 // lineError is a validation error at a known line (0: unknown).
