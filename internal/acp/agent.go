@@ -155,7 +155,7 @@ func (a *Agent) NewSession(_ context.Context, p sdk.NewSessionRequest) (sdk.NewS
 		return sdk.NewSessionResponse{}, err
 	}
 	servers, n := a.startMCP(p.Cwd, cfg, p.McpServers)
-	h, err := host.Create(a.hostOptions(p.Cwd, servers))
+	h, err := host.Create(a.hostOptions(p.Cwd, servers, n))
 	if err != nil {
 		return sdk.NewSessionResponse{}, openError(err)
 	}
@@ -190,7 +190,7 @@ func (a *Agent) config(cwd string) (config.Config, error) {
 // commands and MCP notes.
 func (a *Agent) equip(s *sess, cfg config.Config, n *notes) {
 	s.cfg, s.notes = cfg, n
-	s.cmds = a.editorCommands(s.br.cwd)
+	s.cmds = a.editorCommands(s.br.cwd, n.warn)
 	if len(n.started) > 0 {
 		a.o.Logger.Debug("MCP servers started", "session", s.id, "servers", n.started)
 	}
@@ -256,7 +256,7 @@ func (a *Agent) reopen(id, cwd string, servers []sdk.McpServer, replay bool) (*s
 			return s.replayRecord(r)
 		}
 	}
-	h, err := host.Load(a.hostOptions(cwd, mcps), path, each)
+	h, err := host.Load(a.hostOptions(cwd, mcps, n), path, each)
 	if err != nil {
 		return nil, openError(err)
 	}
@@ -303,8 +303,9 @@ func checkCwd(cwd string) error {
 	return nil
 }
 
-// hostOptions are the options of a session in cwd.
-func (a *Agent) hostOptions(cwd string, servers *mcp.Servers) host.Options {
+// hostOptions are the options of a session in cwd; the host's warnings (a
+// refused project file) reach the user as agent messages through n.
+func (a *Agent) hostOptions(cwd string, servers *mcp.Servers, n *notes) host.Options {
 	o := host.Options{
 		SessionDir:   a.o.SessionDir,
 		Root:         cwd,
@@ -318,7 +319,7 @@ func (a *Agent) hostOptions(cwd string, servers *mcp.Servers) host.Options {
 		Provider:     a.provider,
 		Ask:          true,
 		Now:          a.o.Now,
-		Warn:         func(msg string) { a.o.Logger.Warn(msg) },
+		Warn:         func(msg string) { a.o.Logger.Warn(msg); n.warn(msg) },
 	}
 	if servers != nil {
 		o.Tools, o.Closers = servers.Tools(), []io.Closer{servers}

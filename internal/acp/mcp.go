@@ -92,6 +92,13 @@ type notes struct {
 func (n *notes) add(msg string) {
 	n.mu.Lock()
 	n.model = append(n.model, msg)
+	n.mu.Unlock()
+	n.warn(msg)
+}
+
+// warn tells the user only: a harness warning such as a refused project file.
+func (n *notes) warn(msg string) {
+	n.mu.Lock()
 	tell := n.tell
 	if tell == nil {
 		n.user = append(n.user, msg)

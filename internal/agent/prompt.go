@@ -92,7 +92,7 @@ func LoadInstructions(root string) (string, error) {
 			continue
 		}
 		if err != nil {
-			return "", fmt.Errorf("project instructions: %w", err)
+			return "", err // the caller says these are the project instructions
 		}
 		return capped(b, more, MaxInstructions), nil
 	}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -58,12 +59,14 @@ func readIn(r *os.Root, root, rel string, limit int) ([]byte, bool, error) {
 }
 
 // refusal explains why rel could not be opened in root: os.Root says only that
-// a path escapes, so name the symlink and where it leads.
+// a path escapes, so name the symlink and where it leads. An absolute link is
+// refused even when it leads back inside: the repository's author cannot know
+// where it is cloned, so it points at the cloner's files.
 func refusal(root, rel string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	// Walk the components to find the link that leads out.
+	rr, _ := filepath.EvalSymlinks(root)
 	cur := root
 	for _, c := range split(filepath.ToSlash(rel)) {
 		cur = filepath.Join(cur, c)
@@ -71,13 +74,14 @@ func refusal(root, rel string, err error) error {
 		if lerr != nil || fi.Mode()&fs.ModeSymlink == 0 {
 			continue
 		}
+		target, _ := os.Readlink(cur)
 		real, rerr := filepath.EvalSymlinks(cur)
 		if rerr != nil {
-			real, _ = os.Readlink(cur)
+			real = target
 		}
-		if rr, _ := filepath.EvalSymlinks(root); real != rr && !isUnder(real, rr) {
+		if filepath.IsAbs(target) || !isUnder(real, rr) {
 			shown, _ := filepath.Rel(root, cur)
-			return fmt.Errorf("%s is a symlink to %s, %w %s", shown, real, ErrOutside, root)
+			return fmt.Errorf("%s is a symlink to %s, %w %s", shown, target, ErrOutside, root)
 		}
 	}
 	return fmt.Errorf("%s: %w", rel, err)
@@ -85,7 +89,7 @@ func refusal(root, rel string, err error) error {
 
 func isUnder(p, dir string) bool {
 	rel, err := filepath.Rel(dir, p)
-	return err == nil && rel != ".." && !filepath.IsAbs(rel) && (len(rel) < 3 || rel[:3] != "../")
+	return err == nil && rel != ".." && !filepath.IsAbs(rel) && !strings.HasPrefix(rel, "../")
 }
 
 // ProjectEntry is one regular file WalkProject found.
