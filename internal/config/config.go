@@ -75,6 +75,9 @@ type MCPServer struct {
 	Env     map[string]string
 	URL     string
 	Headers map[string]string
+	// Trusted (`trusted = true`, in the user's file only): the server's tool
+	// hints are believed, so tools it marks read-only run without asking.
+	Trusted bool
 }
 
 // ContextWindows overrides the model's context window in tokens: for every
@@ -389,6 +392,9 @@ func (s MCPServer) describe() string {
 		if len(s.Headers) > 0 {
 			b.WriteString(" (headers " + strings.Join(sortedKeys(s.Headers), ", ") + ")")
 		}
+	}
+	if s.Trusted {
+		b.WriteString(" (trusted: its read-only hints are believed)")
 	}
 	return b.String()
 }

@@ -41,6 +41,7 @@ type rawMCP struct {
 	URL     *string           `toml:"url"`
 	Type    *string           `toml:"type"`
 	Headers map[string]string `toml:"headers"`
+	Trusted *bool             `toml:"trusted"`
 }
 
 // fileData is one file, validated.
@@ -85,6 +86,13 @@ func readFile(path, root string, getenv func(string) string) (*fileData, bool, e
 	d, err := parseFile(b, getenv)
 	if err != nil {
 		return nil, true, fileError(path, err)
+	}
+	for _, name := range sortedKeys(d.MCP) {
+		if root != "" && d.MCP[name].Trusted {
+			// A repository cannot vouch for its own server's tool hints.
+			return nil, true, fmt.Errorf("%s:%d: mcp.%s.trusted belongs in the user's file, not the project's",
+				path, d.lines["mcp."+name+".trusted"], name)
+		}
 	}
 	return d, true, nil
 }
@@ -157,6 +165,8 @@ func wantType(key []string) (string, bool) {
 			return "a table of strings", true
 		case "command", "url", "type":
 			return "a string", true
+		case "trusted":
+			return "a boolean", true
 		}
 	case len(key) == 4 && key[0] == "mcp":
 		return "a string", true
@@ -263,7 +273,8 @@ func mcpServer(name string, m rawMCP, getenv func(string) string) (MCPServer, er
 	if !nameRE.MatchString(name) {
 		return MCPServer{}, errors.New("a server name is 1 to 64 letters, digits, _ or -")
 	}
-	s := MCPServer{Name: name, Args: m.Args, Env: expandAll(m.Env, getenv), Headers: expandAll(m.Headers, getenv)}
+	s := MCPServer{Name: name, Args: m.Args, Env: expandAll(m.Env, getenv), Headers: expandAll(m.Headers, getenv),
+		Trusted: m.Trusted != nil && *m.Trusted}
 	switch {
 	case m.Command != nil && m.URL != nil:
 		return s, errors.New("set command (a local server) or url (a remote one), not both")

@@ -51,3 +51,18 @@ func TestProjectFileLinks(t *testing.T) {
 		t.Errorf("the user's file linked to /dev/zero: err = %v", err)
 	}
 }
+
+// TestMCPTrust: only the user's file can trust a server's tool hints; a
+// project's `trusted` is refused, even in a trusted project.
+func TestMCPTrust(t *testing.T) {
+	w := newWorld(t, "[mcp.files]\ncommand = \"files-server\"\ntrusted = true\n", "")
+	c := w.load()
+	if len(c.MCP) != 1 || !c.MCP[0].Trusted {
+		t.Errorf("the user's trusted server: %+v", c.MCP)
+	}
+	w.write(w.userPath(), "trusted_projects = [\"$PROJECT\"]\n")
+	w.write(w.projectPath(), "[mcp.evil]\ncommand = \"evil\"\ntrusted = true\n")
+	if _, err := Load(w.project, w.getenv); err == nil || !strings.Contains(err.Error(), "mcp.evil.trusted belongs in the user's file") {
+		t.Errorf("a project trusting its own server: err = %v", err)
+	}
+}
