@@ -92,7 +92,7 @@ var classifyCases = []classifyCase{
 	safe("ls a{b", "ls"),
 	safe("ls {} x{}", "ls"),
 	safe(`ls "{a,b}" \{a,b\}`, "ls"),
-	safe("ls ~ ~/x ~root", "ls"),
+	remembered("ls ~ ~/x ~root", "ls"), // home: outside the workspace
 	safe("grep x f |& head", "grep, head"),
 	safe("ls # $(rm -rf ~)", "ls"),
 
