@@ -14,10 +14,12 @@ import (
 
 // editorCommands are the slash commands a session in cwd offers: dsh's own that
 // make sense in an editor, and the user's and the project's custom commands.
-func (a *Agent) editorCommands(cwd string) []command.Command {
+// Files that were refused are told to the user through warn.
+func (a *Agent) editorCommands(cwd string, warn func(string)) []command.Command {
 	cmds, err := command.All(command.Dirs(cwd, a.o.Getenv))
 	if err != nil {
 		a.o.Logger.Warn("reading custom commands", "err", err)
+		warn("custom commands not offered: " + err.Error())
 	}
 	return command.For(cmds, command.Editor)
 }

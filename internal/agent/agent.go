@@ -623,7 +623,13 @@ func (a *Agent) permit(ctx context.Context, c call) (res tool.Result, ok bool, e
 	a.mu.Lock()
 	mode := a.mode
 	a.mu.Unlock()
-	switch modeGate(mode, perm) {
+	ap := c.tool.Approval(c.args)
+	r := a.pathRisk(ap.Paths)
+	if why := r.reason(); why != "" {
+		// Asked every time: no earlier "always" covers it.
+		ap = tool.Approval{Label: why}
+	}
+	switch modeGate(mode, perm, ap, r) {
 	case gateRun:
 		return tool.Result{}, true, nil
 	case gateRefuse:
@@ -632,7 +638,6 @@ func (a *Agent) permit(ctx context.Context, c call) (res tool.Result, ok bool, e
 	case gateAsk:
 	}
 
-	ap := c.tool.Approval(c.args)
 	if ap.Safe || (ap.Remember && len(ap.Keys) > 0 && a.allAllowed(ap.Keys)) {
 		return tool.Result{}, true, nil
 	}

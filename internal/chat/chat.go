@@ -101,6 +101,8 @@ type Model struct {
 	liveOrder []string
 	perm      *host.Permission
 	permCard  string
+	permAt    time.Time // when perm was shown
+	typedAt   time.Time // the last key press
 
 	usage         session.Usage // totals of the session's model calls
 	contextTokens int64
@@ -409,7 +411,7 @@ func (m *Model) event(e host.Event) tea.Cmd {
 			lc.started = true
 		}
 	case host.KindPermission:
-		m.perm = e.Permission
+		m.perm, m.permAt = e.Permission, m.cfg.Now()
 		m.permCard = renderCall(e.Permission.Request.Card, m.termOpts())
 		p := e.Permission
 		return func() tea.Msg { <-p.Done(); return permDoneMsg{p} }
@@ -536,7 +538,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	if ks == "ctrl+c" {
 		return m.interrupt()
 	}
-	if m.perm != nil {
+	if deliberate := m.deliberate(); m.perm != nil && deliberate {
 		return m.permKey(ks)
 	}
 	if m.picker != nil {

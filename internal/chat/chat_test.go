@@ -236,10 +236,12 @@ func TestFramePermission(t *testing.T) {
 		Approval: tool.Approval{Label: "commands starting with rm or make", Remember: true, Keys: []string{"bash:rm", "bash:make"}}}
 	h.events(host.Event{Kind: host.KindPermission, Permission: &host.Permission{Request: req}})
 	h.frame("permission")
-	h.typeText("x") // not an answer: the prompt stays, the input gets nothing
+	h.now = h.now.Add(time.Second) // seen, and the user paused
+	h.typeText("x")                // not an answer: the prompt stays, the input gets nothing
 	if h.m.perm == nil || h.m.input.Value() != "" {
 		t.Errorf("a key that is not an answer must do nothing (prompt %v, input %q)", h.m.perm != nil, h.m.input.Value())
 	}
+	h.now = h.now.Add(time.Second)
 	h.typeText("y")
 	if h.m.perm != nil {
 		t.Error("y should answer the prompt")
@@ -249,13 +251,48 @@ func TestFramePermission(t *testing.T) {
 	req.Approval = tool.Approval{Label: "this exact command"}
 	h.events(host.Event{Kind: host.KindPermission, Permission: &host.Permission{Request: req}})
 	h.frame("permission-once")
+	h.now = h.now.Add(time.Second)
 	h.typeText("a")
 	if h.m.perm == nil {
 		t.Error(`"a" must not answer a request that cannot be remembered`)
 	}
+	h.now = h.now.Add(time.Second)
 	h.typeText("n")
 	if h.m.perm != nil {
 		t.Error("n should answer the prompt")
+	}
+}
+
+// TestTypedAheadNeverAnswers attacks the prompt as issue 19 did: the user is
+// typing "and …" when a request arrives. The keys typed before it was shown,
+// and those typed on without a pause, go to the input; only a key after a
+// pause answers.
+func TestTypedAheadNeverAnswers(t *testing.T) {
+	h := newHarness(t, 80)
+	h.m.running = true
+	args := []byte(`{"command":"rm -rf build"}`)
+	h.events(recordEvent(session.Record{Type: session.TypeToolCall, CallID: "c1", Name: "bash", Args: args}))
+	req := agent.PermissionRequest{CallID: "c1", Tool: "bash", Args: args, Card: &card.TerminalCall{Title: "rm -rf build"},
+		Approval: tool.Approval{Label: "rm -rf build", Remember: true, Keys: []string{"command:rm -rf build"}}}
+	h.typeText("th")
+	p := &host.Permission{Request: req}
+	h.events(host.Event{Kind: host.KindPermission, Permission: p})
+	h.typeText("and ya") // at once: typing on, not answering
+	if h.m.perm == nil {
+		t.Fatal("a key typed on as the prompt appeared answered it")
+	}
+	if got := h.m.input.Value(); got != "thand ya" {
+		t.Errorf("input = %q, want the typed-ahead keys kept", got)
+	}
+	h.now = h.now.Add(100 * time.Millisecond)
+	h.typeText("y") // still typing
+	if h.m.perm == nil {
+		t.Fatal("a key typed without a pause answered the prompt")
+	}
+	h.now = h.now.Add(time.Second)
+	h.typeText("n")
+	if h.m.perm != nil {
+		t.Error("a deliberate n did not answer")
 	}
 }
 
@@ -432,7 +469,7 @@ func TestCustomCommandExpands(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "review.md"), []byte("---\ndescription: review a file\n---\nReview $ARGUMENTS carefully.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmds, err := command.All([]string{dir})
+	cmds, err := command.All([]command.Dir{{Path: dir}})
 	if err != nil {
 		t.Fatal(err)
 	}

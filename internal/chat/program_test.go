@@ -75,6 +75,7 @@ func TestProgram(t *testing.T) {
 	tm.Type("what do my notes say?")
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
 	wait("the permission prompt", "[y] yes, once")
+	time.Sleep(2 * permGrace) // an answer typed at once would be taken for typing ahead
 	tm.Type("y")
 	wait("the command's card", "REMEMBER THE MILK")
 	wait("the model's answer", "It says REMEMBER THE MILK.")

@@ -82,7 +82,7 @@ func (t *dynamic) Approval(args []byte) Approval {
 	if _, err := t.args(args); err != nil {
 		return Approval{}
 	}
-	return Approval{Keys: []string{"tool:" + t.d.Name}, Label: t.d.Name, Remember: true}
+	return Approval{Keys: []string{"tool:" + t.d.Name}, Label: t.d.Name, Remember: true, Opaque: true}
 }
 
 func (t *dynamic) Preview(context.Context, Env, []byte) (jsontext.Value, *Result) { return nil, nil }

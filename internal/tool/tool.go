@@ -187,6 +187,18 @@ type Approval struct {
 	// Safe calls are known to be harmless and run without asking in the modes that
 	// ask (known read-only commands).
 	Safe bool
+	// Confined calls act only inside what dsh confines (a command in the
+	// sandbox, a job of the session's), so the auto mode runs them unasked.
+	// Anything else that executes (a fetch, an MCP tool) is asked about in auto.
+	Confined bool
+	// Opaque calls are another program's tools (an MCP server's): dsh cannot
+	// tell what they do, so the read-only mode asks about them rather than
+	// refusing them, and no mode takes them for confined.
+	Opaque bool
+	// Paths are the files the call changes, as the call names them. The
+	// permission step asks about a path inside a .git directory in every mode
+	// that may ask, and, in the auto mode, about one outside the workspace.
+	Paths []string
 }
 
 // NoMeta is the meta type of tools whose results carry none.

@@ -46,10 +46,14 @@ func jobOutputTool() tool.Tool {
 
 func jobKillTool() tool.Tool {
 	return tool.New(tool.Spec[jobKillParams, tool.NoMeta]{
-		Name:          "job_kill",
-		Description:   jobKillDescription,
-		Permission:    tool.PermExecute,
-		Kind:          card.ToolExecute,
+		Name:        "job_kill",
+		Description: jobKillDescription,
+		Permission:  tool.PermExecute,
+		Kind:        card.ToolExecute,
+		// It ends only the session's own jobs.
+		Approval: func(jobKillParams) tool.Approval {
+			return tool.Approval{Keys: []string{"tool:job_kill"}, Label: "job_kill", Remember: true, Confined: true}
+		},
 		Execute:       jobKill,
 		PresentCall:   presentJobKillCall,
 		PresentResult: presentJobKillResult,

@@ -34,7 +34,7 @@ type editParams struct {
 // and shown as the contextual hunks it applies.
 func Edit() tool.Tool {
 	return tool.New(tool.Spec[editParams, diffMeta]{
-		Approval:    func(editParams) tool.Approval { return fileEdits },
+		Approval:    func(p editParams) tool.Approval { return fileEdits(p.Path) },
 		Name:        "edit",
 		Description: editDescription,
 		Guidance:    editGuidance,

@@ -27,7 +27,7 @@ type writeParams struct {
 // previewed and shown as the hunks it changes.
 func Write() tool.Tool {
 	return tool.New(tool.Spec[writeParams, diffMeta]{
-		Approval:    func(writeParams) tool.Approval { return fileEdits },
+		Approval:    func(p writeParams) tool.Approval { return fileEdits(p.Path) },
 		Name:        "write",
 		Description: writeDescription,
 		Guidance:    writeGuidance,
@@ -108,5 +108,8 @@ func writeLines(s string) string {
 }
 
 // fileEdits is what "always allow" of a write or an edit remembers: one approval
-// for every change to files in the session's workspace, by either tool.
-var fileEdits = tool.Approval{Keys: []string{"edits"}, Label: "file edits in this session", Remember: true}
+// for every change to files in the session's workspace, by either tool. The
+// path lets the permission step ask about .git internals and outside paths.
+func fileEdits(path string) tool.Approval {
+	return tool.Approval{Keys: []string{"edits"}, Label: "file edits in this session", Remember: true, Paths: []string{path}}
+}
