@@ -1,115 +1,31 @@
 package cli
 
 import (
-	"fmt"
 	"io"
-	"strings"
 
 	"github.com/go-json-experiment/json"
 
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/termfold"
 	"github.com/dsh-dev/dsh/internal/termui"
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/view"
 )
 
-// termConsumer renders a session's records on the terminal. Live runs and
-// `dsh replay` use it alike, which is what keeps them the same.
+// termConsumer renders a session's records on the terminal through the one
+// terminal fold, which the chat shares. Live runs and `dsh replay` use it
+// alike, which is what keeps them the same.
 type termConsumer struct {
 	ui   *termui.Renderer
-	pres *view.Presenter
-	// current is the call whose card is the last thing on screen. When output or
-	// a result of another call arrives (the model asked for several calls at
-	// once), a one-line header says which call it belongs to.
-	current string
+	fold *termfold.Fold
 }
 
-func newTermConsumer(w io.Writer, reg *tool.Registry, o termui.Options) *termConsumer {
-	return &termConsumer{ui: termui.New(w, o), pres: view.NewPresenter(reg)}
+func newTermConsumer(w io.Writer, reg *tool.Registry, o termui.Options, onError func(error)) *termConsumer {
+	return &termConsumer{ui: termui.New(w, o), fold: termfold.New(reg, onError)}
 }
 
-// follow prints which call what comes next belongs to, unless it is obvious.
-func (t *termConsumer) follow(callID string, c card.Call) error {
-	if callID == t.current || c == nil {
-		return nil
-	}
-	t.current = callID
-	return t.ui.Note("↳ " + callTitle(c))
-}
-
-// callTitle is the one-line name of a call card.
-func callTitle(c card.Call) string {
-	switch c := c.(type) {
-	case *card.GenericCall:
-		return c.Title
-	case *card.TerminalCall:
-		return "$ " + oneLine(c.Title, 80)
-	case *card.DiffCall:
-		return c.Title
-	}
-	return ""
-}
-
-func (t *termConsumer) handle(rec session.Record) error {
-	it := t.pres.Present(rec)
-	switch rec.Type {
-	case session.TypeHeader:
-		return nil
-	case session.TypeUser:
-		return t.ui.User(rec.Text)
-	case session.TypeAssistant:
-		return t.ui.Assistant(rec.Text)
-	case session.TypeThinking:
-		return t.ui.Thinking(rec.Text)
-	case session.TypeToolCall:
-		t.current = rec.CallID
-		return t.ui.Call(it.Call)
-	case session.TypeProgress:
-		if err := t.follow(rec.CallID, it.Call); err != nil {
-			return err
-		}
-		return t.ui.Progress(rec.Chunk)
-	case session.TypeToolResult:
-		if err := t.follow(rec.CallID, it.Call); err != nil {
-			return err
-		}
-		return t.ui.Result(it.Result, rec.Result.Content, rec.Result.IsError)
-	case session.TypePlan:
-		// The todo_write result card already shows the list; plans matter to
-		// consumers with a plan view (ACP, web).
-		return nil
-	case session.TypeTurnEnd:
-		return t.ui.Note(turnSummary(rec))
-	case session.TypeMode:
-		return t.ui.Note("permission mode: " + rec.Mode)
-	case session.TypeDamaged:
-		return t.ui.Note("a damaged log line: " + rec.Error)
-	case session.TypeCompaction, session.TypeInstructions:
-		// What dsh added to the model's context, shown where it happened.
-		t.current = ""
-		if err := t.ui.Call(it.Call); err != nil {
-			return err
-		}
-		return t.ui.Result(it.Result, nil, false)
-	case session.TypeAllow, session.TypeModel:
-	}
-	return nil
-}
-
-func turnSummary(rec session.Record) string {
-	var b strings.Builder
-	b.WriteString("turn ended: ")
-	b.WriteString(strings.ReplaceAll(rec.StopReason, "_", " "))
-	if rec.Usage != nil && rec.Usage.InputTokens+rec.Usage.OutputTokens > 0 {
-		fmt.Fprintf(&b, " · %d tokens in, %d out", rec.Usage.InputTokens, rec.Usage.OutputTokens)
-	}
-	if rec.Error != "" {
-		b.WriteString(" · ")
-		b.WriteString(rec.Error)
-	}
-	return b.String()
-}
+func (t *termConsumer) handle(rec session.Record) error { return t.fold.Record(t.ui, rec) }
 
 // jsonItem is one line of `dsh replay --json`: the record's own fields plus the
 // cards the presenters make of it.

@@ -115,7 +115,7 @@ func (r *Renderer) contentRows(content []card.Content, sgr string) []row {
 			rows = append(rows, textRow(indented, sgr,
 				fmt.Sprintf("[image %s, %s]", c.MimeType, plural(base64Len(c.Data), "byte"))))
 		default:
-			rows = append(rows, textRow(indented, sgr, "["+c.Type+" block]"))
+			rows = append(rows, textRow(indented, sgr, "["+string(c.Type)+" block]"))
 		}
 	}
 	return rows

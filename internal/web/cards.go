@@ -214,7 +214,7 @@ func (b *builder) contents(callID string, cs []card.Content) []contentView {
 			}
 			out = append(out, contentView{Text: b.text(callID, "[image: "+c.MimeType+"]")})
 		default:
-			out = append(out, contentView{Text: b.text(callID, "["+c.Type+" content]")})
+			out = append(out, contentView{Text: b.text(callID, "["+string(c.Type)+" content]")})
 		}
 	}
 	return out
