@@ -27,26 +27,16 @@ func newTermConsumer(w io.Writer, reg *tool.Registry, o termui.Options, onError 
 
 func (t *termConsumer) handle(rec session.Record) error { return t.fold.Record(t.ui, rec) }
 
-// jsonItem is one line of `dsh replay --json`: the record's own fields plus the
-// cards the presenters make of it.
+// jsonItem is one line of `dsh replay --json` (and of `dsh run --output
+// stream-json`) for a record: the record as the log holds it, plus the cards
+// the presenters make of it — a tool call's card (call), a result's card
+// (card, absent when the result has no rich view), and the two cards of what
+// dsh added to the model's context (a compaction, nested instructions). A
+// tool_result's name is the tool of the call it answers.
 type jsonItem struct {
-	Type       session.RecordType `json:"type"`
-	Time       string             `json:"time"`
-	SessionID  string             `json:"sessionId,omitempty"`
-	Cwd        string             `json:"cwd,omitempty"`
-	Text       string             `json:"text,omitempty"`
-	CallID     string             `json:"callId,omitempty"`
-	Name       string             `json:"name,omitempty"`
-	Chunk      string             `json:"chunk,omitempty"`
-	Call       card.Call          `json:"call,omitempty"`
-	Result     *tool.Result       `json:"result,omitempty"`
-	Card       card.Result        `json:"card,omitempty"`
-	Plan       []tool.PlanEntry   `json:"plan,omitempty"`
-	StopReason string             `json:"stopReason,omitempty"`
-	Usage      *session.Usage     `json:"usage,omitempty"`
-	Error      string             `json:"error,omitempty"`
-	Mode       string             `json:"mode,omitempty"`
-	Keys       []string           `json:"keys,omitempty"`
+	session.Record `json:",inline"`
+	Call           card.Call   `json:"call,omitempty"`
+	Card           card.Result `json:"card,omitempty"`
 }
 
 // jsonConsumer writes each record as a jsonItem line.
@@ -57,12 +47,7 @@ type jsonConsumer struct {
 
 func (j *jsonConsumer) handle(rec session.Record) error {
 	it := j.pres.Present(rec)
-	out := jsonItem{
-		Type: rec.Type, Time: rec.Time.UTC().Format("2006-01-02T15:04:05.000000000Z07:00"),
-		SessionID: rec.SessionID, Cwd: rec.Cwd, Text: rec.Text, CallID: rec.CallID, Name: rec.Name,
-		Chunk: rec.Chunk, Result: rec.Result, Plan: rec.Plan, StopReason: rec.StopReason,
-		Usage: rec.Usage, Error: rec.Error, Mode: rec.Mode, Keys: rec.Keys,
-	}
+	out := jsonItem{Record: rec}
 	switch rec.Type {
 	case session.TypeToolCall:
 		out.Call = it.Call
@@ -71,8 +56,10 @@ func (j *jsonConsumer) handle(rec session.Record) error {
 		if rec.Name == "" {
 			out.Name = it.Name
 		}
+	case session.TypeCompaction, session.TypeInstructions:
+		out.Call, out.Card = it.Call, it.Result
 	case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking,
-		session.TypeProgress, session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged, session.TypeCompaction, session.TypeInstructions:
+		session.TypeProgress, session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged:
 	}
 	b, err := json.Marshal(out, json.Deterministic(true))
 	if err != nil {
