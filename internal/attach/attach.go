@@ -93,7 +93,7 @@ func View(text string, content []card.Content) (string, []string) {
 			if n < 1 || n > len(pastes) {
 				return ref
 			}
-			return "[paste: " + lines(pastes[n-1].Text) + "]"
+			return PasteChip(pastes[n-1].Text)
 		})
 	}
 	text, chips := splitLegacy(text)
@@ -102,6 +102,9 @@ func View(text string, content []card.Content) (string, []string) {
 	}
 	return text, chips
 }
+
+// PasteChip is what shows in place of a paste.
+func PasteChip(text string) string { return "[paste: " + lines(text) + "]" }
 
 // Chip is the line that shows an attached file.
 func Chip(uri, text string) string { return "attached " + uri + " (" + lines(text) + ")" }
