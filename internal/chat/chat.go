@@ -242,21 +242,6 @@ func (m *Model) attach(o Opened) {
 	m.thinking.Reset()
 }
 
-// Replay returns the function that prints a resumed session's history through
-// this chat's scrollback; pass it to Config.Open. Usage of earlier turns counts
-// toward /cost and the context shown.
-func (m *Model) Replay() Replay {
-	return func(reg *tool.Registry, rec session.Record) {
-		m.useRegistry(reg)
-		m.sb.record(rec)
-		if rec.Type == session.TypeTurnEnd && rec.Usage != nil {
-			m.usage.InputTokens += rec.Usage.InputTokens
-			m.usage.OutputTokens += rec.Usage.OutputTokens
-			m.contextTokens = rec.Usage.ContextTokens
-		}
-	}
-}
-
 // useRegistry presents records with reg from now on (a session's own tools).
 func (m *Model) useRegistry(reg *tool.Registry) {
 	if m.sb != nil && m.reg == reg {

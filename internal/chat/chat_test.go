@@ -392,16 +392,25 @@ func TestLiveMatchesResume(t *testing.T) {
 	live := newHarness(t, 80)
 	live.m.attach(Opened{Session: live.sess, Registry: reg})
 	resumed := newHarness(t, 80)
-	replay := resumed.m.Replay()
-	for _, e := range evs {
-		if e.Kind != host.KindRecord {
-			continue
+	resumed.m.cfg.Open = func(_ string, replay Replay) (Opened, error) {
+		for _, e := range evs {
+			if e.Kind == host.KindRecord {
+				replay(reg, e.Record)
+			}
 		}
-		live.events(e)
-		replay(reg, e.Record)
+		return Opened{Session: &fakeSession{id: "20261201-110000-resumedd"}, Registry: reg}, nil
 	}
-	resumed.m.Update(printedMsg{})
-	if got, want := resumed.printed.String(), live.printed.String(); got != want {
+	for _, e := range evs {
+		if e.Kind == host.KindRecord {
+			live.events(e)
+		}
+	}
+	resumed.typeText("/resume 20261201-110000-resumedd")
+	resumed.send(key(tea.KeyEnter, 0))
+	resumed.settle()
+	got := strings.TrimPrefix(resumed.printed.String(), "› /resume 20261201-110000-resumedd\n\n")
+	got = strings.TrimSuffix(got, "\n· resumed session 20261201-110000-resumedd\n")
+	if want := live.printed.String(); got != want {
 		t.Errorf("resume differs from live:\n%s\n--- live\n%s", got, want)
 	}
 }
