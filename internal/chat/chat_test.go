@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -128,11 +129,13 @@ func (h *harness) runLast() []tea.Msg {
 
 // settle runs the commands of the last update and applies the messages of the
 // chat's own I/O they return (a session opened, a prompt's files read, the
-// workspace walked), until none come: what the program would do.
+// workspace walked), until none come: what the program would do. It waits for
+// every command to return (timers included), up to a bound for commands that
+// wait for ever.
 func (h *harness) settle() {
 	for {
 		var next []tea.Cmd
-		for _, msg := range h.runLast() {
+		for _, msg := range runAll(h.last) {
 			switch msg.(type) {
 			case openedMsg, preparedMsg, filesMsg:
 				h.send(msg)
@@ -144,6 +147,43 @@ func (h *harness) settle() {
 		}
 		h.last = tea.Batch(next...)
 	}
+}
+
+// runAll runs c (a batch: each of its commands) and returns the messages.
+func runAll(c tea.Cmd) []tea.Msg {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var msgs []tea.Msg
+	var run func(c tea.Cmd)
+	run = func(c tea.Cmd) {
+		if c == nil {
+			return
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			msg := c()
+			if b, ok := msg.(tea.BatchMsg); ok {
+				for _, c := range b {
+					run(c)
+				}
+				return
+			}
+			mu.Lock()
+			msgs = append(msgs, msg)
+			mu.Unlock()
+		}()
+	}
+	run(c)
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second): // a command that waits for ever
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return append([]tea.Msg(nil), msgs...)
 }
 
 func key(code rune, mod tea.KeyMod) tea.KeyPressMsg {
