@@ -16,6 +16,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/dsh-dev/dsh/internal/attach"
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/models"
@@ -201,8 +202,8 @@ func (a *Agent) Fold(r session.Record) {
 	case session.TypeModel:
 		a.model, a.think = r.Model, r.Thinking
 	case session.TypeUser:
-		if len(r.Content) > 0 { // a prompt's images follow its text in the same message
-			a.ctx.add(provider.RoleUser, provider.Part{Type: provider.PartImage, Content: r.Content})
+		if images := attach.Images(r.Content); len(images) > 0 { // a prompt's images follow its text in the same message
+			a.ctx.add(provider.RoleUser, provider.Part{Type: provider.PartImage, Content: images})
 		}
 	case session.TypeMode:
 		// auto from a log written with the sandbox on falls back to asking

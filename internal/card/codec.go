@@ -285,14 +285,17 @@ func validSearch(r *SearchResult) error {
 func validContent(cs []Content) error {
 	for i, c := range cs {
 		switch c.Type {
-		case "text":
-			if c.Data != "" || c.MimeType != "" {
-				return fmt.Errorf("%w: content[%d]: text block with image fields", ErrDecode, i)
+		case ContentText:
+			if c.Data != "" || c.MimeType != "" || c.URI != "" {
+				return fmt.Errorf("%w: content[%d]: text block with image or resource fields", ErrDecode, i)
 			}
-		case "image":
-			if c.Data == "" || c.MimeType == "" || c.Text != "" {
+		case ContentImage:
+			if c.Data == "" || c.MimeType == "" || c.Text != "" || c.URI != "" {
 				return fmt.Errorf("%w: content[%d]: image block needs data and mimeType only", ErrDecode, i)
 			}
+		case ContentResource, ContentPaste:
+			// Prompt parts, never a card's content.
+			return fmt.Errorf("%w: content[%d]: a %s block is not card content", ErrDecode, i, c.Type)
 		default:
 			return fmt.Errorf("%w: content[%d]: unknown type %q", ErrDecode, i, c.Type)
 		}

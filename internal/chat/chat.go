@@ -20,11 +20,13 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/attach"
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/termfold"
 	"github.com/dsh-dev/dsh/internal/termui"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
@@ -95,6 +97,7 @@ type Model struct {
 
 	running   bool
 	queued    string // a prompt typed while a turn ran, sent when it ends
+	queuedP   []card.Content
 	stream    strings.Builder
 	thinking  strings.Builder
 	live      map[string]*liveCall
@@ -115,6 +118,7 @@ type Model struct {
 	comp    []completion
 	compSel int
 	files   []string
+	walking bool // the @ completion's walk of the workspace is running
 
 	pastes map[int]string
 	nPaste int
@@ -240,21 +244,6 @@ func (m *Model) attach(o Opened) {
 	m.thinking.Reset()
 }
 
-// Replay returns the function that prints a resumed session's history through
-// this chat's scrollback; pass it to Config.Open. Usage of earlier turns counts
-// toward /cost and the context shown.
-func (m *Model) Replay() Replay {
-	return func(reg *tool.Registry, rec session.Record) {
-		m.useRegistry(reg)
-		m.sb.record(rec)
-		if rec.Type == session.TypeTurnEnd && rec.Usage != nil {
-			m.usage.InputTokens += rec.Usage.InputTokens
-			m.usage.OutputTokens += rec.Usage.OutputTokens
-			m.contextTokens = rec.Usage.ContextTokens
-		}
-	}
-}
-
 // useRegistry presents records with reg from now on (a session's own tools).
 func (m *Model) useRegistry(reg *tool.Registry) {
 	if m.sb != nil && m.reg == reg {
@@ -349,7 +338,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = max(msg.Width, 20), max(msg.Height, 5)
 		m.input.SetWidth(m.width)
-		m.sb.opts = m.termOpts()
+		m.sb.resize(m.width)
 	case eventsMsg:
 		if msg.gen != m.gen {
 			return m, nil
@@ -380,6 +369,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.spin, c = m.spin.Update(msg)
 			cmds = append(cmds, c)
 		}
+	case openedMsg:
+		cmds = append(cmds, m.opened(msg))
+	case preparedMsg:
+		if m.running {
+			cmds = append(cmds, m.prepared(msg.p))
+		}
+	case filesMsg:
+		m.files, m.walking = msg.files, false
+		m.updateCompletion()
 	case tea.PasteMsg:
 		m.paste(msg.Content)
 	case tea.KeyPressMsg:
@@ -462,7 +460,7 @@ func (m *Model) record(rec session.Record) {
 	m.sb.record(rec)
 	if rec.Type == session.TypeToolCall {
 		if lc := m.live[rec.CallID]; lc != nil {
-			lc.title = callTitle(m.sb.lastCall())
+			lc.title = termfold.CallTitle(m.sb.lastCall())
 		}
 	}
 }
@@ -479,8 +477,9 @@ func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
 		m.notice = ""
 	}
 	if q := m.queued; q != "" && msg.stop != agent.StopCancelled {
-		m.queued = ""
-		return m.send(q)
+		p := m.queuedP
+		m.queued, m.queuedP = "", nil
+		return m.send(q, p)
 	}
 	return nil
 }
@@ -500,28 +499,6 @@ func (m *Model) compact(focus string) tea.Cmd {
 		if err != nil {
 			stop = agent.StopError
 		}
-		return turnDoneMsg{gen: gen, stop: stop, err: err}
-	})
-}
-
-// send starts a turn with text.
-func (m *Model) send(text string) tea.Cmd {
-	var wait tea.Cmd
-	if m.sess == nil {
-		if !m.ensureSession() {
-			return nil
-		}
-		wait = m.waitEvents()
-	}
-	prompt, _, skipped := attach(m.cfg.Root, text)
-	for _, s := range skipped {
-		m.sb.note("not attached: " + s)
-	}
-	m.running = true
-	m.notice = ""
-	s, gen := m.sess, m.gen
-	return tea.Batch(wait, m.spin.Tick, func() tea.Msg {
-		stop, err := s.Prompt(context.Background(), prompt)
 		return turnDoneMsg{gen: gen, stop: stop, err: err}
 	})
 }
@@ -583,8 +560,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	var c tea.Cmd
 	m.input, c = m.input.Update(k)
 	m.histIdx = -1
-	m.updateCompletion()
-	return c
+	return tea.Batch(c, m.updateCompletion())
 }
 
 // interrupt is Ctrl-C: the first cancels the running turn (or clears the input),
@@ -681,7 +657,7 @@ func (m *Model) paste(text string) {
 	}
 	m.nPaste++
 	m.pastes[m.nPaste] = text
-	m.input.InsertString(pastePlaceholder(m.nPaste, text))
+	m.input.InsertString(attach.Placeholder(m.nPaste, text))
 }
 
 // submit sends the input: a slash command, or a prompt.
@@ -705,22 +681,25 @@ func (m *Model) submit() tea.Cmd {
 	if err := m.cfg.History.Add(raw); err != nil {
 		m.sb.note("dsh: " + err.Error())
 	}
-	text := expandPastes(raw, m.pastes)
+	text, pastes := attach.Pastes(raw, m.pastes)
 	m.pastes, m.nPaste = map[int]string{}, 0
-	if name, args, ok := command.Parse(text); ok {
-		m.sb.draw(func(r *termui.Renderer) error { return r.User(text) })
-		return m.slash(name, args)
+	if full := attach.ModelText(text, pastes); strings.HasPrefix(strings.TrimSpace(full), "/") {
+		if name, args, ok := command.Parse(full); ok {
+			m.sb.draw(func(r *termui.Renderer) error { return r.User(full) })
+			return m.slash(name, args)
+		}
 	}
 	if m.running {
-		m.queued = text
+		m.queued, m.queuedP = text, pastes
 		return m.setNotice("queued: sent when this turn ends (Esc cancels the turn)")
 	}
-	return m.send(text)
+	return m.send(text, pastes)
 }
 
 // updateCompletion offers /commands while the first word is typed and @paths
-// for the word being typed.
-func (m *Model) updateCompletion() {
+// for the word being typed. The first @ starts the walk of the workspace, in a
+// command; its files are offered when it is done.
+func (m *Model) updateCompletion() tea.Cmd {
 	m.comp, m.compSel = nil, 0
 	v := m.input.Value()
 	if strings.HasPrefix(v, "/") && !strings.ContainsAny(v, " \n") {
@@ -733,23 +712,24 @@ func (m *Model) updateCompletion() {
 				m.comp = append(m.comp, completion{"/" + c.Name, label + "  " + c.Description})
 			}
 		}
-		return
+		return nil
 	}
 	i := strings.LastIndexAny(v, " \n\t")
 	word := v[i+1:]
 	if !strings.HasPrefix(word, "@") {
-		return
+		return nil
 	}
 	if m.files == nil {
-		if m.cfg.Files != nil {
-			m.files = m.cfg.Files()
-		} else {
-			m.files = listFiles(m.cfg.Root)
+		if m.walking {
+			return nil
 		}
+		m.walking = true
+		return m.walkFiles()
 	}
 	for _, f := range matchFiles(m.files, word[1:], 6) {
 		m.comp = append(m.comp, completion{"@" + f, "@" + f})
 	}
+	return nil
 }
 
 // complete puts the selected completion in place of the word being typed.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/attach"
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/demo"
@@ -21,6 +23,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/script"
 	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/termui"
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/toolset"
 )
@@ -50,8 +53,9 @@ func (f *fakeSession) Compact(context.Context, string) error { return nil }
 func (f *fakeSession) SetModel(string, string) error         { return nil }
 func (f *fakeSession) Model() (string, string)               { return "", "" }
 
-func (f *fakeSession) Prompt(_ context.Context, text string, _ ...card.Content) (agent.StopReason, error) {
-	f.prompts = append(f.prompts, text)
+// Prompt keeps the text the model would be sent.
+func (f *fakeSession) Prompt(_ context.Context, text string, parts ...card.Content) (agent.StopReason, error) {
+	f.prompts = append(f.prompts, attach.ModelText(text, parts))
 	return agent.StopEndTurn, nil
 }
 
@@ -121,6 +125,65 @@ func (h *harness) runLast() []tea.Msg {
 			return msgs
 		}
 	}
+}
+
+// settle runs the commands of the last update and applies the messages of the
+// chat's own I/O they return (a session opened, a prompt's files read, the
+// workspace walked), until none come: what the program would do. It waits for
+// every command to return (timers included), up to a bound for commands that
+// wait for ever.
+func (h *harness) settle() {
+	for {
+		var next []tea.Cmd
+		for _, msg := range runAll(h.last) {
+			switch msg.(type) {
+			case openedMsg, preparedMsg, filesMsg:
+				h.send(msg)
+				next = append(next, h.last)
+			}
+		}
+		if len(next) == 0 {
+			return
+		}
+		h.last = tea.Batch(next...)
+	}
+}
+
+// runAll runs c (a batch: each of its commands) and returns the messages.
+func runAll(c tea.Cmd) []tea.Msg {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var msgs []tea.Msg
+	var run func(c tea.Cmd)
+	run = func(c tea.Cmd) {
+		if c == nil {
+			return
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			msg := c()
+			if b, ok := msg.(tea.BatchMsg); ok {
+				for _, c := range b {
+					run(c)
+				}
+				return
+			}
+			mu.Lock()
+			msgs = append(msgs, msg)
+			mu.Unlock()
+		}()
+	}
+	run(c)
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second): // a command that waits for ever
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return append([]tea.Msg(nil), msgs...)
 }
 
 func key(code rune, mod tea.KeyMod) tea.KeyPressMsg {
@@ -200,7 +263,7 @@ func TestFrameTyping(t *testing.T) {
 	if !h.m.running || h.m.input.Value() != "" {
 		t.Errorf("Enter should send the prompt and clear the input (running %v, input %q)", h.m.running, h.m.input.Value())
 	}
-	h.runLast()
+	h.settle()
 	if len(h.sess.prompts) != 1 || h.sess.prompts[0] != "explain the parser\nin two lines\nplease" {
 		t.Errorf("the model should get the typed prompt, got %q", h.sess.prompts)
 	}
@@ -406,16 +469,25 @@ func TestLiveMatchesResume(t *testing.T) {
 	live := newHarness(t, 80)
 	live.m.attach(Opened{Session: live.sess, Registry: reg})
 	resumed := newHarness(t, 80)
-	replay := resumed.m.Replay()
-	for _, e := range evs {
-		if e.Kind != host.KindRecord {
-			continue
+	resumed.m.cfg.Open = func(_ string, replay Replay) (Opened, error) {
+		for _, e := range evs {
+			if e.Kind == host.KindRecord {
+				replay(reg, e.Record)
+			}
 		}
-		live.events(e)
-		replay(reg, e.Record)
+		return Opened{Session: &fakeSession{id: "20261201-110000-resumedd"}, Registry: reg}, nil
 	}
-	resumed.m.Update(printedMsg{})
-	if got, want := resumed.printed.String(), live.printed.String(); got != want {
+	for _, e := range evs {
+		if e.Kind == host.KindRecord {
+			live.events(e)
+		}
+	}
+	resumed.typeText("/resume 20261201-110000-resumedd")
+	resumed.send(key(tea.KeyEnter, 0))
+	resumed.settle()
+	got := strings.TrimPrefix(resumed.printed.String(), "› /resume 20261201-110000-resumedd\n\n")
+	got = strings.TrimSuffix(got, "\n· resumed session 20261201-110000-resumedd\n")
+	if want := live.printed.String(); got != want {
 		t.Errorf("resume differs from live:\n%s\n--- live\n%s", got, want)
 	}
 }
@@ -480,7 +552,7 @@ func TestCustomCommandExpands(t *testing.T) {
 	if !h.m.running {
 		t.Fatal("a custom command should start a turn")
 	}
-	h.runLast()
+	h.settle()
 	if len(h.sess.prompts) != 1 || h.sess.prompts[0] != "Review main.go carefully.\n" {
 		t.Errorf("the custom command's body should be the prompt, got %q", h.sess.prompts)
 	}
@@ -504,7 +576,7 @@ func TestLargePasteIsOnePlaceholder(t *testing.T) {
 		t.Fatalf("input = %q, want %q", got, want)
 	}
 	h.send(key(tea.KeyEnter, 0))
-	h.runLast()
+	h.settle()
 	want := "look at this: " + strings.ReplaceAll(big.String(), "\r\n", "\n") + "small"
 	if len(h.sess.prompts) != 1 || h.sess.prompts[0] != want {
 		t.Errorf("the prompt should hold the whole paste; got %d prompts, first %.80q", len(h.sess.prompts), h.sess.prompts)
@@ -572,21 +644,23 @@ func TestAttach(t *testing.T) {
 	if err := os.Symlink(filepath.Join(outside, "secret"), filepath.Join(root, "link")); err != nil {
 		t.Fatal(err)
 	}
-	prompt, files, skipped := attach(root, "explain @main.go, not @link or @../x or @"+filepath.Join(outside, "secret")+" or @nope")
-	if len(files) != 1 || files[0] != "main.go" {
+	prompt := "explain @main.go, not @link or @../x or @" + filepath.Join(outside, "secret") + " or @nope"
+	files, skipped := attachFiles(root, prompt)
+	if len(files) != 1 || files[0] != card.Resource("main.go", "package main\n```\n") {
 		t.Errorf("attached %v", files)
 	}
 	if len(skipped) != 4 {
 		t.Errorf("skipped %v, want the link, the parent, the absolute path and the missing file", skipped)
 	}
-	if strings.Contains(prompt, "s3cret") {
+	model := attach.ModelText(prompt, files)
+	if strings.Contains(model, "s3cret") {
 		t.Error("a file outside the workspace was attached")
 	}
-	if !strings.Contains(prompt, "````go\npackage main\n```\n````") {
-		t.Errorf("the file should be fenced with more backticks than it holds:\n%s", prompt)
+	if !strings.Contains(model, "````go\npackage main\n```\n````") {
+		t.Errorf("the file should be fenced with more backticks than it holds:\n%s", model)
 	}
-	text, shown := splitAttachments(prompt)
-	if !strings.HasPrefix(text, "explain @main.go") || strings.Contains(text, "package main") || len(shown) != 1 || shown[0] != "main.go" {
+	text, shown := attach.View(prompt, files)
+	if text != prompt || len(shown) != 1 || shown[0] != "attached main.go (2 lines)" {
 		t.Errorf("display: %q %v", text, shown)
 	}
 	got := matchFiles([]string{"README.md", "internal/chat/chat.go", "internal/cli/chat.go", "main.go"}, "clichat", 3)
@@ -602,7 +676,7 @@ func TestNoColor(t *testing.T) {
 	for _, color := range []bool{false, true} {
 		h := newHarness(t, 80)
 		h.m.cfg.Color = color
-		h.m.sb.opts.Color = color
+		h.m.sb.r = termui.New(&h.m.sb.out, termui.Options{Color: color, Width: 80})
 		h.m.input.SetStyles(plainTextareaStyles())
 		if color {
 			h.m.input.SetStyles(colorTextareaStyles())

@@ -26,7 +26,7 @@ func (m *Model) slash(name, args string) tea.Cmd {
 			m.sb.note("a turn is running: wait, or Esc to cancel it")
 			return nil
 		}
-		return m.send(c.Expand(args))
+		return m.send(c.Expand(args), nil)
 	}
 	switch name {
 	case "help":
@@ -160,42 +160,14 @@ func oneLine(s string, n int) string {
 	return s
 }
 
-// open replaces the session: the current one is closed, then id ("" a new one)
-// is opened and its history printed.
+// open replaces the session: id ("" a new one) is opened and its history
+// printed, then the current one is closed, in a command (see io.go).
 func (m *Model) open(id string) tea.Cmd {
-	if m.running {
-		m.sb.note("a turn is running: wait, or Esc to cancel it")
+	if !m.canOpen(id) {
 		return nil
 	}
-	if m.cfg.Open == nil {
-		m.sb.note("cannot open sessions here")
-		return nil
-	}
-	if m.sess != nil && id == m.sess.ID() {
-		m.sb.note("that is this session")
-		return nil
-	}
-	old := m.sess
-	m.usage, m.contextTokens = session.Usage{}, 0
-	o, err := m.cfg.Open(id, m.Replay())
-	if err != nil {
-		m.sb.note("cannot open the session: " + err.Error())
-		return nil
-	}
-	if old != nil {
-		if err := old.Close(); err != nil {
-			m.sb.note("closing the last session: " + err.Error())
-		}
-	}
-	m.attach(o)
-	if id == "" {
-		if old != nil {
-			m.sb.note("new session " + o.Session.ID())
-		}
-	} else {
-		m.sb.note("resumed session " + o.Session.ID())
-	}
-	return m.waitEvents()
+	open := m.openCmd(id, nil)
+	return func() tea.Msg { return open() }
 }
 
 // Note prints a harness message above the chat.
@@ -203,10 +175,13 @@ func (m *Model) Note(s string) { m.sb.note(s) }
 
 // Open shows the session id in place of the current one, its history first.
 func (m *Model) Open(id string) error {
-	old := m.sess
-	m.open(id)
-	if m.sess == old {
+	if !m.canOpen(id) {
 		return fmt.Errorf("cannot open session %s", id)
+	}
+	msg := m.openCmd(id, nil)() // before the program runs: no Update to keep free of I/O
+	m.opened(msg)
+	if msg.err != nil {
+		return fmt.Errorf("cannot open session %s: %w", id, msg.err)
 	}
 	return nil
 }
@@ -220,7 +195,9 @@ func (m *Model) ensureSession() bool {
 	if m.sess != nil {
 		return true
 	}
-	m.open("")
+	if m.canOpen("") {
+		m.opened(m.openCmd("", nil)())
+	}
 	return m.sess != nil
 }
 

@@ -54,7 +54,7 @@ func runReplay(_ context.Context, io IO, o replayOptions) error {
 	if o.JSON {
 		handle = (&jsonConsumer{w: io.Out, pres: view.NewPresenter(reg)}).handle
 	} else {
-		handle = newTermConsumer(io.Out, reg, termui.Options{Color: o.Color.enabled(io), Width: io.width()}).handle
+		handle = newTermConsumer(io.Out, reg, termui.Options{Color: o.Color.enabled(io), Width: io.width()}, nil).handle
 	}
 	// Progress records are folded away: the final card comes from the tool result.
 	return session.Scan(path, func(r session.Record) error {

@@ -185,7 +185,9 @@ func TestTransports(t *testing.T) {
 
 func TestPresentCall(t *testing.T) {
 	s := start(t, []ServerConfig{stdioConfig(t, "srv")}, Options{})
-	c, ok := find(t, s, "mcp__srv__greet").PresentCall([]byte(`{"name":"Ada"}`), nil).(*card.GenericCall)
+	greet := find(t, s, "mcp__srv__greet")
+	preview, _ := greet.Preview(context.Background(), tool.Env{}, []byte(`{"name":"Ada"}`)) // logged with the call
+	c, ok := greet.PresentCall([]byte(`{"name":"Ada"}`), preview).(*card.GenericCall)
 	if !ok || c.Title != "srv: greet" || c.ToolKind != "other" || string(c.RawInput) != `{"name":"Ada"}` {
 		t.Errorf("call card = %#v", c)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/dsh-dev/dsh/internal/attach"
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/view"
@@ -213,8 +214,12 @@ func (b *builder) contents(callID string, cs []card.Content) []contentView {
 				}
 			}
 			out = append(out, contentView{Text: b.text(callID, "[image: "+c.MimeType+"]")})
+		case card.ContentResource:
+			out = append(out, contentView{Text: b.text(callID, attach.Chip(c.URI, c.Text))})
+		case card.ContentPaste:
+			out = append(out, contentView{Text: b.text(callID, attach.PasteChip(c.Text))})
 		default:
-			out = append(out, contentView{Text: b.text(callID, "["+c.Type+" content]")})
+			out = append(out, contentView{Text: b.text(callID, "["+string(c.Type)+" content]")})
 		}
 	}
 	return out
