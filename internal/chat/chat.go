@@ -504,12 +504,9 @@ func (m *Model) compact(focus string) tea.Cmd {
 
 // send starts a turn with text.
 func (m *Model) send(text string) tea.Cmd {
-	var wait tea.Cmd
-	if m.sess == nil {
-		if !m.ensureSession() {
-			return nil
-		}
-		wait = m.waitEvents()
+	wait, ok := m.ensureSession()
+	if !ok {
+		return nil
 	}
 	prompt, _, skipped := attach(m.cfg.Root, text)
 	for _, s := range skipped {

@@ -52,20 +52,24 @@ func (m *Model) slash(name, args string) tea.Cmd {
 			m.sb.note(err.Error())
 			return nil
 		}
-		if !m.ensureSession() {
+		wait, ok := m.ensureSession()
+		if !ok {
 			return nil
 		}
 		if err := m.sess.SetMode(mode); err != nil {
 			m.sb.note("cannot set the mode: " + err.Error())
 		}
+		return wait
 	case "model":
+		var wait tea.Cmd
 		if args != "" {
-			if !m.ensureSession() {
+			var ok bool
+			if wait, ok = m.ensureSession(); !ok {
 				return nil
 			}
 			if err := m.sess.SetModel(args, ""); err != nil {
 				m.sb.note("cannot set the model: " + err.Error())
-				return nil
+				return wait
 			}
 			m.cfg.Model = args
 		}
@@ -79,6 +83,7 @@ func (m *Model) slash(name, args string) tea.Cmd {
 			model = "the provider's default"
 		}
 		m.sb.note("model: " + model)
+		return wait
 	case "compact":
 		return m.compact(args)
 	case "cost":
@@ -216,12 +221,14 @@ func (m *Model) Pick() { m.pick() }
 
 // ensureSession opens a new session when there is none yet: the chat creates
 // its log on the first prompt, so opening dsh and leaving leaves nothing behind.
-func (m *Model) ensureSession() bool {
+// The command it returns reads the new session's events; whoever opened the
+// session must run it, or the chat sees none of them.
+func (m *Model) ensureSession() (tea.Cmd, bool) {
 	if m.sess != nil {
-		return true
+		return nil, true
 	}
-	m.open("")
-	return m.sess != nil
+	wait := m.open("")
+	return wait, m.sess != nil
 }
 
 func (m *Model) mode() agent.Mode {
