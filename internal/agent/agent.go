@@ -21,6 +21,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/tool"
+	"github.com/dsh-dev/dsh/internal/view"
 )
 
 // StopReason says why a turn ended; it is also the turn_end record's stopReason.
@@ -627,7 +628,9 @@ func (a *Agent) permit(ctx context.Context, c call) (res tool.Result, ok bool, e
 	if a.c.Permit == nil {
 		return tool.Errorf("%s needs the user's permission in %s mode, and there is no one to ask. The call was not run.", c.name, mode), false, nil
 	}
-	cc := a.c.Registry.PresentCall(c.name, c.args, c.preview)
+	// A presenter that panics must not take the turn down: the request shows the
+	// generic card, as the consumers' presenters show the call (and report it).
+	cc, _ := view.CallCard(a.c.Registry, session.Record{Type: session.TypeToolCall, CallID: c.id, Name: c.name, Args: c.args, Preview: c.preview})
 	d, perr := a.c.Permit(ctx, PermissionRequest{CallID: c.id, Tool: c.name, Args: c.args, Card: cc, Permission: perm, Approval: ap})
 	if perr != nil {
 		return tool.Errorf("Could not ask the user for permission (%v). The call was not run.", perr), false, nil
