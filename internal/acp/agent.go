@@ -155,7 +155,7 @@ func (a *Agent) NewSession(_ context.Context, p sdk.NewSessionRequest) (sdk.NewS
 		return sdk.NewSessionResponse{}, err
 	}
 	servers, n := a.startMCP(p.Cwd, cfg, p.McpServers)
-	h, err := host.Create(a.hostOptions(p.Cwd, servers))
+	h, err := host.Create(a.hostOptions(p.Cwd, cfg, servers))
 	if err != nil {
 		return sdk.NewSessionResponse{}, openError(err)
 	}
@@ -256,7 +256,7 @@ func (a *Agent) reopen(id, cwd string, servers []sdk.McpServer, replay bool) (*s
 			return s.replayRecord(r)
 		}
 	}
-	h, err := host.Load(a.hostOptions(cwd, mcps), path, each)
+	h, err := host.Load(a.hostOptions(cwd, cfg, mcps), path, each)
 	if err != nil {
 		return nil, openError(err)
 	}
@@ -304,7 +304,7 @@ func checkCwd(cwd string) error {
 }
 
 // hostOptions are the options of a session in cwd.
-func (a *Agent) hostOptions(cwd string, servers *mcp.Servers) host.Options {
+func (a *Agent) hostOptions(cwd string, cfg config.Config, servers *mcp.Servers) host.Options {
 	o := host.Options{
 		SessionDir:   a.o.SessionDir,
 		Root:         cwd,
@@ -320,6 +320,10 @@ func (a *Agent) hostOptions(cwd string, servers *mcp.Servers) host.Options {
 		Now:          a.o.Now,
 		Warn:         func(msg string) { a.o.Logger.Warn(msg) },
 	}
+	// The meter and compaction use one window, the one the status says; /model
+	// accepts what the picker offers.
+	o.ContextWindows = cfg.ContextWindow.For
+	o.Models = func(context.Context) ([]models.Info, error) { return a.modelList(), nil }
 	if servers != nil {
 		o.Tools, o.Closers = servers.Tools(), []io.Closer{servers}
 	}
@@ -333,7 +337,7 @@ func (a *Agent) newSess(id, cwd string, h *host.Session) *sess {
 	a.mu.Unlock()
 	pres := view.NewPresenter(h.Registry())
 	s := newSess(id, p, newBridge(cwd, termMeta, pres), a.diag)
-	s.a, s.replayModel = a, a.o.Model
+	s.a = a
 	pres.OnError = func(err error) { a.o.Logger.Error("presenter failed", "session", id, "err", err) }
 	return s
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/config"
 	"github.com/dsh-dev/dsh/internal/host"
-	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/session"
 )
 
@@ -47,29 +46,9 @@ type sess struct {
 	lastRef map[string]time.Time
 	closed  bool
 
-	titled      bool           // the session has a title (its first prompt)
-	usage       usage          // tokens and cost so far
-	turnUsage   *session.Usage // the last turn's, for its prompt response
-	replayModel string         // while loading: the model in force at this point of the log
-}
-
-// usage is a session's token count, folded from the stream (and from the log's
-// turn_end records on load).
-type usage struct {
-	in, out  int64
-	used     int64   // the context's size after the last model call
-	cost     float64 // US dollars, of the tokens whose model has a known price
-	unpriced bool    // some tokens went to a model whose price is not known
-}
-
-func (u *usage) add(model string, in, out int64) {
-	u.in += in
-	u.out += out
-	if c, ok := models.Cost(model, models.Usage{InputTokens: in, OutputTokens: out}); ok {
-		u.cost += c
-	} else if in+out > 0 {
-		u.unpriced = true
-	}
+	titled    bool                    // the session has a title (its first prompt)
+	turnUsage *session.Usage          // the last turn's, for its prompt response
+	lastUsage *sdk.SessionUsageUpdate // the last usage_update sent: a status that changes no figure sends none
 }
 
 // peer is the client side of the connection, as a session uses it.
@@ -112,18 +91,9 @@ func (s *sess) replayRecord(r session.Record) error {
 	switch r.Type {
 	case session.TypeUser:
 		s.titleFrom(r)
-	case session.TypeModel:
-		s.replayModel = r.Model
-	case session.TypeTurnEnd:
-		if r.Usage != nil {
-			s.usage.add(s.replayModel, r.Usage.InputTokens, r.Usage.OutputTokens)
-			if r.Usage.ContextTokens > 0 {
-				s.usage.used = r.Usage.ContextTokens
-			}
-		}
 	case session.TypeHeader, session.TypeAssistant, session.TypeThinking, session.TypeToolCall, session.TypeProgress,
 		session.TypeToolResult, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeDamaged,
-		session.TypeCompaction, session.TypeInstructions:
+		session.TypeCompaction, session.TypeInstructions, session.TypeModel, session.TypeTurnEnd:
 	}
 	return nil
 }
@@ -153,8 +123,8 @@ func (s *sess) say(text string) {
 func (s *sess) announce() {
 	s.mu.Lock()
 	s.send(commandsUpdate(s.cmds))
-	if s.usage.used > 0 {
-		s.send(s.usageUpdate())
+	if st := s.h.Status(); st.InputTokens+st.OutputTokens > 0 { // a loaded session's, folded from its log
+		s.sendUsage(st)
 	}
 	s.mu.Unlock()
 	for _, n := range s.notes.attach(func(msg string) { s.say(userNote(msg)) }) {
@@ -162,14 +132,19 @@ func (s *sess) announce() {
 	}
 }
 
-// usageUpdate is the context's fill and the cost so far. The caller holds s.mu.
-func (s *sess) usageUpdate() sdk.SessionUpdate {
-	model, _ := s.a.currentModel(s)
-	u := &sdk.SessionUsageUpdate{Used: int(s.usage.used), Size: int(s.window(model))}
-	if !s.usage.unpriced && s.usage.in+s.usage.out > 0 {
-		u.Cost = &sdk.Cost{Amount: s.usage.cost, Currency: "USD"}
+// sendUsage sends the host's status as the context's fill and the cost so
+// far, unless the last update said the same. The caller holds s.mu.
+func (s *sess) sendUsage(st host.Status) {
+	u := &sdk.SessionUsageUpdate{Used: int(st.ContextTokens), Size: int(st.Window)}
+	if !st.Unpriced && st.InputTokens+st.OutputTokens > 0 {
+		u.Cost = &sdk.Cost{Amount: st.Cost, Currency: "USD"}
 	}
-	return sdk.SessionUpdate{UsageUpdate: u}
+	if l := s.lastUsage; l != nil && l.Used == u.Used && l.Size == u.Size && (l.Cost == nil) == (u.Cost == nil) &&
+		(u.Cost == nil || *l.Cost == *u.Cost) {
+		return
+	}
+	s.lastUsage = u
+	s.send(sdk.SessionUpdate{UsageUpdate: u})
 }
 
 // endReplay fails the calls the log left unfinished (dsh stopped while they
@@ -205,15 +180,13 @@ func (s *sess) handle(e host.Event) {
 		s.mu.Unlock()
 	case host.KindPermission:
 		s.permit(e.Permission)
-	case host.KindUsage:
-		model, _ := s.a.currentModel(s)
-		s.mu.Lock()
-		s.usage.add(model, e.Usage.InputTokens, e.Usage.OutputTokens)
-		if e.Usage.ContextTokens > 0 { // a provider that counts nothing tells nothing
-			s.usage.used = e.Usage.ContextTokens
-			s.send(s.usageUpdate())
+	case host.KindStatus:
+		if e.Status.InputTokens+e.Status.OutputTokens > 0 { // nothing counted yet tells nothing
+			s.mu.Lock()
+			s.sendUsage(e.Status)
+			s.mu.Unlock()
 		}
-		s.mu.Unlock()
+	case host.KindUsage:
 	}
 }
 

@@ -78,8 +78,15 @@ type Config struct {
 	System string    // the full system prompt; build it with SystemPrompt
 	// OnDelta, if set, receives the model's text and thinking as they stream.
 	OnDelta func(provider.Delta)
-	// OnUsage, if set, is told the tokens of each model call as it ends.
+	// OnUsage, if set, is told the tokens of each model call as it ends (a turn's
+	// call with its one Calls entry; a compaction's without, its record has them).
 	OnUsage func(session.Usage)
+	// Folded, if set, is told each record once the agent has folded it (live and
+	// on reload), so the host can fold the session's status after the agent's.
+	Folded func(session.Record)
+	// Window, if set, is the context window of a model (the configuration's or
+	// the table's); it overrides ContextWindow, so a model change moves it.
+	Window func(model string) int64
 	// OnCallStart, if set, is told when a permitted call begins to run — the
 	// moment between its tool_call and tool_result records that the log does
 	// not hold, which a UI shows as "in progress".
@@ -229,6 +236,9 @@ func (a *Agent) Fold(r session.Record) {
 	if call.CallID != "" && r.Result != nil && a.c.Tools != nil {
 		a.c.Registry.Fold(a.c.Tools, call.Name, call.Args, *r.Result)
 	}
+	if a.c.Folded != nil {
+		a.c.Folded(r)
+	}
 }
 
 // messages is the model context as folded so far.
@@ -310,8 +320,11 @@ func (a *Agent) Prompt(ctx context.Context, text string, images ...card.Content)
 		t.usage.InputTokens += resp.InputTokens
 		t.usage.OutputTokens += resp.OutputTokens
 		t.usage.ContextTokens = resp.InputTokens + resp.OutputTokens
+		cu := session.CallUsage{Model: model, InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens}
+		t.usage.Calls = append(t.usage.Calls, cu)
 		if a.c.OnUsage != nil {
-			a.c.OnUsage(session.Usage{InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens, ContextTokens: t.usage.ContextTokens})
+			a.c.OnUsage(session.Usage{InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens, ContextTokens: t.usage.ContextTokens,
+				Calls: []session.CallUsage{cu}})
 		}
 
 		msg := cleanAssistant(resp.Message)

@@ -20,7 +20,6 @@ import (
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/anthropic"
-	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/provider/openai"
 	"github.com/dsh-dev/dsh/internal/provider/providers"
 	"github.com/dsh-dev/dsh/internal/session"
@@ -256,7 +255,7 @@ func runChat(ctx context.Context, io IO, o sessionFlags, pick bool) error {
 
 	var current *host.Session
 	cfg := chat.Config{
-		Root: io.Cwd, Model: model, Window: models.Lookup(model).ContextWindow, Mode: op.mode,
+		Root: io.Cwd, Model: model, Mode: op.mode,
 		Color: o.Color.enabled(io), Width: io.width(), Height: io.Height,
 		Commands: slash.For(cmds, slash.Terminal), History: hist,
 		Sessions: op.sessions, Now: io.Now,

@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/dsh-dev/dsh/internal/config"
 	"github.com/dsh-dev/dsh/internal/host"
+	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/sandbox"
 )
 
@@ -17,6 +19,7 @@ type confinement struct {
 	sandbox sandbox.Mode
 	safe    []string
 	windows config.ContextWindows
+	models  func(context.Context) ([]models.Info, error) // what /model offers: the editor's picker's list
 }
 
 // loadConfinement reads the configuration files for the current directory. A
@@ -37,7 +40,7 @@ func loadConfinement(io IO, flag string) (confinement, error) {
 	if err != nil {
 		return confinement{}, err
 	}
-	return confinement{sandbox: sb, safe: cfg.SafeCommands, windows: cfg.ContextWindow}, nil
+	return confinement{sandbox: sb, safe: cfg.SafeCommands, windows: cfg.ContextWindow, models: acpModels(io.Getenv, cfg)}, nil
 }
 
 // sandboxOf is the sandbox the configuration asks for. One that cannot work
@@ -60,8 +63,6 @@ func sandboxOf(cfg config.Config) (sandbox.Mode, error) {
 // apply puts the confinement in a session's options.
 func (c confinement) apply(o host.Options) host.Options {
 	o.Sandbox, o.SafeCommands = c.sandbox, c.safe
-	if w, ok := c.windows.For(o.Model); ok {
-		o.ContextWindow = w
-	}
+	o.ContextWindows, o.Models = c.windows.For, c.models // per model: they follow /model
 	return o
 }
