@@ -226,7 +226,7 @@ func TestFrameStreaming(t *testing.T) {
 	h.frame("streaming")
 	h.events(recordEvent(session.Record{Type: session.TypeThinking, Text: "The user says hi."}),
 		recordEvent(session.Record{Type: session.TypeAssistant, Text: "Hello! Here is **bold** text and a list:\n\n- one\n- two"}),
-		host.Event{Kind: host.KindUsage, Usage: session.Usage{InputTokens: 1200, OutputTokens: 30, ContextTokens: 24_000}},
+		host.Event{Kind: host.KindStatus, Status: host.Status{Model: "claude-sonnet-4-5", Mode: agent.ModeDefault, Window: 200_000, InputTokens: 1200, OutputTokens: 30, ContextTokens: 24_000}},
 		recordEvent(session.Record{Type: session.TypeTurnEnd, StopReason: "end_turn", Usage: &session.Usage{InputTokens: 1200, OutputTokens: 30, ContextTokens: 24_000}}))
 	h.send(turnDoneMsg{gen: h.m.gen, stop: agent.StopEndTurn})
 	h.frame("streamed")

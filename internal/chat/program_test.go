@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,6 +93,14 @@ func testProgram(t *testing.T, first string) {
 	tm.Type("y")
 	wait("the command's card", "REMEMBER THE MILK")
 	wait("the model's answer", "It says REMEMBER THE MILK.")
+	// The turn has ended once the status line is drawn without "working".
+	teatest.WaitFor(t, out, func(b []byte) bool {
+		seen.Write(b)
+		after := ansi.Strip(seen.String())
+		after = after[strings.LastIndex(after, "It says REMEMBER THE MILK."):]
+		i := strings.LastIndex(after, "context ")
+		return i >= 0 && !strings.Contains(after[max(i-60, 0):i], "working")
+	}, teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
 	tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
 	tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
