@@ -46,10 +46,15 @@ type sess struct {
 	lastRef map[string]time.Time
 	closed  bool
 
-	titled    bool                    // the session has a title (its first prompt)
-	turnUsage *session.Usage          // the last turn's, for its prompt response
-	lastUsage *sdk.SessionUsageUpdate // the last usage_update sent: a status that changes no figure sends none
+	titled    bool           // the session has a title (its first prompt)
+	turnUsage *session.Usage // the last turn's, for its prompt response
+	lastUsage usageKey       // what the last usage_update was sent for
 }
+
+// usageKey is what a usage_update is sent for: a model call's tokens (the
+// context's size then is the provider's count), another window, or the size a
+// turn's end or a compaction leaves. The estimate moving in between sends none.
+type usageKey struct{ tokens, window, used int64 }
 
 // peer is the client side of the connection, as a session uses it.
 type peer interface {
@@ -124,7 +129,7 @@ func (s *sess) announce() {
 	s.mu.Lock()
 	s.send(commandsUpdate(s.cmds))
 	if st := s.h.Status(); st.InputTokens+st.OutputTokens > 0 { // a loaded session's, folded from its log
-		s.sendUsage(st)
+		s.sendUsage(st, true)
 	}
 	s.mu.Unlock()
 	for _, n := range s.notes.attach(func(msg string) { s.say(userNote(msg)) }) {
@@ -133,18 +138,26 @@ func (s *sess) announce() {
 }
 
 // sendUsage sends the host's status as the context's fill and the cost so
-// far, unless the last update said the same. The caller holds s.mu.
-func (s *sess) sendUsage(st host.Status) {
+// far, once per model call and window. The caller holds s.mu.
+func (s *sess) sendUsage(st host.Status, settled bool) {
 	u := &sdk.SessionUsageUpdate{Used: int(st.ContextTokens), Size: int(st.Window)}
 	if !st.Unpriced && st.InputTokens+st.OutputTokens > 0 {
 		u.Cost = &sdk.Cost{Amount: st.Cost, Currency: "USD"}
 	}
-	if l := s.lastUsage; l != nil && l.Used == u.Used && l.Size == u.Size && (l.Cost == nil) == (u.Cost == nil) &&
-		(u.Cost == nil || *l.Cost == *u.Cost) {
+	key := usageKey{st.InputTokens + st.OutputTokens, st.Window, st.ContextTokens}
+	if key.tokens == s.lastUsage.tokens && key.window == s.lastUsage.window && (!settled || key.used == s.lastUsage.used) {
 		return
 	}
-	s.lastUsage = u
+	s.lastUsage = key
 	s.send(sdk.SessionUpdate{UsageUpdate: u})
+}
+
+// settledUsage sends the context's size a turn's end or a compaction leaves.
+// The caller holds s.mu.
+func (s *sess) settledUsage() {
+	if st := s.h.Status(); st.InputTokens+st.OutputTokens > 0 {
+		s.sendUsage(st, true)
+	}
 }
 
 // endReplay fails the calls the log left unfinished (dsh stopped while they
@@ -183,7 +196,7 @@ func (s *sess) handle(e host.Event) {
 	case host.KindStatus:
 		if e.Status.InputTokens+e.Status.OutputTokens > 0 { // nothing counted yet tells nothing
 			s.mu.Lock()
-			s.sendUsage(e.Status)
+			s.sendUsage(e.Status, false)
 			s.mu.Unlock()
 		}
 	case host.KindUsage:
@@ -214,8 +227,11 @@ func (s *sess) record(r session.Record) {
 		s.titleFrom(r)
 	case session.TypeTurnEnd:
 		s.turnUsage = r.Usage
+		s.settledUsage()
+	case session.TypeCompaction:
+		s.settledUsage()
 	case session.TypeHeader, session.TypeToolCall, session.TypeAssistant, session.TypeThinking,
-		session.TypePlan, session.TypeAllow, session.TypeDamaged, session.TypeCompaction, session.TypeInstructions:
+		session.TypePlan, session.TypeAllow, session.TypeDamaged, session.TypeInstructions:
 	}
 }
 

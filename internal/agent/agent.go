@@ -322,15 +322,15 @@ func (a *Agent) Prompt(ctx context.Context, text string, images ...card.Content)
 		t.usage.ContextTokens = resp.InputTokens + resp.OutputTokens
 		cu := session.CallUsage{Model: model, InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens}
 		t.usage.Calls = append(t.usage.Calls, cu)
-		if a.c.OnUsage != nil {
-			a.c.OnUsage(session.Usage{InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens, ContextTokens: t.usage.ContextTokens,
-				Calls: []session.CallUsage{cu}})
-		}
 
 		msg := cleanAssistant(resp.Message)
 		a.mu.Lock()
 		a.ctx.counted(t.usage.ContextTokens, models.EstimateMessage(msg))
 		a.mu.Unlock()
+		if a.c.OnUsage != nil { // after the count, so the context's size it is told is the provider's
+			a.c.OnUsage(session.Usage{InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens, ContextTokens: t.usage.ContextTokens,
+				Calls: []session.CallUsage{cu}})
+		}
 		calls, err := a.logAssistant(msg)
 		if err != nil {
 			return StopError, err

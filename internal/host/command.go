@@ -169,8 +169,10 @@ func (s *Session) Models() []models.Info {
 func CostText(st Status) string {
 	text := fmt.Sprintf("This session used %d input and %d output tokens", st.InputTokens, st.OutputTokens)
 	switch {
+	case st.Unpriced && st.Cost > 0:
+		text += fmt.Sprintf(", about $%.4f for those whose price is known (not every model's is)", st.Cost)
 	case st.Unpriced:
-		text += fmt.Sprintf(", about $%.4f of them priced (the price is not known for every model used)", st.Cost)
+		text += " (the price is not known for every model used)"
 	default:
 		text += fmt.Sprintf(", about $%.4f", st.Cost)
 	}
