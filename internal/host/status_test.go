@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"math"
 	"strings"
 	"sync"
@@ -147,7 +148,7 @@ func TestCommandValidation(t *testing.T) {
 	if r, _ := s.Command(context.Background(), "mode", ""); r.Text != "The permission mode is bypass. Modes: default, accept-edits, bypass, read-only." {
 		t.Errorf("/mode = %q", r.Text)
 	}
-	if _, err := s.Command(context.Background(), "help", ""); err != ErrNotBuiltin {
+	if _, err := s.Command(context.Background(), "help", ""); !errors.Is(err, ErrNotBuiltin) {
 		t.Errorf("/help in the host: %v, want ErrNotBuiltin", err)
 	}
 }
