@@ -309,7 +309,7 @@ func (a *Agent) newSess(id, cwd string, h *host.Session) *sess {
 	a.mu.Unlock()
 	pres := view.NewPresenter(h.Registry())
 	s := newSess(id, p, newBridge(cwd, termMeta, pres), a.diag)
-	s.a, s.replayModel = a, a.o.Model
+	s.a = a
 	pres.OnError = func(err error) { a.o.Logger.Error("presenter failed", "session", id, "err", err) }
 	return s
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/tool"
+	"github.com/dsh-dev/dsh/internal/view"
 )
 
 // StopReason says why a turn ended; it is also the turn_end record's stopReason.
@@ -78,8 +79,15 @@ type Config struct {
 	System string    // the full system prompt; build it with SystemPrompt
 	// OnDelta, if set, receives the model's text and thinking as they stream.
 	OnDelta func(provider.Delta)
-	// OnUsage, if set, is told the tokens of each model call as it ends.
+	// OnUsage, if set, is told the tokens of each model call as it ends (a turn's
+	// call with its one Calls entry; a compaction's without, its record has them).
 	OnUsage func(session.Usage)
+	// Folded, if set, is told each record once the agent has folded it (live and
+	// on reload), so the host can fold the session's status after the agent's.
+	Folded func(session.Record)
+	// Window, if set, is the context window of a model (the configuration's or
+	// the table's); it overrides ContextWindow, so a model change moves it.
+	Window func(model string) int64
 	// OnCallStart, if set, is told when a permitted call begins to run — the
 	// moment between its tool_call and tool_result records that the log does
 	// not hold, which a UI shows as "in progress".
@@ -241,6 +249,9 @@ func (a *Agent) Fold(r session.Record) {
 	if r.Type == session.TypeToolResult && r.Cwd != "" {
 		a.restoreCwd(r.Cwd)
 	}
+	if a.c.Folded != nil {
+		a.c.Folded(r)
+	}
 }
 
 // messages is the model context as folded so far.
@@ -322,14 +333,17 @@ func (a *Agent) Prompt(ctx context.Context, text string, images ...card.Content)
 		t.usage.InputTokens += resp.InputTokens
 		t.usage.OutputTokens += resp.OutputTokens
 		t.usage.ContextTokens = resp.InputTokens + resp.OutputTokens
-		if a.c.OnUsage != nil {
-			a.c.OnUsage(session.Usage{InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens, ContextTokens: t.usage.ContextTokens})
-		}
+		cu := session.CallUsage{Model: model, InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens}
+		t.usage.Calls = append(t.usage.Calls, cu)
 
 		msg := cleanAssistant(resp.Message)
 		a.mu.Lock()
 		a.ctx.counted(t.usage.ContextTokens, models.EstimateMessage(msg))
 		a.mu.Unlock()
+		if a.c.OnUsage != nil { // after the count, so the context's size it is told is the provider's
+			a.c.OnUsage(session.Usage{InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens, ContextTokens: t.usage.ContextTokens,
+				Calls: []session.CallUsage{cu}})
+		}
 		calls, err := a.logAssistant(msg)
 		if err != nil {
 			return StopError, err
@@ -645,7 +659,9 @@ func (a *Agent) permit(ctx context.Context, c call) (res tool.Result, ok bool, e
 	if a.c.Permit == nil {
 		return tool.Errorf("%s needs the user's permission in %s mode, and there is no one to ask. The call was not run.", c.name, mode), false, nil
 	}
-	cc := a.c.Registry.PresentCall(c.name, c.args, c.preview)
+	// A presenter that panics must not take the turn down: the request shows the
+	// generic card, as the consumers' presenters show the call (and report it).
+	cc, _ := view.CallCard(a.c.Registry, session.Record{Type: session.TypeToolCall, CallID: c.id, Name: c.name, Args: c.args, Preview: c.preview})
 	d, perr := a.c.Permit(ctx, PermissionRequest{CallID: c.id, Tool: c.name, Args: c.args, Card: cc, Permission: perm, Approval: ap})
 	if perr != nil {
 		return tool.Errorf("Could not ask the user for permission (%v). The call was not run.", perr), false, nil

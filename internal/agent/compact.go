@@ -154,12 +154,15 @@ func fixedTokens(system string, defs []provider.ToolDef) int64 {
 // the model table's for the model last set (a model change moves it). The
 // caller holds a.mu.
 func (a *Agent) contextWindow() int64 {
-	if a.c.ContextWindow > 0 {
-		return a.c.ContextWindow
-	}
 	model := a.model
 	if model == "" {
 		model = a.c.Model
+	}
+	if a.c.Window != nil {
+		return a.c.Window(model)
+	}
+	if a.c.ContextWindow > 0 {
+		return a.c.ContextWindow
 	}
 	return models.Lookup(model).ContextWindow
 }

@@ -34,12 +34,12 @@ import (
 // Session is what the chat needs of a live session; *host.Session is one.
 type Session interface {
 	ID() string
-	Mode() agent.Mode
-	SetMode(agent.Mode) error
+	// Status is the session's facts (model, window, usage, cost, mode …); the
+	// chat renders it and keeps no count of its own.
+	Status() host.Status
+	// Command runs a built-in slash command (mode, model, compact, cost).
+	Command(ctx context.Context, name, args string) (host.Reply, error)
 	Prompt(ctx context.Context, text string, images ...card.Content) (agent.StopReason, error)
-	Compact(ctx context.Context, focus string) error
-	SetModel(model, thinking string) error
-	Model() (model, thinking string)
 	Cancel()
 	Running() bool
 	Close() error
@@ -59,8 +59,7 @@ type Replay func(reg *tool.Registry, rec session.Record)
 // Config is what the chat is given.
 type Config struct {
 	Root   string
-	Model  string     // the model's name, for the status line and /cost
-	Window int64      // the model's context window in tokens
+	Model  string     // the model a new session starts with, for the status line until there is one
 	Mode   agent.Mode // the mode a new session starts in
 	Color  bool
 	Width  int // the terminal's width until the first resize message
@@ -107,8 +106,7 @@ type Model struct {
 	permAt    time.Time // when perm was shown
 	typedAt   time.Time // the last key press
 
-	usage         session.Usage // totals of the session's model calls
-	contextTokens int64
+	status host.Status // the session's, as the host last published it
 
 	notice           string
 	lastCtrlC        time.Time
@@ -161,6 +159,12 @@ type (
 	turnDoneMsg struct {
 		gen  int
 		stop agent.StopReason
+		err  error
+		note string // a command's reply
+	}
+	replyMsg struct {
+		gen  int
+		text string
 		err  error
 	}
 	permDoneMsg struct{ p *host.Permission }
@@ -237,6 +241,10 @@ func (m *Model) termOpts() termui.Options {
 func (m *Model) attach(o Opened) {
 	m.gen++
 	m.sess, m.events = o.Session, o.Events
+	m.status = host.Status{}
+	if o.Session != nil {
+		m.status = o.Session.Status()
+	}
 	m.useRegistry(o.Registry)
 	m.running, m.perm, m.permCard = false, nil, ""
 	m.live, m.liveOrder = map[string]*liveCall{}, nil
@@ -353,6 +361,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.gen == m.gen {
 			cmds = append(cmds, m.turnDone(msg))
 		}
+	case replyMsg:
+		if msg.gen == m.gen {
+			m.reply(msg.text, msg.err)
+		}
 	case permDoneMsg:
 		if m.perm == msg.p {
 			m.perm, m.permCard = nil, ""
@@ -413,10 +425,9 @@ func (m *Model) event(e host.Event) tea.Cmd {
 		m.permCard = renderCall(e.Permission.Request.Card, m.termOpts())
 		p := e.Permission
 		return func() tea.Msg { <-p.Done(); return permDoneMsg{p} }
+	case host.KindStatus:
+		m.status = e.Status
 	case host.KindUsage:
-		m.usage.InputTokens += e.Usage.InputTokens
-		m.usage.OutputTokens += e.Usage.OutputTokens
-		m.contextTokens = e.Usage.ContextTokens
 	}
 	return nil
 }
@@ -450,11 +461,7 @@ func (m *Model) record(rec session.Record) {
 				break
 			}
 		}
-	case session.TypeTurnEnd:
-		if rec.Usage != nil && rec.Usage.ContextTokens > 0 {
-			m.contextTokens = rec.Usage.ContextTokens
-		}
-	case session.TypeHeader, session.TypeUser, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeDamaged,
+	case session.TypeHeader, session.TypeUser, session.TypeTurnEnd, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeDamaged,
 		session.TypeCompaction, session.TypeInstructions, session.TypeModel:
 	}
 	m.sb.record(rec)
@@ -473,6 +480,9 @@ func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
 	if msg.err != nil && !errors.Is(msg.err, context.Canceled) {
 		m.sb.note("error: " + msg.err.Error())
 	}
+	if msg.note != "" {
+		m.sb.note(msg.note)
+	}
 	if msg.stop == agent.StopCancelled {
 		m.notice = ""
 	}
@@ -484,23 +494,44 @@ func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
 	return nil
 }
 
-// compact starts a compaction of the conversation as a turn of its own.
-func (m *Model) compact(focus string) tea.Cmd {
-	if m.sess == nil {
-		m.sb.note("nothing to compact yet")
+// hostCommand runs a built-in command in the host, off the update loop (the
+// model list may come from the provider); /compact is a turn of its own.
+func (m *Model) hostCommand(name, args string) tea.Cmd {
+	if name == "compact" && m.running {
+		m.sb.note("a turn is running: wait, or Esc to cancel it")
 		return nil
+	}
+	wait, ok := m.ensureSession()
+	if !ok {
+		return nil
+	}
+	s, gen := m.sess, m.gen
+	if name != "compact" {
+		return tea.Batch(wait, func() tea.Msg {
+			r, err := s.Command(context.Background(), name, args)
+			return replyMsg{gen: gen, text: r.Text, err: err}
+		})
 	}
 	m.running = true
 	m.notice = ""
-	s, gen := m.sess, m.gen
-	return tea.Batch(m.spin.Tick, func() tea.Msg {
-		err := s.Compact(context.Background(), focus)
+	return tea.Batch(wait, m.spin.Tick, func() tea.Msg {
+		r, err := s.Command(context.Background(), name, args)
 		stop := agent.StopEndTurn
 		if err != nil {
 			stop = agent.StopError
 		}
-		return turnDoneMsg{gen: gen, stop: stop, err: err}
+		return turnDoneMsg{gen: gen, stop: stop, err: err, note: r.Text}
 	})
+}
+
+// reply shows a command's answer.
+func (m *Model) reply(text string, err error) {
+	if err != nil {
+		m.sb.note("error: " + err.Error())
+	}
+	if text != "" {
+		m.sb.note(text)
+	}
 }
 
 func (m *Model) setNotice(s string) tea.Cmd {
@@ -879,19 +910,22 @@ func (m *Model) statusLine() string {
 	if m.busy() {
 		parts = append(parts, m.spin.View()+" working (Esc to cancel)")
 	}
-	if m.cfg.Model != "" {
-		parts = append(parts, m.cfg.Model)
-	}
-	parts = append(parts, string(m.mode()))
-	ctx := tokens(m.contextTokens)
-	if m.cfg.Window > 0 {
-		ctx += fmt.Sprintf("/%s (%d%%)", tokens(m.cfg.Window), m.contextTokens*100/m.cfg.Window)
-	}
-	parts = append(parts, "context "+ctx)
-	if m.sess != nil {
-		parts = append(parts, m.sess.ID())
+	if m.sess == nil {
+		if m.cfg.Model != "" {
+			parts = append(parts, m.cfg.Model)
+		}
+		parts = append(parts, string(m.cfg.Mode), "new session")
 	} else {
-		parts = append(parts, "new session")
+		st := m.status
+		if st.Model != "" {
+			parts = append(parts, st.Model)
+		}
+		parts = append(parts, string(st.Mode))
+		ctx := tokens(st.ContextTokens)
+		if st.Window > 0 {
+			ctx += fmt.Sprintf("/%s (%d%%)", tokens(st.Window), st.ContextTokens*100/st.Window)
+		}
+		parts = append(parts, "context "+ctx, m.sess.ID())
 	}
 	return m.style(lipgloss.NewStyle().Faint(true)).Render(wrapText(strings.Join(parts, " · "), m.width))
 }

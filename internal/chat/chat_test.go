@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -36,22 +37,26 @@ func updating() bool {
 }
 
 // fakeSession stands in for a host session where a test feeds the events itself.
+// Its commands answer with what they were asked (the host's own commands are
+// tested with a real session).
 type fakeSession struct {
-	id      string
-	mode    agent.Mode
-	prompts []string
-	cancels int
+	id       string
+	status   host.Status
+	prompts  []string
+	commands []string
+	cancels  int
 }
 
-func (f *fakeSession) ID() string                            { return f.id }
-func (f *fakeSession) Mode() agent.Mode                      { return f.mode }
-func (f *fakeSession) SetMode(m agent.Mode) error            { f.mode = m; return nil }
-func (f *fakeSession) Cancel()                               { f.cancels++ }
-func (f *fakeSession) Running() bool                         { return false }
-func (f *fakeSession) Close() error                          { return nil }
-func (f *fakeSession) Compact(context.Context, string) error { return nil }
-func (f *fakeSession) SetModel(string, string) error         { return nil }
-func (f *fakeSession) Model() (string, string)               { return "", "" }
+func (f *fakeSession) ID() string          { return f.id }
+func (f *fakeSession) Status() host.Status { return f.status }
+func (f *fakeSession) Cancel()             { f.cancels++ }
+func (f *fakeSession) Running() bool       { return false }
+func (f *fakeSession) Close() error        { return nil }
+
+func (f *fakeSession) Command(_ context.Context, name, args string) (host.Reply, error) {
+	f.commands = append(f.commands, "/"+name+" "+args)
+	return host.Reply{Text: "the host's answer to /" + name + " " + args}, nil
+}
 
 // Prompt keeps the text the model would be sent.
 func (f *fakeSession) Prompt(_ context.Context, text string, parts ...card.Content) (agent.StopReason, error) {
@@ -73,10 +78,11 @@ type harness struct {
 
 func newHarness(t *testing.T, width int) *harness {
 	t.Helper()
-	h := &harness{t: t, sess: &fakeSession{id: "20261201-120000-testtest", mode: agent.ModeDefault},
+	h := &harness{t: t, sess: &fakeSession{id: "20261201-120000-testtest", status: host.Status{
+		Model: "claude-sonnet-4-5", Window: 200_000, Mode: agent.ModeDefault}},
 		now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC), root: t.TempDir()}
 	cfg := Config{
-		Root: h.root, Model: "claude-sonnet-4-5", Window: 200_000, Width: width, Height: 30,
+		Root: h.root, Model: "claude-sonnet-4-5", Width: width, Height: 30,
 		Commands: command.For(command.Builtin(), command.Terminal),
 		History:  &History{},
 		Now:      func() time.Time { return h.now },
@@ -283,7 +289,7 @@ func TestFrameStreaming(t *testing.T) {
 	h.frame("streaming")
 	h.events(recordEvent(session.Record{Type: session.TypeThinking, Text: "The user says hi."}),
 		recordEvent(session.Record{Type: session.TypeAssistant, Text: "Hello! Here is **bold** text and a list:\n\n- one\n- two"}),
-		host.Event{Kind: host.KindUsage, Usage: session.Usage{InputTokens: 1200, OutputTokens: 30, ContextTokens: 24_000}},
+		host.Event{Kind: host.KindStatus, Status: host.Status{Model: "claude-sonnet-4-5", Mode: agent.ModeDefault, Window: 200_000, InputTokens: 1200, OutputTokens: 30, ContextTokens: 24_000}},
 		recordEvent(session.Record{Type: session.TypeTurnEnd, StopReason: "end_turn", Usage: &session.Usage{InputTokens: 1200, OutputTokens: 30, ContextTokens: 24_000}}))
 	h.send(turnDoneMsg{gen: h.m.gen, stop: agent.StopEndTurn})
 	h.frame("streamed")
@@ -509,17 +515,16 @@ func TestSlashCommands(t *testing.T) {
 		t.Fatalf("Tab should complete /help, input is %q", got)
 	}
 	h.send(key(tea.KeyEnter, 0))
-	h.typeText("/mode bypass")
-	h.send(key(tea.KeyEnter, 0))
-	if h.sess.mode != agent.ModeBypass {
-		t.Errorf("/mode bypass should set the mode, it is %s", h.sess.mode)
+	// The host carries out the session's commands; the chat shows the reply.
+	for _, c := range []string{"/mode bypass", "/cost", "/model"} {
+		h.typeText(c)
+		h.send(key(tea.KeyEnter, 0))
+		h.send(h.runLast()...)
 	}
-	h.m.usage = session.Usage{InputTokens: 1_000_000, OutputTokens: 100_000}
-	h.typeText("/cost")
-	h.send(key(tea.KeyEnter, 0))
-	h.typeText("/model")
-	h.send(key(tea.KeyEnter, 0))
 	h.frame("slash-commands")
+	if want := []string{"/mode bypass", "/cost ", "/model "}; !slices.Equal(h.sess.commands, want) {
+		t.Errorf("the host was asked %q, want %q", h.sess.commands, want)
+	}
 	if len(h.sess.prompts) != 0 || h.m.running {
 		t.Errorf("built-in commands must not reach the model: %q", h.sess.prompts)
 	}
@@ -529,6 +534,7 @@ func TestSlashCommands(t *testing.T) {
 	if len(h.sess.prompts) != 0 || !h.m.running {
 		t.Errorf("/compact: prompts %q, running %v; want a compaction running", h.sess.prompts, h.m.running)
 	}
+	h.send(h.runLast()...)
 	h.typeText("/exit")
 	h.send(key(tea.KeyEnter, 0))
 	if !h.m.quitting {

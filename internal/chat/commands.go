@@ -8,9 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
-	"github.com/dsh-dev/dsh/internal/agent"
 	"github.com/dsh-dev/dsh/internal/command"
-	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/session"
 )
 
@@ -42,59 +40,12 @@ func (m *Model) slash(name, args string) tea.Cmd {
 		return m.pick()
 	case "sessions":
 		m.sb.note(m.sessionList())
-	case "mode":
-		if args == "" {
-			m.sb.note(fmt.Sprintf("permission mode: %s (set one with /mode %s)", m.mode(), modeNames()))
-			return nil
-		}
-		mode, err := agent.ParseMode(args)
-		if err != nil {
-			m.sb.note(err.Error())
-			return nil
-		}
-		if !m.ensureSession() {
-			return nil
-		}
-		if err := m.sess.SetMode(mode); err != nil {
-			m.sb.note("cannot set the mode: " + err.Error())
-		}
-	case "model":
-		if args != "" {
-			if !m.ensureSession() {
-				return nil
-			}
-			if err := m.sess.SetModel(args, ""); err != nil {
-				m.sb.note("cannot set the model: " + err.Error())
-				return nil
-			}
-			m.cfg.Model = args
-		}
-		model := m.cfg.Model
-		if m.sess != nil {
-			if cur, _ := m.sess.Model(); cur != "" {
-				model = cur
-			}
-		}
-		if model == "" {
-			model = "the provider's default"
-		}
-		m.sb.note("model: " + model)
-	case "compact":
-		return m.compact(args)
-	case "cost":
-		m.sb.note(m.cost())
+	case "mode", "model", "cost", "compact":
+		return m.hostCommand(name, args)
 	default:
 		m.sb.note(fmt.Sprintf("/%s does not work in the terminal", name))
 	}
 	return nil
-}
-
-func modeNames() string {
-	var names []string
-	for _, md := range agent.Modes {
-		names = append(names, string(md))
-	}
-	return strings.Join(names, "|")
 }
 
 func (m *Model) help() string {
@@ -109,24 +60,6 @@ func (m *Model) help() string {
 	}
 	b.WriteString("\nKeys: Enter sends · Shift+Enter or Ctrl-J a new line · ↑/↓ history · @path attaches a file (Tab completes) · Esc cancels the turn · Ctrl-C twice exits")
 	return b.String()
-}
-
-func (m *Model) cost() string {
-	u := models.Usage{InputTokens: m.usage.InputTokens, OutputTokens: m.usage.OutputTokens}
-	s := fmt.Sprintf("%d tokens in, %d out", u.InputTokens, u.OutputTokens)
-	if c, ok := models.Cost(m.cfg.Model, u); ok {
-		s += fmt.Sprintf(" · $%.4f", c)
-	} else {
-		s += " · the price of " + orDefault(m.cfg.Model, "this model") + " is not known"
-	}
-	return s
-}
-
-func orDefault(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
 }
 
 func (m *Model) sessionList() string {
@@ -191,21 +124,17 @@ func (m *Model) Pick() { m.pick() }
 
 // ensureSession opens a new session when there is none yet: the chat creates
 // its log on the first prompt, so opening dsh and leaving leaves nothing behind.
-func (m *Model) ensureSession() bool {
+// The command it returns reads the new session's events; whoever opened the
+// session must run it, or the chat sees none of them.
+func (m *Model) ensureSession() (tea.Cmd, bool) {
 	if m.sess != nil {
-		return true
+		return nil, true
 	}
+	var wait tea.Cmd
 	if m.canOpen("") {
-		m.opened(m.openCmd("", nil)())
+		wait = m.opened(m.openCmd("", nil)())
 	}
-	return m.sess != nil
-}
-
-func (m *Model) mode() agent.Mode {
-	if m.sess != nil {
-		return m.sess.Mode()
-	}
-	return m.cfg.Mode
+	return wait, m.sess != nil
 }
 
 func (m *Model) pick() tea.Cmd {

@@ -20,9 +20,7 @@ type (
 		o             Opened
 		err, closeErr error
 		history       *scrollback // the resumed session's records, rendered
-		usage         session.Usage
-		contextTokens int64
-		then          *pending // a prompt that waited for the session
+		then          *pending    // a prompt that waited for the session
 	}
 	// preparedMsg is a prompt with the files it mentions read.
 	preparedMsg struct{ p *pending }
@@ -67,11 +65,6 @@ func (m *Model) openCmd(id string, then *pending) func() openedMsg {
 				sb.present(r)
 			}
 			sb.record(rec)
-			if rec.Type == session.TypeTurnEnd && rec.Usage != nil {
-				msg.usage.InputTokens += rec.Usage.InputTokens
-				msg.usage.OutputTokens += rec.Usage.OutputTokens
-				msg.contextTokens = rec.Usage.ContextTokens
-			}
 		})
 		msg.history = sb
 		if msg.err == nil && old != nil {
@@ -94,7 +87,6 @@ func (m *Model) opened(msg openedMsg) tea.Cmd {
 		m.sb.note("closing the last session: " + msg.closeErr.Error())
 	}
 	hadSession := m.sess != nil
-	m.usage, m.contextTokens = msg.usage, msg.contextTokens
 	m.sb.adopt(msg.history)
 	m.attach(msg.o)
 	switch {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,8 +23,15 @@ import (
 // TestProgram runs the chat as a Bubble Tea program (teatest) on a real host
 // session with a scripted model: keys go through the program's input, the
 // permission prompt is answered with one key, the command really runs and its
-// card is printed above the chat, and two Ctrl-C end the program.
+// card is printed above the chat, and two Ctrl-C end the program. A /mode
+// typed before the first prompt opens the session; the chat still sees it
+// (it once left the chat blind: no cards, no permission prompt).
 func TestProgram(t *testing.T) {
+	t.Run("first prompt", func(t *testing.T) { testProgram(t, "") })
+	t.Run("after /mode", func(t *testing.T) { testProgram(t, "/mode accept-edits") })
+}
+
+func testProgram(t *testing.T, first string) {
 	ws := t.TempDir()
 	if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("remember the milk\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -72,6 +80,13 @@ func TestProgram(t *testing.T) {
 			return bytes.Contains([]byte(ansi.Strip(seen.String())), []byte(s))
 		}, teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
 	}
+	want := []session.RecordType{session.TypeHeader}
+	if first != "" {
+		tm.Type(first)
+		tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+		wait("the mode in the status line", "accept-edits ·")
+		want = append(want, session.TypeMode)
+	}
 	tm.Type("what do my notes say?")
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
 	wait("the permission prompt", "[y] yes, once")
@@ -79,6 +94,14 @@ func TestProgram(t *testing.T) {
 	tm.Type("y")
 	wait("the command's card", "REMEMBER THE MILK")
 	wait("the model's answer", "It says REMEMBER THE MILK.")
+	// The turn has ended once the status line is drawn without "working".
+	teatest.WaitFor(t, out, func(b []byte) bool {
+		seen.Write(b)
+		after := ansi.Strip(seen.String())
+		after = after[strings.LastIndex(after, "It says REMEMBER THE MILK."):]
+		i := strings.LastIndex(after, "context ")
+		return i >= 0 && !strings.Contains(after[max(i-60, 0):i], "working")
+	}, teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
 	tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
 	tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
@@ -101,8 +124,8 @@ func TestProgram(t *testing.T) {
 			types = append(types, r.Type)
 		}
 	}
-	want := []session.RecordType{session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeToolCall,
-		session.TypeToolResult, session.TypeAssistant, session.TypeTurnEnd}
+	want = append(want, session.TypeUser, session.TypeAssistant, session.TypeToolCall,
+		session.TypeToolResult, session.TypeAssistant, session.TypeTurnEnd)
 	if !equalTypes(types, want) {
 		t.Errorf("the log holds %v, want %v", types, want)
 	}

@@ -81,6 +81,9 @@ type Options struct {
 	// (0: agent.DefaultCompactAt).
 	ContextWindow int64
 	CompactAt     float64
+	// ContextWindows is the configuration's context window for a model, if it
+	// sets one; it goes before ContextWindow and follows a model change.
+	ContextWindows func(model string) (int64, bool)
 	// Provider returns the model provider. It is called when a prompt first
 	// needs it, so a missing key shows on the prompt, not when the session opens.
 	Provider func() (provider.Provider, error)
@@ -115,6 +118,13 @@ type Session struct {
 	turn    context.CancelFunc // the running turn's, or nil
 	turnEnd chan struct{}      // closed when the running turn ends
 	closed  bool
+
+	usage      usageFold
+	statusMu   sync.Mutex
+	lastStatus Status // the last one published
+
+	modelsOnce sync.Once
+	models     []models.Info
 }
 
 func (o *Options) normalize() {
@@ -232,7 +242,9 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 		Auto:        auto,
 		OnDelta:     func(d provider.Delta) { s.bus.publish(Event{Kind: KindDelta, Delta: d}) },
 		OnCallStart: func(id string) { s.bus.publish(Event{Kind: KindCallStarted, CallID: id}) },
-		OnUsage:     func(u session.Usage) { s.bus.publish(Event{Kind: KindUsage, Usage: u}) },
+		OnUsage:     s.onUsage,
+		Folded:      s.folded,
+		Window:      s.window,
 	}
 	if o.Ask {
 		cfg.Permit = s.permit

@@ -269,7 +269,7 @@ func TestStreamOrder(t *testing.T) {
 			got = append(got, "request")
 		case KindCallStarted:
 			got = append(got, "started "+e.CallID)
-		case KindPermission, KindUsage:
+		case KindPermission, KindUsage, KindStatus:
 		}
 	})
 	if _, err := s.Prompt(t.Context(), "go"); err != nil {

@@ -117,4 +117,14 @@ type Usage struct {
 	// call (its input and output), as the provider counted it: how full the
 	// model's context window is.
 	ContextTokens int64 `json:"contextTokens,omitzero"`
+	// Calls are a turn's model calls, each with the model that made it, so that
+	// each is priced at its own model (a compaction's call is on its own record).
+	Calls []CallUsage `json:"calls,omitempty"`
+}
+
+// CallUsage is the tokens of one model call.
+type CallUsage struct {
+	Model        string `json:"model,omitempty"`
+	InputTokens  int64  `json:"inputTokens"`
+	OutputTokens int64  `json:"outputTokens"`
 }
