@@ -55,6 +55,9 @@ func (a *Agent) runCommand(s *sess, text string) (prompt string, handled bool, e
 		return text, false, nil
 	}
 	if r.Text != "" {
+		// The command's own updates (a model or mode record's config options)
+		// go out first, so its answer always comes after them.
+		s.sub.Flush(flushWait)
 		s.say(r.Text)
 	}
 	return "", true, err
