@@ -96,7 +96,7 @@ func testProgram(t *testing.T, first string) {
 	// The fold notes the turn's end once it is logged; the chat marks itself
 	// idle when Prompt returns, a moment later.
 	wait("the turn's end", "turn ended")
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond)
 	tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
 	tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
