@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,10 +85,10 @@ func TestAcpx(t *testing.T) {
 		}
 		// The next command starts dsh anew (and so resumes the session) only
 		// once this one's queue owner is gone; one that is leaving may not take it.
-		waitGone(t, dir)
+		waitGone(t, dir, home)
 		return string(out)
 	}
-	t.Cleanup(func() { waitGone(t, dir) })
+	t.Cleanup(func() { waitGone(t, dir, home) })
 
 	run("sessions", "new")
 	ids, err := os.ReadDir(dir)
@@ -144,18 +145,24 @@ func TestAcpx(t *testing.T) {
 	}
 }
 
-// waitGone waits until no process mentions dir on its command line: acpx's
-// queue owner, dsh and the MCP servers all end once the owner's TTL is up.
-func waitGone(t *testing.T, dir string) {
+// waitGone waits until no process mentions dir on its command line (dsh and
+// the MCP servers) or runs with home as its HOME (acpx and its queue owner,
+// whose command line names neither, and which still writes home's
+// .acpx/sessions after dsh is gone): all end once the owner's TTL is up.
+func waitGone(t *testing.T, dir, home string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		var left []string
-		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		procs, _ := filepath.Glob("/proc/[0-9]*")
 		for _, p := range procs {
-			b, err := os.ReadFile(p)
-			if err == nil && strings.Contains(string(b), dir) {
-				left = append(left, strings.ReplaceAll(string(b), "\x00", " "))
+			cmdline, err := os.ReadFile(filepath.Join(p, "cmdline"))
+			if err != nil {
+				continue
+			}
+			env, _ := os.ReadFile(filepath.Join(p, "environ")) // unreadable: not ours
+			if strings.Contains(string(cmdline), dir) || slices.Contains(strings.Split(string(env), "\x00"), "HOME="+home) {
+				left = append(left, strings.ReplaceAll(string(cmdline), "\x00", " "))
 			}
 		}
 		if len(left) == 0 {

@@ -8,6 +8,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/dsh-dev/dsh/internal/attach"
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/session"
@@ -106,10 +107,14 @@ func (b *bridge) contextCard(rec session.Record, it view.Item) []sdk.SessionUpda
 // userMessage is a replayed prompt: its text, then its images.
 func userMessage(rec session.Record) []sdk.SessionUpdate {
 	var out []sdk.SessionUpdate
-	if rec.Text != "" {
-		out = append(out, sdk.UpdateUserMessageText(rec.Text))
+	text, chips := attach.View(rec.Text, rec.Content)
+	for _, c := range chips {
+		text += "\n\n· " + c
 	}
-	for _, c := range rec.Content {
+	if text != "" {
+		out = append(out, sdk.UpdateUserMessageText(text))
+	}
+	for _, c := range attach.Images(rec.Content) {
 		out = append(out, sdk.UpdateUserMessage(sdk.ImageBlock(c.Data, c.MimeType)))
 	}
 	return out
@@ -591,7 +596,7 @@ func planPriority(p string) sdk.PlanEntryPriority {
 }
 
 // toolKind maps a card's kind to ACP's closed set; anything else is "other".
-func toolKind(k string) sdk.ToolKind {
+func toolKind(k card.ToolKind) sdk.ToolKind {
 	switch t := sdk.ToolKind(k); t {
 	case sdk.ToolKindRead, sdk.ToolKindEdit, sdk.ToolKindDelete, sdk.ToolKindMove, sdk.ToolKindSearch,
 		sdk.ToolKindExecute, sdk.ToolKindThink, sdk.ToolKindFetch, sdk.ToolKindSwitchMode, sdk.ToolKindOther:

@@ -46,7 +46,7 @@ func TestPromptText(t *testing.T) {
 			"Read [@main.go](file:///src/main.go)", ""},
 		{"embedded", []sdk.ContentBlock{text("Explain "), sdk.ResourceBlock(sdk.EmbeddedResourceResource{
 			TextResourceContents: &sdk.TextResourceContents{Uri: "file:///src/a.go", Text: "package a\n"}})},
-			"Explain [@a.go](file:///src/a.go)\n\n<context ref=\"file:///src/a.go\">\npackage a\n</context>", ""},
+			"Explain [@a.go](file:///src/a.go)", ""},
 		{"image", []sdk.ContentBlock{text("Look"), sdk.ImageBlock("AAAA", "image/png")}, "Look", ""},
 		{"image only", []sdk.ContentBlock{sdk.ImageBlock("AAAA", "image/png")}, "", ""},
 		{"not an image", []sdk.ContentBlock{text("Look"), sdk.ImageBlock("AAAA", "text/plain")}, "", "not an image"},

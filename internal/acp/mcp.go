@@ -61,13 +61,17 @@ func merge(file, client []mcp.ServerConfig) []mcp.ServerConfig {
 }
 
 // notes holds what the user must be told about a session's MCP servers
-// (ones that did not start or stopped) until the client knows the session;
+// (ones that did not start or stopped) and harness warnings (a refused
+// project file) until the client knows the session;
 // from then on it is told at once. The host tells the model.
 type notes struct {
 	mu   sync.Mutex
 	user []string
 	tell func(string) // set once the session can send; nil until then
 }
+
+// warn tells the user only: the host tells the model about MCP servers itself.
+func (n *notes) warn(msg string) { n.add(msg) }
 
 func (n *notes) add(msg string) {
 	n.mu.Lock()

@@ -86,8 +86,8 @@ func readPid(t *testing.T, path string) int {
 
 // TestMCPServers gives a session MCP servers four ways — stdio and HTTP from
 // the client, stdio from the user's config file, and one that cannot start —
-// and has the model call their tools: read-only ones run unasked, one that acts
-// asks; the broken server is reported to the user and to the model; closing
+// and has the model call their tools: only the trusted server's read-only tool
+// runs unasked; the broken server is reported to the user and to the model; closing
 // the session leaves no server process.
 func TestMCPServers(t *testing.T) {
 	web := httptest.NewServer(mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return testMCPServer() }, nil))
@@ -98,7 +98,7 @@ func TestMCPServers(t *testing.T) {
 	}
 	home := t.TempDir()
 	cfgPid := filepath.Join(t.TempDir(), "cfg.pid")
-	toml := fmt.Sprintf("[mcp.cfg]\ncommand = %q\nargs = [\"-test.run=^$\"]\nenv = { DSH_ACP_TEST_MCP = \"1\", DSH_ACP_TEST_MCP_PID = %q }\n", exe, cfgPid)
+	toml := fmt.Sprintf("[mcp.cfg]\ncommand = %q\nargs = [\"-test.run=^$\"]\ntrusted = true\nenv = { DSH_ACP_TEST_MCP = \"1\", DSH_ACP_TEST_MCP_PID = %q }\n", exe, cfgPid)
 	if err := os.MkdirAll(filepath.Join(home, "dsh"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -134,8 +134,11 @@ func TestMCPServers(t *testing.T) {
 	c.mu.Lock()
 	asked := len(c.asked)
 	c.mu.Unlock()
-	if asked != 1 {
-		t.Errorf("dsh asked %d times, want once (for shout; greet is read-only)", asked)
+	// Hints are believed only from servers the user's config trusts: the
+	// editor's servers' calls are all asked, the trusted cfg's read-only greet
+	// is not.
+	if asked != 3 {
+		t.Errorf("dsh asked %d times, want 3 (go's greet and shout, web's greet; cfg is trusted and greet is read-only)", asked)
 	}
 	recs, err := session.ReadFile(filepath.Join(c.sessionDir, string(id)+".jsonl"))
 	if err != nil {

@@ -3,13 +3,12 @@ package acp
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/dsh-dev/dsh/internal/agent"
-	"github.com/dsh-dev/dsh/internal/config"
+	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/provider/models"
 )
 
@@ -22,7 +21,7 @@ const (
 )
 
 // thinkingDefault is the thinking value meaning "as configured".
-const thinkingDefault = "default"
+const thinkingDefault = host.ThinkingDefault
 
 // thinkingLevels are the levels offered, with what they mean.
 var thinkingLevels = []struct{ value, name, desc string }{
@@ -139,16 +138,17 @@ func (a *Agent) setOption(s *sess, id, value string) error {
 		}
 		return s.h.SetMode(m)
 	case optModel:
-		if !a.offered(value) {
-			return sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("unknown model %q", value)})
+		if err := s.h.CheckModel(value); err != nil {
+			return sdk.NewInvalidParams(map[string]any{"error": err.Error()})
 		}
 		_, thinking := s.h.Model()
 		return s.h.SetModel(value, thinking)
 	case optThinking:
+		if err := host.CheckThinking(value); err != nil {
+			return sdk.NewInvalidParams(map[string]any{"error": err.Error()})
+		}
 		if value == thinkingDefault {
 			value = ""
-		} else if _, _, err := config.ParseThinking(value); err != nil {
-			return sdk.NewInvalidParams(map[string]any{"error": err.Error()})
 		}
 		model, _ := a.currentModel(s)
 		if model == "" {
@@ -157,9 +157,4 @@ func (a *Agent) setOption(s *sess, id, value string) error {
 		return s.h.SetModel(model, value)
 	}
 	return sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("unknown config option %q (want %s, %s or %s)", id, optMode, optModel, optThinking)})
-}
-
-// offered reports whether model is one the picker offers (or the one in use).
-func (a *Agent) offered(model string) bool {
-	return model == a.o.Model || slices.ContainsFunc(a.modelList(), func(m models.Info) bool { return m.ID == model })
 }

@@ -15,14 +15,15 @@ import (
 // request; a prompt should leave room for the conversation's others).
 const maxImages = 20
 
-// promptText turns a prompt's content blocks into the text the agent sends the
-// model and the images attached to it. Text is kept as written; a mentioned
-// resource becomes a Markdown link where it was mentioned; the text of embedded
-// resources (the files an editor attaches) follows the prompt in <context>
-// blocks; images follow the text. Audio is refused: dsh does not advertise it.
+// promptText turns a prompt's content blocks into the text the user typed and
+// the prompt's structured parts. Text is kept as written; a mentioned resource
+// becomes a Markdown link where it was mentioned; the text of an embedded
+// resource (a file an editor attaches) becomes a resource block (package
+// attach says how the model gets it and how every consumer shows it); images
+// follow. Audio is refused: dsh does not advertise it.
 func promptText(blocks []sdk.ContentBlock) (string, []card.Content, error) {
-	var b, ctx strings.Builder
-	var images []card.Content
+	var b strings.Builder
+	var images, files []card.Content
 	for _, c := range blocks {
 		switch {
 		case c.Text != nil:
@@ -33,8 +34,9 @@ func promptText(blocks []sdk.ContentBlock) (string, []card.Content, error) {
 			switch r := c.Resource.Resource; {
 			case r.TextResourceContents != nil:
 				b.WriteString(mention(r.TextResourceContents.Uri, r.TextResourceContents.Uri))
-				ctx.WriteString("\n\n<context ref=\"" + r.TextResourceContents.Uri + "\">\n" +
-					strings.TrimSuffix(r.TextResourceContents.Text, "\n") + "\n</context>")
+				if r.TextResourceContents.Uri != "" {
+					files = append(files, card.Resource(r.TextResourceContents.Uri, r.TextResourceContents.Text))
+				}
 			case r.BlobResourceContents != nil:
 				b.WriteString(mention(r.BlobResourceContents.Uri, r.BlobResourceContents.Uri))
 			}
@@ -51,11 +53,11 @@ func promptText(blocks []sdk.ContentBlock) (string, []card.Content, error) {
 			return "", nil, errors.New("dsh does not take audio in prompts")
 		}
 	}
-	text := b.String() + ctx.String()
-	if strings.TrimSpace(text) == "" && len(images) == 0 {
+	text := b.String()
+	if strings.TrimSpace(text) == "" && len(images) == 0 && len(files) == 0 {
 		return "", nil, errors.New("the prompt is empty")
 	}
-	return text, images, nil
+	return text, append(files, images...), nil
 }
 
 // image checks an image block: base64 data of an image type (the providers

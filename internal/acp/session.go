@@ -13,7 +13,6 @@ import (
 	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/config"
 	"github.com/dsh-dev/dsh/internal/host"
-	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/session"
 )
 
@@ -47,30 +46,15 @@ type sess struct {
 	lastRef map[string]time.Time
 	closed  bool
 
-	titled      bool           // the session has a title (its first prompt)
-	usage       usage          // tokens and cost so far
-	turnUsage   *session.Usage // the last turn's, for its prompt response
-	replayModel string         // while loading: the model in force at this point of the log
+	titled    bool           // the session has a title (its first prompt)
+	turnUsage *session.Usage // the last turn's, for its prompt response
+	lastUsage usageKey       // what the last usage_update was sent for
 }
 
-// usage is a session's token count, folded from the stream (and from the log's
-// turn_end records on load).
-type usage struct {
-	in, out  int64
-	used     int64   // the context's size after the last model call
-	cost     float64 // US dollars, of the tokens whose model has a known price
-	unpriced bool    // some tokens went to a model whose price is not known
-}
-
-func (u *usage) add(model string, in, out int64) {
-	u.in += in
-	u.out += out
-	if c, ok := models.Cost(model, models.Usage{InputTokens: in, OutputTokens: out}); ok {
-		u.cost += c
-	} else if in+out > 0 {
-		u.unpriced = true
-	}
-}
+// usageKey is what a usage_update is sent for: a model call's tokens (the
+// context's size then is the provider's count), another window, or the size a
+// turn's end or a compaction leaves. The estimate moving in between sends none.
+type usageKey struct{ tokens, window, used int64 }
 
 // peer is the client side of the connection, as a session uses it.
 type peer interface {
@@ -122,18 +106,9 @@ func (s *sess) replayRecord(r session.Record) error {
 	switch r.Type {
 	case session.TypeUser:
 		s.titleFrom(r)
-	case session.TypeModel:
-		s.replayModel = r.Model
-	case session.TypeTurnEnd:
-		if r.Usage != nil {
-			s.usage.add(s.replayModel, r.Usage.InputTokens, r.Usage.OutputTokens)
-			if r.Usage.ContextTokens > 0 {
-				s.usage.used = r.Usage.ContextTokens
-			}
-		}
 	case session.TypeHeader, session.TypeAssistant, session.TypeThinking, session.TypeToolCall, session.TypeProgress,
 		session.TypeToolResult, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeDamaged,
-		session.TypeCompaction, session.TypeInstructions:
+		session.TypeCompaction, session.TypeInstructions, session.TypeModel, session.TypeTurnEnd:
 	}
 	return nil
 }
@@ -163,8 +138,8 @@ func (s *sess) say(text string) {
 func (s *sess) announce() {
 	s.mu.Lock()
 	s.send(commandsUpdate(s.cmds))
-	if s.usage.used > 0 {
-		s.send(s.usageUpdate())
+	if st := s.h.Status(); st.InputTokens+st.OutputTokens > 0 { // a loaded session's, folded from its log
+		s.sendUsage(st, true)
 	}
 	s.mu.Unlock()
 	for _, n := range s.notes.attach(func(msg string) { s.say(userNote(msg)) }) {
@@ -172,14 +147,27 @@ func (s *sess) announce() {
 	}
 }
 
-// usageUpdate is the context's fill and the cost so far. The caller holds s.mu.
-func (s *sess) usageUpdate() sdk.SessionUpdate {
-	model, _ := s.a.currentModel(s)
-	u := &sdk.SessionUsageUpdate{Used: int(s.usage.used), Size: int(s.window(model))}
-	if !s.usage.unpriced && s.usage.in+s.usage.out > 0 {
-		u.Cost = &sdk.Cost{Amount: s.usage.cost, Currency: "USD"}
+// sendUsage sends the host's status as the context's fill and the cost so
+// far, once per model call and window. The caller holds s.mu.
+func (s *sess) sendUsage(st host.Status, settled bool) {
+	u := &sdk.SessionUsageUpdate{Used: int(st.ContextTokens), Size: int(st.Window)}
+	if !st.Unpriced && st.InputTokens+st.OutputTokens > 0 {
+		u.Cost = &sdk.Cost{Amount: st.Cost, Currency: "USD"}
 	}
-	return sdk.SessionUpdate{UsageUpdate: u}
+	key := usageKey{st.InputTokens + st.OutputTokens, st.Window, st.ContextTokens}
+	if key.tokens == s.lastUsage.tokens && key.window == s.lastUsage.window && (!settled || key.used == s.lastUsage.used) {
+		return
+	}
+	s.lastUsage = key
+	s.send(sdk.SessionUpdate{UsageUpdate: u})
+}
+
+// settledUsage sends the context's size a turn's end or a compaction leaves.
+// The caller holds s.mu.
+func (s *sess) settledUsage() {
+	if st := s.h.Status(); st.InputTokens+st.OutputTokens > 0 {
+		s.sendUsage(st, true)
+	}
 }
 
 // endReplay fails the calls the log left unfinished (dsh stopped while they
@@ -218,15 +206,13 @@ func (s *sess) handle(e host.Event) {
 		s.mu.Unlock()
 	case host.KindPermission:
 		s.permit(e.Permission)
-	case host.KindUsage:
-		model, _ := s.a.currentModel(s)
-		s.mu.Lock()
-		s.usage.add(model, e.Usage.InputTokens, e.Usage.OutputTokens)
-		if e.Usage.ContextTokens > 0 { // a provider that counts nothing tells nothing
-			s.usage.used = e.Usage.ContextTokens
-			s.send(s.usageUpdate())
+	case host.KindStatus:
+		if e.Status.InputTokens+e.Status.OutputTokens > 0 { // nothing counted yet tells nothing
+			s.mu.Lock()
+			s.sendUsage(e.Status, false)
+			s.mu.Unlock()
 		}
-		s.mu.Unlock()
+	case host.KindUsage:
 	}
 }
 
@@ -254,8 +240,11 @@ func (s *sess) record(r session.Record) {
 		s.titleFrom(r)
 	case session.TypeTurnEnd:
 		s.turnUsage = r.Usage
+		s.settledUsage()
+	case session.TypeCompaction:
+		s.settledUsage()
 	case session.TypeHeader, session.TypeToolCall, session.TypeAssistant, session.TypeThinking,
-		session.TypePlan, session.TypeAllow, session.TypeDamaged, session.TypeCompaction, session.TypeInstructions:
+		session.TypePlan, session.TypeAllow, session.TypeDamaged, session.TypeInstructions:
 	}
 }
 

@@ -16,11 +16,13 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/dsh-dev/dsh/internal/attach"
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/tool"
+	"github.com/dsh-dev/dsh/internal/view"
 )
 
 // StopReason says why a turn ended; it is also the turn_end record's stopReason.
@@ -77,8 +79,15 @@ type Config struct {
 	System string    // the full system prompt; build it with SystemPrompt
 	// OnDelta, if set, receives the model's text and thinking as they stream.
 	OnDelta func(provider.Delta)
-	// OnUsage, if set, is told the tokens of each model call as it ends.
+	// OnUsage, if set, is told the tokens of each model call as it ends (a turn's
+	// call with its one Calls entry; a compaction's without, its record has them).
 	OnUsage func(session.Usage)
+	// Folded, if set, is told each record once the agent has folded it (live and
+	// on reload), so the host can fold the session's status after the agent's.
+	Folded func(session.Record)
+	// Window, if set, is the context window of a model (the configuration's or
+	// the table's); it overrides ContextWindow, so a model change moves it.
+	Window func(model string) int64
 	// OnCallStart, if set, is told when a permitted call begins to run — the
 	// moment between its tool_call and tool_result records that the log does
 	// not hold, which a UI shows as "in progress".
@@ -113,6 +122,8 @@ type Agent struct {
 	calls   int                       // calls logged, to number the user's own (RunTool)
 	last    tool.Result               // the last result logged
 	nested  map[string]bool           // directories whose instructions are in the context
+	system  string                    // the system prompt (Config's until a header records one)
+	cwd     string                    // the working directory last logged, relative to the root
 
 	fixed int64 // the tokens of the system prompt and tools
 }
@@ -140,7 +151,7 @@ func New(c Config) *Agent {
 	}
 	return &Agent{c: c, defs: defs, ctx: builder{outputCap: c.OutputCap}, mode: c.Mode, model: c.Model, think: c.Thinking,
 		allowed: map[string]bool{}, open: map[string]session.Record{}, nested: map[string]bool{},
-		fixed: fixedTokens(c.System, defs)}
+		system: c.System, cwd: ".", fixed: fixedTokens(c.System, defs)}
 }
 
 // SetMode changes the permission mode, as a logged record; it applies from the
@@ -192,11 +203,15 @@ func (a *Agent) Fold(r session.Record) {
 	a.ctx.fold(r)
 	var call session.Record
 	switch r.Type {
+	case session.TypeHeader:
+		if r.System != "" {
+			a.system, a.fixed = r.System, fixedTokens(r.System, a.defs)
+		}
 	case session.TypeModel:
 		a.model, a.think = r.Model, r.Thinking
 	case session.TypeUser:
-		if len(r.Content) > 0 { // a prompt's images follow its text in the same message
-			a.ctx.add(provider.RoleUser, provider.Part{Type: provider.PartImage, Content: r.Content})
+		if images := attach.Images(r.Content); len(images) > 0 { // a prompt's images follow its text in the same message
+			a.ctx.add(provider.RoleUser, provider.Part{Type: provider.PartImage, Content: images})
 		}
 	case session.TypeMode:
 		// auto from a log written with the sandbox on falls back to asking
@@ -219,14 +234,23 @@ func (a *Agent) Fold(r session.Record) {
 		if r.Result != nil {
 			a.last = *r.Result
 		}
+		if r.Cwd != "" {
+			a.cwd = r.Cwd
+		}
 	case session.TypeInstructions:
 		a.nested[filepath.Dir(r.Path)] = true
-	case session.TypeHeader, session.TypeAssistant, session.TypeThinking,
+	case session.TypeAssistant, session.TypeThinking,
 		session.TypeProgress, session.TypePlan, session.TypeTurnEnd, session.TypeCompaction, session.TypeDamaged:
 	}
 	a.mu.Unlock()
 	if call.CallID != "" && r.Result != nil && a.c.Tools != nil {
 		a.c.Registry.Fold(a.c.Tools, call.Name, call.Args, *r.Result)
+	}
+	if r.Type == session.TypeToolResult && r.Cwd != "" {
+		a.restoreCwd(r.Cwd)
+	}
+	if a.c.Folded != nil {
+		a.c.Folded(r)
 	}
 }
 
@@ -292,7 +316,7 @@ func (a *Agent) Prompt(ctx context.Context, text string, images ...card.Content)
 		resp, err := a.c.Provider.Stream(ctx, provider.Request{
 			Model:     model,
 			Thinking:  thinking,
-			System:    a.c.System,
+			System:    a.systemPrompt(),
 			Messages:  a.messages(),
 			Tools:     a.defs,
 			MaxTokens: a.c.MaxTokens,
@@ -309,14 +333,17 @@ func (a *Agent) Prompt(ctx context.Context, text string, images ...card.Content)
 		t.usage.InputTokens += resp.InputTokens
 		t.usage.OutputTokens += resp.OutputTokens
 		t.usage.ContextTokens = resp.InputTokens + resp.OutputTokens
-		if a.c.OnUsage != nil {
-			a.c.OnUsage(session.Usage{InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens, ContextTokens: t.usage.ContextTokens})
-		}
+		cu := session.CallUsage{Model: model, InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens}
+		t.usage.Calls = append(t.usage.Calls, cu)
 
 		msg := cleanAssistant(resp.Message)
 		a.mu.Lock()
 		a.ctx.counted(t.usage.ContextTokens, models.EstimateMessage(msg))
 		a.mu.Unlock()
+		if a.c.OnUsage != nil { // after the count, so the context's size it is told is the provider's
+			a.c.OnUsage(session.Usage{InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens, ContextTokens: t.usage.ContextTokens,
+				Calls: []session.CallUsage{cu}})
+		}
 		calls, err := a.logAssistant(msg)
 		if err != nil {
 			return StopError, err
@@ -560,7 +587,7 @@ func (a *Agent) runCalls(ctx context.Context, t *turnState, calls []call) error 
 					res.Content = append(res.Content, card.Text("\n"+msgCancelled))
 				}
 			}
-			if err := a.record(session.Record{Type: session.TypeToolResult, CallID: c.id, Result: &res}); err != nil {
+			if err := a.record(session.Record{Type: session.TypeToolResult, CallID: c.id, Result: &res, Cwd: a.movedCwd()}); err != nil {
 				return fmt.Errorf("log tool result: %w", err)
 			}
 			if err := a.nestedInstructions(c, res); err != nil {
@@ -611,7 +638,13 @@ func (a *Agent) permit(ctx context.Context, c call) (res tool.Result, ok bool, e
 	a.mu.Lock()
 	mode := a.mode
 	a.mu.Unlock()
-	switch modeGate(mode, perm) {
+	ap := c.tool.Approval(c.args)
+	r := a.pathRisk(ap.Paths)
+	if why := r.reason(); why != "" {
+		// Asked every time: no earlier "always" covers it.
+		ap = tool.Approval{Label: why}
+	}
+	switch modeGate(mode, perm, ap, r) {
 	case gateRun:
 		return tool.Result{}, true, nil
 	case gateRefuse:
@@ -620,14 +653,15 @@ func (a *Agent) permit(ctx context.Context, c call) (res tool.Result, ok bool, e
 	case gateAsk:
 	}
 
-	ap := c.tool.Approval(c.args)
 	if ap.Safe || (ap.Remember && len(ap.Keys) > 0 && a.allAllowed(ap.Keys)) {
 		return tool.Result{}, true, nil
 	}
 	if a.c.Permit == nil {
 		return tool.Errorf("%s needs the user's permission in %s mode, and there is no one to ask. The call was not run.", c.name, mode), false, nil
 	}
-	cc := a.c.Registry.PresentCall(c.name, c.args, c.preview)
+	// A presenter that panics must not take the turn down: the request shows the
+	// generic card, as the consumers' presenters show the call (and report it).
+	cc, _ := view.CallCard(a.c.Registry, session.Record{Type: session.TypeToolCall, CallID: c.id, Name: c.name, Args: c.args, Preview: c.preview})
 	d, perr := a.c.Permit(ctx, PermissionRequest{CallID: c.id, Tool: c.name, Args: c.args, Card: cc, Permission: perm, Approval: ap})
 	if perr != nil {
 		return tool.Errorf("Could not ask the user for permission (%v). The call was not run.", perr), false, nil

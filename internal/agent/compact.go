@@ -94,7 +94,8 @@ func (a *Agent) compact(ctx context.Context, focus string) (session.Usage, error
 	msgs = withUserText(msgs, ask)
 	// The tools are offered, though not to be called, because the APIs refuse
 	// tool calls in a conversation that defines no tools.
-	resp, err := a.c.Provider.Stream(ctx, provider.Request{Model: a.c.Model, System: a.c.System,
+	model, thinking := a.Model()
+	resp, err := a.c.Provider.Stream(ctx, provider.Request{Model: model, Thinking: thinking, System: a.systemPrompt(),
 		Messages: msgs, Tools: a.defs, MaxTokens: a.c.MaxTokens}, nil)
 	if err == nil && resp == nil {
 		err = errors.New("no response")
@@ -153,12 +154,15 @@ func fixedTokens(system string, defs []provider.ToolDef) int64 {
 // the model table's for the model last set (a model change moves it). The
 // caller holds a.mu.
 func (a *Agent) contextWindow() int64 {
-	if a.c.ContextWindow > 0 {
-		return a.c.ContextWindow
-	}
 	model := a.model
 	if model == "" {
 		model = a.c.Model
+	}
+	if a.c.Window != nil {
+		return a.c.Window(model)
+	}
+	if a.c.ContextWindow > 0 {
+		return a.c.ContextWindow
 	}
 	return models.Lookup(model).ContextWindow
 }

@@ -295,3 +295,30 @@ func TestBuilderCompaction(t *testing.T) {
 		t.Fatalf("keeping more turns than there are:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// A compaction is a model call like any other: it goes to the model and
+// thinking level in force after a model change (/model), not the session's first.
+func TestCompactionUsesTheModelInForce(t *testing.T) {
+	e := newEnv(t)
+	p := scripted(t, `{"turns":[{"text":"answer one"},{"text":"SUMMARY"}]}`)
+	a := New(Config{Provider: p, Registry: tool.NewRegistry(), Log: e.log, Tools: e.tools, Model: "first", Thinking: "low"})
+	if _, err := a.Prompt(t.Context(), "one"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SetModel("second", "high"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Compact(t.Context(), ""); err != nil {
+		t.Fatal(err)
+	}
+	reqs := p.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	if got := reqs[0].Model + "/" + reqs[0].Thinking; got != "first/low" {
+		t.Errorf("the prompt went to %s, want first/low", got)
+	}
+	if got := reqs[1].Model + "/" + reqs[1].Thinking; got != "second/high" {
+		t.Errorf("the compaction went to %s, want second/high (the model in force)", got)
+	}
+}

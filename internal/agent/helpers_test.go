@@ -300,7 +300,11 @@ func (p *probe) tools() []tool.Tool {
 				return p.exec(ctx, "shell", a.Command), nil, nil
 			},
 			PresentCall: func(a shellArgs, _ *tool.NoMeta) card.Call { return &card.TerminalCall{Title: a.Command} },
-			Approval:    func(a shellArgs) tool.Approval { return bash.CommandApproval(a.Command, nil) },
+			Approval: func(a shellArgs) tool.Approval {
+				ap := bash.CommandApproval(a.Command, nil)
+				ap.Confined = true // as bash in the sandbox
+				return ap
+			},
 		}),
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/tool/fs"
+	"github.com/dsh-dev/dsh/internal/tool/search"
 	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
@@ -90,6 +91,28 @@ func TestNestedInstructionsOncePerDirectory(t *testing.T) {
 	}
 	if got := instructionRecords(e.records(t)); !slices.Equal(got, want) {
 		t.Errorf("after a reload and another read: %q, want still %q", got, want)
+	}
+}
+
+// The files a call touched come from its tool: a write into a directory adds
+// that directory's instructions as a read under it does; a search adds none.
+func TestNestedInstructionsOfTouchedFiles(t *testing.T) {
+	e := newEnv(t)
+	write(t, filepath.Join(e.dir, "new", "AGENTS.md"), "NEW rules")
+	write(t, filepath.Join(e.dir, "other", "AGENTS.md"), "OTHER rules")
+	write(t, filepath.Join(e.dir, "other", "z.go"), "package other\n")
+	reg := tool.NewRegistry(fs.Read(), fs.Write(), search.Grep())
+	fp := &fakeProvider{turns: []turnFunc{
+		reply(use("g", "grep", `{"pattern":"package"}`)),
+		reply(use("w", "write", `{"path":"new/a.go","content":"package a\n"}`)),
+		reply(text("done")),
+	}}
+	a := New(Config{Provider: fp, Registry: reg, Log: e.log, Tools: e.tools, Mode: ModeBypass})
+	if _, err := a.Prompt(t.Context(), "write one"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := instructionRecords(e.records(t)), []string{"new/AGENTS.md: NEW rules"}; !slices.Equal(got, want) {
+		t.Errorf("instructions records = %q, want %q", got, want)
 	}
 }
 

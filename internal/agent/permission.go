@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/tool"
@@ -72,7 +74,27 @@ const (
 	gateRefuse
 )
 
-func modeGate(m Mode, p tool.Permission) gate {
+// risk is what the paths a call changes say about it, whatever its tool.
+type risk struct {
+	// gitInternal: a path inside a .git directory, whose config and hooks make
+	// later git commands run programs.
+	gitInternal bool
+	// outside: a path outside the workspace (only with --allow-outside).
+	outside bool
+}
+
+// reason says, for the prompt, why a risky call cannot be remembered.
+func (r risk) reason() string {
+	switch {
+	case r.gitInternal:
+		return "it changes a file inside .git/, whose config and hooks can make git run programs"
+	case r.outside:
+		return "it changes a file outside the workspace"
+	}
+	return ""
+}
+
+func modeGate(m Mode, p tool.Permission, ap tool.Approval, r risk) gate {
 	if p == tool.PermNone {
 		return gateRun
 	}
@@ -80,18 +102,55 @@ func modeGate(m Mode, p tool.Permission) gate {
 	case ModeBypass:
 		return gateRun
 	case ModeReadOnly:
+		if ap.Opaque {
+			return gateAsk // it may only read; the user knows
+		}
 		return gateRefuse
 	case ModeAcceptEdits:
-		if p == tool.PermEdit {
+		if p == tool.PermEdit && !r.gitInternal {
 			return gateRun
 		}
 		return gateAsk
 	case ModeAuto:
-		return gateRun // only ever in force with the sandbox on (see Agent.SetMode)
+		// Only what is confined runs unasked: commands in the sandbox (auto is
+		// only ever in force with it, see Agent.SetMode) and edits of the
+		// workspace; a fetch or an MCP tool reaches past the sandbox.
+		if p == tool.PermEdit && !r.gitInternal && !r.outside || p == tool.PermExecute && ap.Confined && !ap.Opaque {
+			return gateRun
+		}
+		return gateAsk
 	case ModeDefault:
 		return gateAsk
 	}
 	return gateAsk // an unknown mode asks rather than runs
+}
+
+// pathRisk judges the paths a call changes against the session's workspace:
+// where they lead, symlinks followed, as the tool will find them.
+func (a *Agent) pathRisk(paths []string) risk {
+	var r risk
+	if a.c.Tools == nil || a.c.Tools.Workspace == nil {
+		return r
+	}
+	ws := a.c.Tools.Workspace
+	for _, p := range paths {
+		real := p
+		if f, err := ws.Locate(p); err == nil {
+			real = f.Real()
+		} else if !filepath.IsAbs(real) {
+			real = filepath.Join(ws.Cwd(), real)
+		}
+		real = filepath.Clean(real)
+		if !ws.Contains(real) {
+			r.outside = true
+		}
+		for c := range strings.SplitSeq(filepath.ToSlash(real), "/") {
+			if strings.EqualFold(c, ".git") {
+				r.gitInternal = true
+			}
+		}
+	}
+	return r
 }
 
 // ErrNoSandbox is why the auto mode is refused: commands would run unconfined.

@@ -4,9 +4,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -14,8 +12,6 @@ import (
 	"text/template"
 	"time"
 	"unicode/utf8"
-
-	"github.com/go-json-experiment/json"
 
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/session"
@@ -84,26 +80,19 @@ var instructionFiles = []string{"AGENTS.md", "CLAUDE.md"}
 const MaxInstructions = 64 << 10
 
 // LoadInstructions returns the project's instructions: AGENTS.md at the workspace
-// root, else CLAUDE.md, else "" — at most MaxInstructions bytes of it.
+// root, else CLAUDE.md, else "" — at most MaxInstructions bytes of it. A file
+// that is not a regular file inside the root (a symlink to ~/.ssh/id_rsa or
+// /dev/zero) is not read, and the error says so.
 func LoadInstructions(root string) (string, error) {
 	for _, name := range instructionFiles {
-		path := filepath.Join(root, name)
-		// Stat before opening: opening a FIFO would block until someone writes to it.
-		fi, err := os.Stat(path)
+		b, more, err := workspace.ReadProjectFile(root, name, MaxInstructions)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		if err == nil && !fi.Mode().IsRegular() {
-			err = fmt.Errorf("%s is not a regular file", name)
-		}
 		if err != nil {
-			return "", fmt.Errorf("project instructions: %w", err)
+			return "", err // the caller says these are the project instructions
 		}
-		text, err := readCapped(path, MaxInstructions)
-		if err != nil {
-			return "", fmt.Errorf("project instructions: %w", err)
-		}
-		return text, nil
+		return capped(b, more, MaxInstructions), nil
 	}
 	return "", nil
 }
@@ -112,34 +101,31 @@ func LoadInstructions(root string) (string, error) {
 // into the context: a repository can make the file as large as it likes.
 const MaxNestedInstructions = 32 << 10
 
-// nestedInstructions runs after a read-kind call's result is logged: for each
-// directory between the workspace root and the file read, outermost first,
-// whose AGENTS.md (or CLAUDE.md) is not in the context yet, it logs the file as
-// an instructions record, which the builder adds to the context.
+// nestedInstructions runs after a call's result is logged: for each file the
+// call touched (its tool says which) and each directory between the workspace
+// root and that file, outermost first, whose AGENTS.md (or CLAUDE.md) is not in
+// the context yet, it logs the file as an instructions record, which the
+// builder adds to the context.
 func (a *Agent) nestedInstructions(c call, res tool.Result) error {
-	if c.tool == nil || c.tool.Kind() != "read" || res.IsError || a.c.Tools == nil || a.c.Tools.Workspace == nil {
-		return nil
-	}
-	var meta struct {
-		Path string `json:"path"`
-	}
-	if json.Unmarshal(res.Meta, &meta) != nil {
+	if c.tool == nil || res.IsError || a.c.Tools == nil || a.c.Tools.Workspace == nil {
 		return nil
 	}
 	ws := a.c.Tools.Workspace
-	for _, dir := range nestedDirs(ws, meta.Path) {
-		a.mu.Lock()
-		seen := a.nested[dir]
-		a.mu.Unlock()
-		if seen {
-			continue
-		}
-		path, text, ok := loadNested(ws.Root(), dir)
-		if !ok {
-			continue
-		}
-		if err := a.record(session.Record{Type: session.TypeInstructions, Path: path, Text: text}); err != nil {
-			return fmt.Errorf("log instructions: %w", err)
+	for _, file := range c.tool.Touched(c.args, res) {
+		for _, dir := range nestedDirs(ws, file) {
+			a.mu.Lock()
+			seen := a.nested[dir]
+			a.mu.Unlock()
+			if seen {
+				continue
+			}
+			path, text, ok := loadNested(ws.Root(), dir)
+			if !ok {
+				continue
+			}
+			if err := a.record(session.Record{Type: session.TypeInstructions, Path: path, Text: text}); err != nil {
+				return fmt.Errorf("log instructions: %w", err)
+			}
 		}
 	}
 	return nil
@@ -174,42 +160,23 @@ func nestedDirs(ws *workspace.Workspace, file string) []string {
 func loadNested(root, dir string) (string, string, bool) {
 	for _, name := range instructionFiles {
 		rel := filepath.Join(dir, name)
-		real, err := filepath.EvalSymlinks(filepath.Join(root, rel))
-		if err != nil || !strings.HasPrefix(real, root+string(filepath.Separator)) {
+		b, more, err := workspace.ReadProjectFile(root, rel, MaxNestedInstructions)
+		if err != nil {
 			continue
 		}
-		// Stat before opening: opening a FIFO would block until someone writes to it.
-		if fi, err := os.Stat(real); err != nil || !fi.Mode().IsRegular() {
-			continue
+		if text := capped(b, more, MaxNestedInstructions); strings.TrimSpace(text) != "" {
+			return rel, text, true
 		}
-		text, err := readCapped(real, MaxNestedInstructions)
-		if err != nil || strings.TrimSpace(text) == "" {
-			continue
-		}
-		return rel, text, true
 	}
 	return "", "", false
 }
 
-// readCapped reads at most limit bytes of a regular file (cut at a character
+// capped is the text of a file read up to limit bytes (cut at a character
 // boundary), saying so when there was more.
-func readCapped(path string, limit int) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
+func capped(b []byte, more bool, limit int) string {
+	if !more {
+		return strings.ToValidUTF8(string(b), "\uFFFD")
 	}
-	defer func() { _ = f.Close() }()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return "", errors.New("not a regular file")
-	}
-	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
-	if err != nil {
-		return "", err
-	}
-	if len(b) <= limit {
-		return strings.ToValidUTF8(string(b), "\uFFFD"), nil
-	}
-	b = b[:limit]
 	// Drop the start of a character the cut split.
 	for i := 0; i < utf8.UTFMax-1 && len(b) > 0; i++ {
 		if r, size := utf8.DecodeLastRune(b); r != utf8.RuneError || size != 1 {
@@ -217,7 +184,7 @@ func readCapped(path string, limit int) (string, error) {
 		}
 		b = b[:len(b)-1]
 	}
-	return strings.ToValidUTF8(string(b), "\uFFFD") + fmt.Sprintf("\n\n[… the file is longer than %d KiB; the rest was left out]", limit>>10), nil
+	return strings.ToValidUTF8(string(b), "\uFFFD") + fmt.Sprintf("\n\n[… the file is longer than %d KiB; the rest was left out]", limit>>10)
 }
 
 // instructionsPart is the context's text for an instructions record.

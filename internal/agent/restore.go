@@ -3,6 +3,7 @@ package agent
 import (
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/dsh-dev/dsh/internal/attach"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/session"
@@ -54,7 +55,7 @@ func (b *builder) fold(r session.Record) {
 	case session.TypeUser:
 		b.closeCalls()
 		b.turns = append(b.turns, b.next(provider.RoleUser))
-		b.add(provider.RoleUser, provider.Part{Type: provider.PartText, Text: r.Text})
+		b.add(provider.RoleUser, provider.Part{Type: provider.PartText, Text: attach.ModelText(r.Text, r.Content)})
 	case session.TypeAssistant:
 		b.closeAnswered()
 		b.add(provider.RoleAssistant, provider.Part{Type: provider.PartText, Text: r.Text})

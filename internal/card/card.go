@@ -21,6 +21,22 @@ const (
 	KindSearch   Kind = "search"
 )
 
+// ToolKind is the kind of work a call does, as ACP names it: editors group and
+// label calls by it. A tool declares its kind once, in its spec; the framework
+// copies it into the tool's generic call cards.
+type ToolKind string
+
+// The tool kinds dsh uses.
+const (
+	ToolRead    ToolKind = "read"
+	ToolEdit    ToolKind = "edit"
+	ToolSearch  ToolKind = "search"
+	ToolExecute ToolKind = "execute"
+	ToolThink   ToolKind = "think"
+	ToolFetch   ToolKind = "fetch"
+	ToolOther   ToolKind = "other"
+)
+
 // Call is the call-side card: what the user sees while a tool call is proposed or
 // running. Its variants are *GenericCall, *TerminalCall and *DiffCall.
 //
@@ -41,21 +57,44 @@ type Result interface {
 	Kind() Kind
 }
 
-// Content is one block of model-vocabulary content: text or an image.
+// ContentType is the discriminator of a [Content] block.
+type ContentType string
+
+// The content block types. Text and images are the model's vocabulary; a
+// resource (a file the user attached) and a paste (a long text pasted into the
+// prompt) are parts of a user prompt that every consumer shows as a chip and the
+// agent's context builder turns into model text.
+const (
+	ContentText     ContentType = "text"
+	ContentImage    ContentType = "image"
+	ContentResource ContentType = "resource"
+	ContentPaste    ContentType = "paste"
+)
+
+// Content is one block of content: text, an image, an attached resource or a paste.
 type Content struct {
-	Type     string `json:"type"` // "text" or "image"
-	Text     string `json:"text,omitempty"`
-	Data     string `json:"data,omitempty"` // base64, images only
-	MimeType string `json:"mimeType,omitempty"`
+	Type     ContentType `json:"type"`
+	Text     string      `json:"text,omitempty"` // text, resource and paste
+	Data     string      `json:"data,omitempty"` // base64, images only
+	MimeType string      `json:"mimeType,omitempty"`
+	// URI names an attached resource: a workspace-relative path (a chat @path)
+	// or the URI an editor sent.
+	URI string `json:"uri,omitempty"`
 }
 
 // Text returns a text content block.
-func Text(s string) Content { return Content{Type: "text", Text: s} }
+func Text(s string) Content { return Content{Type: ContentText, Text: s} }
 
 // Image returns an image content block with base64 data.
 func Image(mimeType, base64Data string) Content {
-	return Content{Type: "image", Data: base64Data, MimeType: mimeType}
+	return Content{Type: ContentImage, Data: base64Data, MimeType: mimeType}
 }
+
+// Resource returns an attached resource: the text of the file uri names.
+func Resource(uri, text string) Content { return Content{Type: ContentResource, URI: uri, Text: text} }
+
+// Paste returns a paste block.
+func Paste(text string) Content { return Content{Type: ContentPaste, Text: text} }
 
 // Location is a place in a file a UI can follow. Line is 1-based; nil means the file.
 type Location struct {
@@ -100,7 +139,7 @@ type SearchFile struct {
 // GenericCall is anything without a richer intent.
 type GenericCall struct {
 	Title     string     `json:"title"`
-	ToolKind  string     `json:"kind,omitempty"` // ACP tool kind: read, edit, execute, think, other, …
+	ToolKind  ToolKind   `json:"kind,omitempty"`
 	RawInput  RawJSON    `json:"rawInput,omitzero"`
 	Content   []Content  `json:"content,omitempty"`
 	Locations []Location `json:"locations,omitempty"`

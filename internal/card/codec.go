@@ -114,7 +114,9 @@ func decodeTagged[T any](data []byte, k Kind) (*T, error) {
 	return v.Fields, nil
 }
 
-// DecodeCall strictly decodes a call card.
+// DecodeCall strictly decodes a call card. Test oracle: dsh only encodes
+// cards; the tests of every presenter and consumer decode what was encoded to
+// prove it is in the closed union's exact shape (deadcode -test counts it live).
 func DecodeCall(data []byte) (Call, error) {
 	k, err := discriminator(data)
 	if err != nil {
@@ -148,7 +150,7 @@ func DecodeCall(data []byte) (Call, error) {
 	return c, Validate(c)
 }
 
-// DecodeResult strictly decodes a result card.
+// DecodeResult strictly decodes a result card. Test oracle, as DecodeCall.
 func DecodeResult(data []byte) (Result, error) {
 	k, err := discriminator(data)
 	if err != nil {
@@ -283,14 +285,17 @@ func validSearch(r *SearchResult) error {
 func validContent(cs []Content) error {
 	for i, c := range cs {
 		switch c.Type {
-		case "text":
-			if c.Data != "" || c.MimeType != "" {
-				return fmt.Errorf("%w: content[%d]: text block with image fields", ErrDecode, i)
+		case ContentText:
+			if c.Data != "" || c.MimeType != "" || c.URI != "" {
+				return fmt.Errorf("%w: content[%d]: text block with image or resource fields", ErrDecode, i)
 			}
-		case "image":
-			if c.Data == "" || c.MimeType == "" || c.Text != "" {
+		case ContentImage:
+			if c.Data == "" || c.MimeType == "" || c.Text != "" || c.URI != "" {
 				return fmt.Errorf("%w: content[%d]: image block needs data and mimeType only", ErrDecode, i)
 			}
+		case ContentResource, ContentPaste:
+			// Prompt parts, never a card's content.
+			return fmt.Errorf("%w: content[%d]: a %s block is not card content", ErrDecode, i, c.Type)
 		default:
 			return fmt.Errorf("%w: content[%d]: unknown type %q", ErrDecode, i, c.Type)
 		}

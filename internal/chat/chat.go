@@ -20,11 +20,13 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/attach"
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/termfold"
 	"github.com/dsh-dev/dsh/internal/termui"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
@@ -32,12 +34,12 @@ import (
 // Session is what the chat needs of a live session; *host.Session is one.
 type Session interface {
 	ID() string
-	Mode() agent.Mode
-	SetMode(agent.Mode) error
+	// Status is the session's facts (model, window, usage, cost, mode …); the
+	// chat renders it and keeps no count of its own.
+	Status() host.Status
+	// Command runs a built-in slash command (mode, model, compact, cost).
+	Command(ctx context.Context, name, args string) (host.Reply, error)
 	Prompt(ctx context.Context, text string, images ...card.Content) (agent.StopReason, error)
-	Compact(ctx context.Context, focus string) error
-	SetModel(model, thinking string) error
-	Model() (model, thinking string)
 	Cancel()
 	Running() bool
 	Close() error
@@ -57,8 +59,7 @@ type Replay func(reg *tool.Registry, rec session.Record)
 // Config is what the chat is given.
 type Config struct {
 	Root   string
-	Model  string     // the model's name, for the status line and /cost
-	Window int64      // the model's context window in tokens
+	Model  string     // the model a new session starts with, for the status line until there is one
 	Mode   agent.Mode // the mode a new session starts in
 	Color  bool
 	Width  int // the terminal's width until the first resize message
@@ -95,15 +96,17 @@ type Model struct {
 
 	running   bool
 	queued    string // a prompt typed while a turn ran, sent when it ends
+	queuedP   []card.Content
 	stream    strings.Builder
 	thinking  strings.Builder
 	live      map[string]*liveCall
 	liveOrder []string
 	perm      *host.Permission
 	permCard  string
+	permAt    time.Time // when perm was shown
+	typedAt   time.Time // the last key press
 
-	usage         session.Usage // totals of the session's model calls
-	contextTokens int64
+	status host.Status // the session's, as the host last published it
 
 	notice           string
 	lastCtrlC        time.Time
@@ -113,6 +116,7 @@ type Model struct {
 	comp    []completion
 	compSel int
 	files   []string
+	walking bool // the @ completion's walk of the workspace is running
 
 	pastes map[int]string
 	nPaste int
@@ -155,6 +159,12 @@ type (
 	turnDoneMsg struct {
 		gen  int
 		stop agent.StopReason
+		err  error
+		note string // a command's reply
+	}
+	replyMsg struct {
+		gen  int
+		text string
 		err  error
 	}
 	permDoneMsg struct{ p *host.Permission }
@@ -231,26 +241,15 @@ func (m *Model) termOpts() termui.Options {
 func (m *Model) attach(o Opened) {
 	m.gen++
 	m.sess, m.events = o.Session, o.Events
+	m.status = host.Status{}
+	if o.Session != nil {
+		m.status = o.Session.Status()
+	}
 	m.useRegistry(o.Registry)
 	m.running, m.perm, m.permCard = false, nil, ""
 	m.live, m.liveOrder = map[string]*liveCall{}, nil
 	m.stream.Reset()
 	m.thinking.Reset()
-}
-
-// Replay returns the function that prints a resumed session's history through
-// this chat's scrollback; pass it to Config.Open. Usage of earlier turns counts
-// toward /cost and the context shown.
-func (m *Model) Replay() Replay {
-	return func(reg *tool.Registry, rec session.Record) {
-		m.useRegistry(reg)
-		m.sb.record(rec)
-		if rec.Type == session.TypeTurnEnd && rec.Usage != nil {
-			m.usage.InputTokens += rec.Usage.InputTokens
-			m.usage.OutputTokens += rec.Usage.OutputTokens
-			m.contextTokens = rec.Usage.ContextTokens
-		}
-	}
 }
 
 // useRegistry presents records with reg from now on (a session's own tools).
@@ -347,7 +346,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = max(msg.Width, 20), max(msg.Height, 5)
 		m.input.SetWidth(m.width)
-		m.sb.opts = m.termOpts()
+		m.sb.resize(m.width)
 	case eventsMsg:
 		if msg.gen != m.gen {
 			return m, nil
@@ -361,6 +360,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case turnDoneMsg:
 		if msg.gen == m.gen {
 			cmds = append(cmds, m.turnDone(msg))
+		}
+	case replyMsg:
+		if msg.gen == m.gen {
+			m.reply(msg.text, msg.err)
 		}
 	case permDoneMsg:
 		if m.perm == msg.p {
@@ -378,6 +381,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.spin, c = m.spin.Update(msg)
 			cmds = append(cmds, c)
 		}
+	case openedMsg:
+		cmds = append(cmds, m.opened(msg))
+	case preparedMsg:
+		if m.running {
+			cmds = append(cmds, m.prepared(msg.p))
+		}
+	case filesMsg:
+		m.files, m.walking = msg.files, false
+		m.updateCompletion()
 	case tea.PasteMsg:
 		m.paste(msg.Content)
 	case tea.KeyPressMsg:
@@ -409,14 +421,13 @@ func (m *Model) event(e host.Event) tea.Cmd {
 			lc.started = true
 		}
 	case host.KindPermission:
-		m.perm = e.Permission
+		m.perm, m.permAt = e.Permission, m.cfg.Now()
 		m.permCard = renderCall(e.Permission.Request.Card, m.termOpts())
 		p := e.Permission
 		return func() tea.Msg { <-p.Done(); return permDoneMsg{p} }
+	case host.KindStatus:
+		m.status = e.Status
 	case host.KindUsage:
-		m.usage.InputTokens += e.Usage.InputTokens
-		m.usage.OutputTokens += e.Usage.OutputTokens
-		m.contextTokens = e.Usage.ContextTokens
 	}
 	return nil
 }
@@ -450,17 +461,13 @@ func (m *Model) record(rec session.Record) {
 				break
 			}
 		}
-	case session.TypeTurnEnd:
-		if rec.Usage != nil && rec.Usage.ContextTokens > 0 {
-			m.contextTokens = rec.Usage.ContextTokens
-		}
-	case session.TypeHeader, session.TypeUser, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeDamaged,
+	case session.TypeHeader, session.TypeUser, session.TypeTurnEnd, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeDamaged,
 		session.TypeCompaction, session.TypeInstructions, session.TypeModel:
 	}
 	m.sb.record(rec)
 	if rec.Type == session.TypeToolCall {
 		if lc := m.live[rec.CallID]; lc != nil {
-			lc.title = callTitle(m.sb.lastCall())
+			lc.title = termfold.CallTitle(m.sb.lastCall())
 		}
 	}
 }
@@ -473,55 +480,58 @@ func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
 	if msg.err != nil && !errors.Is(msg.err, context.Canceled) {
 		m.sb.note("error: " + msg.err.Error())
 	}
+	if msg.note != "" {
+		m.sb.note(msg.note)
+	}
 	if msg.stop == agent.StopCancelled {
 		m.notice = ""
 	}
 	if q := m.queued; q != "" && msg.stop != agent.StopCancelled {
-		m.queued = ""
-		return m.send(q)
+		p := m.queuedP
+		m.queued, m.queuedP = "", nil
+		return m.send(q, p)
 	}
 	return nil
 }
 
-// compact starts a compaction of the conversation as a turn of its own.
-func (m *Model) compact(focus string) tea.Cmd {
-	if m.sess == nil {
-		m.sb.note("nothing to compact yet")
+// hostCommand runs a built-in command in the host, off the update loop (the
+// model list may come from the provider); /compact is a turn of its own.
+func (m *Model) hostCommand(name, args string) tea.Cmd {
+	if name == "compact" && m.running {
+		m.sb.note("a turn is running: wait, or Esc to cancel it")
 		return nil
+	}
+	wait, ok := m.ensureSession()
+	if !ok {
+		return nil
+	}
+	s, gen := m.sess, m.gen
+	if name != "compact" {
+		return tea.Batch(wait, func() tea.Msg {
+			r, err := s.Command(context.Background(), name, args)
+			return replyMsg{gen: gen, text: r.Text, err: err}
+		})
 	}
 	m.running = true
 	m.notice = ""
-	s, gen := m.sess, m.gen
-	return tea.Batch(m.spin.Tick, func() tea.Msg {
-		err := s.Compact(context.Background(), focus)
+	return tea.Batch(wait, m.spin.Tick, func() tea.Msg {
+		r, err := s.Command(context.Background(), name, args)
 		stop := agent.StopEndTurn
 		if err != nil {
 			stop = agent.StopError
 		}
-		return turnDoneMsg{gen: gen, stop: stop, err: err}
+		return turnDoneMsg{gen: gen, stop: stop, err: err, note: r.Text}
 	})
 }
 
-// send starts a turn with text.
-func (m *Model) send(text string) tea.Cmd {
-	var wait tea.Cmd
-	if m.sess == nil {
-		if !m.ensureSession() {
-			return nil
-		}
-		wait = m.waitEvents()
+// reply shows a command's answer.
+func (m *Model) reply(text string, err error) {
+	if err != nil {
+		m.sb.note("error: " + err.Error())
 	}
-	prompt, _, skipped := attach(m.cfg.Root, text)
-	for _, s := range skipped {
-		m.sb.note("not attached: " + s)
+	if text != "" {
+		m.sb.note(text)
 	}
-	m.running = true
-	m.notice = ""
-	s, gen := m.sess, m.gen
-	return tea.Batch(wait, m.spin.Tick, func() tea.Msg {
-		stop, err := s.Prompt(context.Background(), prompt)
-		return turnDoneMsg{gen: gen, stop: stop, err: err}
-	})
 }
 
 func (m *Model) setNotice(s string) tea.Cmd {
@@ -536,7 +546,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	if ks == "ctrl+c" {
 		return m.interrupt()
 	}
-	if m.perm != nil {
+	if deliberate := m.deliberate(); m.perm != nil && deliberate {
 		return m.permKey(ks)
 	}
 	if m.picker != nil {
@@ -581,8 +591,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	var c tea.Cmd
 	m.input, c = m.input.Update(k)
 	m.histIdx = -1
-	m.updateCompletion()
-	return c
+	return tea.Batch(c, m.updateCompletion())
 }
 
 // interrupt is Ctrl-C: the first cancels the running turn (or clears the input),
@@ -679,7 +688,7 @@ func (m *Model) paste(text string) {
 	}
 	m.nPaste++
 	m.pastes[m.nPaste] = text
-	m.input.InsertString(pastePlaceholder(m.nPaste, text))
+	m.input.InsertString(attach.Placeholder(m.nPaste, text))
 }
 
 // submit sends the input: a slash command, or a prompt.
@@ -703,22 +712,25 @@ func (m *Model) submit() tea.Cmd {
 	if err := m.cfg.History.Add(raw); err != nil {
 		m.sb.note("dsh: " + err.Error())
 	}
-	text := expandPastes(raw, m.pastes)
+	text, pastes := attach.Pastes(raw, m.pastes)
 	m.pastes, m.nPaste = map[int]string{}, 0
-	if name, args, ok := command.Parse(text); ok {
-		m.sb.draw(func(r *termui.Renderer) error { return r.User(text) })
-		return m.slash(name, args)
+	if full := attach.ModelText(text, pastes); strings.HasPrefix(strings.TrimSpace(full), "/") {
+		if name, args, ok := command.Parse(full); ok {
+			m.sb.draw(func(r *termui.Renderer) error { return r.User(full) })
+			return m.slash(name, args)
+		}
 	}
 	if m.running {
-		m.queued = text
+		m.queued, m.queuedP = text, pastes
 		return m.setNotice("queued: sent when this turn ends (Esc cancels the turn)")
 	}
-	return m.send(text)
+	return m.send(text, pastes)
 }
 
 // updateCompletion offers /commands while the first word is typed and @paths
-// for the word being typed.
-func (m *Model) updateCompletion() {
+// for the word being typed. The first @ starts the walk of the workspace, in a
+// command; its files are offered when it is done.
+func (m *Model) updateCompletion() tea.Cmd {
 	m.comp, m.compSel = nil, 0
 	v := m.input.Value()
 	if strings.HasPrefix(v, "/") && !strings.ContainsAny(v, " \n") {
@@ -731,23 +743,24 @@ func (m *Model) updateCompletion() {
 				m.comp = append(m.comp, completion{"/" + c.Name, label + "  " + c.Description})
 			}
 		}
-		return
+		return nil
 	}
 	i := strings.LastIndexAny(v, " \n\t")
 	word := v[i+1:]
 	if !strings.HasPrefix(word, "@") {
-		return
+		return nil
 	}
 	if m.files == nil {
-		if m.cfg.Files != nil {
-			m.files = m.cfg.Files()
-		} else {
-			m.files = listFiles(m.cfg.Root)
+		if m.walking {
+			return nil
 		}
+		m.walking = true
+		return m.walkFiles()
 	}
 	for _, f := range matchFiles(m.files, word[1:], 6) {
 		m.comp = append(m.comp, completion{"@" + f, "@" + f})
 	}
+	return nil
 }
 
 // complete puts the selected completion in place of the word being typed.
@@ -897,19 +910,22 @@ func (m *Model) statusLine() string {
 	if m.busy() {
 		parts = append(parts, m.spin.View()+" working (Esc to cancel)")
 	}
-	if m.cfg.Model != "" {
-		parts = append(parts, m.cfg.Model)
-	}
-	parts = append(parts, string(m.mode()))
-	ctx := tokens(m.contextTokens)
-	if m.cfg.Window > 0 {
-		ctx += fmt.Sprintf("/%s (%d%%)", tokens(m.cfg.Window), m.contextTokens*100/m.cfg.Window)
-	}
-	parts = append(parts, "context "+ctx)
-	if m.sess != nil {
-		parts = append(parts, m.sess.ID())
+	if m.sess == nil {
+		if m.cfg.Model != "" {
+			parts = append(parts, m.cfg.Model)
+		}
+		parts = append(parts, string(m.cfg.Mode), "new session")
 	} else {
-		parts = append(parts, "new session")
+		st := m.status
+		if st.Model != "" {
+			parts = append(parts, st.Model)
+		}
+		parts = append(parts, string(st.Mode))
+		ctx := tokens(st.ContextTokens)
+		if st.Window > 0 {
+			ctx += fmt.Sprintf("/%s (%d%%)", tokens(st.Window), st.ContextTokens*100/st.Window)
+		}
+		parts = append(parts, "context "+ctx, m.sess.ID())
 	}
 	return m.style(lipgloss.NewStyle().Faint(true)).Render(wrapText(strings.Join(parts, " · "), m.width))
 }

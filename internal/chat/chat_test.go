@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/attach"
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/demo"
@@ -21,6 +24,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/script"
 	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/termui"
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/toolset"
 )
@@ -33,25 +37,30 @@ func updating() bool {
 }
 
 // fakeSession stands in for a host session where a test feeds the events itself.
+// Its commands answer with what they were asked (the host's own commands are
+// tested with a real session).
 type fakeSession struct {
-	id      string
-	mode    agent.Mode
-	prompts []string
-	cancels int
+	id       string
+	status   host.Status
+	prompts  []string
+	commands []string
+	cancels  int
 }
 
-func (f *fakeSession) ID() string                            { return f.id }
-func (f *fakeSession) Mode() agent.Mode                      { return f.mode }
-func (f *fakeSession) SetMode(m agent.Mode) error            { f.mode = m; return nil }
-func (f *fakeSession) Cancel()                               { f.cancels++ }
-func (f *fakeSession) Running() bool                         { return false }
-func (f *fakeSession) Close() error                          { return nil }
-func (f *fakeSession) Compact(context.Context, string) error { return nil }
-func (f *fakeSession) SetModel(string, string) error         { return nil }
-func (f *fakeSession) Model() (string, string)               { return "", "" }
+func (f *fakeSession) ID() string          { return f.id }
+func (f *fakeSession) Status() host.Status { return f.status }
+func (f *fakeSession) Cancel()             { f.cancels++ }
+func (f *fakeSession) Running() bool       { return false }
+func (f *fakeSession) Close() error        { return nil }
 
-func (f *fakeSession) Prompt(_ context.Context, text string, _ ...card.Content) (agent.StopReason, error) {
-	f.prompts = append(f.prompts, text)
+func (f *fakeSession) Command(_ context.Context, name, args string) (host.Reply, error) {
+	f.commands = append(f.commands, "/"+name+" "+args)
+	return host.Reply{Text: "the host's answer to /" + name + " " + args}, nil
+}
+
+// Prompt keeps the text the model would be sent.
+func (f *fakeSession) Prompt(_ context.Context, text string, parts ...card.Content) (agent.StopReason, error) {
+	f.prompts = append(f.prompts, attach.ModelText(text, parts))
 	return agent.StopEndTurn, nil
 }
 
@@ -69,10 +78,11 @@ type harness struct {
 
 func newHarness(t *testing.T, width int) *harness {
 	t.Helper()
-	h := &harness{t: t, sess: &fakeSession{id: "20261201-120000-testtest", mode: agent.ModeDefault},
+	h := &harness{t: t, sess: &fakeSession{id: "20261201-120000-testtest", status: host.Status{
+		Model: "claude-sonnet-4-5", Window: 200_000, Mode: agent.ModeDefault}},
 		now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC), root: t.TempDir()}
 	cfg := Config{
-		Root: h.root, Model: "claude-sonnet-4-5", Window: 200_000, Width: width, Height: 30,
+		Root: h.root, Model: "claude-sonnet-4-5", Width: width, Height: 30,
 		Commands: command.For(command.Builtin(), command.Terminal),
 		History:  &History{},
 		Now:      func() time.Time { return h.now },
@@ -121,6 +131,65 @@ func (h *harness) runLast() []tea.Msg {
 			return msgs
 		}
 	}
+}
+
+// settle runs the commands of the last update and applies the messages of the
+// chat's own I/O they return (a session opened, a prompt's files read, the
+// workspace walked), until none come: what the program would do. It waits for
+// every command to return (timers included), up to a bound for commands that
+// wait for ever.
+func (h *harness) settle() {
+	for {
+		var next []tea.Cmd
+		for _, msg := range runAll(h.last) {
+			switch msg.(type) {
+			case openedMsg, preparedMsg, filesMsg:
+				h.send(msg)
+				next = append(next, h.last)
+			}
+		}
+		if len(next) == 0 {
+			return
+		}
+		h.last = tea.Batch(next...)
+	}
+}
+
+// runAll runs c (a batch: each of its commands) and returns the messages.
+func runAll(c tea.Cmd) []tea.Msg {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var msgs []tea.Msg
+	var run func(c tea.Cmd)
+	run = func(c tea.Cmd) {
+		if c == nil {
+			return
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			msg := c()
+			if b, ok := msg.(tea.BatchMsg); ok {
+				for _, c := range b {
+					run(c)
+				}
+				return
+			}
+			mu.Lock()
+			msgs = append(msgs, msg)
+			mu.Unlock()
+		}()
+	}
+	run(c)
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second): // a command that waits for ever
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return append([]tea.Msg(nil), msgs...)
 }
 
 func key(code rune, mod tea.KeyMod) tea.KeyPressMsg {
@@ -200,7 +269,7 @@ func TestFrameTyping(t *testing.T) {
 	if !h.m.running || h.m.input.Value() != "" {
 		t.Errorf("Enter should send the prompt and clear the input (running %v, input %q)", h.m.running, h.m.input.Value())
 	}
-	h.runLast()
+	h.settle()
 	if len(h.sess.prompts) != 1 || h.sess.prompts[0] != "explain the parser\nin two lines\nplease" {
 		t.Errorf("the model should get the typed prompt, got %q", h.sess.prompts)
 	}
@@ -220,7 +289,7 @@ func TestFrameStreaming(t *testing.T) {
 	h.frame("streaming")
 	h.events(recordEvent(session.Record{Type: session.TypeThinking, Text: "The user says hi."}),
 		recordEvent(session.Record{Type: session.TypeAssistant, Text: "Hello! Here is **bold** text and a list:\n\n- one\n- two"}),
-		host.Event{Kind: host.KindUsage, Usage: session.Usage{InputTokens: 1200, OutputTokens: 30, ContextTokens: 24_000}},
+		host.Event{Kind: host.KindStatus, Status: host.Status{Model: "claude-sonnet-4-5", Mode: agent.ModeDefault, Window: 200_000, InputTokens: 1200, OutputTokens: 30, ContextTokens: 24_000}},
 		recordEvent(session.Record{Type: session.TypeTurnEnd, StopReason: "end_turn", Usage: &session.Usage{InputTokens: 1200, OutputTokens: 30, ContextTokens: 24_000}}))
 	h.send(turnDoneMsg{gen: h.m.gen, stop: agent.StopEndTurn})
 	h.frame("streamed")
@@ -236,10 +305,12 @@ func TestFramePermission(t *testing.T) {
 		Approval: tool.Approval{Label: "commands starting with rm or make", Remember: true, Keys: []string{"bash:rm", "bash:make"}}}
 	h.events(host.Event{Kind: host.KindPermission, Permission: &host.Permission{Request: req}})
 	h.frame("permission")
-	h.typeText("x") // not an answer: the prompt stays, the input gets nothing
+	h.now = h.now.Add(time.Second) // seen, and the user paused
+	h.typeText("x")                // not an answer: the prompt stays, the input gets nothing
 	if h.m.perm == nil || h.m.input.Value() != "" {
 		t.Errorf("a key that is not an answer must do nothing (prompt %v, input %q)", h.m.perm != nil, h.m.input.Value())
 	}
+	h.now = h.now.Add(time.Second)
 	h.typeText("y")
 	if h.m.perm != nil {
 		t.Error("y should answer the prompt")
@@ -249,13 +320,48 @@ func TestFramePermission(t *testing.T) {
 	req.Approval = tool.Approval{Label: "this exact command"}
 	h.events(host.Event{Kind: host.KindPermission, Permission: &host.Permission{Request: req}})
 	h.frame("permission-once")
+	h.now = h.now.Add(time.Second)
 	h.typeText("a")
 	if h.m.perm == nil {
 		t.Error(`"a" must not answer a request that cannot be remembered`)
 	}
+	h.now = h.now.Add(time.Second)
 	h.typeText("n")
 	if h.m.perm != nil {
 		t.Error("n should answer the prompt")
+	}
+}
+
+// TestTypedAheadNeverAnswers attacks the prompt as issue 19 did: the user is
+// typing "and …" when a request arrives. The keys typed before it was shown,
+// and those typed on without a pause, go to the input; only a key after a
+// pause answers.
+func TestTypedAheadNeverAnswers(t *testing.T) {
+	h := newHarness(t, 80)
+	h.m.running = true
+	args := []byte(`{"command":"rm -rf build"}`)
+	h.events(recordEvent(session.Record{Type: session.TypeToolCall, CallID: "c1", Name: "bash", Args: args}))
+	req := agent.PermissionRequest{CallID: "c1", Tool: "bash", Args: args, Card: &card.TerminalCall{Title: "rm -rf build"},
+		Approval: tool.Approval{Label: "rm -rf build", Remember: true, Keys: []string{"command:rm -rf build"}}}
+	h.typeText("th")
+	p := &host.Permission{Request: req}
+	h.events(host.Event{Kind: host.KindPermission, Permission: p})
+	h.typeText("and ya") // at once: typing on, not answering
+	if h.m.perm == nil {
+		t.Fatal("a key typed on as the prompt appeared answered it")
+	}
+	if got := h.m.input.Value(); got != "thand ya" {
+		t.Errorf("input = %q, want the typed-ahead keys kept", got)
+	}
+	h.now = h.now.Add(100 * time.Millisecond)
+	h.typeText("y") // still typing
+	if h.m.perm == nil {
+		t.Fatal("a key typed without a pause answered the prompt")
+	}
+	h.now = h.now.Add(time.Second)
+	h.typeText("n")
+	if h.m.perm != nil {
+		t.Error("a deliberate n did not answer")
 	}
 }
 
@@ -369,16 +475,25 @@ func TestLiveMatchesResume(t *testing.T) {
 	live := newHarness(t, 80)
 	live.m.attach(Opened{Session: live.sess, Registry: reg})
 	resumed := newHarness(t, 80)
-	replay := resumed.m.Replay()
-	for _, e := range evs {
-		if e.Kind != host.KindRecord {
-			continue
+	resumed.m.cfg.Open = func(_ string, replay Replay) (Opened, error) {
+		for _, e := range evs {
+			if e.Kind == host.KindRecord {
+				replay(reg, e.Record)
+			}
 		}
-		live.events(e)
-		replay(reg, e.Record)
+		return Opened{Session: &fakeSession{id: "20261201-110000-resumedd"}, Registry: reg}, nil
 	}
-	resumed.m.Update(printedMsg{})
-	if got, want := resumed.printed.String(), live.printed.String(); got != want {
+	for _, e := range evs {
+		if e.Kind == host.KindRecord {
+			live.events(e)
+		}
+	}
+	resumed.typeText("/resume 20261201-110000-resumedd")
+	resumed.send(key(tea.KeyEnter, 0))
+	resumed.settle()
+	got := strings.TrimPrefix(resumed.printed.String(), "› /resume 20261201-110000-resumedd\n\n")
+	got = strings.TrimSuffix(got, "\n· resumed session 20261201-110000-resumedd\n")
+	if want := live.printed.String(); got != want {
 		t.Errorf("resume differs from live:\n%s\n--- live\n%s", got, want)
 	}
 }
@@ -400,17 +515,16 @@ func TestSlashCommands(t *testing.T) {
 		t.Fatalf("Tab should complete /help, input is %q", got)
 	}
 	h.send(key(tea.KeyEnter, 0))
-	h.typeText("/mode bypass")
-	h.send(key(tea.KeyEnter, 0))
-	if h.sess.mode != agent.ModeBypass {
-		t.Errorf("/mode bypass should set the mode, it is %s", h.sess.mode)
+	// The host carries out the session's commands; the chat shows the reply.
+	for _, c := range []string{"/mode bypass", "/cost", "/model"} {
+		h.typeText(c)
+		h.send(key(tea.KeyEnter, 0))
+		h.send(h.runLast()...)
 	}
-	h.m.usage = session.Usage{InputTokens: 1_000_000, OutputTokens: 100_000}
-	h.typeText("/cost")
-	h.send(key(tea.KeyEnter, 0))
-	h.typeText("/model")
-	h.send(key(tea.KeyEnter, 0))
 	h.frame("slash-commands")
+	if want := []string{"/mode bypass", "/cost ", "/model "}; !slices.Equal(h.sess.commands, want) {
+		t.Errorf("the host was asked %q, want %q", h.sess.commands, want)
+	}
 	if len(h.sess.prompts) != 0 || h.m.running {
 		t.Errorf("built-in commands must not reach the model: %q", h.sess.prompts)
 	}
@@ -420,6 +534,7 @@ func TestSlashCommands(t *testing.T) {
 	if len(h.sess.prompts) != 0 || !h.m.running {
 		t.Errorf("/compact: prompts %q, running %v; want a compaction running", h.sess.prompts, h.m.running)
 	}
+	h.send(h.runLast()...)
 	h.typeText("/exit")
 	h.send(key(tea.KeyEnter, 0))
 	if !h.m.quitting {
@@ -432,7 +547,7 @@ func TestCustomCommandExpands(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "review.md"), []byte("---\ndescription: review a file\n---\nReview $ARGUMENTS carefully.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmds, err := command.All([]string{dir})
+	cmds, err := command.All([]command.Dir{{Path: dir}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -443,7 +558,7 @@ func TestCustomCommandExpands(t *testing.T) {
 	if !h.m.running {
 		t.Fatal("a custom command should start a turn")
 	}
-	h.runLast()
+	h.settle()
 	if len(h.sess.prompts) != 1 || h.sess.prompts[0] != "Review main.go carefully.\n" {
 		t.Errorf("the custom command's body should be the prompt, got %q", h.sess.prompts)
 	}
@@ -467,7 +582,7 @@ func TestLargePasteIsOnePlaceholder(t *testing.T) {
 		t.Fatalf("input = %q, want %q", got, want)
 	}
 	h.send(key(tea.KeyEnter, 0))
-	h.runLast()
+	h.settle()
 	want := "look at this: " + strings.ReplaceAll(big.String(), "\r\n", "\n") + "small"
 	if len(h.sess.prompts) != 1 || h.sess.prompts[0] != want {
 		t.Errorf("the prompt should hold the whole paste; got %d prompts, first %.80q", len(h.sess.prompts), h.sess.prompts)
@@ -535,21 +650,23 @@ func TestAttach(t *testing.T) {
 	if err := os.Symlink(filepath.Join(outside, "secret"), filepath.Join(root, "link")); err != nil {
 		t.Fatal(err)
 	}
-	prompt, files, skipped := attach(root, "explain @main.go, not @link or @../x or @"+filepath.Join(outside, "secret")+" or @nope")
-	if len(files) != 1 || files[0] != "main.go" {
+	prompt := "explain @main.go, not @link or @../x or @" + filepath.Join(outside, "secret") + " or @nope"
+	files, skipped := attachFiles(root, prompt)
+	if len(files) != 1 || files[0] != card.Resource("main.go", "package main\n```\n") {
 		t.Errorf("attached %v", files)
 	}
 	if len(skipped) != 4 {
 		t.Errorf("skipped %v, want the link, the parent, the absolute path and the missing file", skipped)
 	}
-	if strings.Contains(prompt, "s3cret") {
+	model := attach.ModelText(prompt, files)
+	if strings.Contains(model, "s3cret") {
 		t.Error("a file outside the workspace was attached")
 	}
-	if !strings.Contains(prompt, "````go\npackage main\n```\n````") {
-		t.Errorf("the file should be fenced with more backticks than it holds:\n%s", prompt)
+	if !strings.Contains(model, "````go\npackage main\n```\n````") {
+		t.Errorf("the file should be fenced with more backticks than it holds:\n%s", model)
 	}
-	text, shown := splitAttachments(prompt)
-	if !strings.HasPrefix(text, "explain @main.go") || strings.Contains(text, "package main") || len(shown) != 1 || shown[0] != "main.go" {
+	text, shown := attach.View(prompt, files)
+	if text != prompt || len(shown) != 1 || shown[0] != "attached main.go (2 lines)" {
 		t.Errorf("display: %q %v", text, shown)
 	}
 	got := matchFiles([]string{"README.md", "internal/chat/chat.go", "internal/cli/chat.go", "main.go"}, "clichat", 3)
@@ -565,7 +682,7 @@ func TestNoColor(t *testing.T) {
 	for _, color := range []bool{false, true} {
 		h := newHarness(t, 80)
 		h.m.cfg.Color = color
-		h.m.sb.opts.Color = color
+		h.m.sb.r = termui.New(&h.m.sb.out, termui.Options{Color: color, Width: 80})
 		h.m.input.SetStyles(plainTextareaStyles())
 		if color {
 			h.m.input.SetStyles(colorTextareaStyles())

@@ -8,9 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
-	"github.com/dsh-dev/dsh/internal/agent"
 	"github.com/dsh-dev/dsh/internal/command"
-	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/session"
 )
 
@@ -26,7 +24,7 @@ func (m *Model) slash(name, args string) tea.Cmd {
 			m.sb.note("a turn is running: wait, or Esc to cancel it")
 			return nil
 		}
-		return m.send(c.Expand(args))
+		return m.send(c.Expand(args), nil)
 	}
 	switch name {
 	case "help":
@@ -42,59 +40,12 @@ func (m *Model) slash(name, args string) tea.Cmd {
 		return m.pick()
 	case "sessions":
 		m.sb.note(m.sessionList())
-	case "mode":
-		if args == "" {
-			m.sb.note(fmt.Sprintf("permission mode: %s (set one with /mode %s)", m.mode(), modeNames()))
-			return nil
-		}
-		mode, err := agent.ParseMode(args)
-		if err != nil {
-			m.sb.note(err.Error())
-			return nil
-		}
-		if !m.ensureSession() {
-			return nil
-		}
-		if err := m.sess.SetMode(mode); err != nil {
-			m.sb.note("cannot set the mode: " + err.Error())
-		}
-	case "model":
-		if args != "" {
-			if !m.ensureSession() {
-				return nil
-			}
-			if err := m.sess.SetModel(args, ""); err != nil {
-				m.sb.note("cannot set the model: " + err.Error())
-				return nil
-			}
-			m.cfg.Model = args
-		}
-		model := m.cfg.Model
-		if m.sess != nil {
-			if cur, _ := m.sess.Model(); cur != "" {
-				model = cur
-			}
-		}
-		if model == "" {
-			model = "the provider's default"
-		}
-		m.sb.note("model: " + model)
-	case "compact":
-		return m.compact(args)
-	case "cost":
-		m.sb.note(m.cost())
+	case "mode", "model", "cost", "compact":
+		return m.hostCommand(name, args)
 	default:
 		m.sb.note(fmt.Sprintf("/%s does not work in the terminal", name))
 	}
 	return nil
-}
-
-func modeNames() string {
-	var names []string
-	for _, md := range agent.Modes {
-		names = append(names, string(md))
-	}
-	return strings.Join(names, "|")
 }
 
 func (m *Model) help() string {
@@ -109,24 +60,6 @@ func (m *Model) help() string {
 	}
 	b.WriteString("\nKeys: Enter sends · Shift+Enter or Ctrl-J a new line · ↑/↓ history · @path attaches a file (Tab completes) · Esc cancels the turn · Ctrl-C twice exits")
 	return b.String()
-}
-
-func (m *Model) cost() string {
-	u := models.Usage{InputTokens: m.usage.InputTokens, OutputTokens: m.usage.OutputTokens}
-	s := fmt.Sprintf("%d tokens in, %d out", u.InputTokens, u.OutputTokens)
-	if c, ok := models.Cost(m.cfg.Model, u); ok {
-		s += fmt.Sprintf(" · $%.4f", c)
-	} else {
-		s += " · the price of " + orDefault(m.cfg.Model, "this model") + " is not known"
-	}
-	return s
-}
-
-func orDefault(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
 }
 
 func (m *Model) sessionList() string {
@@ -160,42 +93,14 @@ func oneLine(s string, n int) string {
 	return s
 }
 
-// open replaces the session: the current one is closed, then id ("" a new one)
-// is opened and its history printed.
+// open replaces the session: id ("" a new one) is opened and its history
+// printed, then the current one is closed, in a command (see io.go).
 func (m *Model) open(id string) tea.Cmd {
-	if m.running {
-		m.sb.note("a turn is running: wait, or Esc to cancel it")
+	if !m.canOpen(id) {
 		return nil
 	}
-	if m.cfg.Open == nil {
-		m.sb.note("cannot open sessions here")
-		return nil
-	}
-	if m.sess != nil && id == m.sess.ID() {
-		m.sb.note("that is this session")
-		return nil
-	}
-	old := m.sess
-	m.usage, m.contextTokens = session.Usage{}, 0
-	o, err := m.cfg.Open(id, m.Replay())
-	if err != nil {
-		m.sb.note("cannot open the session: " + err.Error())
-		return nil
-	}
-	if old != nil {
-		if err := old.Close(); err != nil {
-			m.sb.note("closing the last session: " + err.Error())
-		}
-	}
-	m.attach(o)
-	if id == "" {
-		if old != nil {
-			m.sb.note("new session " + o.Session.ID())
-		}
-	} else {
-		m.sb.note("resumed session " + o.Session.ID())
-	}
-	return m.waitEvents()
+	open := m.openCmd(id, nil)
+	return func() tea.Msg { return open() }
 }
 
 // Note prints a harness message above the chat.
@@ -203,10 +108,13 @@ func (m *Model) Note(s string) { m.sb.note(s) }
 
 // Open shows the session id in place of the current one, its history first.
 func (m *Model) Open(id string) error {
-	old := m.sess
-	m.open(id)
-	if m.sess == old {
+	if !m.canOpen(id) {
 		return fmt.Errorf("cannot open session %s", id)
+	}
+	msg := m.openCmd(id, nil)() // before the program runs: no Update to keep free of I/O
+	m.opened(msg)
+	if msg.err != nil {
+		return fmt.Errorf("cannot open session %s: %w", id, msg.err)
 	}
 	return nil
 }
@@ -216,19 +124,17 @@ func (m *Model) Pick() { m.pick() }
 
 // ensureSession opens a new session when there is none yet: the chat creates
 // its log on the first prompt, so opening dsh and leaving leaves nothing behind.
-func (m *Model) ensureSession() bool {
+// The command it returns reads the new session's events; whoever opened the
+// session must run it, or the chat sees none of them.
+func (m *Model) ensureSession() (tea.Cmd, bool) {
 	if m.sess != nil {
-		return true
+		return nil, true
 	}
-	m.open("")
-	return m.sess != nil
-}
-
-func (m *Model) mode() agent.Mode {
-	if m.sess != nil {
-		return m.sess.Mode()
+	var wait tea.Cmd
+	if m.canOpen("") {
+		wait = m.opened(m.openCmd("", nil)())
 	}
-	return m.cfg.Mode
+	return wait, m.sess != nil
 }
 
 func (m *Model) pick() tea.Cmd {

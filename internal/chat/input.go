@@ -11,11 +11,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/sahilm/fuzzy"
+
+	"github.com/dsh-dev/dsh/internal/card"
 )
 
 // History is the prompts typed in one workspace, oldest first, kept in a small
@@ -110,33 +111,21 @@ func (h *History) Len() int {
 func (h *History) At(i int) string { return h.entries[i] }
 
 // Attachments: a prompt that names a workspace file as @path gets the file
-// appended after the text, so the model has it without a read call:
-//
-//	explain @main.go
-//
-//	<attached file="main.go">
-//	```go
-//	…
-//	```
-//	</attached>
-//
-// The chat shows the typed text and "attached main.go"; the log keeps all of it.
-const (
-	attachOpen  = "\n\n<attached file="
-	attachClose = "</attached>"
-	// maxAttach bounds one attached file; a larger one is refused with a note.
-	maxAttach = 256 << 10
-)
+// attached (a resource block of the user record, see package attach), so the
+// model has it without a read call. The chat shows the typed text and
+// "attached main.go (N lines)"; the log keeps all of it.
+
+// maxAttach bounds one attached file; a larger one is refused with a note.
+const maxAttach = 256 << 10
 
 // atRef finds @path mentions: after the start or a space, up to the next space.
 var atRef = regexp.MustCompile(`(?:^|\s)@([^\s@]+)`)
 
-// attach appends the files the prompt mentions as @path. It reports the files
-// attached and the mentions that were not attached, with why.
-func attach(root, prompt string) (string, []string, []string) {
-	var b strings.Builder
-	b.WriteString(prompt)
-	var files, skipped []string
+// attachFiles reads the files the prompt mentions as @path. It returns them as
+// resource blocks, and the mentions that were not attached, with why.
+func attachFiles(root, prompt string) ([]card.Content, []string) {
+	var files []card.Content
+	var skipped []string
 	seen := map[string]bool{}
 	for _, m := range atRef.FindAllStringSubmatch(prompt, -1) {
 		rel := strings.TrimRight(m[1], ".,;:!?)")
@@ -149,18 +138,9 @@ func attach(root, prompt string) (string, []string, []string) {
 			skipped = append(skipped, fmt.Sprintf("@%s: %v", rel, err))
 			continue
 		}
-		fence := "```"
-		for strings.Contains(string(data), fence) {
-			fence += "`"
-		}
-		fmt.Fprintf(&b, "%s%s>\n%s%s\n%s", attachOpen, strconv.Quote(rel), fence, lang(rel), string(data))
-		if len(data) > 0 && data[len(data)-1] != '\n' {
-			b.WriteByte('\n')
-		}
-		fmt.Fprintf(&b, "%s\n%s", fence, attachClose)
-		files = append(files, rel)
+		files = append(files, card.Resource(rel, strings.ToValidUTF8(string(data), "\uFFFD")))
 	}
-	return b.String(), files, skipped
+	return files, skipped
 }
 
 // readInside reads a regular file inside root (symbolic links resolved), so a
@@ -190,39 +170,6 @@ func readInside(root, rel string) ([]byte, error) {
 		return nil, fmt.Errorf("%d bytes is more than %d", fi.Size(), maxAttach)
 	}
 	return os.ReadFile(p)
-}
-
-// lang is a fence's info string from a file's extension.
-func lang(path string) string {
-	return strings.TrimPrefix(filepath.Ext(path), ".")
-}
-
-// splitAttachments undoes attach for display: the typed text and the files.
-func splitAttachments(text string) (string, []string) {
-	i := strings.Index(text, attachOpen)
-	if i < 0 {
-		return text, nil
-	}
-	typed, rest := text[:i], text[i:]
-	var files []string
-	for {
-		after, ok := strings.CutPrefix(rest, attachOpen)
-		if !ok {
-			break
-		}
-		q, err := strconv.QuotedPrefix(after)
-		if err != nil {
-			break
-		}
-		name, _ := strconv.Unquote(q)
-		files = append(files, name)
-		end := strings.Index(after, attachClose)
-		if end < 0 {
-			break
-		}
-		rest = after[end+len(attachClose):]
-	}
-	return typed, files
 }
 
 // maxFiles bounds the files offered for @ completion.
@@ -271,30 +218,9 @@ func matchFiles(files []string, pattern string, n int) []string {
 }
 
 // Pastes: a paste of more than pasteLines lines or pasteBytes bytes shows in the
-// input as one placeholder and is put back when the prompt is sent, so the input
-// stays small and typing stays fast.
+// input as one placeholder (attach.Placeholder) and becomes a paste block of the
+// prompt, so the input stays small and typing stays fast.
 const (
 	pasteLines = 8
 	pasteBytes = 2000
 )
-
-var pasteRef = regexp.MustCompile(`\[paste #(\d+): [^\]]*\]`)
-
-func pastePlaceholder(n int, text string) string {
-	lines := strings.Count(strings.TrimSuffix(text, "\n"), "\n") + 1
-	return fmt.Sprintf("[paste #%d: %d lines, %d bytes]", n, lines, len(text))
-}
-
-// expandPastes puts the pasted texts back in place of their placeholders.
-func expandPastes(s string, pastes map[int]string) string {
-	if len(pastes) == 0 {
-		return s
-	}
-	return pasteRef.ReplaceAllStringFunc(s, func(ref string) string {
-		n, _ := strconv.Atoi(pasteRef.FindStringSubmatch(ref)[1])
-		if text, ok := pastes[n]; ok {
-			return text
-		}
-		return ref
-	})
-}

@@ -22,8 +22,15 @@ import (
 // TestProgram runs the chat as a Bubble Tea program (teatest) on a real host
 // session with a scripted model: keys go through the program's input, the
 // permission prompt is answered with one key, the command really runs and its
-// card is printed above the chat, and two Ctrl-C end the program.
+// card is printed above the chat, and two Ctrl-C end the program. A /mode
+// typed before the first prompt opens the session; the chat still sees it
+// (it once left the chat blind: no cards, no permission prompt).
 func TestProgram(t *testing.T) {
+	t.Run("first prompt", func(t *testing.T) { testProgram(t, "") })
+	t.Run("after /mode", func(t *testing.T) { testProgram(t, "/mode accept-edits") })
+}
+
+func testProgram(t *testing.T, first string) {
 	ws := t.TempDir()
 	if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("remember the milk\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -72,12 +79,24 @@ func TestProgram(t *testing.T) {
 			return bytes.Contains([]byte(ansi.Strip(seen.String())), []byte(s))
 		}, teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
 	}
+	want := []session.RecordType{session.TypeHeader}
+	if first != "" {
+		tm.Type(first)
+		tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+		wait("the mode in the status line", "accept-edits ·")
+		want = append(want, session.TypeMode)
+	}
 	tm.Type("what do my notes say?")
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
 	wait("the permission prompt", "[y] yes, once")
+	time.Sleep(2 * permGrace) // an answer typed at once would be taken for typing ahead
 	tm.Type("y")
 	wait("the command's card", "REMEMBER THE MILK")
 	wait("the model's answer", "It says REMEMBER THE MILK.")
+	// The fold notes the turn's end once it is logged; the chat marks itself
+	// idle when Prompt returns, a moment later.
+	wait("the turn's end", "turn ended")
+	time.Sleep(500 * time.Millisecond)
 	tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
 	tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
@@ -100,8 +119,8 @@ func TestProgram(t *testing.T) {
 			types = append(types, r.Type)
 		}
 	}
-	want := []session.RecordType{session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeToolCall,
-		session.TypeToolResult, session.TypeAssistant, session.TypeTurnEnd}
+	want = append(want, session.TypeUser, session.TypeAssistant, session.TypeToolCall,
+		session.TypeToolResult, session.TypeAssistant, session.TypeTurnEnd)
 	if !equalTypes(types, want) {
 		t.Errorf("the log holds %v, want %v", types, want)
 	}

@@ -46,7 +46,7 @@ func runAgentTurn(ctx context.Context, io IO, s *host.Session, r agentRun) (agen
 				result.fold(e.Record)
 			case host.KindPermission:
 				ask.ask(e.Permission)
-			case host.KindDelta, host.KindModelRequest, host.KindCallStarted, host.KindUsage:
+			case host.KindDelta, host.KindModelRequest, host.KindCallStarted, host.KindUsage, host.KindStatus:
 			}
 		}
 	case "stream-json":
@@ -61,8 +61,8 @@ func runAgentTurn(ctx context.Context, io IO, s *host.Session, r agentRun) (agen
 			_ = js.event(e, 0, false) // a failing stdout must not stall the turn
 		}
 	default:
-		term := newTermConsumer(io.Out, s.Registry(), termui.Options{Color: r.Color, Width: io.width()})
-		term.pres.OnError = func(err error) { warner(io)(err.Error()) }
+		term := newTermConsumer(io.Out, s.Registry(), termui.Options{Color: r.Color, Width: io.width()},
+			func(err error) { warner(io)(err.Error()) })
 		handle = func(e host.Event) {
 			switch e.Kind {
 			case host.KindRecord:
@@ -74,7 +74,7 @@ func runAgentTurn(ctx context.Context, io IO, s *host.Session, r agentRun) (agen
 				spin.set("waiting for the model")
 			case host.KindDelta:
 				spin.set("the model is writing")
-			case host.KindCallStarted, host.KindUsage:
+			case host.KindCallStarted, host.KindUsage, host.KindStatus:
 			}
 		}
 	}
@@ -86,6 +86,7 @@ func runAgentTurn(ctx context.Context, io IO, s *host.Session, r agentRun) (agen
 	closeErr := s.Close()
 	if result != nil {
 		result.StopReason = string(stop)
+		result.status(s.Status())
 		if turnErr != nil && result.Error == "" {
 			result.Error = turnErr.Error()
 		}
@@ -106,8 +107,21 @@ type jsonResult struct {
 	SessionID  string         `json:"sessionId"`
 	StopReason string         `json:"stopReason"`
 	Text       string         `json:"text"`
-	Usage      *session.Usage `json:"usage,omitempty"`
+	Usage      *session.Usage `json:"usage,omitempty"` // the session's, as the host's status says
+	CostUSD    *float64       `json:"costUsd,omitempty"`
 	Error      string         `json:"error,omitempty"`
+}
+
+// status renders the session's status: its tokens, and its cost when every
+// call's price is known.
+func (j *jsonResult) status(st host.Status) {
+	if st.InputTokens+st.OutputTokens == 0 {
+		return // a provider that counts nothing tells nothing
+	}
+	j.Usage = &session.Usage{InputTokens: st.InputTokens, OutputTokens: st.OutputTokens, ContextTokens: st.ContextTokens}
+	if !st.Unpriced {
+		j.CostUSD = &st.Cost
+	}
 }
 
 func (j *jsonResult) fold(rec session.Record) {
@@ -115,7 +129,7 @@ func (j *jsonResult) fold(rec session.Record) {
 	case session.TypeAssistant:
 		j.Text = rec.Text
 	case session.TypeTurnEnd:
-		j.Usage, j.Error = rec.Usage, rec.Error
+		j.Error = rec.Error
 	case session.TypeHeader, session.TypeUser, session.TypeThinking, session.TypeToolCall, session.TypeProgress,
 		session.TypeToolResult, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeDamaged,
 		session.TypeCompaction, session.TypeInstructions, session.TypeModel:

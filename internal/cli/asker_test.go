@@ -96,7 +96,7 @@ func resultOf(t *testing.T, path, callID string) tool.Result {
 // A compaction and nested instructions show in the terminal where they happened.
 func TestContextRecordsInTheTerminal(t *testing.T) {
 	var out bytes.Buffer
-	tc := newTermConsumer(&out, toolset.New(toolset.Options{}), termui.Options{Width: 80})
+	tc := newTermConsumer(&out, toolset.New(toolset.Options{}), termui.Options{Width: 80}, nil)
 	for _, r := range []session.Record{
 		{Type: session.TypeCompaction, Text: "the summary of it all", Focus: "tests"},
 		{Type: session.TypeInstructions, Path: "sub/AGENTS.md", Text: "use tabs"},

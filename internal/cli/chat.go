@@ -17,7 +17,6 @@ import (
 	"github.com/dsh-dev/dsh/internal/chat"
 	slash "github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/host"
-	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/settings"
 )
@@ -199,11 +198,7 @@ func runChat(ctx context.Context, io IO, op *opener, pick bool) error {
 	if err != nil {
 		return err
 	}
-	hopts := op.options()
-	model, window := hopts.Model, hopts.ContextWindow
-	if window == 0 {
-		window = models.Lookup(model).ContextWindow
-	}
+	model := op.options().Model
 	cmds, cerr := slash.All(slash.Dirs(io.Cwd, io.Getenv))
 	hist, herr := chat.LoadHistory(chat.HistoryPath(io.Cwd, io.Getenv))
 	done := make(chan struct{})
@@ -211,7 +206,7 @@ func runChat(ctx context.Context, io IO, op *opener, pick bool) error {
 
 	var current *host.Session
 	cfg := chat.Config{
-		Root: io.Cwd, Model: model, Window: window, Mode: op.st.Mode,
+		Root: io.Cwd, Model: model, Mode: op.st.Mode,
 		Color: op.o.Color.enabled(io), Width: io.width(), Height: io.Height,
 		Commands: slash.For(cmds, slash.Terminal), History: hist,
 		Sessions: op.sessions, Now: io.Now,

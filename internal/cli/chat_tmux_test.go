@@ -109,11 +109,13 @@ func TestChatInTmux(t *testing.T) {
 	p.waitFor("the input", regexp.MustCompile(`Ask dsh`))
 	p.typeText("hello from the first prompt", "Enter")
 	p.waitFor("the permission prompt", regexp.MustCompile(`Allow bash\?[\s\S]*\[y\] yes, once`))
+	time.Sleep(time.Second) // a deliberate answer: keys typed at once are typing ahead
 	p.typeText("y")
 	p.waitFor("the approved command's result", regexp.MustCompile(`approved-and-ran\s+exit 0[\s\S]*The first turn is done\.`))
 
 	p.typeText("now a slow one", "Enter")
 	p.waitFor("the second permission prompt", regexp.MustCompile(`now a slow one[\s\S]*Allow bash\?`))
+	time.Sleep(time.Second) // a deliberate answer: keys typed at once are typing ahead
 	p.typeText("y")
 	m := p.waitFor("the running command", regexp.MustCompile(`pgid=(\d+)`))
 	pgid, _ := strconv.Atoi(m[1])
@@ -141,6 +143,7 @@ func TestChatInTmux(t *testing.T) {
 	// Two Ctrl-C while a command runs exit at once and leave no process.
 	p.typeText("one more", "Enter")
 	p.waitFor("the third permission prompt", regexp.MustCompile(`one more[\s\S]*Allow bash\?`))
+	time.Sleep(time.Second) // a deliberate answer: keys typed at once are typing ahead
 	p.typeText("y")
 	m = p.waitFor("the second running command", regexp.MustCompile(`pgid=(\d+) again`))
 	pgid, _ = strconv.Atoi(m[1])

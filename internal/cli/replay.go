@@ -54,7 +54,7 @@ func runReplay(_ context.Context, io IO, o replayOptions) error {
 	if o.JSON {
 		handle = (&jsonConsumer{w: io.Out, pres: view.NewPresenter(reg)}).handle
 	} else {
-		handle = newTermConsumer(io.Out, reg, termui.Options{Color: o.Color.enabled(io), Width: io.width()}).handle
+		handle = newTermConsumer(io.Out, reg, termui.Options{Color: o.Color.enabled(io), Width: io.width()}, nil).handle
 	}
 	// Progress records are folded away: the final card comes from the tool result.
 	return session.Scan(path, func(r session.Record) error {
@@ -99,12 +99,14 @@ func runSessionsCmd(_ context.Context, io IO, args []string) error {
 			state = " (live)"
 		}
 		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\n", in.ID, state, in.Start.Local().Format(time.DateTime),
-			in.Cwd, oneLine(in.FirstPrompt, 60))
+			oneLine(in.Cwd, 200), oneLine(in.FirstPrompt, 60))
 	}
 	return tw.Flush()
 }
 
-// oneLine flattens s to one line of at most n runes.
+// oneLine flattens s to one line of at most n runes, its other control and
+// escape characters made visible: a first prompt or a directory name is the
+// model's or a repository's text and must not drive the terminal.
 func oneLine(s string, n int) string {
 	r := []rune(s)
 	for i, c := range r {
@@ -113,9 +115,9 @@ func oneLine(s string, n int) string {
 		}
 	}
 	if len(r) > n {
-		return string(r[:n-1]) + "…"
+		r = append(r[:n-1], '…')
 	}
-	return string(r)
+	return termui.Sanitize(string(r))
 }
 
 // resolveSession is session.Resolve plus "last", the most recent session.

@@ -45,6 +45,8 @@ func (j *jsonConsumer) event(e host.Event, d agent.Decision, decided bool) error
 	case host.KindUsage:
 		u := e.Usage
 		out = streamEvent{Type: "usage", Usage: &u}
+	case host.KindStatus:
+		return nil // the usage events and the records say it
 	}
 	b, err := json.Marshal(out, json.Deterministic(true))
 	if err != nil {

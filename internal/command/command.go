@@ -7,11 +7,15 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
+
+	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
 // Where says which consumers offer a command.
@@ -60,7 +64,7 @@ func Builtin() []Command {
 		{Name: "resume", Description: "reopen an earlier session of this directory", ArgHint: "[id]", Where: Terminal},
 		{Name: "sessions", Description: "list this directory's sessions", Where: Terminal},
 		{Name: "mode", Description: "show or set the permission mode", ArgHint: "[default|accept-edits|auto|bypass|read-only]", Where: Both},
-		{Name: "model", Description: "show or set the model", ArgHint: "[name]", Where: Both},
+		{Name: "model", Description: "show or set the model and its thinking level", ArgHint: "[name [thinking]]", Where: Both},
 		{Name: "compact", Description: "summarise the conversation so far to free the context", ArgHint: "[focus]", Where: Both},
 		{Name: "cost", Description: "tokens used and their cost so far", Where: Both},
 		{Name: "exit", Description: "end the session and quit", Where: Terminal},
@@ -92,18 +96,31 @@ func validName(n string) bool {
 	return true
 }
 
+// Dir is a directory of custom commands. Root is set for a project's
+// directory (Path is below it): its files are the repository's, read only
+// inside it (workspace.ReadProjectFile's rule), so a command file that links
+// to a key or to /dev/zero is refused, not sent as a prompt.
+type Dir struct {
+	Path string
+	Root string // "": the user's own directory
+}
+
 // Dirs are where custom commands are looked for, in order of precedence: the
-// project's .dsh/commands, the user's $XDG_CONFIG_HOME/dsh/commands (else
-// ~/.config/dsh/commands), and the project's .claude/commands for people moving
-// over from Claude Code.
-func Dirs(root string, getenv func(string) string) []string {
-	dirs := []string{filepath.Join(root, ".dsh", "commands")}
+// user's $XDG_CONFIG_HOME/dsh/commands (else ~/.config/dsh/commands) first, so
+// a repository cannot replace a command the user relies on, then the project's
+// .dsh/commands, and its .claude/commands for people moving over from Claude
+// Code.
+func Dirs(root string, getenv func(string) string) []Dir {
+	var dirs []Dir
 	if x := getenv("XDG_CONFIG_HOME"); x != "" {
-		dirs = append(dirs, filepath.Join(x, "dsh", "commands"))
+		dirs = append(dirs, Dir{Path: filepath.Join(x, "dsh", "commands")})
 	} else if h := getenv("HOME"); h != "" {
-		dirs = append(dirs, filepath.Join(h, ".config", "dsh", "commands"))
+		dirs = append(dirs, Dir{Path: filepath.Join(h, ".config", "dsh", "commands")})
 	}
-	return append(dirs, filepath.Join(root, ".claude", "commands"))
+	for _, d := range []string{".dsh", ".claude"} {
+		dirs = append(dirs, Dir{Path: filepath.Join(root, d, "commands"), Root: root})
+	}
+	return dirs
 }
 
 // maxCommandFile bounds a custom command's file: it becomes a prompt.
@@ -114,60 +131,91 @@ const maxCommandFile = 256 << 10
 // wins over a later one. Subdirectories give namespaced names (git/commit.md is
 // "git:commit"). Files that cannot be read are reported in the error, the rest
 // are still returned.
-func All(dirs []string) ([]Command, error) {
+func All(dirs []Dir) ([]Command, error) {
 	out := Builtin()
 	seen := map[string]bool{}
 	for _, c := range out {
 		seen[c.Name] = true
 	}
 	var errs []error
+	isMarkdown := func(name string) bool { return strings.EqualFold(filepath.Ext(name), ".md") }
 	for _, dir := range dirs {
-		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
-					return nil
-				}
-				return err
+		var files []workspace.ProjectEntry
+		var err error
+		if dir.Root != "" {
+			rel, rerr := filepath.Rel(dir.Root, dir.Path)
+			if rerr != nil {
+				errs = append(errs, rerr)
+				continue
 			}
-			if d.IsDir() || !strings.EqualFold(filepath.Ext(path), ".md") {
-				return nil
-			}
-			rel, _ := filepath.Rel(dir, path)
-			name := strings.ReplaceAll(strings.TrimSuffix(rel, filepath.Ext(rel)), string(filepath.Separator), ":")
+			files, err = workspace.WalkProject(dir.Root, rel, maxCommandFile, isMarkdown)
+		} else {
+			files, err = walkOwn(dir.Path, isMarkdown)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("commands in %s: %w", dir.Path, err))
+		}
+		for _, f := range files {
+			name := strings.ReplaceAll(strings.TrimSuffix(f.Rel, filepath.Ext(f.Rel)), "/", ":")
+			path := filepath.Join(dir.Path, filepath.FromSlash(f.Rel))
 			if !validName(name) || seen[name] {
-				return nil
+				continue
 			}
-			c, err := readCommand(path, name)
-			if err != nil {
-				errs = append(errs, err)
-				return nil
+			if f.More {
+				errs = append(errs, fmt.Errorf("command %s: larger than %d bytes", path, maxCommandFile))
+				continue
 			}
 			seen[name] = true
-			out = append(out, c)
-			return nil
-		})
-		if err != nil {
-			errs = append(errs, fmt.Errorf("commands in %s: %w", dir, err))
+			out = append(out, parseCommand(f.Data, path, name))
 		}
 	}
 	slices.SortFunc(out, func(a, b Command) int { return cmp.Compare(a.Name, b.Name) })
 	return out, errors.Join(errs...)
 }
 
-// readCommand reads a custom command: an optional front matter block with a
+// walkOwn reads the user's own command files: links are the user's to make,
+// but each must lead to a regular file, read up to the cap.
+func walkOwn(dir string, keep func(string) bool) ([]workspace.ProjectEntry, error) {
+	var out []workspace.ProjectEntry
+	var errs []error
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() || !keep(d.Name()) {
+			return nil
+		}
+		b, more, err := readOwn(path)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("command %s: %w", path, err))
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, path)
+		out = append(out, workspace.ProjectEntry{Rel: filepath.ToSlash(rel), Data: b, More: more})
+		return nil
+	})
+	return out, errors.Join(append(errs, err)...)
+}
+
+func readOwn(path string) ([]byte, bool, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, false, err
+	}
+	defer func() { _ = f.Close() }()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, false, workspace.ErrNotRegular
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxCommandFile+1))
+	return b, len(b) > maxCommandFile, err
+}
+
+// parseCommand reads a custom command: an optional front matter block with a
 // "description:" line, then the prompt.
-func readCommand(path, name string) (Command, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return Command{}, fmt.Errorf("command %s: %w", path, err)
-	}
-	if fi.Size() > maxCommandFile {
-		return Command{}, fmt.Errorf("command %s: %d bytes is larger than %d", path, fi.Size(), maxCommandFile)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return Command{}, fmt.Errorf("command %s: %w", path, err)
-	}
+func parseCommand(b []byte, path, name string) Command {
 	body := strings.ReplaceAll(string(b), "\r\n", "\n")
 	c := Command{Name: name, Where: Both, Source: path}
 	if rest, ok := strings.CutPrefix(body, "---\n"); ok {
@@ -192,7 +240,7 @@ func readCommand(path, name string) (Command, error) {
 			c.Description = c.Description[:77] + "…"
 		}
 	}
-	return c, nil
+	return c
 }
 
 // Find returns the named command.

@@ -41,7 +41,8 @@ func write(t *testing.T, path, body string) {
 func TestCustomCommands(t *testing.T) {
 	root, cfg := t.TempDir(), t.TempDir()
 	write(t, filepath.Join(root, ".dsh", "commands", "review.md"), "---\ndescription: Review a change\nargument-hint: [file]\n---\nReview $ARGUMENTS carefully.\n")
-	write(t, filepath.Join(cfg, "dsh", "commands", "review.md"), "the user's review, shadowed by the project's\n")
+	write(t, filepath.Join(root, ".dsh", "commands", "deploy.md"), "the project's deploy, shadowed by the user's\n")
+	write(t, filepath.Join(cfg, "dsh", "commands", "deploy.md"), "the user's deploy\n")
 	write(t, filepath.Join(cfg, "dsh", "commands", "git", "commit.md"), "# Commit\nWrite a commit message.\n")
 	write(t, filepath.Join(root, ".claude", "commands", "help.md"), "a custom help cannot shadow the built-in one\n")
 	write(t, filepath.Join(root, ".claude", "commands", "notes.txt"), "not markdown\n")
@@ -61,6 +62,10 @@ func TestCustomCommands(t *testing.T) {
 	}
 	if got := review.Expand(" main.go "); got != "Review main.go carefully.\n" {
 		t.Errorf("Expand = %q", got)
+	}
+	// The user's own command wins a clash with the repository's.
+	if deploy, _ := Find(cmds, "deploy"); deploy.Body != "the user's deploy\n" {
+		t.Errorf("deploy = %+v, want the user's", deploy)
 	}
 	commit, ok := Find(cmds, "git:commit")
 	if !ok || commit.Description != "Commit" || commit.Expand("") != "# Commit\nWrite a commit message.\n" {
@@ -94,5 +99,49 @@ func TestOversizedCommandIsReported(t *testing.T) {
 	}
 	if _, ok := Find(cmds, "help"); !ok {
 		t.Error("the built-in commands are missing")
+	}
+}
+
+// TestHostileCommandFiles: a repository's command file that links to the
+// user's key or to /dev/zero is refused and named; it never becomes a prompt,
+// and reading it neither hangs nor grows without bound.
+func TestHostileCommandFiles(t *testing.T) {
+	root, home := t.TempDir(), t.TempDir()
+	key := filepath.Join(home, ".ssh", "id_rsa")
+	write(t, key, "-----BEGIN OPENSSH PRIVATE KEY-----\n")
+	write(t, filepath.Join(root, ".dsh", "commands", "ok.md"), "fine\n")
+	for name, target := range map[string]string{".dsh/commands/key.md": key, ".dsh/commands/zero.md": "/dev/zero", ".claude/commands/k.md": key} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The user's own directory may hold a link to /dev/zero by mistake: refused too.
+	if err := os.MkdirAll(filepath.Join(home, "cfg", "dsh", "commands"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/zero", filepath.Join(home, "cfg", "dsh", "commands", "z.md")); err != nil {
+		t.Fatal(err)
+	}
+	cmds, err := All(Dirs(root, func(k string) string {
+		if k == "XDG_CONFIG_HOME" {
+			return filepath.Join(home, "cfg")
+		}
+		return ""
+	}))
+	for _, name := range []string{"key.md", "zero.md", "k.md", "z.md"} {
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("err = %v, want %s named", err, name)
+		}
+	}
+	for _, c := range cmds {
+		if strings.Contains(c.Body, "PRIVATE KEY") || c.Name == "zero" || c.Name == "z" {
+			t.Errorf("a hostile file became the command %+v", c)
+		}
+	}
+	if _, ok := Find(cmds, "ok"); !ok {
+		t.Error("the repository's regular command is missing")
 	}
 }

@@ -82,6 +82,9 @@ type MCPServer struct {
 	Env     map[string]string
 	URL     string
 	Headers map[string]string
+	// Trusted (`trusted = true`, in the user's file only): the server's tool
+	// hints are believed, so tools it marks read-only run without asking.
+	Trusted bool
 }
 
 // ContextWindows overrides the model's context window in tokens: for every
@@ -120,7 +123,7 @@ func Load(projectRoot string, getenv func(string) string) (Config, error) {
 	mcp := map[string]MCPServer{}
 	if path := UserPath(getenv); path != "" {
 		f := File{Path: path, Scope: "user"}
-		d, exists, err := readFile(path, getenv)
+		d, exists, err := readFile(path, "", getenv)
 		if err != nil {
 			return Config{}, err
 		}
@@ -134,7 +137,7 @@ func Load(projectRoot string, getenv func(string) string) (Config, error) {
 	if projectRoot != "" {
 		path := filepath.Join(projectRoot, ".dsh", "config.toml")
 		f := File{Path: path, Scope: "project", Trusted: isTrusted(projectRoot, trusted, getenv)}
-		d, exists, err := readFile(path, getenv)
+		d, exists, err := readFile(path, projectRoot, getenv)
 		if err != nil {
 			return Config{}, err
 		}
@@ -417,6 +420,9 @@ func (s MCPServer) describe() string {
 		if len(s.Headers) > 0 {
 			b.WriteString(" (headers " + strings.Join(sortedKeys(s.Headers), ", ") + ")")
 		}
+	}
+	if s.Trusted {
+		b.WriteString(" (trusted: its read-only hints are believed)")
 	}
 	return b.String()
 }

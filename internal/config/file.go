@@ -5,15 +5,19 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
+
+	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
 // rawFile is the file's shape; pointers tell a key that is absent from one set
@@ -45,6 +49,7 @@ type rawMCP struct {
 	URL     *string           `toml:"url"`
 	Type    *string           `toml:"type"`
 	Headers map[string]string `toml:"headers"`
+	Trusted *bool             `toml:"trusted"`
 }
 
 // fileData is one file, validated.
@@ -64,15 +69,28 @@ type fileData struct {
 const maxFileSize = 1 << 20
 
 // readFile reads and validates one file. A missing file is not an error.
-// Every error names the file and, where the parser knows it, the line.
-func readFile(path string, getenv func(string) string) (*fileData, bool, error) {
-	b, err := os.ReadFile(path)
+// Every error names the file and, where the parser knows it, the line. A
+// project's file (root is the project's directory, "" for the user's own) must
+// be a regular file inside root: a symlink out of the repository is refused.
+func readFile(path, root string, getenv func(string) string) (*fileData, bool, error) {
+	var b []byte
+	var more bool
+	var err error
+	if root != "" {
+		rel, rerr := filepath.Rel(root, path)
+		if rerr != nil {
+			return nil, false, fmt.Errorf("reading the configuration: %w", rerr)
+		}
+		b, more, err = workspace.ReadProjectFile(root, rel, maxFileSize)
+	} else {
+		b, more, err = readCapped(path, maxFileSize)
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, false, nil
 	case err != nil:
-		return nil, false, fmt.Errorf("reading the configuration: %w", err)
-	case len(b) > maxFileSize:
+		return nil, true, fmt.Errorf("reading the configuration %s: %w", path, err)
+	case more:
 		return nil, true, fmt.Errorf("%s: larger than %d bytes; not a configuration file", path, maxFileSize)
 	}
 	d, err := parseFile(b, getenv)
@@ -80,7 +98,29 @@ func readFile(path string, getenv func(string) string) (*fileData, bool, error) 
 		return nil, true, fileError(path, err)
 	}
 	d.sum = fmt.Sprintf("%x", sha256.Sum256(b))
+	for _, name := range sortedKeys(d.MCP) {
+		if root != "" && d.MCP[name].Trusted {
+			// A repository cannot vouch for its own server's tool hints.
+			return nil, true, fmt.Errorf("%s:%d: mcp.%s.trusted belongs in the user's file, not the project's",
+				path, d.lines["mcp."+name+".trusted"], name)
+		}
+	}
 	return d, true, nil
+}
+
+// readCapped reads at most limit bytes of the user's own file, which may be a
+// symlink (into a dotfiles repository) but must lead to a regular file.
+func readCapped(path string, limit int) ([]byte, bool, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, false, err
+	}
+	defer func() { _ = f.Close() }()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, false, fmt.Errorf("%w", workspace.ErrNotRegular)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+	return b, len(b) > limit, err
 }
 
 // lineError is a validation error at a known line (0: unknown).
@@ -136,6 +176,8 @@ func wantType(key []string) (string, bool) {
 			return "a table of strings", true
 		case "command", "url", "type":
 			return "a string", true
+		case "trusted":
+			return "a boolean", true
 		}
 	case len(key) == 4 && key[0] == "mcp":
 		return "a string", true
@@ -247,7 +289,8 @@ func mcpServer(name string, m rawMCP, getenv func(string) string) (MCPServer, er
 	if !nameRE.MatchString(name) {
 		return MCPServer{}, errors.New("a server name is 1 to 64 letters, digits, _ or -")
 	}
-	s := MCPServer{Name: name, Args: m.Args, Env: expandAll(m.Env, getenv), Headers: expandAll(m.Headers, getenv)}
+	s := MCPServer{Name: name, Args: m.Args, Env: expandAll(m.Env, getenv), Headers: expandAll(m.Headers, getenv),
+		Trusted: m.Trusted != nil && *m.Trusted}
 	switch {
 	case m.Command != nil && m.URL != nil:
 		return s, errors.New("set command (a local server) or url (a remote one), not both")

@@ -81,6 +81,9 @@ type Options struct {
 	// (0: agent.DefaultCompactAt).
 	ContextWindow int64
 	CompactAt     float64
+	// ContextWindows is the configuration's context window for a model, if it
+	// sets one; it goes before ContextWindow and follows a model change.
+	ContextWindows func(model string) (int64, bool)
 	// Provider returns the model provider. It is called when a prompt first
 	// needs it, so a missing key shows on the prompt, not when the session opens.
 	Provider func() (provider.Provider, error)
@@ -115,6 +118,13 @@ type Session struct {
 	turn    context.CancelFunc // the running turn's, or nil
 	turnEnd chan struct{}      // closed when the running turn ends
 	closed  bool
+
+	usage      usageFold
+	statusMu   sync.Mutex
+	lastStatus Status // the last one published
+
+	modelsOnce sync.Once
+	models     []models.Info
 }
 
 func (o *Options) normalize() {
@@ -141,11 +151,16 @@ func Create(o Options) (*Session, error) {
 	}
 	notes := startMCP(&o, ws.Root())
 	id := session.NewID(o.Now())
-	log, err := session.Create(o.SessionDir, id, ws.Root(), session.Options{Now: o.Now})
+	s := assemble(o, ws, nil, id, notes)
+	// The system prompt is rendered once and logged in the header, which the
+	// agent folds like a reloaded session does.
+	log, err := session.Create(o.SessionDir, id, ws.Root(), session.Options{Now: o.Now, System: s.systemPrompt()})
 	if err != nil {
-		return nil, errors.Join(err, closeAll(o.Closers))
+		return nil, errors.Join(err, s.Kill())
 	}
-	return assemble(o, ws, log, id, notes), nil
+	s.log = log
+	s.agent.Fold(log.Header())
+	return s, nil
 }
 
 // Load reopens the session logged at path (DIR/ID.jsonl), with o.Root as its
@@ -182,7 +197,13 @@ func Load(o Options, path string, replay func(*Session, session.Record) error) (
 		if r.Type == session.TypeHeader && r.SessionID != id {
 			return fmt.Errorf("session log %s belongs to session %s", path, r.SessionID)
 		}
-		s.agent.Fold(r)
+		if r.Type == session.TypeHeader && r.System == "" {
+			h := r
+			h.System = s.systemPrompt() // a log from before the prompt was logged
+			s.agent.Fold(h)
+		} else {
+			s.agent.Fold(r)
+		}
 		budget.take(recordSize(r))
 		recs <- r
 		return nil
@@ -209,10 +230,6 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 	reg := toolset.New(toolset.Options{KeepEnv: o.KeepEnv, Extra: o.Tools, Sandbox: o.Sandbox, SafeCommands: o.SafeCommands})
 	s := &Session{o: o, ws: ws, log: log, reg: reg, tools: tool.NewSession(id, ws), bus: newBus(), notes: notes}
 	s.ctx, s.stop = context.WithCancel(context.Background())
-	system, err := agent.SessionPrompt(ws.Root(), reg, o.Now())
-	if err != nil {
-		o.Warn(fmt.Sprintf("ignoring project instructions: %v", err))
-	}
 	cfg := agent.Config{
 		Provider:    hostProvider{s},
 		Registry:    reg,
@@ -223,10 +240,11 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 		MaxTokens:   o.MaxTokens,
 		Mode:        o.Mode,
 		Auto:        auto,
-		System:      system,
 		OnDelta:     func(d provider.Delta) { s.bus.publish(Event{Kind: KindDelta, Delta: d}) },
 		OnCallStart: func(id string) { s.bus.publish(Event{Kind: KindCallStarted, CallID: id}) },
-		OnUsage:     func(u session.Usage) { s.bus.publish(Event{Kind: KindUsage, Usage: u}) },
+		OnUsage:     s.onUsage,
+		Folded:      s.folded,
+		Window:      s.window,
 	}
 	if o.Ask {
 		cfg.Permit = s.permit
@@ -235,6 +253,16 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 	s.agent = agent.New(cfg)
 	track(s)
 	return s
+}
+
+// systemPrompt renders the session's system prompt: its workspace, its tools'
+// guidance, today's date and the root's instructions.
+func (s *Session) systemPrompt() string {
+	system, err := agent.SessionPrompt(s.ws.Root(), s.reg, s.o.Now())
+	if err != nil {
+		s.o.Warn(fmt.Sprintf("ignoring project instructions: %v", err))
+	}
+	return system
 }
 
 // ID is the session id.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json"
 	"go.uber.org/goleak"
 
 	"github.com/dsh-dev/dsh/internal/agent"
@@ -77,18 +78,30 @@ func resultText(t *testing.T, path, callID string) tool.Result {
 
 // A reloaded session knows what the live one knew: the files it read (an edit
 // of one read before the reload works), the mode last set, the job numbering
-// (the next job is not job-1 again), and the model context (the next request
-// carries the same conversation the live session would have sent).
+// (the next job is not job-1 again), the working directory a command left
+// (after cd sub the next command runs in sub), and the model context. Its next
+// model request is byte for byte the one the live session sent, system prompt
+// included, though the date and the root's AGENTS.md changed since.
 func TestReloadedSessionBehavesLikeTheLiveOne(t *testing.T) {
 	root, dir := t.TempDir(), t.TempDir()
 	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("colour\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(root, "AGENTS.md"), []byte("Use British spelling.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(root, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	p := scripted(t, `{"turns": [
 		{"text": "Reading.", "tool_calls": [{"id": "r1", "name": "read", "args": {"path": "a.txt"}}]},
 		{"tool_calls": [{"id": "j1", "name": "bash", "args": {"command": "sleep 0.05", "run_in_background": true}}]},
+		{"tool_calls": [{"id": "c1", "name": "bash", "args": {"command": "cd sub"}}]},
 		{"text": "Read it."}]}`)
-	s, err := Create(options(t, root, dir, p))
+	day1 := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	o := options(t, root, dir, p)
+	o.Now = func() time.Time { return day1 }
+	s, err := Create(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,24 +112,61 @@ func TestReloadedSessionBehavesLikeTheLiveOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := s.Path()
+	// The log as it is now, to reload beside the live session's next prompt.
+	snapshot, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	// What the live session would send next.
 	p.Provider, _ = script.Parse([]byte(`{"turns": [{"text": "ok"}]}`))
 	if _, err := s.Prompt(t.Context(), "next"); err != nil {
 		t.Fatal(err)
 	}
-	live := p.last(t).Messages
+	liveReq := p.last(t)
+	live := liveReq.Messages
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 
+	// Another day, other instructions: the session still sends what it sent.
+	day2 := day1.Add(50 * time.Hour)
+	if err := os.WriteFile(filepath.Join(root, "AGENTS.md"), []byte("Use American spelling.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snapDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(snapDir, filepath.Base(path)), snapshot, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ps := scripted(t, `{"turns": [{"text": "ok"}]}`)
+	so := options(t, root, snapDir, ps)
+	so.Now = func() time.Time { return day2 }
+	snap, err := Load(so, filepath.Join(snapDir, filepath.Base(path)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := snap.Prompt(t.Context(), "next"); err != nil {
+		t.Fatal(err)
+	}
+	if err := snap.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if want, got := requestBytes(t, liveReq), requestBytes(t, ps.last(t)); got != want {
+		t.Errorf("the reloaded session's request differs from the live one's:\nlive:     %s\nreloaded: %s", want, got)
+	}
+	if !strings.Contains(liveReq.System, "British") {
+		t.Errorf("the live system prompt lacks the root's AGENTS.md:\n%s", liveReq.System)
+	}
+
 	p2 := scripted(t, `{"turns": [
 		{"tool_calls": [
-			{"id": "e1", "name": "edit", "args": {"path": "a.txt", "old_string": "colour", "new_string": "color"}},
-			{"id": "j2", "name": "bash", "args": {"command": "sleep 0.05", "run_in_background": true}}]},
+			{"id": "e1", "name": "edit", "args": {"path": "../a.txt", "old_string": "colour", "new_string": "color"}},
+			{"id": "j2", "name": "bash", "args": {"command": "sleep 0.05", "run_in_background": true}},
+			{"id": "w1", "name": "bash", "args": {"command": "pwd"}}]},
 		{"text": "Done."}]}`)
-	o := options(t, root, dir, p2)
+	o = options(t, root, dir, p2)
 	o.Mode = agent.ModeDefault // a loaded session keeps its own mode
 	o.Ask = true
+	o.Now = func() time.Time { return day2 }
 	var replayed int
 	r, err := Load(o, path, func(*Session, session.Record) error { replayed++; return nil })
 	if err != nil {
@@ -145,7 +195,11 @@ func TestReloadedSessionBehavesLikeTheLiveOne(t *testing.T) {
 	if want := describe(live) + "assistant: text//ok | user: text//next | "; restored != want {
 		t.Errorf("reloaded context differs from the live one:\nwant:     %s\nreloaded: %s", want, restored)
 	}
-	// accept-edits: the edit ran unasked, the command was asked about.
+	if p2.reqs[0].System != liveReq.System {
+		t.Errorf("reloaded system prompt differs from the live one:\nwant:     %s\nreloaded: %s", liveReq.System, p2.reqs[0].System)
+	}
+	// accept-edits: the edit ran unasked, the background command was asked
+	// about (pwd is known to be harmless).
 	if !slices.Equal(asked, []string{"bash"}) {
 		t.Errorf("asked about %q, want only the command (accept-edits)", asked)
 	}
@@ -158,6 +212,19 @@ func TestReloadedSessionBehavesLikeTheLiveOne(t *testing.T) {
 	if res := resultText(t, path, "j2"); !strings.Contains(res.TextOf(), "job-2") {
 		t.Errorf("the first job after the reload: %q, want job-2", res.TextOf())
 	}
+	if res, want := resultText(t, path, "w1"), filepath.Join(r.Root(), "sub"); !strings.HasPrefix(res.TextOf(), want+"\n") {
+		t.Errorf("pwd after the reload = %q, want %s (where cd sub left the live session)", res.TextOf(), want)
+	}
+}
+
+// requestBytes is a model request as the provider gets it, encoded.
+func requestBytes(t *testing.T, req provider.Request) string {
+	t.Helper()
+	b, err := json.Marshal(req, json.Deterministic(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 func describe(msgs []provider.Message) string {
@@ -202,7 +269,7 @@ func TestStreamOrder(t *testing.T) {
 			got = append(got, "request")
 		case KindCallStarted:
 			got = append(got, "started "+e.CallID)
-		case KindPermission, KindUsage:
+		case KindPermission, KindUsage, KindStatus:
 		}
 	})
 	if _, err := s.Prompt(t.Context(), "go"); err != nil {

@@ -21,6 +21,7 @@ const (
 	KindCallStarted              // CallID: a permitted call begins to run
 	KindPermission               // Permission: the user is asked about a call
 	KindUsage                    // Usage: the tokens of a model call that just ended
+	KindStatus                   // Status: the session's facts changed (model, window, usage, cost, mode, cwd …)
 )
 
 // Event is one item of a session's ordered stream.
@@ -31,6 +32,7 @@ type Event struct {
 	CallID     string
 	Permission *Permission
 	Usage      session.Usage
+	Status     Status
 }
 
 // Permission is a pending permission request. The first Answer decides it; Done

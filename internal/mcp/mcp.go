@@ -42,6 +42,9 @@ type ServerConfig struct {
 	Env     map[string]string
 	URL     string
 	Headers map[string]string
+	// Trusted: the user vouches for the server, so its tools' hints
+	// (readOnlyHint) are believed; an untrusted server's tools all ask.
+	Trusted bool
 }
 
 // Options tune Start. The zero value works.
@@ -81,6 +84,7 @@ type Servers struct {
 // server is one connected server.
 type server struct {
 	name    string
+	trusted bool
 	session *sdk.ClientSession
 	tools   []*sdk.Tool
 	cmd     *exec.Cmd // stdio only
@@ -126,21 +130,29 @@ func connect(ctx context.Context, c ServerConfig, opts Options) (*server, error)
 	life, end := context.WithCancel(context.WithoutCancel(ctx))
 	handshake := time.AfterFunc(timeout, end)
 	stopCtx := context.AfterFunc(ctx, end) // the caller gave up before the handshake ended
-	srv := &server{name: c.Name, done: make(chan struct{}), end: end}
+	srv := &server{name: c.Name, trusted: c.Trusted, done: make(chan struct{}), end: end}
 	var transport sdk.Transport
 	switch c.Type {
 	case "stdio", "":
 		if c.Command == "" {
 			return nil, errors.New("no command")
 		}
-		cmd := exec.Command(c.Command, c.Args...)
+		path := c.Command
+		if !strings.Contains(path, "/") { // a path is the reaper's to find, from Dir
+			var err error
+			if path, err = exec.LookPath(path); err != nil {
+				return nil, err
+			}
+		}
+		// Under a reaper in its own process group, so Close can end whatever
+		// it started, and so does dsh's death, even by SIGKILL.
+		cmd, err := reaperCommand(path, c.Args, serverEnv(opts.Environ, c.Env))
+		if err != nil {
+			return nil, err
+		}
 		cmd.Dir = opts.Dir
-		cmd.Env = serverEnv(opts.Environ, c.Env)
 		srv.stderr = &tailBuffer{max: 4096}
 		cmd.Stderr = srv.stderr
-		// Its own process group, so Close can end whatever it started; and it
-		// dies with dsh.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 		cmd.WaitDelay = time.Second
 		srv.cmd = cmd
 		transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
@@ -313,10 +325,13 @@ func (s *Servers) Close() error {
 }
 
 // Tools returns every server's tools as dsh tools, in server then tool order.
+// Names that sanitise alike across servers ("x.y" and "x_y") get the hash
+// suffix, so every tool stays callable and none replaces another.
 func (s *Servers) Tools() []tool.Tool {
 	var out []tool.Tool
+	seen := map[string]bool{}
 	for _, srv := range s.servers {
-		out = append(out, srv.adapt()...)
+		out = append(out, srv.adapt(seen)...)
 	}
 	return out
 }

@@ -142,6 +142,7 @@ func TestTransports(t *testing.T) {
 		{Name: "old", Type: "sse", URL: sseSrv.URL},
 	} {
 		t.Run(cfg.Type, func(t *testing.T) {
+			cfg.Trusted = true // its hints are believed (TestHintsNeedTrust)
 			s := start(t, []ServerConfig{cfg}, Options{})
 			greet := find(t, s, "mcp__"+cfg.Name+"__greet")
 			if !greet.ReadOnly() || greet.Permission() != tool.PermNone || greet.Kind() != "other" {
@@ -184,7 +185,9 @@ func TestTransports(t *testing.T) {
 
 func TestPresentCall(t *testing.T) {
 	s := start(t, []ServerConfig{stdioConfig(t, "srv")}, Options{})
-	c, ok := find(t, s, "mcp__srv__greet").PresentCall([]byte(`{"name":"Ada"}`), nil).(*card.GenericCall)
+	greet := find(t, s, "mcp__srv__greet")
+	preview, _ := greet.Preview(context.Background(), tool.Env{}, []byte(`{"name":"Ada"}`)) // logged with the call
+	c, ok := greet.PresentCall([]byte(`{"name":"Ada"}`), preview).(*card.GenericCall)
 	if !ok || c.Title != "srv: greet" || c.ToolKind != "other" || string(c.RawInput) != `{"name":"Ada"}` {
 		t.Errorf("call card = %#v", c)
 	}
@@ -307,7 +310,7 @@ func TestToolName(t *testing.T) {
 // TestNameCollision: two tools that sanitise alike both stay callable.
 func TestNameCollision(t *testing.T) {
 	srv := &server{name: "s", tools: []*sdk.Tool{{Name: "a.b"}, {Name: "a_b"}}}
-	ts := srv.adapt()
+	ts := srv.adapt(map[string]bool{})
 	if len(ts) != 2 || ts[0].Name() == ts[1].Name() {
 		t.Fatalf("names %q and %q collide", ts[0].Name(), ts[1].Name())
 	}

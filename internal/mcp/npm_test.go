@@ -39,7 +39,7 @@ func npmBin(t *testing.T, name string) string {
 func TestEverythingServer(t *testing.T) {
 	bin := npmBin(t, "mcp-server-everything")
 	exits := make(chan string, 1)
-	s := start(t, []ServerConfig{{Name: "everything", Type: "stdio", Command: bin, Args: []string{"stdio"}}},
+	s := start(t, []ServerConfig{{Name: "everything", Type: "stdio", Command: bin, Args: []string{"stdio"}, Trusted: true}},
 		Options{OnExit: func(server string, err error) { exits <- server + ": " + err.Error() }})
 
 	echo := find(t, s, "mcp__everything__echo")
@@ -112,7 +112,7 @@ func TestFilesystemServer(t *testing.T) {
 	if err := os.WriteFile(outside, []byte("top secret"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := start(t, []ServerConfig{{Name: "fs", Type: "stdio", Command: bin, Args: []string{dir}}}, Options{Dir: dir})
+	s := start(t, []ServerConfig{{Name: "fs", Type: "stdio", Command: bin, Args: []string{dir}, Trusted: true}}, Options{Dir: dir})
 
 	write := find(t, s, "mcp__fs__write_file")
 	if write.ReadOnly() || write.Permission() != tool.PermExecute {
@@ -142,4 +142,14 @@ func TestFilesystemServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	proctest.GroupGone(t, pgid)
+}
+
+// TestEverythingUntrusted: the reference server's read-only hints are not
+// believed until the user trusts the server.
+func TestEverythingUntrusted(t *testing.T) {
+	bin := npmBin(t, "mcp-server-everything")
+	s := start(t, []ServerConfig{{Name: "everything", Type: "stdio", Command: bin, Args: []string{"stdio"}}}, Options{})
+	if echo := find(t, s, "mcp__everything__echo"); echo.ReadOnly() || echo.Permission() != tool.PermExecute {
+		t.Errorf("an untrusted server's echo: read-only %v, permission %v", echo.ReadOnly(), echo.Permission())
+	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
@@ -35,15 +36,19 @@ func shortHash(s string) string {
 	return hex.EncodeToString(h[:4])
 }
 
-// adapt turns the server's tools into dsh tools. Two tools whose names
-// sanitise alike get the hash suffix, so neither shadows the other.
-func (s *server) adapt() []tool.Tool {
-	seen := map[string]bool{}
+// adapt turns the server's tools into dsh tools. A name already in seen (two
+// tools, of this server or an earlier one, that sanitise alike) gets the hash
+// suffix, so neither shadows the other; a tool whose name still collides is
+// left out rather than crash the registry.
+func (s *server) adapt(seen map[string]bool) []tool.Tool {
 	var out []tool.Tool
 	for _, t := range s.tools {
 		name := ToolName(s.name, t.Name)
 		if seen[name] {
 			name = name[:min(len(name), MaxNameLen-9)] + "_" + shortHash(s.name+"\x00"+t.Name)
+		}
+		if seen[name] {
+			continue
 		}
 		seen[name] = true
 		title := t.Title
@@ -57,9 +62,10 @@ func (s *server) adapt() []tool.Tool {
 		if desc == "" {
 			desc = title
 		}
-		readOnly := t.Annotations != nil && t.Annotations.ReadOnlyHint
-		// A tool the server says only reads runs unasked; any other acts on the
-		// world the way a command does.
+		// A tool the server says only reads runs unasked, if the user trusts the
+		// server; any other acts on the world the way a command does (a hostile
+		// server's "wipe" claims to read only).
+		readOnly := s.trusted && t.Annotations != nil && t.Annotations.ReadOnlyHint
 		perm := tool.PermExecute
 		if readOnly {
 			perm = tool.PermNone
@@ -69,7 +75,7 @@ func (s *server) adapt() []tool.Tool {
 			Name: name, Title: s.name + ": " + title,
 			Description: desc + "\n\n(A tool of the MCP server " + s.name + ".)",
 			Schema:      objectSchema(t.InputSchema),
-			ReadOnly:    readOnly, Permission: perm, Kind: "other",
+			ReadOnly:    readOnly, Permission: perm, Kind: card.ToolOther,
 			Execute: func(ctx context.Context, _ tool.Env, args jsontext.Value) (tool.Result, error) {
 				return s.call(ctx, remote, json.RawMessage(args)), nil
 			},

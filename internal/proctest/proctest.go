@@ -1,4 +1,5 @@
-// Package proctest helps tests prove that no process is left behind.
+// Package proctest helps tests prove that no process is left behind. Only
+// tests import it (deadcode -test counts it live).
 package proctest
 
 import (

@@ -16,16 +16,21 @@ import (
 // towards secret.
 var (
 	// secretLastWords end a secret's name: STRIPE_KEY, GITLAB_PAT, MYSQL_PWD.
-	secretLastWords = []string{"KEY", "APIKEY", "TOKEN", "PAT", "PWD", "DSN", "CREDENTIALS", "CREDENTIAL", "PASSPHRASE"}
-	// secretWords are secret anywhere in a name: CI_JOB_JWT_V2, SLACK_WEBHOOK_URL.
-	secretWords = []string{"JWT", "WEBHOOK", "WEBHOOKS", "SECRETS"}
+	// BW_SESSION (Bitwarden's unlocked vault).
+	secretLastWords = []string{"PAT", "PWD", "DSN", "SESSION"}
+	// secretWords are secret anywhere in a name: CI_JOB_JWT_V2, SLACK_WEBHOOK_URL,
+	// TOKEN_GITHUB, GCP_CREDENTIALS_JSON, PRIVATE_KEY_PEM, SESSION_COOKIE, DB_PASS,
+	// LDAP_BIND_PW.
+	secretWords = []string{"JWT", "WEBHOOK", "WEBHOOKS", "SECRETS", "KEY", "KEYS", "APIKEY", "TOKEN", "TOKENS",
+		"CREDENTIALS", "CREDENTIAL", "CREDS", "PASSPHRASE", "PRIVATE", "COOKIE", "COOKIES", "PASS", "PW"}
 	// secretSubstrings are secret inside a word too: PGPASSWORD, NPM_CONFIG__AUTH,
 	// SSH_AUTH_SOCK, DOCKER_AUTH_CONFIG, NGROK_AUTHTOKEN.
 	secretSubstrings = []string{"SECRET", "PASSWORD", "PASSWD", "AUTH"}
 	// harmlessWords contain a secret substring but are not secrets: GIT_AUTHOR_NAME.
 	harmlessWords = []string{"AUTHOR", "AUTHORS"}
 	// secretPrefixes are whole families of credentials and account settings.
-	secretPrefixes = []string{"AWS_", "AZURE_"}
+	// OP_SESSION_<account> is 1Password's CLI session.
+	secretPrefixes = []string{"AWS_", "AZURE_", "OP_SESSION_"}
 	// secretNames are secrets whose names follow none of the rules: agent
 	// sockets let a command use the user's keys without reading them.
 	secretNames = []string{"GOOGLE_APPLICATION_CREDENTIALS", "SSH_AUTH_SOCK", "GPG_AGENT_INFO"}
@@ -37,6 +42,13 @@ var (
 	credentialURL = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s]*:[^/?#@\s]*@`)
 	// webhookHosts are URLs that anyone holding them can post to.
 	webhookHosts = []string{"hooks.slack.com/", "discord.com/api/webhooks/", "discordapp.com/api/webhooks/", ".webhook.office.com/"}
+	// credentialDSN is a password in a connection string without a scheme: Go's
+	// MySQL "app:pw@tcp(db)/app", or key=value ones ("host=db password=pw",
+	// "Server=db;Password=pw").
+	credentialDSN = regexp.MustCompile(`^[^\s:/@=]+:[^\s/@]+@|(?i)(^|[\s;])(password|passwd|pwd)\s*=\s*[^\s;]`)
+	// credentialConfig is a config file's text held in a variable: an .npmrc with
+	// "//registry/:_authToken=…", "_auth=", "_password=".
+	credentialConfig = regexp.MustCompile(`(?i)(^|[\s:])_(authToken|auth|password)\s*=`)
 )
 
 // Secret reports whether the environment variable name=value is a credential.
@@ -78,6 +90,9 @@ func secretName(name string) bool {
 }
 
 func secretValue(v string) bool {
+	if strings.ContainsAny(v, "@=") && (credentialDSN.MatchString(v) || credentialConfig.MatchString(v)) {
+		return true
+	}
 	if !strings.Contains(v, "://") {
 		return false // the common case, cheaply
 	}

@@ -18,6 +18,8 @@ type Options struct {
 	// ProgressCap is the number of progress bytes persisted per call: 0 means
 	// DefaultProgressCap, a negative value persists none. Live subscribers see all.
 	ProgressCap int
+	// System is the session's system prompt, which Create records in the header.
+	System string
 }
 
 // Log is an open session log, the append-only writer. It keeps no records in
@@ -71,7 +73,7 @@ func Create(dir, id, cwd string, o Options) (_ *Log, err error) {
 		return nil, fmt.Errorf("session %s: %w", id, err)
 	}
 	l := newLog(path, f, o)
-	h := Record{Type: TypeHeader, Version: FormatVersion, SessionID: id, Cwd: cwd}
+	h := Record{Type: TypeHeader, Version: FormatVersion, SessionID: id, Cwd: cwd, System: o.System}
 	if _, err := l.Put(h); err != nil {
 		return nil, err
 	}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/dsh-dev/dsh/internal/card"
 )
 
 // encOpts is the one encoder every line is written with: sorted map keys, and
@@ -43,6 +45,30 @@ func encode(r Record) ([]byte, Record, error) {
 	return append(b, '\n'), back, nil
 }
 
+// promptPart checks a block of a user prompt's content: an image with data
+// and a MIME type, an attached resource with a URI, or a paste.
+func promptPart(c card.Content) error {
+	switch c.Type {
+	case card.ContentImage:
+		if c.Data == "" || c.MimeType == "" || c.Text != "" || c.URI != "" {
+			return errors.New("an image needs data and a MIME type only")
+		}
+	case card.ContentResource:
+		if c.URI == "" || c.Data != "" || c.MimeType != "" {
+			return errors.New("a resource needs a URI and text only")
+		}
+	case card.ContentPaste:
+		if c.URI != "" || c.Data != "" || c.MimeType != "" {
+			return errors.New("a paste holds text only")
+		}
+	case card.ContentText:
+		return errors.New("the prompt's text is the record's text, not a content block")
+	default:
+		return fmt.Errorf("unknown content type %q", c.Type)
+	}
+	return nil
+}
+
 // validate checks what every record of a given type must hold, so that consumers
 // can rely on it. It applies to writes and reads alike.
 func validate(r *Record) error {
@@ -56,8 +82,8 @@ func validate(r *Record) error {
 		}
 	case TypeUser:
 		for i, c := range r.Content {
-			if c.Type != "image" || c.Data == "" || c.MimeType == "" {
-				return fmt.Errorf("user record content %d is not an image with data and a MIME type", i)
+			if err := promptPart(c); err != nil {
+				return fmt.Errorf("user record content %d: %w", i, err)
 			}
 		}
 	case TypeAssistant, TypeThinking, TypePlan, TypeTurnEnd:
@@ -239,7 +265,8 @@ func scanLog(r io.Reader, name string, lenient bool, fn func(Record) error) (int
 
 // ReadFile reads a whole log. A torn last line is skipped; a line that does not
 // decode anywhere else is an error naming its line number; a newer format is
-// refused with a [*FormatError].
+// refused with a [*FormatError]. Test oracle: dsh reads logs with Scan, Open
+// and ReadLenient; tests read a whole log strictly to check it.
 func ReadFile(path string) ([]Record, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -273,17 +300,6 @@ func ReadLenient(path string) ([]Record, error) {
 		return nil, err
 	}
 	return recs, nil
-}
-
-// Fold drops progress records: what replay shows is always the tool result.
-func Fold(recs []Record) []Record {
-	out := make([]Record, 0, len(recs))
-	for _, r := range recs {
-		if r.Type != TypeProgress {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 // Scan calls fn with each record of the log at path, in order, without holding the

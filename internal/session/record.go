@@ -21,13 +21,13 @@ type RecordType string
 
 // The record types, in the order a turn typically produces them.
 const (
-	TypeHeader     RecordType = "header"      // Version, SessionID, Cwd
+	TypeHeader     RecordType = "header"      // Version, SessionID, Cwd, System
 	TypeUser       RecordType = "user"        // Text, Content (images)
 	TypeAssistant  RecordType = "assistant"   // Text: a complete assistant text block
 	TypeThinking   RecordType = "thinking"    // Text, Signature
 	TypeToolCall   RecordType = "tool_call"   // CallID, Name, Args
 	TypeProgress   RecordType = "progress"    // CallID, Chunk: live output, folded away by replay
-	TypeToolResult RecordType = "tool_result" // CallID, Result
+	TypeToolResult RecordType = "tool_result" // CallID, Result, Cwd (when the call moved it)
 	TypePlan       RecordType = "plan"        // Plan
 	TypeTurnEnd    RecordType = "turn_end"    // StopReason, Usage, Error
 	TypeMode       RecordType = "mode"        // Mode: the permission mode from here on
@@ -51,10 +51,19 @@ type Record struct {
 	Type RecordType `json:"type"`
 	Time time.Time  `json:"time"`
 
-	// header
+	// header; tool_result
 	Version   int    `json:"version,omitzero"`
 	SessionID string `json:"sessionId,omitempty"`
-	Cwd       string `json:"cwd,omitempty"`
+	// Cwd is, in the header, the workspace root (absolute); in a tool result,
+	// the session's working directory the call left behind, relative to the
+	// root ("." for the root itself; absolute when outside it), set only when
+	// the call moved it.
+	Cwd string `json:"cwd,omitempty"`
+	// System is the session's system prompt, rendered once when the session was
+	// created (the date, the root's instructions, the tools' guidance), so a
+	// reloaded session sends what the live one sent. Logs from before it was
+	// recorded have none.
+	System string `json:"system,omitempty"`
 
 	// user, assistant, thinking
 	Text      string `json:"text,omitempty"`
@@ -108,4 +117,14 @@ type Usage struct {
 	// call (its input and output), as the provider counted it: how full the
 	// model's context window is.
 	ContextTokens int64 `json:"contextTokens,omitzero"`
+	// Calls are a turn's model calls, each with the model that made it, so that
+	// each is priced at its own model (a compaction's call is on its own record).
+	Calls []CallUsage `json:"calls,omitempty"`
+}
+
+// CallUsage is the tokens of one model call.
+type CallUsage struct {
+	Model        string `json:"model,omitempty"`
+	InputTokens  int64  `json:"inputTokens"`
+	OutputTokens int64  `json:"outputTokens"`
 }

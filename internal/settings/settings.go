@@ -183,6 +183,8 @@ func (s Settings) Options() host.Options {
 		MCP:          mcpServers(cfg),
 		Version:      s.in.Version,
 	}
+	// Per model: the window follows /model, and the meter and compaction use it.
+	o.ContextWindows = cfg.ContextWindow.For
 	if w, ok := cfg.ContextWindow.For(s.Model); ok {
 		o.ContextWindow = w
 	}

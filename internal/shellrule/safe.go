@@ -70,6 +70,14 @@ func (c *checker) isSafe(prog string, args []word) bool {
 			return false // `rg x *` with a file named --pre=./evil
 		}
 	}
+	for _, a := range args {
+		if reachesOut(a.value) {
+			return false // `cat ~/.ssh/id_rsa`, `grep KEY /proc/1/environ`
+		}
+	}
+	if prog == "go" && slices.ContainsFunc(args, func(a word) bool { return strings.Contains(a.value, "@") }) {
+		return false // `go list -m example.com/SECRET@latest` asks the module proxy
+	}
 	words := []string{prog}
 	for i, a := range args {
 		if prog == "git" && i < subcommandIndex("git", args) {
@@ -146,4 +154,30 @@ func uniqNoOutput(args []word) bool {
 		}
 	}
 	return files <= 1
+}
+
+// reachesOut says whether an argument (or an option's value after "=") names a
+// path that may lead out of the workspace: absolute, from a home directory, or
+// up through "..". The safe table vouches for what a command does, not for
+// what it reads; secrets live outside the workspace (~/.ssh, /proc/*/environ).
+// /dev/null and "-" are no files.
+func reachesOut(arg string) bool {
+	for _, v := range []string{arg, afterEquals(arg)} {
+		switch {
+		case v == "" || v == "/dev/null":
+		case strings.HasPrefix(v, "/"), strings.HasPrefix(v, "~"):
+			return true
+		case v == ".." || strings.HasPrefix(v, "../") || strings.Contains(v, "/../") || strings.HasSuffix(v, "/.."):
+			return true
+		}
+	}
+	return false
+}
+
+func afterEquals(arg string) string {
+	if !strings.HasPrefix(arg, "-") {
+		return ""
+	}
+	_, v, _ := strings.Cut(arg, "=")
+	return v
 }

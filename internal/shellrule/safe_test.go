@@ -34,7 +34,7 @@ var safeEntryCases = map[string]struct{ ok, notSafe []string }{
 	"[":             {[]string{"[ -d internal ]"}, []string{"[ -v x ]"}},
 	"sort":          {[]string{"ls | sort", "sort -rn -k2 f"}, []string{"sort -o f g", "ls | sort -uo f", "sort --compress-program=x f", "sort --out=f"}},
 	"uniq":          {[]string{"sort f | uniq -c", "uniq -f 2 in.txt", "uniq --skip-fields 1 in"}, []string{"uniq in.txt out.txt", "uniq -c in out", "uniq -- in out"}},
-	"cut":           {[]string{"cut -d: -f1 /etc/passwd"}, []string{"cut -f1 f > g"}},
+	"cut":           {[]string{"cut -d: -f1 passwd"}, []string{"cut -f1 f > g"}},
 	"tr":            {[]string{"echo a | tr a-z A-Z", "tr -d x"}, []string{"tr a b < f"}},
 }
 

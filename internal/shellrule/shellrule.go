@@ -11,6 +11,7 @@
 package shellrule
 
 import (
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -36,7 +37,16 @@ type Verdict struct {
 
 // Label is what an "always allow" of v remembers, for the prompt: "git status" or
 // "git status, ls". It is empty when v is not Rememberable.
-func (v Verdict) Label() string { return strings.Join(v.Keys, ", ") }
+func (v Verdict) Label() string {
+	var out []string
+	for _, k := range v.Keys {
+		if e, ok := strings.CutPrefix(k, exactPrefix); ok {
+			k = e + " (this exact command only)"
+		}
+		out = append(out, k)
+	}
+	return strings.Join(out, ", ")
+}
 
 // Classify judges cmd. extraSafe are the user's additions to the safe table, each
 // the words a command starts with ("make test", "just lint"); a command they match
@@ -304,8 +314,47 @@ var subcommanded = map[string]bool{
 	"gradle": true, "deno": true, "just": true, "poetry": true, "rustup": true,
 }
 
+// destructive are programs (and git's subcommands) whose approval is of one
+// exact command: "always allow rm" would let the model delete anything, so
+// "always" of `rm -rf build` remembers `rm -rf build` only.
+var destructive = map[string]bool{
+	"rm": true, "rmdir": true, "mv": true, "dd": true, "shred": true, "truncate": true, "unlink": true,
+	"chmod": true, "chown": true, "chgrp": true, "mkfs": true, "wipefs": true, "fdisk": true, "kill": true,
+	"pkill": true, "killall": true, "git push": true, "git reset": true, "git clean": true, "git checkout": true,
+	"git restore": true, "git rebase": true, "git branch": true, "git stash": true, "git rm": true, "git mv": true,
+	"git update-ref": true, "git gc": true, "git prune": true, "git reflog": true,
+}
+
+// exactKey is the key of one exact command: its program and every argument,
+// each quoted when it holds anything but plain characters, so that two
+// commands share a key only when they are the same command.
+func exactKey(prog string, args []word) string {
+	parts := []string{prog}
+	for _, a := range args {
+		v := a.value
+		if !plainName(v) || strings.ContainsAny(v, `"'\*?[]{}$`+"`") {
+			v = strconv.Quote(v)
+		}
+		parts = append(parts, v)
+	}
+	return strings.Join(parts, " ")
+}
+
 // keyOf is the approval key of one simple command.
 func keyOf(prog string, args []word) (string, string) {
+	name := baseName(prog)
+	if k, why := subKey(prog, args); why != "" || !destructive[name] && !destructive[strings.TrimPrefix(k, prog+" ")] &&
+		!destructive[name+" "+subcommand(name, args)] {
+		return k, why
+	}
+	return exactPrefix + exactKey(prog, args), ""
+}
+
+// exactPrefix marks a key that names one exact command.
+const exactPrefix = "exactly: "
+
+// subKey is the key of one simple command by program and subcommand.
+func subKey(prog string, args []word) (string, string) {
 	name := baseName(prog)
 	if !subcommanded[name] {
 		return prog, ""

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dsh-dev/dsh/internal/attach"
 	"github.com/dsh-dev/dsh/internal/card"
 )
 
@@ -105,17 +106,21 @@ func (r *Renderer) contentRows(content []card.Content, sgr string) []row {
 	var rows []row
 	for _, c := range content {
 		switch c.Type {
-		case "text":
+		case card.ContentText:
 			var body []row
 			for _, l := range splitLines(c.Text) {
 				body = append(body, textRow(indented, sgr, l))
 			}
 			rows = append(rows, r.foldRows(body)...)
-		case "image":
+		case card.ContentImage:
 			rows = append(rows, textRow(indented, sgr,
 				fmt.Sprintf("[image %s, %s]", c.MimeType, plural(base64Len(c.Data), "byte"))))
+		case card.ContentResource:
+			rows = append(rows, textRow(indented, sgr, attach.Chip(c.URI, c.Text)))
+		case card.ContentPaste:
+			rows = append(rows, textRow(indented, sgr, attach.PasteChip(c.Text)))
 		default:
-			rows = append(rows, textRow(indented, sgr, "["+c.Type+" block]"))
+			rows = append(rows, textRow(indented, sgr, "["+string(c.Type)+" block]"))
 		}
 	}
 	return rows

@@ -84,6 +84,31 @@ func New(w io.Writer, o Options) *Renderer {
 	return r
 }
 
+// Resize makes the blocks written from now on fit width columns (0: the default).
+func (r *Renderer) Resize(width int) {
+	if width == 0 {
+		width = defaultWidth
+	}
+	r.mu.Lock()
+	r.width = max(width, minWidth)
+	r.mu.Unlock()
+}
+
+// Started reports whether a block was written: the next is separated from it.
+func (r *Renderer) Started() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.started
+}
+
+// Continue separates the next block as if one came before it: the caller wrote
+// one through another renderer.
+func (r *Renderer) Continue() {
+	r.mu.Lock()
+	r.started = true
+	r.mu.Unlock()
+}
+
 // span is a run of text in one style; sgr "" is unstyled.
 type span struct{ sgr, text string }
 

@@ -74,7 +74,7 @@ func (t *typed[P, M]) Guidance() string       { return t.spec.Guidance }
 func (t *typed[P, M]) Schema() jsontext.Value { return t.schema.raw }
 func (t *typed[P, M]) ReadOnly() bool         { return t.spec.ReadOnly }
 func (t *typed[P, M]) Permission() Permission { return t.spec.Permission }
-func (t *typed[P, M]) Kind() string           { return t.spec.Kind }
+func (t *typed[P, M]) Kind() card.ToolKind    { return t.spec.Kind }
 
 // decode decodes args strictly into P. With validate it first checks them
 // against the schema, so the model hears which field is missing or mistyped.
@@ -161,7 +161,11 @@ func (t *typed[P, M]) PresentCall(args []byte, preview jsontext.Value) card.Call
 	if err != nil || !t.schema.complete(args) {
 		return &card.GenericCall{Title: t.spec.Name, ToolKind: t.spec.Kind, RawInput: rawOrNil(args)}
 	}
-	return t.spec.PresentCall(p, DecodeMeta[M](preview))
+	c := t.spec.PresentCall(p, DecodeMeta[M](preview))
+	if g, ok := c.(*card.GenericCall); ok {
+		g.ToolKind = t.spec.Kind
+	}
+	return c
 }
 
 func (t *typed[P, M]) PresentResult(args []byte, r Result) card.Result {
@@ -181,6 +185,17 @@ func (t *typed[P, M]) Fold(s *Session, args []byte, r Result) {
 		return
 	}
 	t.spec.Fold(s, p, r, t.meta(r.Meta))
+}
+
+func (t *typed[P, M]) Touched(args []byte, r Result) []string {
+	if t.spec.Touched == nil {
+		return nil
+	}
+	p, err := t.decode(args, false)
+	if err != nil {
+		return nil
+	}
+	return t.spec.Touched(p, r, t.meta(r.Meta))
 }
 
 // EncodeMeta is how the framework writes meta: deterministic JSON.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	gjs "github.com/google/jsonschema-go/jsonschema"
 
@@ -23,7 +24,7 @@ type Dynamic struct {
 	Schema      jsontext.Value // a JSON schema of an object
 	ReadOnly    bool
 	Permission  Permission
-	Kind        string
+	Kind        card.ToolKind
 	// Execute runs the call with arguments that passed the schema. An error is a
 	// harness failure; the model's failures are error results.
 	Execute func(ctx context.Context, env Env, args jsontext.Value) (Result, error)
@@ -46,7 +47,7 @@ func NewDynamic(d Dynamic) (Tool, error) {
 		return nil, fmt.Errorf("tool %s: schema: %w", d.Name, err)
 	}
 	if d.Kind == "" {
-		d.Kind = "other"
+		d.Kind = card.ToolOther
 	}
 	if d.Title == "" {
 		d.Title = d.Name
@@ -65,7 +66,7 @@ func (t *dynamic) Guidance() string       { return t.d.Guidance }
 func (t *dynamic) Schema() jsontext.Value { return t.schema.raw }
 func (t *dynamic) ReadOnly() bool         { return t.d.ReadOnly }
 func (t *dynamic) Permission() Permission { return t.d.Permission }
-func (t *dynamic) Kind() string           { return t.d.Kind }
+func (t *dynamic) Kind() card.ToolKind    { return t.d.Kind }
 
 func (t *dynamic) args(args []byte) (jsontext.Value, error) {
 	v := jsontext.Value(args)
@@ -82,10 +83,19 @@ func (t *dynamic) Approval(args []byte) Approval {
 	if _, err := t.args(args); err != nil {
 		return Approval{}
 	}
-	return Approval{Keys: []string{"tool:" + t.d.Name}, Label: t.d.Name, Remember: true}
+	return Approval{Keys: []string{"tool:" + t.d.Name}, Label: t.d.Name, Remember: true, Opaque: true}
 }
 
-func (t *dynamic) Preview(context.Context, Env, []byte) (jsontext.Value, *Result) { return nil, nil }
+// Preview logs the call card's title and kind with the call: they come from the
+// server's metadata, which a replay (dsh replay, the web page, a reload
+// without the server) does not have.
+func (t *dynamic) Preview(context.Context, Env, []byte) (jsontext.Value, *Result) {
+	b, err := json.Marshal(loggedCall{Title: t.d.Title, Kind: t.d.Kind}, json.Deterministic(true))
+	if err != nil {
+		return nil, nil
+	}
+	return b, nil
+}
 
 func (t *dynamic) Run(ctx context.Context, env Env, args []byte, _ jsontext.Value) (Result, error) {
 	v, err := t.args(args)
@@ -100,11 +110,36 @@ func (t *dynamic) Run(ctx context.Context, env Env, args []byte, _ jsontext.Valu
 	return r, nil
 }
 
-func (t *dynamic) PresentCall(args []byte, _ jsontext.Value) card.Call {
-	return &card.GenericCall{Title: t.d.Title, ToolKind: t.d.Kind, RawInput: rawOrNil(args)}
+func (t *dynamic) PresentCall(args []byte, preview jsontext.Value) card.Call {
+	return presentLogged(t.d.Name, args, preview)
 }
 
-func (t *dynamic) PresentResult(_ []byte, r Result) card.Result {
+func (t *dynamic) PresentResult(_ []byte, r Result) card.Result { return presentLoggedResult(r) }
+
+// loggedCall is a dynamic tool's preview.
+type loggedCall struct {
+	Title string        `json:"title"`
+	Kind  card.ToolKind `json:"kind,omitempty"`
+}
+
+// presentLogged is the call card of a dynamic tool, or of a tool this registry
+// does not have (a replay without the MCP server): a pure function of the
+// call's record, so live and replay show the same card.
+func presentLogged(name string, args []byte, preview jsontext.Value) card.Call {
+	c := &card.GenericCall{Title: name, ToolKind: card.ToolOther, RawInput: rawOrNil(args)}
+	var p loggedCall
+	if len(preview) > 0 && json.Unmarshal(preview, &p) == nil && p.Title != "" {
+		c.Title = p.Title
+		if p.Kind != "" {
+			c.ToolKind = p.Kind
+		}
+	}
+	return c
+}
+
+// presentLoggedResult is the result card of a dynamic or an unknown tool: its
+// content, or nil (raw) for an error or an empty result.
+func presentLoggedResult(r Result) card.Result {
 	if r.IsError || len(r.Content) == 0 {
 		return nil
 	}
@@ -112,3 +147,5 @@ func (t *dynamic) PresentResult(_ []byte, r Result) card.Result {
 }
 
 func (t *dynamic) Fold(*Session, []byte, Result) {}
+
+func (t *dynamic) Touched([]byte, Result) []string { return nil }

@@ -48,11 +48,12 @@ func (r *Registry) Run(ctx context.Context, env Env, name string, args []byte, p
 	return t.Run(ctx, env, args, preview)
 }
 
-// PresentCall presents a call; an unknown tool gets a generic card.
+// PresentCall presents a call; an unknown tool (an MCP server's, on a replay
+// without it) gets the generic card a dynamic tool makes of its logged record.
 func (r *Registry) PresentCall(name string, args []byte, preview jsontext.Value) card.Call {
 	t, ok := r.byName[name]
 	if !ok {
-		return &card.GenericCall{Title: name, ToolKind: "other", RawInput: rawOrNil(args)}
+		return presentLogged(name, args, preview)
 	}
 	return t.PresentCall(args, preview)
 }
@@ -64,11 +65,12 @@ func (r *Registry) Fold(s *Session, name string, args []byte, res Result) {
 	}
 }
 
-// PresentResult presents a result; an unknown tool gets nil (the raw content).
+// PresentResult presents a result; an unknown tool's is presented as a
+// dynamic tool's (its content).
 func (r *Registry) PresentResult(name string, args []byte, res Result) card.Result {
 	t, ok := r.byName[name]
 	if !ok {
-		return nil
+		return presentLoggedResult(res)
 	}
 	return t.PresentResult(args, res)
 }

@@ -121,12 +121,17 @@ func (s *Session) end(now bool) error {
 		return nil
 	}
 	s.closed = true
-	keys := s.order
+	// The values are taken under the lock: a call still running may add state
+	// (which State then closes itself) while these are closed.
+	vals := make([]any, len(s.order))
+	for i, k := range s.order {
+		vals[i] = s.state[k]
+	}
 	s.mu.Unlock()
 	var first error
-	for i := len(keys) - 1; i >= 0; i-- {
+	for i := len(vals) - 1; i >= 0; i-- {
 		var err error
-		switch v := s.state[keys[i]].(type) {
+		switch v := vals[i].(type) {
 		case Killer:
 			if now {
 				err = v.Kill()
@@ -182,6 +187,18 @@ type Approval struct {
 	// Safe calls are known to be harmless and run without asking in the modes that
 	// ask (known read-only commands).
 	Safe bool
+	// Confined calls act only inside what dsh confines (a command in the
+	// sandbox, a job of the session's), so the auto mode runs them unasked.
+	// Anything else that executes (a fetch, an MCP tool) is asked about in auto.
+	Confined bool
+	// Opaque calls are another program's tools (an MCP server's): dsh cannot
+	// tell what they do, so the read-only mode asks about them rather than
+	// refusing them, and no mode takes them for confined.
+	Opaque bool
+	// Paths are the files the call changes, as the call names them. The
+	// permission step asks about a path inside a .git directory in every mode
+	// that may ask, and, in the auto mode, about one outside the workspace.
+	Paths []string
 }
 
 // NoMeta is the meta type of tools whose results carry none.
@@ -203,8 +220,9 @@ type Spec[P, M any] struct {
 	// ReadOnly tools change nothing and may run concurrently with each other.
 	ReadOnly   bool
 	Permission Permission
-	// Kind is the ACP tool kind (read, edit, execute, think, search, fetch, other).
-	Kind string
+	// Kind is the kind of work its calls do; the framework puts it on the
+	// tool's generic call cards, so presenters leave it out.
+	Kind card.ToolKind
 
 	// Approval says what "always allow" remembers for a call; nil remembers the tool.
 	Approval func(p P) Approval
@@ -223,6 +241,10 @@ type Spec[P, M any] struct {
 	// result. It runs for every result as it is logged and again for each one when
 	// a session is reloaded, so a reloaded session knows what the live one knew.
 	Fold func(s *Session, p P, r Result, m *M)
+	// Touched, if set, names the files (absolute paths) a logged call read or
+	// changed, from its result: the agent adds the instructions (AGENTS.md) of
+	// the directories they are in to the context.
+	Touched func(p P, r Result, m *M) []string
 }
 
 // Tool is a Spec with its types erased: arguments, previews and meta travel as
@@ -235,7 +257,7 @@ type Tool interface {
 	Schema() jsontext.Value
 	ReadOnly() bool
 	Permission() Permission
-	Kind() string
+	Kind() card.ToolKind
 	// Approval of a call; arguments that do not decode are never remembered.
 	Approval(args []byte) Approval
 	// Preview returns the call's logged preview (nil when the tool has none) or,
@@ -251,4 +273,6 @@ type Tool interface {
 	PresentResult(args []byte, r Result) card.Result
 	// Fold updates the session's tool state from a logged result.
 	Fold(s *Session, args []byte, r Result)
+	// Touched names the files (absolute paths) a logged call read or changed.
+	Touched(args []byte, r Result) []string
 }

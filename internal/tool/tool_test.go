@@ -16,7 +16,7 @@ type echoParams struct {
 
 func echoTool() Tool {
 	return New(Spec[echoParams, NoMeta]{
-		Name: "echo", Description: "echoes", ReadOnly: true, Kind: "read",
+		Name: "echo", Description: "echoes", ReadOnly: true, Kind: card.ToolRead,
 		Execute: func(_ context.Context, _ Env, p echoParams, _ *NoMeta) (Result, *NoMeta, error) {
 			return Text(strings.Repeat(p.Path, max(p.Count, 1))), nil, nil
 		},
@@ -63,7 +63,8 @@ func TestRegistryRun(t *testing.T) {
 
 func TestRegistryPresent(t *testing.T) {
 	reg := NewRegistry(echoTool())
-	if c := reg.PresentCall("echo", []byte(`{"path":"p"}`), nil); c.(*card.GenericCall).Title != "Echo p" {
+	// The presenter leaves the kind out; the framework puts the spec's on.
+	if c := reg.PresentCall("echo", []byte(`{"path":"p"}`), nil).(*card.GenericCall); c.Title != "Echo p" || c.ToolKind != card.ToolRead {
 		t.Errorf("call card %#v", c)
 	}
 	// Bad arguments still give a card that shows them raw.
@@ -77,7 +78,9 @@ func TestRegistryPresent(t *testing.T) {
 	if r := reg.PresentResult("echo", []byte(`{"path":1}`), Text("x")); r != nil {
 		t.Errorf("bad args gave result card %#v", r)
 	}
-	if r := reg.PresentResult("nope", []byte(`{}`), Text("x")); r != nil {
+	// An unknown tool (an MCP server's, replayed without it) is presented as a
+	// dynamic tool is: its content.
+	if r, ok := reg.PresentResult("nope", []byte(`{}`), Text("x")).(*card.GenericResult); !ok || r.Content[0].Text != "x" {
 		t.Errorf("unknown tool gave result card %#v", r)
 	}
 	if r := reg.PresentResult("echo", []byte(`{"path":"p"}`), Text("x")); r == nil || r.(*card.GenericResult).Title != "p" {
@@ -167,5 +170,28 @@ func TestStateAfterCloseIsClosed(t *testing.T) {
 	late := s.State("b", func() any { return &closerState{} }).(*closerState)
 	if !late.closed {
 		t.Error("state made after Close was left open")
+	}
+}
+
+// A call still running when the session closes may add state while Close goes
+// through what exists (go test -race saw Close read the map unlocked; a
+// concurrent map write is fatal to the whole process).
+func TestStateDuringCloseRaces(t *testing.T) {
+	for range 20 {
+		s := NewSession("s", nil)
+		for i := range 8 {
+			s.State(i, func() any { return &closerState{} })
+		}
+		added := make(chan struct{})
+		go func() {
+			defer close(added)
+			for i := range 64 {
+				s.State(100+i, func() any { return &closerState{} })
+			}
+		}()
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		<-added
 	}
 }

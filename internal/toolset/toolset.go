@@ -28,7 +28,11 @@ func New(o Options) *tool.Registry {
 	tools := []tool.Tool{fs.Read(), fs.Write(), fs.Edit()}
 	tools = append(tools, search.Tools()...)
 	tools = append(tools, bash.Tools(bash.Options{KeepEnv: o.KeepEnv, Sandbox: o.Sandbox, SafeCommands: o.SafeCommands})...)
-	tools = append(tools, todo.Tool(), fetch.Tool())
+	var fo fetch.Options
+	if o.Sandbox == sandbox.NetworkOff {
+		fo.Offline = "web_fetch is off in this session: it runs with --sandbox network-off, so nothing may reach the network"
+	}
+	tools = append(tools, todo.Tool(), fetch.New(fo))
 	tools = append(tools, o.Extra...)
 	return tool.NewRegistry(tools...)
 }

@@ -79,14 +79,19 @@ func (p *Presenter) Present(r session.Record) (it Item) {
 	return it
 }
 
-func (p *Presenter) call(r session.Record) (c card.Call, err error) {
+func (p *Presenter) call(r session.Record) (card.Call, error) { return CallCard(p.reg, r) }
+
+// CallCard presents a tool_call record with reg, containing a presenter that
+// panics as Present does: every card of a call — the permission request's too —
+// goes through it.
+func CallCard(reg *tool.Registry, r session.Record) (c card.Call, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("presenting the %s call %s: %v", r.Name, r.CallID, v)
-			c = &card.GenericCall{Title: r.Name, ToolKind: "other", RawInput: raw(r.Args)}
+			c = &card.GenericCall{Title: r.Name, ToolKind: card.ToolOther, RawInput: raw(r.Args)}
 		}
 	}()
-	return p.reg.PresentCall(r.Name, r.Args, r.Preview), nil
+	return reg.PresentCall(r.Name, r.Args, r.Preview), nil
 }
 
 func (p *Presenter) result(call session.Record, res tool.Result) (c card.Result, err error) {
@@ -112,13 +117,13 @@ func raw(args []byte) card.RawJSON {
 func noteCards(r session.Record) (string, card.Call, card.Result) {
 	if r.Type == session.TypeInstructions {
 		title := "Project instructions: " + r.Path
-		return "instructions", &card.GenericCall{Title: title, ToolKind: "read", Locations: []card.Location{{Path: r.Path}}},
+		return "instructions", &card.GenericCall{Title: title, ToolKind: card.ToolRead, Locations: []card.Location{{Path: r.Path}}},
 			&card.GenericResult{Title: title, Content: []card.Content{card.Text(r.Text)}}
 	}
 	title := "Compacted the conversation"
 	if r.Focus != "" {
 		title += " (focus: " + r.Focus + ")"
 	}
-	return "compact", &card.GenericCall{Title: title, ToolKind: "think"},
+	return "compact", &card.GenericCall{Title: title, ToolKind: card.ToolThink},
 		&card.GenericResult{Title: title, Content: []card.Content{card.Text(r.Text)}}
 }

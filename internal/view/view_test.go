@@ -105,8 +105,9 @@ func TestPresenterPanicIsContained(t *testing.T) {
 func TestContextRecordsAreGenericCards(t *testing.T) {
 	p := NewPresenter(registry())
 	for _, tc := range []struct {
-		rec               session.Record
-		name, title, kind string
+		rec         session.Record
+		name, title string
+		kind        card.ToolKind
 	}{
 		{session.Record{Type: session.TypeCompaction, Text: "the summary", Keep: 1}, "compact", "Compacted the conversation", "think"},
 		{session.Record{Type: session.TypeCompaction, Text: "the summary", Focus: "tests"}, "compact", "Compacted the conversation (focus: tests)", "think"},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/dsh-dev/dsh/internal/attach"
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/view"
@@ -126,7 +127,7 @@ func (b *builder) tool(it view.Item, name string) *toolView {
 func (b *builder) callCard(callID string, c card.Call) *callView {
 	switch c := c.(type) {
 	case *card.GenericCall:
-		g := &genericCallView{Title: c.Title, ToolKind: c.ToolKind, Content: b.contents(callID, c.Content), Input: indentJSON(c.RawInput)}
+		g := &genericCallView{Title: c.Title, ToolKind: string(c.ToolKind), Content: b.contents(callID, c.Content), Input: indentJSON(c.RawInput)}
 		for _, l := range c.Locations {
 			s := l.Path
 			if l.Line != nil {
@@ -213,8 +214,12 @@ func (b *builder) contents(callID string, cs []card.Content) []contentView {
 				}
 			}
 			out = append(out, contentView{Text: b.text(callID, "[image: "+c.MimeType+"]")})
+		case card.ContentResource:
+			out = append(out, contentView{Text: b.text(callID, attach.Chip(c.URI, c.Text))})
+		case card.ContentPaste:
+			out = append(out, contentView{Text: b.text(callID, attach.PasteChip(c.Text))})
 		default:
-			out = append(out, contentView{Text: b.text(callID, "["+c.Type+" content]")})
+			out = append(out, contentView{Text: b.text(callID, "["+string(c.Type)+" content]")})
 		}
 	}
 	return out

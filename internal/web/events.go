@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/view"
 )
 
 // handleEvents streams a session's new records as server-sent events. The page
@@ -42,45 +43,63 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	if err := rc.Flush(); err != nil {
 		return
 	}
-	b := s.newBuilder(id, false)
-	p := newPresenter(s.o.Registry, id)
-	n := 0
-	var frag bytes.Buffer
+	st := s.newStream(id, from)
 	_ = session.Follow(r.Context(), path, func(rec session.Record) error {
-		n++
-		if n <= from {
-			// Already on the page: the presenter only needs to know the calls.
-			if rec.Type == session.TypeToolCall {
-				p.Present(rec)
-			}
-			return nil
+		event, data, err := st.next(rec)
+		if err != nil || event == "" {
+			return err
 		}
-		frag.Reset()
-		event := "item"
-		switch rec.Type {
-		case session.TypeProgress:
-			event = "progress"
-			if err := templates().ExecuteTemplate(&frag, "chunk", chunkView{ElemID: callElemID(rec.CallID), Text: rec.Chunk}); err != nil {
-				return err
-			}
-		case session.TypeHeader, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeCompaction, session.TypeInstructions:
-			return nil
-		case session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypeToolCall,
-			session.TypeToolResult, session.TypePlan, session.TypeTurnEnd, session.TypeDamaged:
-			pi := p.Present(rec)
-			it := b.item(pi, pi.Name)
-			if it == nil {
-				return nil
-			}
-			if err := templates().ExecuteTemplate(&frag, "item", it); err != nil {
-				return err
-			}
-		}
-		if _, err := w.Write(sseEvent(event, n, frag.Bytes())); err != nil {
+		if _, err := w.Write(sseEvent(event, st.n, data)); err != nil {
 			return err
 		}
 		return rc.Flush()
 	})
+}
+
+// stream turns a session's records into the events of a page that holds the
+// first from of them.
+type stream struct {
+	b       *builder
+	p       *view.Presenter
+	from, n int
+	frag    bytes.Buffer
+}
+
+func (s *Server) newStream(sid string, from int) *stream {
+	return &stream{b: s.newBuilder(sid, false), p: newPresenter(s.o.Registry, sid), from: from}
+}
+
+// next is the event for the next record of the log: "" for one the page
+// already has or that shows nothing.
+func (st *stream) next(rec session.Record) (string, []byte, error) {
+	st.n++
+	if st.n <= st.from {
+		// Already on the page: the presenter only needs to know the calls.
+		if rec.Type == session.TypeToolCall {
+			st.p.Present(rec)
+		}
+		return "", nil, nil
+	}
+	st.frag.Reset()
+	event, err := st.b.update(&st.frag, st.p, rec)
+	return event, st.frag.Bytes(), err
+}
+
+// update renders what the page of a session that gets rec next must change:
+// an "item" (appended, or replacing the element with its id) or a "progress"
+// chunk; "" when rec shows nothing. It is the one function from a record to the
+// page: the items a page is served with are b.item of the same records (see
+// sessionPage), so a page that followed the log shows what a reload would.
+func (b *builder) update(w *bytes.Buffer, p *view.Presenter, rec session.Record) (string, error) {
+	if rec.Type == session.TypeProgress {
+		return "progress", templates().ExecuteTemplate(w, "chunk", chunkView{ElemID: callElemID(rec.CallID), Text: rec.Chunk})
+	}
+	pi := p.Present(rec)
+	it := b.item(pi, pi.Name)
+	if it == nil {
+		return "", nil
+	}
+	return "item", templates().ExecuteTemplate(w, "item", it)
 }
 
 // chunkView is a progress event's fragment.

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/dsh-dev/dsh/internal/attach"
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/tool"
@@ -61,6 +62,7 @@ type itemView struct {
 	Type     string
 	Time     timeView
 	Markdown template.HTML // user, assistant, thinking
+	Chips    []string      // user: the files attached, as attach.View shows them
 	Long     bool          // a long message, shown clamped
 	Plan     []planRow
 	End      *endView
@@ -129,10 +131,10 @@ func (s *Server) sessionPage(sid string, recs []session.Record) sessionPage {
 				delete(at, r.CallID)
 				continue
 			}
-		case session.TypeMode, session.TypeAllow:
-			continue // settings: nothing to show
 		case session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypePlan, session.TypeTurnEnd,
-			session.TypeDamaged, session.TypeCompaction, session.TypeInstructions, session.TypeModel:
+			session.TypeDamaged, session.TypeCompaction, session.TypeInstructions, session.TypeModel,
+			session.TypeMode, session.TypeAllow:
+			// b.item decides what shows, for the page and the stream alike.
 		}
 		jobs = append(jobs, job{recs: []session.Record{r}})
 	}
@@ -153,6 +155,9 @@ func (s *Server) sessionPage(sid string, recs []session.Record) sessionPage {
 	pg.Items = func(yield func(*itemView) bool) {
 		for i := range items {
 			<-done[i]
+			if items[i] == nil {
+				continue
+			}
 			if !yield(items[i]) {
 				return
 			}
@@ -171,7 +176,7 @@ func (b *builder) build(j job) (it *itemView) {
 		}
 	}()
 	it = b.present(j.recs...)
-	if j.progress != nil && it.Tool != nil {
+	if it != nil && j.progress != nil && it.Tool != nil {
 		it.Tool.Progress = b.progressBody(j.progress.String())
 	}
 	return it
@@ -198,7 +203,11 @@ func (b *builder) item(it view.Item, name string) *itemView {
 	r := it.Record
 	v := &itemView{Type: string(r.Type), Time: b.s.timeView(r.Time)}
 	switch r.Type {
-	case session.TypeUser, session.TypeAssistant, session.TypeThinking:
+	case session.TypeUser:
+		text, chips := attach.View(r.Text, r.Content)
+		v.Markdown, v.Chips = markdown(text), chips
+		v.Long = !b.full && strings.Count(text, "\n") >= msgClampLines
+	case session.TypeAssistant, session.TypeThinking:
 		v.Markdown = markdown(r.Text)
 		v.Long = !b.full && strings.Count(r.Text, "\n") >= msgClampLines
 	case session.TypePlan:

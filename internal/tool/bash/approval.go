@@ -5,7 +5,11 @@ import (
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
-func (b *bashTool) approval(p params) tool.Approval { return CommandApproval(p.Command, b.safe) }
+func (b *bashTool) approval(p params) tool.Approval {
+	ap := CommandApproval(p.Command, b.safe)
+	ap.Confined = b.sandbox.Enabled() // the auto mode exists only then
+	return ap
+}
 
 // CommandApproval is what the permission step knows about a command line, by the
 // one strict rule of package shellrule: known-safe read-only commands run without

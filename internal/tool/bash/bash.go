@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/workspace"
@@ -63,7 +64,7 @@ func Tools(opts ...Options) []tool.Tool {
 			Description:   bashDescription,
 			Guidance:      bashGuidance,
 			Permission:    tool.PermExecute,
-			Kind:          "execute",
+			Kind:          card.ToolExecute,
 			Approval:      b.approval,
 			Execute:       b.execute,
 			PresentCall:   presentCall,
@@ -128,6 +129,15 @@ type bashTool struct {
 
 func (b *bashTool) env() []string { return scrub(os.Environ(), b.keep) }
 
+// commandEnv is the environment of command, run in dir: a known-safe one,
+// which nobody was asked about, runs guarded (guard.go).
+func (b *bashTool) commandEnv(command, dir string) []string {
+	if CommandApproval(command, b.safe).Safe {
+		return guardEnv(dir, b.env())
+	}
+	return b.env()
+}
+
 // policy is the sandbox policy for commands in ws with environment env, nil
 // when commands run unconfined.
 func (b *bashTool) policy(ws *workspace.Workspace, env []string) *sandbox.Policy {
@@ -168,7 +178,7 @@ func (b *bashTool) foreground(ctx context.Context, env tool.Env, p params) (tool
 			return out.Write(b)
 		}
 	}
-	cmdEnv := b.env()
+	cmdEnv := b.commandEnv(p.Command, dir)
 	policy := b.policy(ws, cmdEnv)
 	proc, untrack, err := jobs(env.Session).spawnForeground(spec{command: p.Command, dir: dir, env: cmdEnv, trackCwd: true, sandbox: policy, out: sink})
 	if err != nil {
@@ -246,7 +256,7 @@ func (b *bashTool) foreground(ctx context.Context, env tool.Env, p params) (tool
 }
 
 func (b *bashTool) background(env tool.Env, p params) (tool.Result, *meta) {
-	cmdEnv := b.env()
+	cmdEnv := b.commandEnv(p.Command, env.Session.Workspace.Cwd())
 	j, err := jobs(env.Session).start(p.Command, p.Description, env.Session.Workspace.Cwd(), cmdEnv, b.policy(env.Session.Workspace, cmdEnv))
 	if err != nil {
 		return tool.Errorf("Could not start the background job: %v", err), nil

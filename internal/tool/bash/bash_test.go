@@ -433,12 +433,12 @@ func TestToolsContract(t *testing.T) {
 		name     string
 		readOnly bool
 		perm     tool.Permission
-		kind     string
+		kind     card.ToolKind
 	}{
-		{"bash", false, tool.PermExecute, "execute"},
-		{"job_output", true, tool.PermNone, "execute"},
-		{"job_kill", false, tool.PermExecute, "execute"},
-		{"job_list", true, tool.PermNone, "other"},
+		{"bash", false, tool.PermExecute, card.ToolExecute},
+		{"job_output", true, tool.PermNone, card.ToolExecute},
+		{"job_kill", false, tool.PermExecute, card.ToolExecute},
+		{"job_list", true, tool.PermNone, card.ToolOther},
 	}
 	if len(ts) != len(want) {
 		t.Fatalf("%d tools", len(ts))

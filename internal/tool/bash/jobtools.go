@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
@@ -36,7 +37,7 @@ func jobOutputTool() tool.Tool {
 		Description:   jobOutputDescription,
 		ReadOnly:      true,
 		Permission:    tool.PermNone,
-		Kind:          "execute",
+		Kind:          card.ToolExecute,
 		Execute:       jobOutput,
 		PresentCall:   presentJobOutputCall,
 		PresentResult: presentJobOutputResult,
@@ -45,10 +46,14 @@ func jobOutputTool() tool.Tool {
 
 func jobKillTool() tool.Tool {
 	return tool.New(tool.Spec[jobKillParams, tool.NoMeta]{
-		Name:          "job_kill",
-		Description:   jobKillDescription,
-		Permission:    tool.PermExecute,
-		Kind:          "execute",
+		Name:        "job_kill",
+		Description: jobKillDescription,
+		Permission:  tool.PermExecute,
+		Kind:        card.ToolExecute,
+		// It ends only the session's own jobs.
+		Approval: func(jobKillParams) tool.Approval {
+			return tool.Approval{Keys: []string{"tool:job_kill"}, Label: "job_kill", Remember: true, Confined: true}
+		},
 		Execute:       jobKill,
 		PresentCall:   presentJobKillCall,
 		PresentResult: presentJobKillResult,
@@ -61,7 +66,7 @@ func jobListTool() tool.Tool {
 		Description:   jobListDescription,
 		ReadOnly:      true,
 		Permission:    tool.PermNone,
-		Kind:          "other",
+		Kind:          card.ToolOther,
 		Execute:       jobList,
 		PresentCall:   presentJobListCall,
 		PresentResult: presentJobListResult,

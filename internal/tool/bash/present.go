@@ -9,7 +9,7 @@ import (
 
 func presentCall(p params, _ *meta) card.Call {
 	if p.RunInBackground {
-		c := &card.GenericCall{Title: "Background: " + p.Command, ToolKind: "execute"}
+		c := &card.GenericCall{Title: "Background: " + p.Command}
 		if p.Description != "" {
 			c.Content = []card.Content{card.Text(p.Description)}
 		}
@@ -48,7 +48,7 @@ func presentResult(p params, r tool.Result, m *meta) card.Result {
 }
 
 func presentJobOutputCall(p jobOutputParams, _ *tool.NoMeta) card.Call {
-	return &card.GenericCall{Title: "Output of " + p.JobID, ToolKind: "execute"}
+	return &card.GenericCall{Title: "Output of " + p.JobID}
 }
 
 func presentJobOutputResult(_ jobOutputParams, r tool.Result, _ *tool.NoMeta) card.Result {
@@ -56,7 +56,7 @@ func presentJobOutputResult(_ jobOutputParams, r tool.Result, _ *tool.NoMeta) ca
 }
 
 func presentJobKillCall(p jobKillParams, _ *tool.NoMeta) card.Call {
-	return &card.GenericCall{Title: "Kill " + p.JobID, ToolKind: "execute"}
+	return &card.GenericCall{Title: "Kill " + p.JobID}
 }
 
 func presentJobKillResult(_ jobKillParams, r tool.Result, _ *tool.NoMeta) card.Result {
@@ -64,7 +64,7 @@ func presentJobKillResult(_ jobKillParams, r tool.Result, _ *tool.NoMeta) card.R
 }
 
 func presentJobListCall(jobListParams, *tool.NoMeta) card.Call {
-	return &card.GenericCall{Title: "Background jobs", ToolKind: "other"}
+	return &card.GenericCall{Title: "Background jobs"}
 }
 
 func presentJobListResult(_ jobListParams, r tool.Result, _ *tool.NoMeta) card.Result {

@@ -49,6 +49,10 @@ type Options struct {
 	// Transport, if set, replaces the default one (which honours the proxy
 	// environment variables).
 	Transport http.RoundTripper
+	// Offline, if set, refuses every fetch before anyone is asked, saying why:
+	// a session whose commands may not reach the network must not reach it
+	// through web_fetch either.
+	Offline string
 }
 
 // Params are web_fetch's arguments.
@@ -87,14 +91,19 @@ func New(o Options) tool.Tool {
 	}
 	f := &fetcher{o: o}
 	return tool.New(tool.Spec[Params, Meta]{
-		Name:          "web_fetch",
-		Description:   description,
-		Guidance:      guidance,
-		ReadOnly:      true, // of the workspace: fetches run concurrently
-		Permission:    tool.PermExecute,
-		Kind:          "fetch",
-		Approval:      approval,
-		Preview:       func(_ context.Context, _ tool.Env, p Params) (*Meta, error) { return preview(p) },
+		Name:        "web_fetch",
+		Description: description,
+		Guidance:    guidance,
+		ReadOnly:    true, // of the workspace: fetches run concurrently
+		Permission:  tool.PermExecute,
+		Kind:        card.ToolFetch,
+		Approval:    approval,
+		Preview: func(_ context.Context, _ tool.Env, p Params) (*Meta, error) {
+			if o.Offline != "" {
+				return nil, errors.New(o.Offline)
+			}
+			return preview(p)
+		},
 		Execute:       f.execute,
 		PresentCall:   presentCall,
 		PresentResult: presentResult,

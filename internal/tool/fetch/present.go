@@ -7,7 +7,7 @@ import (
 
 // presentCall is a generic card titled with the URL; the prompt, if any, is its body.
 func presentCall(p Params, _ *Meta) card.Call {
-	c := &card.GenericCall{Title: p.URL, ToolKind: "fetch"}
+	c := &card.GenericCall{Title: p.URL}
 	if p.Prompt != "" {
 		c.Content = []card.Content{card.Text(p.Prompt)}
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
@@ -33,13 +34,13 @@ type editParams struct {
 // and shown as the contextual hunks it applies.
 func Edit() tool.Tool {
 	return tool.New(tool.Spec[editParams, diffMeta]{
-		Approval:    func(editParams) tool.Approval { return fileEdits },
+		Approval:    func(p editParams) tool.Approval { return fileEdits(p.Path) },
 		Name:        "edit",
 		Description: editDescription,
 		Guidance:    editGuidance,
 		ReadOnly:    false,
 		Permission:  tool.PermEdit,
-		Kind:        "edit",
+		Kind:        card.ToolEdit,
 		Preview: func(ctx context.Context, env tool.Env, p editParams) (*diffMeta, error) {
 			return changePreview(ctx, env, editPlanFor(p, nil))
 		},
@@ -49,6 +50,7 @@ func Edit() tool.Tool {
 		PresentCall:   editPresentCall,
 		PresentResult: editPresentResult,
 		Fold:          func(s *tool.Session, _ editParams, r tool.Result, m *diffMeta) { foldStamp(s, r, diffStampOf(m)) },
+		Touched:       func(_ editParams, r tool.Result, m *diffMeta) []string { return changed(r, m) },
 	})
 }
 

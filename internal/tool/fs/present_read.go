@@ -28,7 +28,6 @@ func presentReadCall(p ReadParams) card.Call {
 	}
 	return &card.GenericCall{
 		Title:     title,
-		ToolKind:  "read",
 		Locations: []card.Location{{Path: p.Path, Line: card.Ptr(offset)}},
 	}
 }

@@ -239,11 +239,16 @@ func TestPresentReadCall(t *testing.T) {
 		{ReadParams{Path: "/abs/x.txt", Limit: 5}, "Read /abs/x.txt (lines 1-5)", 1},
 		{ReadParams{Path: "x.txt", Offset: 3, Limit: math.MaxInt}, "Read x.txt (from line 3)", 3},
 	} {
-		c, ok := presentReadCall(tc.p).(*card.GenericCall)
+		args, err := json.Marshal(tc.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Through the erased tool, which puts the tool's kind on the card.
+		c, ok := Read().PresentCall(args, nil).(*card.GenericCall)
 		if !ok {
 			t.Fatalf("%+v: want *card.GenericCall", tc.p)
 		}
-		if c.Title != tc.title || c.ToolKind != "read" || len(c.Locations) != 1 ||
+		if c.Title != tc.title || c.ToolKind != card.ToolRead || len(c.Locations) != 1 ||
 			c.Locations[0].Path != tc.p.Path || c.Locations[0].Line == nil || *c.Locations[0].Line != tc.line ||
 			c.RawInput != nil || c.Content != nil {
 			t.Errorf("%+v: card %+v", tc.p, c)

@@ -44,11 +44,17 @@ func Read() tool.Tool {
 		Guidance:      readGuidance,
 		ReadOnly:      true,
 		Permission:    tool.PermNone,
-		Kind:          "read",
+		Kind:          card.ToolRead,
 		Execute:       readExecute,
 		PresentCall:   func(p ReadParams, _ *readMeta) card.Call { return presentReadCall(p) },
 		PresentResult: presentReadResult,
 		Fold:          func(s *tool.Session, _ ReadParams, r tool.Result, m *readMeta) { foldStamp(s, r, readStampOf(m)) },
+		Touched: func(_ ReadParams, r tool.Result, m *readMeta) []string {
+			if r.IsError || m == nil {
+				return nil
+			}
+			return []string{m.Path}
+		},
 	})
 }
 

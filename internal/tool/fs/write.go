@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
@@ -26,13 +27,13 @@ type writeParams struct {
 // previewed and shown as the hunks it changes.
 func Write() tool.Tool {
 	return tool.New(tool.Spec[writeParams, diffMeta]{
-		Approval:    func(writeParams) tool.Approval { return fileEdits },
+		Approval:    func(p writeParams) tool.Approval { return fileEdits(p.Path) },
 		Name:        "write",
 		Description: writeDescription,
 		Guidance:    writeGuidance,
 		ReadOnly:    false,
 		Permission:  tool.PermEdit,
-		Kind:        "edit",
+		Kind:        card.ToolEdit,
 		Preview: func(ctx context.Context, env tool.Env, p writeParams) (*diffMeta, error) {
 			return changePreview(ctx, env, writePlanFor(p, nil))
 		},
@@ -42,6 +43,7 @@ func Write() tool.Tool {
 		PresentCall:   writePresentCall,
 		PresentResult: writePresentResult,
 		Fold:          func(s *tool.Session, _ writeParams, r tool.Result, m *diffMeta) { foldStamp(s, r, diffStampOf(m)) },
+		Touched:       func(_ writeParams, r tool.Result, m *diffMeta) []string { return changed(r, m) },
 	})
 }
 
@@ -81,6 +83,14 @@ func writeRun(content string, m diffMeta, msg string) func(io.Writer) (diffMeta,
 	}
 }
 
+// changed is the file a successful change left, as its stamp names it.
+func changed(r tool.Result, m *diffMeta) []string {
+	if st := diffStampOf(m); st != nil && !r.IsError {
+		return []string{st.Path}
+	}
+	return nil
+}
+
 func diffStampOf(m *diffMeta) *fileStamp {
 	if m == nil {
 		return nil
@@ -98,5 +108,8 @@ func writeLines(s string) string {
 }
 
 // fileEdits is what "always allow" of a write or an edit remembers: one approval
-// for every change to files in the session's workspace, by either tool.
-var fileEdits = tool.Approval{Keys: []string{"edits"}, Label: "file edits in this session", Remember: true}
+// for every change to files in the session's workspace, by either tool. The
+// path lets the permission step ask about .git internals and outside paths.
+func fileEdits(path string) tool.Approval {
+	return tool.Approval{Keys: []string{"edits"}, Label: "file edits in this session", Remember: true, Paths: []string{path}}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 	"golang.org/x/sys/unix"
 
+	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
@@ -36,7 +37,7 @@ func Glob() tool.Tool {
 		Guidance:      globGuidance,
 		ReadOnly:      true,
 		Permission:    tool.PermNone,
-		Kind:          "search",
+		Kind:          card.ToolSearch,
 		Execute:       globExecute,
 		PresentCall:   presentGlobCall,
 		PresentResult: presentGlobResult,

@@ -43,7 +43,7 @@ func Grep() tool.Tool {
 		Guidance:      grepGuidance,
 		ReadOnly:      true,
 		Permission:    tool.PermNone,
-		Kind:          "search",
+		Kind:          card.ToolSearch,
 		Execute:       grepExecute,
 		PresentCall:   presentGrepCall,
 		PresentResult: presentGrepResult,

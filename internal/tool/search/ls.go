@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
@@ -32,7 +33,7 @@ func LS() tool.Tool {
 		Guidance:      lsGuidance,
 		ReadOnly:      true,
 		Permission:    tool.PermNone,
-		Kind:          "search",
+		Kind:          card.ToolSearch,
 		Execute:       lsExecute,
 		PresentCall:   presentLSCall,
 		PresentResult: presentLSResult,

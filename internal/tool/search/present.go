@@ -12,7 +12,7 @@ import (
 // the meta (nil when it is missing or invalid: the consumer shows the raw text).
 
 func searchCall(title, p string) card.Call {
-	c := &card.GenericCall{Title: title, ToolKind: "search"}
+	c := &card.GenericCall{Title: title}
 	if p != "" {
 		c.Locations = []card.Location{{Path: p}}
 	}

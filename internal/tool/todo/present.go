@@ -63,7 +63,7 @@ func presentCall(p params, _ *meta) card.Call {
 	if len(p.Todos) == 1 {
 		noun = "item"
 	}
-	return &card.GenericCall{Title: fmt.Sprintf("Update todo list (%d %s)", len(p.Todos), noun), ToolKind: "think"}
+	return &card.GenericCall{Title: fmt.Sprintf("Update todo list (%d %s)", len(p.Todos), noun)}
 }
 
 // presentResult shows the list from the arguments: the card is the checklist

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
@@ -42,7 +43,7 @@ func Tool() tool.Tool {
 		Guidance:      guidance,
 		Fold:          fold,
 		Permission:    tool.PermNone,
-		Kind:          "think",
+		Kind:          card.ToolThink,
 		Execute:       execute,
 		PresentCall:   presentCall,
 		PresentResult: presentResult,
@@ -60,7 +61,8 @@ func sessionList(s *tool.Session) *list {
 	return s.State(listKey{}, func() any { return &list{} }).(*list)
 }
 
-// Current returns the session's todo list as last written.
+// Current returns the session's todo list as last written. Test oracle: it
+// shows what the fold keeps, which consumers get from plan records instead.
 func Current(s *tool.Session) []tool.PlanEntry {
 	l := sessionList(s)
 	l.mu.Lock()

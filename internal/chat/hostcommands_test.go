@@ -1,0 +1,66 @@
+package chat
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/dsh-dev/dsh/internal/command"
+	"github.com/dsh-dev/dsh/internal/host"
+	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/provider/script"
+)
+
+// A bad argument gets the host's reply, word for word, as in the editor (whose
+// test sends the same commands): the chat only renders what the host's one
+// validation said.
+func TestCommandRepliesAreTheHosts(t *testing.T) {
+	bad := []struct{ name, args string }{
+		{"model", "gpt-unknown"},
+		{"model", "claude-haiku-4-5 lots"},
+		{"mode", "sometimes"},
+		{"mode", "auto"},
+	}
+	p, err := script.Parse([]byte(`{"turns": [{"text": "unused"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := func() host.Options {
+		return host.Options{SessionDir: t.TempDir(), Root: t.TempDir(), Model: "claude-sonnet-4-5",
+			Provider: func() (provider.Provider, error) { return p, nil }}
+	}
+	ref, err := host.Create(opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	var opened *host.Session
+	h := &harness{t: t}
+	h.m = New(Config{Root: t.TempDir(), Model: "claude-sonnet-4-5", Width: 1000, Height: 30,
+		Commands: command.For(command.Builtin(), command.Terminal), History: &History{},
+		Print: func(s string) { h.printed.WriteString(s + "\n") },
+		Open: func(string, Replay) (Opened, error) {
+			s, err := host.Create(opts())
+			opened = s
+			return Opened{Session: s, Registry: s.Registry()}, err
+		}}, Opened{})
+	defer func() {
+		if opened != nil {
+			_ = opened.Close()
+		}
+	}()
+	for _, c := range bad {
+		want, err := ref.Command(context.Background(), c.name, c.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.typeText("/" + c.name + " " + c.args)
+		h.send(key(tea.KeyEnter, 0))
+		h.send(h.runLast()...)
+		if !strings.Contains(h.printed.String(), "· "+want.Text+"\n") {
+			t.Errorf("/%s %s: the chat printed\n%s\nwant the host's reply %q", c.name, c.args, h.printed.String(), want.Text)
+		}
+	}
+}

@@ -1,0 +1,98 @@
+package chat
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/session"
+)
+
+// The chat's I/O runs in the commands Update returns, never in Update: the
+// first @ walks the workspace, /resume opens a session and reads its log, a
+// prompt reads the files it attaches — each only when its command runs, which
+// answers with a message that Update applies.
+
+func TestAtWalkRunsInACommand(t *testing.T) {
+	h := newHarness(t, 80)
+	var walks atomic.Int32
+	h.m.cfg.Files = func() []string {
+		walks.Add(1)
+		return []string{"internal/big/file.go", "main.go"}
+	}
+	h.typeText("look at @")
+	if n := walks.Load(); n != 0 || !h.m.walking {
+		t.Fatalf("the @ walk ran %d times inside Update (walking %v); want it left to a command", n, h.m.walking)
+	}
+	walk := h.last
+	h.typeText("mai") // typed while the walk runs: no second walk
+	h.last = walk
+	h.settle()
+	if n := walks.Load(); n != 1 {
+		t.Errorf("the workspace was walked %d times, want once", n)
+	}
+	if len(h.m.comp) == 0 || h.m.comp[0].value != "@main.go" {
+		t.Errorf("after the walk, @mai offers %v", h.m.comp)
+	}
+}
+
+func TestResumeRunsInACommand(t *testing.T) {
+	h := newHarness(t, 80)
+	var opens atomic.Int32
+	other := &fakeSession{id: "20261201-110000-othersss"}
+	h.m.cfg.Open = func(id string, replay Replay) (Opened, error) {
+		opens.Add(1)
+		replay(h.m.reg, session.Record{Type: session.TypeUser, Text: "an earlier prompt"})
+		replay(h.m.reg, session.Record{Type: session.TypeTurnEnd, StopReason: "end_turn", Usage: &session.Usage{InputTokens: 7, OutputTokens: 1}})
+		return Opened{Session: other, Registry: h.m.reg}, nil
+	}
+	h.typeText("/resume " + other.id)
+	h.send(key(tea.KeyEnter, 0))
+	if n := opens.Load(); n != 0 || h.m.sess == other {
+		t.Fatalf("/resume opened the session inside Update (%d opens)", n)
+	}
+	h.settle()
+	if n := opens.Load(); n != 1 || h.m.sess != other {
+		t.Fatalf("after its command, %d opens and the session is %v", n, h.m.sess.ID())
+	}
+	if p := h.printed.String(); !strings.Contains(p, "› an earlier prompt") || !strings.Contains(p, "resumed session "+other.id) {
+		t.Errorf("the resumed history is not printed:\n%s", p)
+	}
+}
+
+func TestAttachmentsAreReadInACommand(t *testing.T) {
+	h := newHarness(t, 80)
+	if err := os.WriteFile(filepath.Join(h.root, "main.go"), []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.typeText("explain @main.go @nope")
+	h.send(key(tea.KeyEnter, 0))
+	if !h.m.running || len(h.sess.prompts) != 0 {
+		t.Fatalf("Enter: running %v, prompts %q", h.m.running, h.sess.prompts)
+	}
+	var prepared *pending
+	for _, msg := range h.runLast() {
+		if p, ok := msg.(preparedMsg); ok {
+			prepared = p.p
+		}
+	}
+	if prepared == nil {
+		t.Fatal("the prompt's files were not read in a command")
+	}
+	if len(prepared.parts) != 1 || prepared.parts[0] != card.Resource("main.go", "package main\n") || len(prepared.skipped) != 1 {
+		t.Errorf("prepared %+v", prepared)
+	}
+	h.send(preparedMsg{prepared})
+	h.settle()
+	if len(h.sess.prompts) != 1 || !strings.Contains(h.sess.prompts[0], "<attached file=\"main.go\">") {
+		t.Errorf("the model gets %q", h.sess.prompts)
+	}
+	if p := h.printed.String(); !strings.Contains(p, "not attached: @nope") {
+		t.Errorf("the skipped mention is not noted:\n%s", p)
+	}
+}
