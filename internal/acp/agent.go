@@ -177,7 +177,7 @@ func (a *Agent) ignored(st settings.Settings) *notes {
 // commands and notes.
 func (a *Agent) equip(s *sess, cfg config.Config, n *notes) {
 	s.cfg, s.notes = cfg, n
-	s.cmds = a.editorCommands(s.br.cwd, n.warn)
+	s.cmds = a.editorCommands(s.br.cwd, n.add)
 }
 
 // LoadSession replays a session's log as updates — the same cards it showed
@@ -295,7 +295,7 @@ func (a *Agent) hostOptions(st settings.Settings, client []sdk.McpServer, n *not
 	o.MCP = mcpFor(o.MCP, client, n)
 	o.MCPNotice = n.add
 	o.Ask, o.Now = true, a.o.Now
-	o.Warn = func(msg string) { a.o.Logger.Warn(msg); n.warn(msg) }
+	o.Warn = func(msg string) { a.o.Logger.Warn(msg); n.add(msg) }
 	if o.Model == "" {
 		o.Model = a.o.Model
 	}

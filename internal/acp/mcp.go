@@ -70,9 +70,6 @@ type notes struct {
 	tell func(string) // set once the session can send; nil until then
 }
 
-// warn tells the user only: the host tells the model about MCP servers itself.
-func (n *notes) warn(msg string) { n.add(msg) }
-
 func (n *notes) add(msg string) {
 	n.mu.Lock()
 	tell := n.tell
