@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/agent"
@@ -149,9 +150,7 @@ func (s Settings) chooseModel(ctx context.Context) (model, source string) {
 		return anthropic.DefaultModel, "default (Anthropic's)"
 	case "openai":
 		if base := s.getenv("OPENAI_BASE_URL"); base != "" {
-			ctx, cancel := context.WithTimeout(ctx, modelWait)
-			defer cancel()
-			m, err := models.FirstServed(ctx, models.Source{Provider: "openai", APIKey: s.getenv("OPENAI_API_KEY"), BaseURL: base})
+			m, err := firstServed(ctx, models.Source{Provider: "openai", APIKey: s.getenv("OPENAI_API_KEY"), BaseURL: base})
 			if err == nil {
 				return m, "default (the first model the server lists)"
 			}
@@ -162,6 +161,23 @@ func (s Settings) chooseModel(ctx context.Context) (model, source string) {
 		return "script", "default (the script provider)"
 	}
 	return "", "default"
+}
+
+// served remembers, per server and key, the model a server first listed: dsh acp
+// resolves settings for every session, and the server is asked once.
+var served sync.Map // models.Source → string
+
+func firstServed(ctx context.Context, src models.Source) (string, error) {
+	if m, ok := served.Load(src); ok {
+		return m.(string), nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, modelWait)
+	defer cancel()
+	m, err := models.FirstServed(ctx, src)
+	if err == nil {
+		served.Store(src, m)
+	}
+	return m, err
 }
 
 // Options are the host options of a session in Input.Cwd. The caller adds
