@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
-	"text/template"
 	"time"
 	"unicode/utf8"
 
@@ -19,13 +17,19 @@ import (
 	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
-//go:embed system.md
-var systemText string
-
-// systemTmpl is parsed on first use, not at every dsh start-up.
-var systemTmpl = sync.OnceValue(func() *template.Template {
-	return template.Must(template.New("system").Parse(systemText))
-})
+// The system prompt's text, with {{.Name}} placeholders that SystemPrompt
+// fills in one pass (a value is never scanned for placeholders). It is not a
+// text/template: executing one makes the linker keep every exported method of
+// every type in the binary (text/template calls methods by name), which costs
+// dsh a third of its size.
+var (
+	//go:embed system.md
+	systemText string
+	// instructionsText is the section for the project's instructions, left out
+	// when there are none.
+	//go:embed instructions.md
+	instructionsText string
+)
 
 // PromptInfo is what the system prompt says about the session.
 type PromptInfo struct {
@@ -55,21 +59,21 @@ func SessionPrompt(root string, reg *tool.Registry, now time.Time) (string, erro
 
 // SystemPrompt writes the system prompt for a session.
 func SystemPrompt(p PromptInfo) string {
-	var b strings.Builder
-	err := systemTmpl().Execute(&b, struct {
-		Root, Platform, Date, Instructions string
-		Guidance                           []string
-	}{
-		Root:         p.Root,
-		Platform:     p.Platform,
-		Date:         p.Date.Format("2006-01-02 (Monday)"),
-		Instructions: strings.TrimSpace(p.Instructions),
-		Guidance:     p.Guidance,
-	})
-	if err != nil {
-		panic(fmt.Sprintf("system prompt template: %v", err)) // the template is embedded; a test executes it
+	var guidance strings.Builder
+	for _, g := range p.Guidance {
+		guidance.WriteString("\n" + g)
 	}
-	return b.String()
+	instructions := ""
+	if s := strings.TrimSpace(p.Instructions); s != "" {
+		instructions = strings.Replace(instructionsText, "{{.Instructions}}", s, 1)
+	}
+	return strings.NewReplacer(
+		"{{.Root}}", p.Root,
+		"{{.Platform}}", p.Platform,
+		"{{.Date}}", p.Date.Format("2006-01-02 (Monday)"),
+		"{{.Guidance}}", guidance.String(),
+		"{{.Instructions}}", instructions,
+	).Replace(systemText)
 }
 
 // instructionFiles are the project instruction files, in order of preference.

@@ -130,3 +130,24 @@ func TestSessionPrompt(t *testing.T) {
 		t.Error("the prompt explains todo_write, which this registry does not offer")
 	}
 }
+
+// A value that looks like a placeholder is the user's text, not the prompt's:
+// it goes in as it is, and the empty instructions leave no section behind.
+func TestSystemPromptTakesValuesLiterally(t *testing.T) {
+	date := time.Date(2031, time.April, 5, 0, 0, 0, 0, time.UTC)
+	got := SystemPrompt(PromptInfo{Root: "/w/{{.Platform}}", Platform: "linux/amd64", Date: date,
+		Instructions: "Quote {{.Root}} as is.", Guidance: []string{"- one {{.Date}}", "- two"}})
+	for _, want := range []string{"- Workspace root: /w/{{.Platform}} (", "Quote {{.Root}} as is.",
+		"# Using the tools well\n\n- one {{.Date}}\n- two\n- You can make", "2031-04-05 (Saturday)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the prompt lacks %q:\n%s", want, got)
+		}
+	}
+	if !strings.HasSuffix(got, "above:\n\nQuote {{.Root}} as is.\n") {
+		t.Errorf("the instructions do not end the prompt:\n%s", got)
+	}
+	bare := SystemPrompt(PromptInfo{Root: "/w", Date: date, Instructions: "\n  \n"})
+	if !strings.HasSuffix(bare, "pushing).\n") || strings.Contains(bare, "{{") {
+		t.Errorf("blank instructions left a section or a placeholder:\n%s", bare)
+	}
+}
