@@ -54,8 +54,8 @@ type Config struct {
 
 // Provider streams messages from Anthropic.
 type Provider struct {
-	cfg    Config
-	client sdk.Client
+	cfg      Config
+	messages sdk.MessageService
 }
 
 // New returns a provider for cfg. An API key is required unless a base URL
@@ -76,8 +76,11 @@ func New(cfg Config) (*Provider, error) {
 	}
 	// Retries are ours (provider.Retry), so they can stop once output reached the
 	// caller; the SDK's own would resend a request whose stream already spoke.
+	// The service is built without sdk.NewClient, which would read ANTHROPIC_*
+	// behind the caller's back unless told not to, and builds every service of
+	// the API, which keeps all their types in dsh's binary.
 	opts := []option.RequestOption{
-		option.WithoutEnvironmentDefaults(),
+		option.WithEnvironmentProduction(),
 		option.WithHTTPClient(hc),
 		option.WithMaxRetries(0),
 	}
@@ -87,7 +90,7 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
 	}
-	return &Provider{cfg: cfg, client: sdk.NewClient(opts...)}, nil
+	return &Provider{cfg: cfg, messages: sdk.NewMessageService(opts...)}, nil
 }
 
 // Name implements provider.Provider.
@@ -108,7 +111,7 @@ func (p *Provider) Stream(ctx context.Context, req provider.Request, onDelta fun
 var errIncomplete = errors.New("the stream ended before the message was complete")
 
 func (p *Provider) attempt(ctx context.Context, params sdk.MessageNewParams, onDelta func(provider.Delta)) (*provider.Response, error) {
-	stream := p.client.Messages.NewStreaming(ctx, params)
+	stream := p.messages.NewStreaming(ctx, params)
 	defer func() { _ = stream.Close() }()
 
 	var msg sdk.Message

@@ -11,8 +11,8 @@ import (
 
 	anthropic "github.com/anthropics/anthropic-sdk-go/v2"
 	aoption "github.com/anthropics/anthropic-sdk-go/v2/option"
-	openai "github.com/openai/openai-go/v3"
-	ooption "github.com/openai/openai-go/v3/option"
+
+	"github.com/dsh-dev/dsh/internal/provider/openai"
 )
 
 // Source says where to list models: the provider ("anthropic" or "openai")
@@ -75,8 +75,9 @@ func httpClient(c *http.Client) *http.Client {
 }
 
 func listAnthropic(ctx context.Context, src Source) ([]Info, error) {
+	// Built without anthropic.NewClient, as the provider is.
 	opts := []aoption.RequestOption{
-		aoption.WithoutEnvironmentDefaults(),
+		aoption.WithEnvironmentProduction(),
 		aoption.WithHTTPClient(httpClient(src.HTTPClient)),
 		aoption.WithMaxRetries(1),
 		aoption.WithRequestTimeout(listTimeout),
@@ -87,9 +88,9 @@ func listAnthropic(ctx context.Context, src Source) ([]Info, error) {
 	if src.BaseURL != "" {
 		opts = append(opts, aoption.WithBaseURL(src.BaseURL))
 	}
-	client := anthropic.NewClient(opts...)
+	svc := anthropic.NewModelService(opts...)
 	var out []Info
-	pager := client.Models.ListAutoPaging(ctx, anthropic.ModelListParams{})
+	pager := svc.ListAutoPaging(ctx, anthropic.ModelListParams{})
 	for pager.Next() {
 		m := pager.Current()
 		if m.Lifecycle == anthropic.ModelInfoLifecycleRetired {
@@ -116,37 +117,23 @@ func listAnthropic(ctx context.Context, src Source) ([]Info, error) {
 }
 
 func listOpenAI(ctx context.Context, src Source) ([]Info, error) {
-	// Built without openai.NewClient, which would read OPENAI_* behind the
-	// caller's back (as the provider does).
-	opts := []ooption.RequestOption{
-		ooption.WithEnvironmentProduction(),
-		ooption.WithHTTPClient(httpClient(src.HTTPClient)),
-		ooption.WithMaxRetries(1),
-		ooption.WithRequestTimeout(listTimeout),
+	ctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
+	ids, err := openai.ListModels(ctx, httpClient(src.HTTPClient), src.BaseURL, src.APIKey)
+	if err != nil {
+		return nil, err
 	}
-	if src.APIKey != "" {
-		opts = append(opts, ooption.WithAPIKey(src.APIKey))
-	}
-	if src.BaseURL != "" {
-		opts = append(opts, ooption.WithBaseURL(src.BaseURL))
-	}
-	svc := openai.NewModelService(opts...)
 	official := src.BaseURL == "" || strings.HasPrefix(src.BaseURL, "https://api.openai.com/")
 	var out []Info
-	pager := svc.ListAutoPaging(ctx)
-	for pager.Next() {
-		m := pager.Current()
-		if official && !chatModel(m.ID) {
+	for _, id := range ids {
+		if official && !chatModel(id) {
 			continue
 		}
-		i := Lookup(m.ID)
+		i := Lookup(id)
 		if i.Provider == "" {
 			i.Provider = "openai"
 		}
 		out = append(out, i)
-	}
-	if err := pager.Err(); err != nil {
-		return nil, err
 	}
 	return out, nil
 }
