@@ -24,6 +24,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Config is the effective configuration. Empty strings mean "not set": the
@@ -458,9 +459,11 @@ func ParseThinking(s string) (budget int, level string, err error) {
 	return n, "", nil
 }
 
+// nameRE and modeRE are compiled on first use: their counted repetitions
+// make them the costliest of dsh's package initialisations otherwise.
 var (
-	nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-	modeRE = regexp.MustCompile(`^[a-z][a-z-]{0,31}$`)
+	nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
+	modeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z-]{0,31}$`) })
 )
 
 // validateScalar checks one scalar setting's value, whatever set it.
@@ -480,7 +483,7 @@ func validateScalar(key, v string) error {
 			return fmt.Errorf("model: want a model name, got %q", v)
 		}
 	case "mode":
-		if !modeRE.MatchString(v) {
+		if !modeRE().MatchString(v) {
 			return fmt.Errorf("mode: want a permission mode name such as default, accept-edits, bypass or read-only, got %q", v)
 		}
 	case "sandbox":

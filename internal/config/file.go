@@ -286,7 +286,7 @@ func contextWindow(v any, bad func(key, format string, args ...any) error) (*Con
 }
 
 func mcpServer(name string, m rawMCP, getenv func(string) string) (MCPServer, error) {
-	if !nameRE.MatchString(name) {
+	if !nameRE().MatchString(name) {
 		return MCPServer{}, errors.New("a server name is 1 to 64 letters, digits, _ or -")
 	}
 	s := MCPServer{Name: name, Args: m.Args, Env: expandAll(m.Env, getenv), Headers: expandAll(m.Headers, getenv),
