@@ -57,24 +57,28 @@ func run(bins []string, runs int) error {
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		return err
 	}
-	var all []figures
-	for _, bin := range bins {
-		st, err := os.Stat(bin)
-		if err != nil {
-			return err
-		}
-		var ms [][4]int
-		for range runs {
+	// The binaries take turns, run for run, so that the page cache and the
+	// machine's load treat them alike.
+	ms := make([][][4]int, len(bins))
+	for range runs {
+		for i, bin := range bins {
 			m, err := idle(bin, ws, filepath.Join(tmp, "sessions"))
 			if err != nil {
 				return fmt.Errorf("%s: %w", bin, err)
 			}
-			ms = append(ms, m)
+			ms[i] = append(ms[i], m)
 		}
-		col := func(i int) int {
-			xs := make([]int, len(ms))
-			for j, m := range ms {
-				xs[j] = m[i]
+	}
+	var all []figures
+	for i, bin := range bins {
+		st, err := os.Stat(bin)
+		if err != nil {
+			return err
+		}
+		col := func(k int) int {
+			xs := make([]int, len(ms[i]))
+			for j, m := range ms[i] {
+				xs[j] = m[k]
 			}
 			slices.Sort(xs)
 			return xs[len(xs)/2]
