@@ -11,8 +11,8 @@ import (
 
 	anthropic "github.com/anthropics/anthropic-sdk-go/v2"
 	aoption "github.com/anthropics/anthropic-sdk-go/v2/option"
-
-	"github.com/dsh-dev/dsh/internal/provider/openai"
+	openai "github.com/openai/openai-go/v3"
+	ooption "github.com/openai/openai-go/v3/option"
 )
 
 // Source says where to list models: the provider ("anthropic" or "openai")
@@ -117,23 +117,37 @@ func listAnthropic(ctx context.Context, src Source) ([]Info, error) {
 }
 
 func listOpenAI(ctx context.Context, src Source) ([]Info, error) {
-	ctx, cancel := context.WithTimeout(ctx, listTimeout)
-	defer cancel()
-	ids, err := openai.ListModels(ctx, httpClient(src.HTTPClient), src.BaseURL, src.APIKey)
-	if err != nil {
-		return nil, err
+	// Built without openai.NewClient, which would read OPENAI_* behind the
+	// caller's back (as the provider does).
+	opts := []ooption.RequestOption{
+		ooption.WithEnvironmentProduction(),
+		ooption.WithHTTPClient(httpClient(src.HTTPClient)),
+		ooption.WithMaxRetries(1),
+		ooption.WithRequestTimeout(listTimeout),
 	}
+	if src.APIKey != "" {
+		opts = append(opts, ooption.WithAPIKey(src.APIKey))
+	}
+	if src.BaseURL != "" {
+		opts = append(opts, ooption.WithBaseURL(src.BaseURL))
+	}
+	svc := openai.NewModelService(opts...)
 	official := src.BaseURL == "" || strings.HasPrefix(src.BaseURL, "https://api.openai.com/")
 	var out []Info
-	for _, id := range ids {
-		if official && !chatModel(id) {
+	pager := svc.ListAutoPaging(ctx)
+	for pager.Next() {
+		m := pager.Current()
+		if official && !chatModel(m.ID) {
 			continue
 		}
-		i := Lookup(id)
+		i := Lookup(m.ID)
 		if i.Provider == "" {
 			i.Provider = "openai"
 		}
 		out = append(out, i)
+	}
+	if err := pager.Err(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

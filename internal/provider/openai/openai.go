@@ -1,5 +1,5 @@
 // Package openai is the provider for OpenAI's Chat Completions API and the
-// servers that speak it (ollama, llama.cpp, vLLM, …).
+// servers that speak it (ollama, llama.cpp, vLLM, …), through the official Go SDK.
 //
 // Chat Completions has no signed thinking: reasoning text that local servers
 // stream (reasoning_content or reasoning) is shown and kept as PartThinking, but
@@ -16,11 +16,15 @@ import (
 	"strings"
 	"syscall"
 
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+
 	"github.com/dsh-dev/dsh/internal/provider"
 )
 
 // DefaultModel is used when neither the request nor the configuration names one.
-const DefaultModel = "gpt-5.5"
+const DefaultModel = sdk.ChatModelGPT5_5
 
 // Config configures the provider. The caller reads the environment
 // (OPENAI_API_KEY, OPENAI_BASE_URL); this package never does.
@@ -35,8 +39,8 @@ type Config struct {
 
 // Provider streams chat completions.
 type Provider struct {
-	cfg Config
-	hc  *http.Client
+	cfg         Config
+	completions sdk.ChatCompletionService
 }
 
 // New returns a provider for cfg. The API key may be empty when a base URL is
@@ -49,7 +53,20 @@ func New(cfg Config) (*Provider, error) {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	return &Provider{cfg: cfg, hc: hc}, nil
+	// The service is built without sdk.NewClient, which would read OPENAI_* from
+	// the environment behind the caller's back. Retries are ours (provider.Retry).
+	opts := []option.RequestOption{
+		option.WithEnvironmentProduction(),
+		option.WithHTTPClient(hc),
+		option.WithMaxRetries(0),
+	}
+	if cfg.APIKey != "" {
+		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+	}
+	if cfg.BaseURL != "" {
+		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
+	}
+	return &Provider{cfg: cfg, completions: sdk.NewChatCompletionService(opts...)}, nil
 }
 
 // Name implements provider.Provider.
@@ -61,22 +78,20 @@ func (p *Provider) Stream(ctx context.Context, req provider.Request, onDelta fun
 	if err != nil {
 		return nil, err
 	}
-	body, err := json.Marshal(params)
-	if err != nil {
-		return nil, fmt.Errorf("openai: %w", err)
-	}
 	return provider.Retry(ctx, p.cfg.MaxRetries, p.cfg.Backoff, func() (*provider.Response, error) {
-		return p.attempt(ctx, body, onDelta)
+		return p.attempt(ctx, params, onDelta)
 	})
 }
 
 // errIncomplete is a stream that ended without a finish_reason.
 var errIncomplete = errors.New("the stream ended before the message was complete")
 
-func (p *Provider) attempt(ctx context.Context, body []byte, onDelta func(provider.Delta)) (*provider.Response, error) {
-	var acc accumulator
+func (p *Provider) attempt(ctx context.Context, params sdk.ChatCompletionNewParams, onDelta func(provider.Delta)) (*provider.Response, error) {
+	stream := p.completions.NewStreaming(ctx, params)
+	defer func() { _ = stream.Close() }()
+
+	var acc sdk.ChatCompletionAccumulator
 	var reasoning strings.Builder
-	var malformed error // a chunk that cannot be part of this stream: not worth retrying
 	delivered, finished := false, false
 	openTool := "" // name of the latest tool call being streamed, if any
 	emit := func(typ provider.DeltaType, text string) {
@@ -85,54 +100,31 @@ func (p *Provider) attempt(ctx context.Context, body []byte, onDelta func(provid
 			onDelta(provider.Delta{Type: typ, Text: text})
 		}
 	}
-	onData := func(data []byte) error {
-		var c streamChunk
-		if err := json.Unmarshal(data, &c); err != nil {
-			return fmt.Errorf("a stream chunk: %w", err)
+	for stream.Next() {
+		chunk := stream.Current()
+		if !acc.AddChunk(chunk) {
+			return nil, fmt.Errorf("openai: malformed stream chunk: %s", chunk.RawJSON())
 		}
-		if c.Choices == nil && c.Usage == nil {
-			var e struct {
-				Error json.RawMessage `json:"error"`
-			}
-			if json.Unmarshal(data, &e) == nil && e.Error != nil {
-				return &streamError{raw: string(e.Error)}
-			}
-		}
-		if !acc.add(&c) {
-			malformed = fmt.Errorf("openai: malformed stream chunk: %s", data)
-			return malformed
-		}
-		for _, ch := range c.Choices {
-			if ch.Index != 0 {
+		for _, c := range chunk.Choices {
+			if c.Index != 0 {
 				continue // we ask for one choice
 			}
-			if r := reasoningText(ch.Delta); r != "" {
+			if r := reasoningText(c.Delta); r != "" {
 				reasoning.WriteString(r)
 				emit(provider.DeltaThinking, r)
 			}
-			emit(provider.DeltaText, ch.Delta.Content)
-			for _, tc := range ch.Delta.ToolCalls {
+			emit(provider.DeltaText, c.Delta.Content)
+			for _, tc := range c.Delta.ToolCalls {
 				if tc.Function.Name != "" {
 					openTool = tc.Function.Name
 				}
 			}
-			if ch.FinishReason != "" {
+			if c.FinishReason != "" {
 				finished = true
 			}
 		}
-		return nil
 	}
-	resp, err := do(ctx, p.hc, http.MethodPost, endpoint(p.cfg.BaseURL, "/chat/completions"), p.cfg.APIKey, body)
-	if err == nil {
-		err = stream(resp.Body, onData)
-		_ = resp.Body.Close()
-		if errors.Is(err, errDone) {
-			err = nil
-		}
-	}
-	if malformed != nil {
-		return nil, malformed
-	}
+	err := stream.Err()
 	if err == nil && !finished {
 		err = errIncomplete
 	}
@@ -149,12 +141,17 @@ func (p *Provider) attempt(ctx context.Context, body []byte, onDelta func(provid
 }
 
 // reasoningText is the reasoning a local server streams outside the standard
-// fields.
-func reasoningText(d delta) string {
-	if d.ReasoningContent != "" {
-		return d.ReasoningContent
+// fields: reasoning_content (llama.cpp, vLLM, DeepSeek) or reasoning (ollama).
+func reasoningText(d sdk.ChatCompletionChunkChoiceDelta) string {
+	for _, key := range []string{"reasoning_content", "reasoning"} {
+		if f, ok := d.JSON.ExtraFields[key]; ok {
+			var s string
+			if json.Unmarshal([]byte(f.Raw()), &s) == nil && s != "" {
+				return s
+			}
+		}
 	}
-	return d.Reasoning
+	return ""
 }
 
 // classify turns an SDK or transport error into the message the user reads,
@@ -167,14 +164,17 @@ func (p *Provider) classify(err error, delivered bool) error {
 		}
 		return &provider.TransientError{Err: e, RetryAfter: provider.RetryAfter(h)}
 	}
-	var apiErr *apiError
+	var apiErr *sdk.Error
 	if !errors.As(err, &apiErr) {
 		if p.cfg.BaseURL != "" && errors.Is(err, syscall.ECONNREFUSED) {
 			err = fmt.Errorf("%w (is the server at %s running?)", err, p.cfg.BaseURL)
 		}
 		return transient(fmt.Errorf("openai: %w", err), nil)
 	}
-	h := apiErr.Header
+	var h http.Header
+	if apiErr.Response != nil {
+		h = apiErr.Response.Header
+	}
 	detail := strconv.Itoa(apiErr.StatusCode)
 	for _, s := range []string{apiErr.Code, apiErr.Message} {
 		if s != "" {
@@ -208,29 +208,33 @@ func (e *authError) Error() string        { return e.msg }
 func (e *authError) Is(target error) bool { return target == provider.ErrAuth }
 
 // response converts the accumulated completion into the provider's vocabulary.
-func response(acc *accumulator, reasoning string) (*provider.Response, error) {
-	content, refusal := acc.content.String(), acc.refusal.String()
+func response(acc *sdk.ChatCompletionAccumulator, reasoning string) (*provider.Response, error) {
+	if len(acc.Choices) == 0 {
+		return nil, errors.New("openai: the response has no choices")
+	}
+	choice := acc.Choices[0]
+	msg := choice.Message
 	var parts []provider.Part
 	if reasoning != "" {
 		parts = append(parts, provider.Part{Type: provider.PartThinking, Text: reasoning})
 	}
 	switch {
-	case content != "":
-		parts = append(parts, provider.Part{Type: provider.PartText, Text: content})
-	case refusal != "":
-		parts = append(parts, provider.Part{Type: provider.PartText, Text: refusal})
+	case msg.Content != "":
+		parts = append(parts, provider.Part{Type: provider.PartText, Text: msg.Content})
+	case msg.Refusal != "":
+		parts = append(parts, provider.Part{Type: provider.PartText, Text: msg.Refusal})
 	}
 	stop := provider.StopEndTurn
-	switch acc.finishReason {
+	switch choice.FinishReason {
 	case "length":
 		stop = provider.StopMaxTokens
 	case "content_filter":
 		stop = provider.StopRefusal
 	}
-	if refusal != "" {
+	if msg.Refusal != "" {
 		stop = provider.StopRefusal
 	}
-	for i, tc := range acc.calls {
+	for i, tc := range msg.ToolCalls {
 		args := []byte(tc.Function.Arguments)
 		if len(strings.TrimSpace(tc.Function.Arguments)) == 0 {
 			args = []byte(`{}`)
@@ -254,13 +258,13 @@ func response(acc *accumulator, reasoning string) (*provider.Response, error) {
 	return &provider.Response{
 		Message:      provider.Message{Role: provider.RoleAssistant, Parts: parts},
 		StopReason:   stop,
-		InputTokens:  acc.usage.PromptTokens,
-		OutputTokens: acc.usage.CompletionTokens,
+		InputTokens:  acc.Usage.PromptTokens,
+		OutputTokens: acc.Usage.CompletionTokens,
 	}, nil
 }
 
-// params builds the request body.
-func (p *Provider) params(req provider.Request) (chatRequest, error) {
+// params builds the SDK request.
+func (p *Provider) params(req provider.Request) (sdk.ChatCompletionNewParams, error) {
 	model := req.Model
 	if model == "" {
 		model = p.cfg.Model
@@ -268,12 +272,15 @@ func (p *Provider) params(req provider.Request) (chatRequest, error) {
 	if model == "" {
 		model = DefaultModel
 	}
-	params := chatRequest{Model: model, Stream: true, StreamOptions: streamOptions{IncludeUsage: true}}
+	params := sdk.ChatCompletionNewParams{
+		Model:         model,
+		StreamOptions: sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)},
+	}
 	switch req.Thinking {
 	case "", "off", "adaptive":
 		// Nothing to ask for: a server that does not reason would refuse the field.
 	case "low", "medium", "high", "xhigh", "max":
-		params.ReasoningEffort = req.Thinking
+		params.ReasoningEffort = shared.ReasoningEffort(req.Thinking)
 	default:
 		return params, fmt.Errorf("openai: thinking %q: Chat Completions takes an effort level (low … max), not a budget", req.Thinking)
 	}
@@ -281,9 +288,9 @@ func (p *Provider) params(req provider.Request) (chatRequest, error) {
 		// OpenAI's reasoning models accept only max_completion_tokens; the local
 		// servers know max_tokens.
 		if p.cfg.BaseURL == "" {
-			params.MaxCompletionTokens = req.MaxTokens
+			params.MaxCompletionTokens = sdk.Int(int64(req.MaxTokens))
 		} else {
-			params.MaxTokens = req.MaxTokens
+			params.MaxTokens = sdk.Int(int64(req.MaxTokens))
 		}
 	}
 	for _, t := range req.Tools {
@@ -294,11 +301,14 @@ func (p *Provider) params(req provider.Request) (chatRequest, error) {
 				return params, fmt.Errorf("openai: the schema of tool %s: %w", t.Name, err)
 			}
 		}
-		params.Tools = append(params.Tools, toolDef{Type: "function",
-			Function: functionDef{Name: t.Name, Description: t.Description, Parameters: schema}})
+		fn := sdk.FunctionDefinitionParam{Name: t.Name, Parameters: sdk.FunctionParameters(schema)}
+		if t.Description != "" {
+			fn.Description = sdk.String(t.Description)
+		}
+		params.Tools = append(params.Tools, sdk.ChatCompletionFunctionTool(fn))
 	}
 	if req.System != "" {
-		params.Messages = append(params.Messages, message{Role: "system", Content: req.System})
+		params.Messages = append(params.Messages, sdk.SystemMessage(req.System))
 	}
 	for i, m := range req.Messages {
 		msgs, err := messagesOf(m)
@@ -313,11 +323,11 @@ func (p *Provider) params(req provider.Request) (chatRequest, error) {
 // messagesOf converts one message. A user message with tool results becomes one
 // tool message per result (they must directly follow the assistant's calls),
 // then a user message for any text.
-func messagesOf(m provider.Message) ([]message, error) {
-	var out []message
+func messagesOf(m provider.Message) ([]sdk.ChatCompletionMessageParamUnion, error) {
+	var out []sdk.ChatCompletionMessageParamUnion
 	var texts []string
-	var images []contentPart
-	var calls []toolCall
+	var images []sdk.ChatCompletionContentPartUnionParam
+	var calls []sdk.ChatCompletionMessageToolCallUnionParam
 	for _, part := range m.Parts {
 		switch part.Type {
 		case provider.PartText:
@@ -331,10 +341,14 @@ func messagesOf(m provider.Message) ([]message, error) {
 			if args == "" {
 				args = "{}"
 			}
-			calls = append(calls, toolCall{ID: part.ID, Type: "function",
-				Function: functionCall{Name: part.Name, Arguments: args}})
+			calls = append(calls, sdk.ChatCompletionMessageToolCallUnionParam{
+				OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
+					ID:       part.ID,
+					Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: part.Name, Arguments: args},
+				},
+			})
 		case provider.PartToolResult:
-			out = append(out, message{Role: "tool", Content: toolResultText(part), ToolCallID: part.ID})
+			out = append(out, sdk.ToolMessage(toolResultText(part), part.ID))
 		case provider.PartImage:
 			for _, c := range part.Content {
 				img, err := provider.FitImage(c, imageLimit)
@@ -342,8 +356,8 @@ func messagesOf(m provider.Message) ([]message, error) {
 					texts = append(texts, "[an attached image could not be sent: "+err.Error()+"]")
 					continue
 				}
-				images = append(images, contentPart{Type: "image_url",
-					ImageURL: &imageURL{URL: "data:" + img.MimeType + ";base64," + img.Data}})
+				images = append(images, sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{
+					URL: "data:" + img.MimeType + ";base64," + img.Data}))
 			}
 		default:
 			return nil, fmt.Errorf("unknown part type %q", part.Type)
@@ -357,13 +371,13 @@ func messagesOf(m provider.Message) ([]message, error) {
 		}
 		switch {
 		case len(images) > 0:
-			var parts []contentPart
+			var parts []sdk.ChatCompletionContentPartUnionParam
 			if text != "" {
-				parts = append(parts, contentPart{Type: "text", Text: text})
+				parts = append(parts, sdk.TextContentPart(text))
 			}
-			out = append(out, message{Role: "user", Content: append(parts, images...)})
+			out = append(out, sdk.UserMessage(append(parts, images...)))
 		case text != "":
-			out = append(out, message{Role: "user", Content: text})
+			out = append(out, sdk.UserMessage(text))
 		}
 	case provider.RoleAssistant:
 		if len(out) > 0 {
@@ -372,11 +386,11 @@ func messagesOf(m provider.Message) ([]message, error) {
 		if text == "" && len(calls) == 0 {
 			return nil, nil // e.g. only reasoning
 		}
-		a := message{Role: "assistant", ToolCalls: calls}
+		a := sdk.ChatCompletionAssistantMessageParam{ToolCalls: calls}
 		if text != "" {
-			a.Content = text
+			a.Content.OfString = sdk.String(text)
 		}
-		out = append(out, a)
+		out = append(out, sdk.ChatCompletionMessageParamUnion{OfAssistant: &a})
 	default:
 		return nil, fmt.Errorf("unknown role %q", m.Role)
 	}
