@@ -81,8 +81,7 @@ func TestEveryTool(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			live.stdin.Close()
-			<-live.exited
+			live.close()
 
 			again := start(t, options{termMeta: tc.termMeta, cwd: live.cwd, sessionDir: dir,
 				script: script(t, turn{Text: "Picking up where we left off."})})

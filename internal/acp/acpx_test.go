@@ -148,11 +148,13 @@ func TestAcpx(t *testing.T) {
 // waitGone waits until no process mentions dir on its command line (dsh and
 // the MCP servers) or runs with home as its HOME (acpx and its queue owner,
 // whose command line names neither, and which still writes home's
-// .acpx/sessions after dsh is gone): all end once the owner's TTL is up.
+// .acpx/sessions after dsh is gone): all end once the owner's TTL is up. It
+// takes two scans in a row that find none: a process forked while one scan
+// reads /proc, by a parent that then exits, is missed by that scan alone.
 func waitGone(t *testing.T, dir, home string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
-	for {
+	for empty := 0; empty < 2; {
 		var left []string
 		procs, _ := filepath.Glob("/proc/[0-9]*")
 		for _, p := range procs {
@@ -166,8 +168,11 @@ func waitGone(t *testing.T, dir, home string) {
 			}
 		}
 		if len(left) == 0 {
-			return
+			empty++
+			time.Sleep(100 * time.Millisecond)
+			continue
 		}
+		empty = 0
 		if time.Now().After(deadline) {
 			t.Errorf("processes left behind: %q", left)
 			return

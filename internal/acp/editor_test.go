@@ -90,8 +90,7 @@ func TestHistory(t *testing.T) {
 		listed[i] = strings.ReplaceAll(listed[i], other, "{{other}}")
 	}
 	golden(t, "history-list", listed)
-	c.stdin.Close()
-	<-c.exited
+	c.close()
 
 	again := start(t, options{sessionDir: dir, cwd: c.cwd, script: script(t, turn{Text: "Resumed."})})
 	from = again.mark()
@@ -166,8 +165,7 @@ func TestConfigOptions(t *testing.T) {
 	if strings.Join(models, " ") != "claude-haiku-4-5/ claude-haiku-4-5/high" {
 		t.Errorf("model records = %q", models)
 	}
-	c.stdin.Close()
-	<-c.exited
+	c.close()
 
 	again := start(t, options{sessionDir: dir, cwd: c.cwd, script: script(t, turn{Text: "Fine."})})
 	l, err := again.conn.LoadSession(again.ctx(), sdk.LoadSessionRequest{SessionId: id, Cwd: again.cwd, McpServers: []sdk.McpServer{}})
@@ -244,8 +242,7 @@ func TestImages(t *testing.T) {
 	if strings.Join(logged, ",") != "user image/png" {
 		t.Errorf("logged images: %q", logged)
 	}
-	c.stdin.Close()
-	<-c.exited
+	c.close()
 	again := start(t, options{sessionDir: dir, cwd: c.cwd, script: script(t, turn{Text: "x"})})
 	from := again.mark()
 	if _, err := again.conn.LoadSession(again.ctx(), sdk.LoadSessionRequest{SessionId: id, Cwd: again.cwd, McpServers: []sdk.McpServer{}}); err != nil {
@@ -272,8 +269,7 @@ func TestUsage(t *testing.T) {
 		t.Fatal(resp, err)
 	}
 	golden(t, "usage", c.transcript(from, id))
-	c.stdin.Close()
-	<-c.exited
+	c.close()
 	again := start(t, options{sessionDir: dir, cwd: c.cwd, args: []string{"--model", "claude-sonnet-4-5"}, script: script(t, turn{Text: "x"})})
 	from = again.mark()
 	if _, err := again.conn.LoadSession(again.ctx(), sdk.LoadSessionRequest{SessionId: id, Cwd: again.cwd, McpServers: []sdk.McpServer{}}); err != nil {

@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -128,6 +130,9 @@ func start(t *testing.T, o options) *client {
 	// The user's own configuration and commands must not leak into a test.
 	c.cmd.Env = append(append(os.Environ(), "XDG_CONFIG_HOME="+o.configHome), o.env...)
 	c.cmd.Stderr = c.stderr
+	// A process dsh started and left behind (a killed dsh's background job)
+	// holds its stderr open: Wait must not wait for it to end.
+	c.cmd.WaitDelay = exitWait
 	stdin, err := c.cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -147,13 +152,11 @@ func start(t *testing.T, o options) *client {
 	c.conn = sdk.NewClientSideConnection(c, c.stdin, io.TeeReader(stdout, c.out))
 	c.conn.SetLogger(slog.New(slog.DiscardHandler))
 	t.Cleanup(func() {
-		c.stdin.Close()
+		c.close()
 		select {
 		case <-c.exited:
-		case <-time.After(10 * time.Second):
-			_ = c.cmd.Process.Kill()
-			<-c.exited
-			t.Errorf("dsh did not exit after stdin closed")
+		default:
+			return // stderr is still being written
 		}
 		if strings.Contains(c.stderr.String(), "DATA RACE") {
 			t.Errorf("the race detector found a data race in dsh")
@@ -165,6 +168,29 @@ func start(t *testing.T, o options) *client {
 	})
 	c.initialize(o.termMeta)
 	return c
+}
+
+// exitWait bounds each wait of the harness for dsh to end, so that a failing
+// test fails instead of hanging in its cleanup.
+const exitWait = 10 * time.Second
+
+// close closes dsh's stdin and waits for it to exit; one that does not is
+// killed, and the test fails. Every wait is bounded.
+func (c *client) close() {
+	c.t.Helper()
+	c.stdin.Close()
+	select {
+	case <-c.exited:
+		return
+	case <-time.After(exitWait):
+	}
+	_ = c.cmd.Process.Kill()
+	c.t.Errorf("dsh did not exit within %v of its stdin closing; killed", exitWait)
+	select {
+	case <-c.exited:
+	case <-time.After(2 * exitWait): // Kill, then WaitDelay for the pipes
+		c.t.Errorf("dsh's Wait did not return after the kill")
+	}
 }
 
 func (c *client) ctx() context.Context {
@@ -303,9 +329,10 @@ func (c *client) WaitForTerminalExit(context.Context, sdk.WaitForTerminalExitReq
 func (c *client) mark() int { return len(c.out.all()) }
 
 // transcript is what dsh wrote from line `from` on, normalised for a golden file:
-// the workspace path, the session id and the version are tokenised, keys are
-// sorted, and the in_progress updates of calls that run at the same time (reads)
-// are sorted by call id.
+// the workspace path, the session id, the version and a job's age are
+// tokenised, keys are sorted, the in_progress updates of calls that run at the
+// same time (reads) are sorted by call id, and a running command's live output
+// is settled (see settleLiveOutput).
 func (c *client) transcript(from int, sessions ...sdk.SessionId) []string {
 	c.t.Helper()
 	var out []string
@@ -314,6 +341,7 @@ func (c *client) transcript(from int, sessions ...sdk.SessionId) []string {
 			l = strings.ReplaceAll(l, string(id), fmt.Sprintf("{{session%d}}", i+1))
 		}
 		l = strings.ReplaceAll(l, c.cwd, "{{cwd}}")
+		l = runningFor.ReplaceAllString(l, "running for {{age}}") // job_list: the machine's speed
 		var v map[string]any
 		if err := json.Unmarshal([]byte(l), &v); err != nil {
 			c.t.Fatalf("dsh wrote a line that is not JSON: %q", l)
@@ -345,7 +373,107 @@ func (c *client) transcript(from int, sessions ...sdk.SessionId) []string {
 		}
 		out = append(out, string(b))
 	}
-	return sortConcurrentStarts(out)
+	return settleLiveOutput(sortConcurrentStarts(out))
+}
+
+var runningFor = regexp.MustCompile(`running for (?:\d+h)?(?:\d+m)?\d+s`)
+
+// settleLiveOutput makes a running command's live output independent of how the
+// output was cut into chunks, which the machine's load decides, keeping what
+// the client is sent: consecutive terminal_output updates of a call become one
+// with their data joined; a console block refresh (clients without terminal
+// meta) whose text is a prefix of the call's final console block shows the
+// final text, and repeats of it are dropped. A refresh that is not such a
+// prefix is left as it is, for the golden file to show.
+func settleLiveOutput(ls []string) []string {
+	type msg = map[string]any
+	type line struct {
+		text    string // as it was, unless changed
+		m, u    msg    // the message, its tool_call_update if it is one
+		changed bool
+	}
+	lines := make([]*line, len(ls))
+	for i, l := range ls {
+		ln := &line{text: l}
+		if json.Unmarshal([]byte(l), &ln.m) == nil {
+			p, _ := ln.m["params"].(msg)
+			if u, _ := p["update"].(msg); u["sessionUpdate"] == "tool_call_update" {
+				ln.u = u
+			}
+		}
+		lines[i] = ln
+	}
+	// console is an update's console block: its last content item, if that is one.
+	console := func(u msg) msg {
+		cs, _ := u["content"].([]any)
+		if len(cs) == 0 {
+			return nil
+		}
+		last, _ := cs[len(cs)-1].(msg)
+		inner, _ := last["content"].(msg)
+		if text, _ := inner["text"].(string); strings.HasPrefix(text, "```console\n") {
+			return inner
+		}
+		return nil
+	}
+	body := func(block msg) string {
+		text := block["text"].(string)
+		b := strings.TrimRight(text[strings.IndexByte(text, '\n')+1:], "`")
+		return strings.TrimSuffix(b, "\n") // a fence ends a partial line with one
+	}
+	// termOut is the terminal_output of an update that carries only that.
+	termOut := func(u msg) msg {
+		meta, _ := u["_meta"].(msg)
+		if len(u) != 3 || len(meta) != 1 {
+			return nil
+		}
+		out, _ := meta["terminal_output"].(msg)
+		return out
+	}
+	final := map[any]string{} // call id → the text of its final console block
+	for _, ln := range lines {
+		if st := ln.u["status"]; st == "completed" || st == "failed" {
+			if c := console(ln.u); c != nil {
+				final[ln.u["toolCallId"]] = c["text"].(string)
+			}
+		}
+	}
+	var out []*line
+	for _, ln := range lines {
+		var last *line
+		if len(out) > 0 {
+			last = out[len(out)-1]
+		}
+		if o := termOut(ln.u); o != nil && last != nil && last.u != nil && last.u["toolCallId"] == ln.u["toolCallId"] {
+			if lo := termOut(last.u); lo != nil {
+				lo["data"] = lo["data"].(string) + o["data"].(string)
+				last.changed = true
+				continue
+			}
+		}
+		if c := console(ln.u); c != nil && len(ln.u) == 3 {
+			if f, ok := final[ln.u["toolCallId"]]; ok && strings.HasPrefix(body(msg{"text": f}), body(c)) {
+				c["text"] = f
+				ln.changed = true
+				if last != nil && last.u != nil && reflect.DeepEqual(last.m, ln.m) {
+					continue // a later refresh, now the same
+				}
+			}
+		}
+		out = append(out, ln)
+	}
+	texts := make([]string, len(out))
+	for i, ln := range out {
+		texts[i] = ln.text
+		if ln.changed {
+			b, err := json.Marshal(ln.m)
+			if err != nil {
+				panic(err) // it was decoded from JSON
+			}
+			texts[i] = string(b)
+		}
+	}
+	return texts
 }
 
 // normalizeOptions replaces the model picker's list, the built-in model table,
@@ -506,11 +634,9 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-func (l *lockedWriter) Close() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.closer.Close()
-}
+// Close closes the pipe without the lock: a Write blocked on a dsh that stopped
+// reading holds it, and closing the pipe is what ends that Write.
+func (l *lockedWriter) Close() error { return l.closer.Close() }
 
 // The schema check: every message dsh writes must validate against the ACP
 // schema's definition for what it is — the result of the method it answers, the
@@ -670,4 +796,36 @@ func checkMessage(line string, methods map[string]string) error {
 		}
 	}
 	return nil
+}
+
+// TestSettleLiveOutput: a command's output cut into chunks one way or another
+// settles into the same transcript; output that is not the final one's stays.
+func TestSettleLiveOutput(t *testing.T) {
+	upd := func(u string) string {
+		return `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":` + u + `}}`
+	}
+	refresh := func(out string) string {
+		b, _ := json.Marshal("```console\n" + out + "```")
+		return upd(`{"content":[{"content":{"text":` + string(b) + `,"type":"text"},"type":"content"}],"sessionUpdate":"tool_call_update","toolCallId":"c1"}`)
+	}
+	termOut := func(data string) string {
+		b, _ := json.Marshal(data)
+		return upd(`{"_meta":{"terminal_output":{"data":` + string(b) + `,"terminal_id":"c1"}},"sessionUpdate":"tool_call_update","toolCallId":"c1"}`)
+	}
+	done := strings.Replace(refresh("a\nb\n"), `"sessionUpdate"`, `"status":"completed","sessionUpdate"`, 1)
+	start := upd(`{"sessionUpdate":"tool_call_update","status":"in_progress","toolCallId":"c1"}`)
+	for _, tc := range []struct {
+		name      string
+		got, want []string
+	}{
+		{"refreshes of a partial output", []string{start, refresh("a\n"), refresh("a\nb\n"), done}, []string{start, refresh("a\nb\n"), done}},
+		{"a refresh cut inside a line", []string{start, refresh("a\nb"), done}, []string{start, refresh("a\nb\n"), done}},
+		{"a refresh that is not the output's start", []string{start, refresh("x\n"), done}, []string{start, refresh("x\n"), done}},
+		{"terminal output in chunks", []string{start, termOut("a\n"), termOut("b"), termOut("\n"), done},
+			[]string{start, termOut("a\nb\n"), done}},
+	} {
+		if got := settleLiveOutput(tc.got); !slices.Equal(got, tc.want) {
+			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
+		}
+	}
 }

@@ -91,7 +91,10 @@ func readPid(t *testing.T, path string) int {
 // the session leaves no server process.
 func TestMCPServers(t *testing.T) {
 	web := httptest.NewServer(mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return testMCPServer() }, nil))
-	defer web.Close()
+	// Closed after dsh (cleanups run last first): Close waits for dsh's open
+	// stream, which a test failing before session/close leaves open until dsh
+	// is gone, so a deferred Close would wait forever.
+	t.Cleanup(web.Close)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

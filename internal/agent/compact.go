@@ -103,7 +103,10 @@ func (a *Agent) compact(ctx context.Context, focus string) (session.Usage, error
 	if err != nil {
 		return session.Usage{}, fmt.Errorf("compact: model %s: %w", a.c.Provider.Name(), err)
 	}
-	u := session.Usage{InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens}
+	// The call's model is logged with it: the header does not hold the model a
+	// session started with, and a reload may be configured with another.
+	u := session.Usage{InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens,
+		Calls: []session.CallUsage{{Model: model, InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens}}}
 	var b strings.Builder
 	for _, p := range resp.Message.Parts {
 		if p.Type == provider.PartText {

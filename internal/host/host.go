@@ -24,6 +24,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/session/usage"
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/toolset"
 	"github.com/dsh-dev/dsh/internal/workspace"
@@ -229,6 +230,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 	}
 	reg := toolset.New(toolset.Options{KeepEnv: o.KeepEnv, Extra: o.Tools, Sandbox: o.Sandbox, SafeCommands: o.SafeCommands})
 	s := &Session{o: o, ws: ws, log: log, reg: reg, tools: tool.NewSession(id, ws), bus: newBus(), notes: notes}
+	s.usage.f = usage.New(o.Model)
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	cfg := agent.Config{
 		Provider:    hostProvider{s},

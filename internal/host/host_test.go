@@ -81,7 +81,10 @@ func resultText(t *testing.T, path, callID string) tool.Result {
 // (the next job is not job-1 again), the working directory a command left
 // (after cd sub the next command runs in sub), and the model context. Its next
 // model request is byte for byte the one the live session sent, system prompt
-// included, though the date and the root's AGENTS.md changed since.
+// included, though the date and the root's AGENTS.md changed since. Its usage,
+// context fill and cost are the live one's, though it is configured with
+// another model: every call, the compaction's included, is priced at the model
+// that made it (before and after a /model).
 func TestReloadedSessionBehavesLikeTheLiveOne(t *testing.T) {
 	root, dir := t.TempDir(), t.TempDir()
 	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("colour\n"), 0o644); err != nil {
@@ -94,12 +97,15 @@ func TestReloadedSessionBehavesLikeTheLiveOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := scripted(t, `{"turns": [
-		{"text": "Reading.", "tool_calls": [{"id": "r1", "name": "read", "args": {"path": "a.txt"}}]},
-		{"tool_calls": [{"id": "j1", "name": "bash", "args": {"command": "sleep 0.05", "run_in_background": true}}]},
-		{"tool_calls": [{"id": "c1", "name": "bash", "args": {"command": "cd sub"}}]},
-		{"text": "Read it."}]}`)
+		{"text": "Reading.", "tool_calls": [{"id": "r1", "name": "read", "args": {"path": "a.txt"}}], "input_tokens": 1000, "output_tokens": 20},
+		{"tool_calls": [{"id": "j1", "name": "bash", "args": {"command": "sleep 0.05", "run_in_background": true}}], "input_tokens": 1100, "output_tokens": 30},
+		{"tool_calls": [{"id": "c1", "name": "bash", "args": {"command": "cd sub"}}], "input_tokens": 1200, "output_tokens": 25},
+		{"text": "Read it.", "input_tokens": 1300, "output_tokens": 5},
+		{"text": "Summary: read a.txt, cd sub.", "input_tokens": 1400, "output_tokens": 40},
+		{"text": "Still here.", "input_tokens": 900, "output_tokens": 10}]}`)
 	day1 := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
 	o := options(t, root, dir, p)
+	o.Model = "claude-sonnet-4-5"
 	o.Now = func() time.Time { return day1 }
 	s, err := Create(o)
 	if err != nil {
@@ -108,8 +114,23 @@ func TestReloadedSessionBehavesLikeTheLiveOne(t *testing.T) {
 	if _, err := s.Prompt(t.Context(), "read a.txt"); err != nil {
 		t.Fatal(err)
 	}
+	for _, c := range [][2]string{{"compact", ""}, {"model", "claude-haiku-4-5"}} {
+		if r, err := s.Command(t.Context(), c[0], c[1]); err != nil {
+			t.Fatalf("/%s: %q, %v", c[0], r.Text, err)
+		}
+	}
+	if _, err := s.Prompt(t.Context(), "still there?"); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.SetMode(agent.ModeAcceptEdits); err != nil {
 		t.Fatal(err)
+	}
+	liveStatus := s.Status()
+	sonnet := (1000+1100+1200+1300+1400)*3/1e6 + (20+30+25+5+40)*15/1e6
+	haiku := 900*1/1e6 + 10*5/1e6
+	if liveStatus.InputTokens != 6900 || liveStatus.OutputTokens != 130 || !near(liveStatus.Cost, sonnet+haiku) ||
+		liveStatus.Unpriced || liveStatus.ContextTokens == 0 {
+		t.Errorf("the live usage = %+v, want 6900 in, 130 out, $%.6f, a context fill", liveStatus, sonnet+haiku)
 	}
 	path := s.Path()
 	// The log as it is now, to reload beside the live session's next prompt.
@@ -139,10 +160,16 @@ func TestReloadedSessionBehavesLikeTheLiveOne(t *testing.T) {
 	}
 	ps := scripted(t, `{"turns": [{"text": "ok"}]}`)
 	so := options(t, root, snapDir, ps)
+	so.Model = "claude-opus-4-1" // configured since with a dearer model
 	so.Now = func() time.Time { return day2 }
 	snap, err := Load(so, filepath.Join(snapDir, filepath.Base(path)), nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got := snap.Status(); got.InputTokens != liveStatus.InputTokens || got.OutputTokens != liveStatus.OutputTokens ||
+		got.ContextTokens != liveStatus.ContextTokens || got.Window != liveStatus.Window || !near(got.Cost, liveStatus.Cost) ||
+		got.Unpriced != liveStatus.Unpriced || got.Model != liveStatus.Model {
+		t.Errorf("the reloaded session's status = %+v, want the live one's usage, fill and cost %+v", got, liveStatus)
 	}
 	if _, err := snap.Prompt(t.Context(), "next"); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/session/usage"
 )
 
 // Status is what a session's consumers show of it: the facts the host folds
@@ -37,81 +38,29 @@ type Status struct {
 	Confined bool
 }
 
-// usageFold is the tokens and cost folded from the log: a turn_end's calls (or,
-// in logs written before calls were logged, its totals at the model in force),
-// compactions, and while a turn runs its calls so far, which its turn_end then
-// replaces, so the live session and a reloaded one count the same.
+// usageFold is the session's usage fold, shared by the turn's goroutine and
+// the status's readers.
 type usageFold struct {
-	mu        sync.Mutex
-	in, out   int64
-	cost      float64
-	unpriced  bool
-	compacted session.Usage       // compactions' tokens since the last prompt, which its turn_end's totals include
-	pending   []session.CallUsage // the running turn's calls, until its turn_end
+	mu sync.Mutex
+	f  usage.Fold
 }
 
-func (f *usageFold) add(model string, in, out int64) {
-	f.in += in
-	f.out += out
-	if c, ok := models.Cost(model, models.Usage{InputTokens: in, OutputTokens: out}); ok {
-		f.cost += c
-	} else if in+out > 0 {
-		f.unpriced = true
-	}
+func (u *usageFold) record(r session.Record) {
+	u.mu.Lock()
+	u.f.Record(r)
+	u.mu.Unlock()
 }
 
-// record folds one record; model is the model in force at it.
-func (f *usageFold) record(r session.Record, model string) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	switch r.Type {
-	case session.TypeUser:
-		f.compacted = session.Usage{}
-	case session.TypeCompaction:
-		if r.Usage == nil {
-			return false
-		}
-		f.add(model, r.Usage.InputTokens, r.Usage.OutputTokens)
-		f.compacted.InputTokens += r.Usage.InputTokens
-		f.compacted.OutputTokens += r.Usage.OutputTokens
-		return true
-	case session.TypeTurnEnd:
-		f.pending = nil
-		if r.Usage == nil {
-			return true
-		}
-		if len(r.Usage.Calls) > 0 {
-			for _, c := range r.Usage.Calls {
-				f.add(c.Model, c.InputTokens, c.OutputTokens)
-			}
-		} else {
-			f.add(model, max(r.Usage.InputTokens-f.compacted.InputTokens, 0), max(r.Usage.OutputTokens-f.compacted.OutputTokens, 0))
-		}
-		f.compacted = session.Usage{}
-		return true
-	case session.TypeHeader, session.TypeAssistant, session.TypeThinking, session.TypeToolCall, session.TypeProgress,
-		session.TypeToolResult, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeInstructions,
-		session.TypeModel, session.TypeDamaged:
-	}
-	return false
+func (u *usageFold) call(c session.CallUsage) {
+	u.mu.Lock()
+	u.f.Call(c)
+	u.mu.Unlock()
 }
 
-// call notes a model call of the running turn.
-func (f *usageFold) call(c session.CallUsage) {
-	f.mu.Lock()
-	f.pending = append(f.pending, c)
-	f.mu.Unlock()
-}
-
-// into fills st's usage: what the log holds plus the running turn's calls.
-func (f *usageFold) into(st *Status) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	g := usageFold{in: f.in, out: f.out, cost: f.cost, unpriced: f.unpriced}
-	for _, c := range f.pending {
-		g.add(c.Model, c.InputTokens, c.OutputTokens)
-	}
-	st.InputTokens, st.OutputTokens, st.Cost, st.Unpriced = g.in, g.out, g.cost, g.unpriced
+func (u *usageFold) total() usage.Totals {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.f.Total()
 }
 
 // Status is the session's status now.
@@ -120,7 +69,8 @@ func (s *Session) Status() Status {
 	cu := s.agent.ContextUsage()
 	st := Status{Model: model, Thinking: thinking, Window: cu.Window, ContextTokens: cu.Tokens,
 		Mode: s.agent.Mode(), Cwd: s.ws.Cwd(), Sandbox: s.o.Sandbox, Confined: s.agent.AutoAvailable()}
-	s.usage.into(&st)
+	t := s.usage.total()
+	st.InputTokens, st.OutputTokens, st.Cost, st.Unpriced = t.InputTokens, t.OutputTokens, t.Cost, t.Unpriced
 	return st
 }
 
@@ -143,8 +93,7 @@ func (s *Session) folded(r session.Record) {
 	if r.Type == session.TypeProgress {
 		return // changes no fact; a flood of output must not cost a status each
 	}
-	model, _ := s.agent.Model()
-	s.usage.record(r, model)
+	s.usage.record(r)
 	if s.log != nil { // live: nobody subscribes while a log loads
 		s.publishStatus()
 	}

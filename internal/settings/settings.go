@@ -309,10 +309,11 @@ func (s Settings) Entries() []config.Setting {
 			}
 		case "context_window":
 			if st.Value == "" {
-				w := models.Lookup(s.Model).ContextWindow
-				st.Value, st.Source = strconv.FormatInt(w, 10), "default (the model table's, for "+s.Model+")"
 				if s.Model == "" {
-					st.Value = "(the model's)"
+					st.Value, st.Source = "(the model's, once a provider is set)", "default"
+				} else {
+					w := models.Lookup(s.Model).ContextWindow
+					st.Value, st.Source = strconv.FormatInt(w, 10), "default (the model table's, for "+s.Model+")"
 				}
 			}
 		case "safe_commands":

@@ -4,12 +4,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/dsh-dev/dsh/internal/agent"
 	"github.com/dsh-dev/dsh/internal/config"
 	"github.com/dsh-dev/dsh/internal/provider/anthropic"
+	"github.com/dsh-dev/dsh/internal/provider/models"
 )
 
 // TestResolve: what a session would use, each value with its source, and the
@@ -30,6 +32,7 @@ func TestResolve(t *testing.T) {
 			want: map[string]want{
 				"model": {"(none: no provider)", "default"}, "mode": {"default", "default"}, "sandbox": {"off", "default"},
 				"thinking": {"(the provider's: off)", "default"}, "compact_at": {"0.8", "default"},
+				"context_window": {"(the model's, once a provider is set)", "default"},
 			},
 			mode: agent.ModeDefault,
 		},
@@ -37,8 +40,9 @@ func TestResolve(t *testing.T) {
 			name: "the provider's default model is named",
 			env:  map[string]string{"ANTHROPIC_API_KEY": "k"},
 			want: map[string]want{
-				"model":    {anthropic.DefaultModel, "default (Anthropic's)"},
-				"provider": {"anthropic", "environment ANTHROPIC_API_KEY"},
+				"model":          {anthropic.DefaultModel, "default (Anthropic's)"},
+				"provider":       {"anthropic", "environment ANTHROPIC_API_KEY"},
+				"context_window": {strconv.FormatInt(models.Lookup(anthropic.DefaultModel).ContextWindow, 10), "default (the model table's, for " + anthropic.DefaultModel + ")"},
 			},
 			mode: agent.ModeDefault,
 		},

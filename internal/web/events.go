@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/session/usage"
 	"github.com/dsh-dev/dsh/internal/view"
 )
 
@@ -19,11 +20,14 @@ import (
 //
 //	event: item      a message, plan, turn end or call: appended to the page, or
 //	                 replacing the element with its id (a call's result replaces
-//	                 the running call)
+//	                 the running call, new session totals the old ones)
 //	event: progress  a chunk of a running command's output: appended, as text, to
 //	                 the output block of the call the fragment's data-call names
 //
-// The event id is the number of records delivered so far.
+// The event id is the number of records delivered so far. A record that changes
+// the session's totals is followed by their item, with the same id: a browser
+// that resumes after a drop between the two shows the totals of the record
+// before until the next change.
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	id, path, ok := s.sessionPath(r)
 	if !ok {
@@ -45,11 +49,15 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	st := s.newStream(id, from)
 	_ = session.Follow(r.Context(), path, func(rec session.Record) error {
-		event, data, err := st.next(rec)
-		if err != nil || event == "" {
+		events, err := st.next(rec)
+		if err != nil || len(events) == 0 {
 			return err
 		}
-		if _, err := w.Write(sseEvent(event, st.n, data)); err != nil {
+		var b bytes.Buffer
+		for _, e := range events {
+			b.Write(sseEvent(e.name, st.n, e.data))
+		}
+		if _, err := w.Write(b.Bytes()); err != nil {
 			return err
 		}
 		return rc.Flush()
@@ -61,45 +69,67 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 type stream struct {
 	b       *builder
 	p       *view.Presenter
+	usage   usage.Fold
 	from, n int
-	frag    bytes.Buffer
+}
+
+// event is one server-sent event: its name and its HTML fragment.
+type event struct {
+	name string
+	data []byte
 }
 
 func (s *Server) newStream(sid string, from int) *stream {
 	return &stream{b: s.newBuilder(sid, false), p: newPresenter(s.o.Registry, sid), from: from}
 }
 
-// next is the event for the next record of the log: "" for one the page
+// next is the events for the next record of the log: none for one the page
 // already has or that shows nothing.
-func (st *stream) next(rec session.Record) (string, []byte, error) {
+func (st *stream) next(rec session.Record) ([]event, error) {
 	st.n++
+	changed := st.usage.Record(rec)
 	if st.n <= st.from {
 		// Already on the page: the presenter only needs to know the calls.
 		if rec.Type == session.TypeToolCall {
 			st.p.Present(rec)
 		}
-		return "", nil, nil
+		return nil, nil
 	}
-	st.frag.Reset()
-	event, err := st.b.update(&st.frag, st.p, rec)
-	return event, st.frag.Bytes(), err
+	return st.b.update(st.p, &st.usage, rec, changed)
 }
 
 // update renders what the page of a session that gets rec next must change:
 // an "item" (appended, or replacing the element with its id) or a "progress"
-// chunk; "" when rec shows nothing. It is the one function from a record to the
-// page: the items a page is served with are b.item of the same records (see
-// sessionPage), so a page that followed the log shows what a reload would.
-func (b *builder) update(w *bytes.Buffer, p *view.Presenter, rec session.Record) (string, error) {
+// chunk, nothing when rec shows nothing, and the session's totals when rec
+// changed them (fold has folded it). It is the one function from a record to
+// the page: the items a page is served with are b.item of the same records, its
+// totals the same fold's (see sessionPage), so a page that followed the log
+// shows what a reload would.
+func (b *builder) update(p *view.Presenter, fold *usage.Fold, rec session.Record, changed bool) ([]event, error) {
+	var w bytes.Buffer
 	if rec.Type == session.TypeProgress {
-		return "progress", templates().ExecuteTemplate(w, "chunk", chunkView{ElemID: callElemID(rec.CallID), Text: rec.Chunk})
+		err := templates().ExecuteTemplate(&w, "chunk", chunkView{ElemID: callElemID(rec.CallID), Text: rec.Chunk})
+		return []event{{"progress", w.Bytes()}}, err
 	}
+	var events []event
 	pi := p.Present(rec)
-	it := b.item(pi, pi.Name)
-	if it == nil {
-		return "", nil
+	if it := b.item(pi, pi.Name); it != nil {
+		if it.End != nil {
+			it.End.Usage.Totals = fold.LastTurn()
+		}
+		if err := templates().ExecuteTemplate(&w, "item", it); err != nil {
+			return nil, err
+		}
+		events = append(events, event{"item", w.Bytes()})
 	}
-	return "item", templates().ExecuteTemplate(w, "item", it)
+	if changed {
+		var u bytes.Buffer
+		if err := templates().ExecuteTemplate(&u, "usage", totalsView(fold.Total())); err != nil {
+			return nil, err
+		}
+		events = append(events, event{"item", u.Bytes()})
+	}
+	return events, nil
 }
 
 // chunkView is a progress event's fragment.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/session/usage"
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/toolset"
 	"github.com/dsh-dev/dsh/internal/view"
@@ -161,6 +162,11 @@ func TestGoldenCards(t *testing.T) {
 			it := b.item(tc.item, cmp.Or(tc.call.Name, tc.item.Record.Name))
 			if tc.progress != "" {
 				it.Tool.Progress = b.progressBody(tc.progress)
+			}
+			if it.End != nil { // as the stream does: the turn's usage is the fold's
+				var f usage.Fold
+				f.Record(tc.item.Record)
+				it.End.Usage.Totals = f.LastTurn()
 			}
 			var out bytes.Buffer
 			if err := templates().ExecuteTemplate(&out, "item", it); err != nil {

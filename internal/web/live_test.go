@@ -34,9 +34,12 @@ func everyRecord() []session.Record {
 		{Type: session.TypeAllow, Time: t0, Keys: []string{"bash:echo"}},
 		{Type: session.TypePlan, Time: t0, Plan: []tool.PlanEntry{{Content: "read it", Status: "in_progress"}}},
 		{Type: session.TypeInstructions, Time: t0, Path: "sub/AGENTS.md", Text: "use tabs"},
-		{Type: session.TypeCompaction, Time: t0, Text: "what was done", Keep: 1, Focus: "tests"},
+		{Type: session.TypeCompaction, Time: t0, Text: "what was done", Keep: 1, Focus: "tests",
+			Usage: &session.Usage{InputTokens: 5000, OutputTokens: 300, Calls: []session.CallUsage{{Model: "claude-sonnet-4-5", InputTokens: 5000, OutputTokens: 300}}}},
 		{Type: session.TypeDamaged, Time: t0, Error: "line 14: not JSON"},
-		{Type: session.TypeTurnEnd, Time: t0, StopReason: "end_turn", Usage: &session.Usage{InputTokens: 10, OutputTokens: 2}},
+		{Type: session.TypeTurnEnd, Time: t0, StopReason: "end_turn", Usage: &session.Usage{InputTokens: 6000, OutputTokens: 400,
+			Calls: []session.CallUsage{{Model: "claude-sonnet-4-5", InputTokens: 1000, OutputTokens: 100}}}},
+		{Type: session.TypeUser, Time: t0, Text: "and now?"},
 		{Type: session.TypeToolCall, Time: t0, CallID: "c2", Name: "bash", Args: jsontext.Value(`{"command":"sleep 9"}`)},
 		{Type: session.TypeProgress, Time: t0, CallID: "c2", Chunk: "still <going>"},
 	}
@@ -44,7 +47,7 @@ func everyRecord() []session.Record {
 
 // TestLiveEqualsReload: for every split k of a session with every record type,
 // the page served with the first k records and then following the stream shows
-// what a page served with all of them shows.
+// what a page served with all of them shows, the session's totals included.
 func TestLiveEqualsReload(t *testing.T) {
 	recs := everyRecord()
 	s := testBuilder(t).s
@@ -53,11 +56,13 @@ func TestLiveEqualsReload(t *testing.T) {
 		got := pageItems(t, s, recs[:k])
 		st := s.newStream(sid, k)
 		for _, r := range recs {
-			event, data, err := st.next(r)
+			events, err := st.next(r)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got = apply(t, got, event, string(data))
+			for _, e := range events {
+				got = apply(t, got, e.name, string(e.data))
+			}
 		}
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Errorf("page of %d records + the stream differs from the page of %d:\n%s\n--- reload\n%s",
@@ -66,7 +71,9 @@ func TestLiveEqualsReload(t *testing.T) {
 	}
 	all := strings.Join(want, "\n")
 	for _, shown := range []string{`data-item="context"`, "Project instructions: sub/AGENTS.md", "Compacted the conversation",
-		"attached main.go (1 line)", "[paste: 2 lines]", `data-item="note"`, `data-item="plan"`, "still &lt;going&gt;"} {
+		"attached main.go (1 line)", "[paste: 2 lines]", `data-item="note"`, `data-item="plan"`, "still &lt;going&gt;",
+		// The compaction and the call at sonnet's $3 and $15 a million tokens.
+		`<span id="usage" class="usage">6000 tokens in, 400 out · $0.0240</span>`, "turn ended · 6000 tokens in, 400 out · $0.0240"} {
 		if !strings.Contains(all, shown) {
 			t.Errorf("the page lacks %q", shown)
 		}
@@ -76,11 +83,16 @@ func TestLiveEqualsReload(t *testing.T) {
 	}
 }
 
-// pageItems renders the items of the page of recs.
+// pageItems renders the session's totals and the items of the page of recs.
 func pageItems(t *testing.T, s *Server, recs []session.Record) []string {
 	t.Helper()
-	var out []string
-	for it := range s.sessionPage(sid, recs).Items {
+	pg := s.sessionPage(sid, recs)
+	var u strings.Builder
+	if err := templates().ExecuteTemplate(&u, "usage", pg.Usage); err != nil {
+		t.Fatal(err)
+	}
+	out := []string{u.String()}
+	for it := range pg.Items {
 		var b strings.Builder
 		if err := templates().ExecuteTemplate(&b, "item", it); err != nil {
 			t.Fatal(err)
@@ -91,7 +103,7 @@ func pageItems(t *testing.T, s *Server, recs []session.Record) []string {
 }
 
 var (
-	elemID   = regexp.MustCompile(`^<article class="item tool" id="([^"]+)"`)
+	elemID   = regexp.MustCompile(`^<[a-z]+ (?:class="[^"]*" )?id="[^"]+"`)
 	chunkOf  = regexp.MustCompile(`^<pre data-call="([^"]+)">((?s).*)</pre>$`)
 	progress = `<pre class="progress">`
 )

@@ -17,6 +17,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/attach"
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/session/usage"
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/view"
 )
@@ -45,6 +46,8 @@ type sessionPage struct {
 	// sent while the rest is still being rendered.
 	Items iter.Seq[*itemView]
 	Calls int
+	// Usage is the session's tokens and cost, from the fold the host uses.
+	Usage usageView
 	// Events is the URL of the session's event stream, which starts right after
 	// the records this page holds.
 	Events string
@@ -77,7 +80,14 @@ type planRow struct {
 
 type endView struct {
 	Reason, Error string
-	Usage         *session.Usage
+	Usage         usageView // what the turn spent
+}
+
+// usageView is tokens and cost as the page shows them; ID is set on the
+// session's totals, which the stream replaces as they change.
+type usageView struct {
+	ID string
+	usage.Totals
 }
 
 // builder turns a session's records into items. full renders every body whole
@@ -98,11 +108,13 @@ func (s *Server) newBuilder(sid string, full bool) *builder {
 type job struct {
 	recs     []session.Record
 	progress *strings.Builder
+	turn     usage.Totals // a turn_end's
 }
 
 // sessionPage lays out recs as they would look had the page followed the log from
 // its start: a call is shown where it was made, with its result once it has one
-// and the output so far while it runs. The layout is one cheap pass; the items,
+// and the output so far while it runs; usage is folded on the way, as the stream
+// folds it. The layout is one cheap pass; the items,
 // where the presenters and highlighting spend the time, are built in parallel
 // (every one of them, even if nobody reads them all) and yielded in order.
 func (s *Server) sessionPage(sid string, recs []session.Record) sessionPage {
@@ -110,7 +122,9 @@ func (s *Server) sessionPage(sid string, recs []session.Record) sessionPage {
 	pg := sessionPage{ID: sid, Events: "/s/" + sid + "/events?from=" + strconv.Itoa(len(recs))}
 	var jobs []job
 	at := map[string]int{} // call id → its job, while it has no result
+	var fold usage.Fold
 	for _, r := range recs {
+		fold.Record(r)
 		switch r.Type {
 		case session.TypeHeader:
 			pg.Cwd, pg.Start = r.Cwd, s.timeView(r.Time)
@@ -131,13 +145,17 @@ func (s *Server) sessionPage(sid string, recs []session.Record) sessionPage {
 				delete(at, r.CallID)
 				continue
 			}
-		case session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypePlan, session.TypeTurnEnd,
+		case session.TypeTurnEnd:
+			jobs = append(jobs, job{recs: []session.Record{r}, turn: fold.LastTurn()})
+			continue
+		case session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypePlan,
 			session.TypeDamaged, session.TypeCompaction, session.TypeInstructions, session.TypeModel,
 			session.TypeMode, session.TypeAllow:
 			// b.item decides what shows, for the page and the stream alike.
 		}
 		jobs = append(jobs, job{recs: []session.Record{r}})
 	}
+	pg.Usage = totalsView(fold.Total())
 	items := make([]*itemView, len(jobs))
 	done := make([]chan struct{}, len(jobs))
 	for i := range done {
@@ -179,6 +197,9 @@ func (b *builder) build(j job) (it *itemView) {
 	if it != nil && j.progress != nil && it.Tool != nil {
 		it.Tool.Progress = b.progressBody(j.progress.String())
 	}
+	if it != nil && it.End != nil {
+		it.End.Usage.Totals = j.turn
+	}
 	return it
 }
 
@@ -198,7 +219,8 @@ func (b *builder) present(recs ...session.Record) *itemView {
 }
 
 // item renders one presented record; name is the tool of a call or result. It is
-// nil for records that show nothing by themselves (the header, progress).
+// nil for records that show nothing by themselves (the header, progress). A
+// turn_end's usage is the fold's, which its caller fills in.
 func (b *builder) item(it view.Item, name string) *itemView {
 	r := it.Record
 	v := &itemView{Type: string(r.Type), Time: b.s.timeView(r.Time)}
@@ -214,7 +236,7 @@ func (b *builder) item(it view.Item, name string) *itemView {
 		v.Plan = planRows(r.Plan)
 	case session.TypeTurnEnd:
 		v.Type = "turn-end"
-		v.End = &endView{Reason: r.StopReason, Error: r.Error, Usage: r.Usage}
+		v.End = &endView{Reason: r.StopReason, Error: r.Error}
 	case session.TypeToolCall, session.TypeToolResult:
 		v.Type = "tool"
 		v.Tool = b.tool(it, name)
@@ -235,6 +257,9 @@ func (b *builder) item(it view.Item, name string) *itemView {
 	}
 	return v
 }
+
+// totalsView is the session's totals, as the header shows them.
+func totalsView(t usage.Totals) usageView { return usageView{ID: "usage", Totals: t} }
 
 func planRows(p []tool.PlanEntry) []planRow {
 	out := make([]planRow, len(p))
