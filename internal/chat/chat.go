@@ -75,6 +75,9 @@ type Config struct {
 	// Files lists the workspace's files for @ completion (nil: walk Root once).
 	Files func() []string
 	Now   func() time.Time
+	// Notify rings the bell and sends a desktop notification (OSC 9) when a
+	// turn ends or a prompt waits while the terminal does not have focus.
+	Notify bool
 	// Print, when set, takes what is printed above the chat instead of the
 	// terminal (tests).
 	Print func(string)
@@ -107,6 +110,9 @@ type Model struct {
 	typedAt   time.Time // the last key press
 
 	status host.Status // the session's, as the host last published it
+	// blurred says the terminal reported that it lost focus: what finishes
+	// now is notified.
+	blurred bool
 
 	notice           string
 	lastCtrlC        time.Time
@@ -390,6 +396,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case filesMsg:
 		m.files, m.walking = msg.files, false
 		m.updateCompletion()
+	case tea.FocusMsg:
+		m.blurred = false
+	case tea.BlurMsg:
+		m.blurred = true
 	case tea.PasteMsg:
 		m.paste(msg.Content)
 	case tea.KeyPressMsg:
@@ -424,7 +434,8 @@ func (m *Model) event(e host.Event) tea.Cmd {
 		m.perm, m.permAt = e.Permission, m.cfg.Now()
 		m.permCard = renderCall(e.Permission.Request.Card, m.termOpts())
 		p := e.Permission
-		return func() tea.Msg { <-p.Done(); return permDoneMsg{p} }
+		return tea.Batch(m.notify("dsh: "+toolName(p.Request.Tool)+" waits for your answer"),
+			func() tea.Msg { <-p.Done(); return permDoneMsg{p} })
 	case host.KindStatus:
 		m.status = e.Status
 	case host.KindUsage:
@@ -486,12 +497,23 @@ func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
 	if msg.stop == agent.StopCancelled {
 		m.notice = ""
 	}
+	ring := m.notify("dsh: " + termfold.TurnNote(session.Record{StopReason: string(msg.stop)}))
 	if q := m.queued; q != "" && msg.stop != agent.StopCancelled {
 		p := m.queuedP
 		m.queued, m.queuedP = "", nil
-		return m.send(q, p)
+		return m.send(q, p) // the turn goes on: nothing to tell yet
 	}
-	return nil
+	return ring
+}
+
+// notify tells a user who is elsewhere that the chat needs them: the bell, and
+// OSC 9, which terminals that know it show as a desktop notification. Only a
+// terminal that reported losing focus is notified.
+func (m *Model) notify(text string) tea.Cmd {
+	if !m.cfg.Notify || !m.blurred {
+		return nil
+	}
+	return tea.Raw("\a" + ansi.Notify(termui.Sanitize(text)))
 }
 
 // hostCommand runs a built-in command in the host, off the update loop (the
@@ -832,6 +854,7 @@ func (m *Model) View() tea.View {
 	}
 	b.WriteString(m.statusLine())
 	v := tea.NewView(b.String())
+	v.ReportFocus = m.cfg.Notify
 	return v
 }
 
@@ -907,8 +930,13 @@ func toolName(s string) string {
 
 func (m *Model) statusLine() string {
 	var parts []string
-	if m.busy() {
+	switch {
+	case m.perm != nil:
+		parts = append(parts, "waiting for you")
+	case m.busy():
 		parts = append(parts, m.spin.View()+" working (Esc to cancel)")
+	default:
+		parts = append(parts, "idle")
 	}
 	if m.sess == nil {
 		if m.cfg.Model != "" {
@@ -925,7 +953,11 @@ func (m *Model) statusLine() string {
 		if st.Window > 0 {
 			ctx += fmt.Sprintf("/%s (%d%%)", tokens(st.Window), st.ContextTokens*100/st.Window)
 		}
-		parts = append(parts, "context "+ctx, m.sess.ID())
+		parts = append(parts, "context "+ctx)
+		// The id is what matters least: it goes where the line has no room.
+		if id := m.sess.ID(); ansi.StringWidth(strings.Join(parts, " · ")+" · "+id) <= m.width {
+			parts = append(parts, id)
+		}
 	}
 	return m.style(lipgloss.NewStyle().Faint(true)).Render(wrapText(strings.Join(parts, " · "), m.width))
 }

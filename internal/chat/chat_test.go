@@ -3,6 +3,7 @@ package chat
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -695,5 +696,64 @@ func TestNoColor(t *testing.T) {
 		if has := strings.Contains(got, "\x1b["); has != color {
 			t.Errorf("colour %v: escapes present %v:\n%q", color, has, got)
 		}
+	}
+}
+
+// rawOut is what the commands of the last update print to the terminal raw.
+func (h *harness) rawOut() string {
+	var b strings.Builder
+	for _, msg := range h.runLast() {
+		if r, ok := msg.(tea.RawMsg); ok {
+			fmt.Fprint(&b, r.Msg)
+		}
+	}
+	return b.String()
+}
+
+func TestNotifyOnlyWhenAway(t *testing.T) {
+	const done = "\a\x1b]9;dsh: done\a"
+	h := newHarness(t, 80)
+	h.m.cfg.Notify = true
+	if !h.m.View().ReportFocus {
+		t.Fatal("the chat must ask the terminal to report focus when it notifies")
+	}
+	h.m.running = true
+	h.send(turnDoneMsg{gen: h.m.gen, stop: agent.StopEndTurn})
+	if got := h.rawOut(); got != "" {
+		t.Errorf("a turn that ends while the terminal has focus must not notify, got %q", got)
+	}
+
+	h.send(tea.BlurMsg{})
+	h.m.running = true
+	h.send(turnDoneMsg{gen: h.m.gen, stop: agent.StopEndTurn})
+	if got := h.rawOut(); got != done {
+		t.Errorf("a turn that ends while the terminal is away: got %q, want %q", got, done)
+	}
+	h.m.running = true
+	req := agent.PermissionRequest{CallID: "c1", Tool: "bash", Args: []byte(`{"command":"make"}`),
+		Card: &card.TerminalCall{Title: "make"}, Approval: tool.Approval{Label: "this exact command"}}
+	h.events(host.Event{Kind: host.KindPermission, Permission: &host.Permission{Request: req}})
+	if got, want := h.rawOut(), "\a\x1b]9;dsh: bash waits for your answer\a"; got != want {
+		t.Errorf("a prompt shown while away: got %q, want %q", got, want)
+	}
+	if s := ansi.Strip(h.m.statusLine()); !strings.Contains(s, "waiting for you") {
+		t.Errorf("the status line must say the chat waits for the user, got %q", s)
+	}
+
+	h.send(tea.FocusMsg{})
+	h.m.perm = nil
+	h.send(turnDoneMsg{gen: h.m.gen, stop: agent.StopEndTurn})
+	if got := h.rawOut(); got != "" {
+		t.Errorf("back in focus, nothing is notified, got %q", got)
+	}
+	if s := ansi.Strip(h.m.statusLine()); !strings.Contains(s, "idle") {
+		t.Errorf("an idle chat's status line says so, got %q", s)
+	}
+
+	h.m.cfg.Notify = false
+	h.send(tea.BlurMsg{})
+	h.send(turnDoneMsg{gen: h.m.gen, stop: agent.StopEndTurn})
+	if got := h.rawOut(); got != "" || h.m.View().ReportFocus {
+		t.Errorf("notify = false: nothing is sent (got %q) and focus is not asked for", got)
 	}
 }
