@@ -25,6 +25,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/termfold"
 	"github.com/dsh-dev/dsh/internal/termui"
@@ -130,8 +131,7 @@ type Model struct {
 	histIdx int // -1: not browsing; else the history entry shown
 	draft   string
 
-	picker    []session.Info // /resume without an id
-	pickerSel int
+	picker *picker // /resume or /model without an argument
 
 	printing  bool
 	pending   strings.Builder
@@ -172,6 +172,8 @@ type (
 		gen  int
 		text string
 		err  error
+		// models, from /model without a name, open the model picker.
+		models []models.Info
 	}
 	permDoneMsg struct{ p *host.Permission }
 	printedMsg  struct{}
@@ -369,7 +371,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case replyMsg:
 		if msg.gen == m.gen {
-			m.reply(msg.text, msg.err)
+			if msg.err == nil && len(msg.models) > 0 {
+				m.picker = m.modelPicker(msg.models)
+			} else {
+				m.reply(msg.text, msg.err)
+			}
 		}
 	case permDoneMsg:
 		if m.perm == msg.p {
@@ -531,7 +537,11 @@ func (m *Model) hostCommand(name, args string) tea.Cmd {
 	if name != "compact" {
 		return tea.Batch(wait, func() tea.Msg {
 			r, err := s.Command(context.Background(), name, args)
-			return replyMsg{gen: gen, text: r.Text, err: err}
+			msg := replyMsg{gen: gen, text: r.Text, err: err}
+			if name == "model" && strings.TrimSpace(args) == "" {
+				msg.models = r.Models
+			}
+			return msg
 		})
 	}
 	m.running = true
@@ -572,7 +582,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		return m.permKey(ks)
 	}
 	if m.picker != nil {
-		return m.pickerKey(ks)
+		return m.pickerKey(k)
 	}
 	switch ks {
 	case "esc":

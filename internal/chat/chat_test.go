@@ -23,6 +23,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/demo"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/provider/script"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/termui"
@@ -46,6 +47,7 @@ type fakeSession struct {
 	prompts  []string
 	commands []string
 	cancels  int
+	models   []models.Info // what /model without a name lists
 }
 
 func (f *fakeSession) ID() string          { return f.id }
@@ -56,7 +58,11 @@ func (f *fakeSession) Close() error        { return nil }
 
 func (f *fakeSession) Command(_ context.Context, name, args string) (host.Reply, error) {
 	f.commands = append(f.commands, "/"+name+" "+args)
-	return host.Reply{Text: "the host's answer to /" + name + " " + args}, nil
+	r := host.Reply{Text: "the host's answer to /" + name + " " + args}
+	if name == "model" && args == "" {
+		r.Models = f.models
+	}
+	return r, nil
 }
 
 // Prompt keeps the text the model would be sent.
