@@ -714,6 +714,10 @@ func (m *Model) historyKey(ks string) bool {
 func (m *Model) paste(text string) {
 	// Terminals paste line ends as CR (tmux, iTerm) or CRLF.
 	text = strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n")
+	if ref, ok := imageRef(m.cfg.Root, text); ok {
+		m.input.InsertString(ref + " ")
+		return
+	}
 	if strings.Count(text, "\n") < pasteLines && len(text) <= pasteBytes {
 		m.input.InsertString(text)
 		return

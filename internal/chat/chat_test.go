@@ -45,6 +45,7 @@ type fakeSession struct {
 	id       string
 	status   host.Status
 	prompts  []string
+	parts    [][]card.Content // each prompt's content blocks
 	commands []string
 	cancels  int
 	models   []models.Info // what /model without a name lists
@@ -68,6 +69,7 @@ func (f *fakeSession) Command(_ context.Context, name, args string) (host.Reply,
 // Prompt keeps the text the model would be sent.
 func (f *fakeSession) Prompt(_ context.Context, text string, parts ...card.Content) (agent.StopReason, error) {
 	f.prompts = append(f.prompts, attach.ModelText(text, parts))
+	f.parts = append(f.parts, parts)
 	return agent.StopEndTurn, nil
 }
 

@@ -42,6 +42,7 @@ func (f *Fold) Record(r *termui.Renderer, rec session.Record) error {
 	switch rec.Type {
 	case session.TypeUser:
 		text, chips := attach.View(rec.Text, rec.Content)
+		chips = append(chips, attach.ImageChips(rec.Content)...)
 		if err := r.User(text); err != nil {
 			return err
 		}
