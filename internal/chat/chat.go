@@ -107,6 +107,7 @@ type Model struct {
 	liveOrder []string
 	perm      *host.Permission
 	permCard  string
+	permFull  bool // the approval box shows the whole change, unfolded
 	permAt    time.Time // when perm was shown
 	typedAt   time.Time // the last key press
 
@@ -438,7 +439,8 @@ func (m *Model) event(e host.Event) tea.Cmd {
 		}
 	case host.KindPermission:
 		m.perm, m.permAt = e.Permission, m.cfg.Now()
-		m.permCard = renderCall(e.Permission.Request.Card, m.termOpts())
+		m.permFull = false
+		m.permCard = m.approvalCard()
 		p := e.Permission
 		return tea.Batch(m.notify("dsh: "+toolName(p.Request.Tool)+" waits for your answer"),
 			func() tea.Msg { <-p.Done(); return permDoneMsg{p} })
@@ -669,6 +671,12 @@ func (m *Model) permKey(ks string) tea.Cmd {
 		p.Answer(agent.AllowAlways)
 	case "n", "N", "esc":
 		p.Answer(agent.Reject)
+	case "e", "E":
+		if m.approvalFolded() {
+			m.permFull = true
+			m.permCard = m.approvalCard()
+		}
+		return nil
 	default:
 		return nil
 	}
@@ -925,11 +933,18 @@ func (m *Model) permView() string {
 	b.WriteString(bold.Render(wrapText("Allow "+toolName(req.Tool)+"?", m.width)))
 	b.WriteByte('\n')
 	b.WriteString(m.permCard)
+	if _, ok := req.Card.(*card.TerminalCall); ok {
+		b.WriteString(m.style(lipgloss.NewStyle().Faint(true)).Render(wrapText("  "+m.commandWhere(), m.width)))
+		b.WriteByte('\n')
+	}
 	choices := "[y] yes, once"
 	if canRemember(m.perm) {
 		choices += "   [a] always allow " + req.Approval.Label
 	}
 	choices += "   [n] no"
+	if m.approvalFolded() {
+		choices += "   [e] show all"
+	}
 	b.WriteString(bold.Render(wrapText(choices, m.width)))
 	b.WriteByte('\n')
 	return b.String()

@@ -765,3 +765,58 @@ func TestNotifyOnlyWhenAway(t *testing.T) {
 		t.Errorf("notify = false: nothing is sent (got %q) and focus is not asked for", got)
 	}
 }
+
+// The edit approval shows the change once, numbered, folded when long with a
+// key to show all of it; the scrollback keeps only the call's line.
+func TestFrameEditApproval(t *testing.T) {
+	h := newHarness(t, 100)
+	h.m.running = true
+	var old, nw strings.Builder
+	for i := 1; i <= 60; i++ {
+		fmt.Fprintf(&old, "line %d\n", i)
+		fmt.Fprintf(&nw, "line %d changed\n", i)
+	}
+	args := []byte(`{"path":"big.txt"}`)
+	c := &card.DiffCall{Title: "Edit big.txt", Diffs: []card.FileDiff{{Path: "big.txt", OldText: card.Ptr("package main\n\nfunc main() {\n\tprintln(1)\n}\n"),
+		NewText: "package main\n\nfunc main() {\n\tprintln(2)\n}\n", OldStart: 1, NewStart: 1}}}
+	h.events(recordEvent(session.Record{Type: session.TypeToolCall, CallID: "c1", Name: "edit", Args: args}))
+	req := agent.PermissionRequest{CallID: "c1", Tool: "edit", Args: args, Card: c,
+		Approval: tool.Approval{Label: "file edits in this session", Remember: true, Keys: []string{"edit"}}}
+	h.events(host.Event{Kind: host.KindPermission, Permission: &host.Permission{Request: req}})
+	h.frame("approval-edit")
+	if strings.Contains(h.m.permView(), "[e] show all") {
+		t.Error("a short change is shown whole: no [e]")
+	}
+	h.now = h.now.Add(time.Second)
+	h.typeText("y")
+
+	long := &card.DiffCall{Title: "Edit big.txt", Diffs: []card.FileDiff{{Path: "big.txt", OldText: card.Ptr(old.String()), NewText: nw.String(), OldStart: 1, NewStart: 1}}}
+	req.Card = long
+	h.events(host.Event{Kind: host.KindPermission, Permission: &host.Permission{Request: req}})
+	if v := ansi.Strip(h.m.permView()); !strings.Contains(v, "[e] show all") || !strings.Contains(v, "more lines") || strings.Contains(v, "line 45 changed") {
+		t.Errorf("a long change is folded with [e] to show all:\n%s", v)
+	}
+	h.now = h.now.Add(time.Second)
+	h.typeText("e")
+	if v := ansi.Strip(h.m.permView()); strings.Contains(v, "[e] show all") || !strings.Contains(v, "line 45 changed") || h.m.perm == nil {
+		t.Errorf("after e the whole change shows and the prompt stays:\n%s", v)
+	}
+}
+
+func TestApprovalSaysWhereACommandRuns(t *testing.T) {
+	h := newHarness(t, 100)
+	h.m.running = true
+	h.m.status.Cwd = filepath.Join(h.root, "sub")
+	h.m.status.Sandbox = "network-off"
+	req := agent.PermissionRequest{CallID: "c1", Tool: "bash", Args: []byte(`{"command":"make"}`),
+		Card: &card.TerminalCall{Title: "make"}, Approval: tool.Approval{Label: "this exact command"}}
+	h.events(host.Event{Kind: host.KindPermission, Permission: &host.Permission{Request: req}})
+	if v := ansi.Strip(h.m.permView()); !strings.Contains(v, "in sub · sandboxed: writes only in the workspace and temp, no network") {
+		t.Errorf("the command's approval should say where and how it runs:\n%s", v)
+	}
+	h.m.status.Cwd, h.m.status.Sandbox = h.root, ""
+	h.m.permCard = h.m.approvalCard()
+	if v := ansi.Strip(h.m.permView()); !strings.Contains(v, "in the workspace root · not sandboxed") {
+		t.Errorf("unsandboxed at the root:\n%s", v)
+	}
+}
