@@ -107,7 +107,7 @@ type Model struct {
 	liveOrder []string
 	perm      *host.Permission
 	permCard  string
-	permFull  bool // the approval box shows the whole change, unfolded
+	permFull  bool      // the approval box shows the whole change, unfolded
 	permAt    time.Time // when perm was shown
 	typedAt   time.Time // the last key press
 

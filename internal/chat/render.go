@@ -143,6 +143,7 @@ func (m *Model) commandWhere() string {
 		return "in " + dir + " · sandboxed: writes only in the workspace and temp"
 	case sandbox.NetworkOff:
 		return "in " + dir + " · sandboxed: writes only in the workspace and temp, no network"
+	case sandbox.Off:
 	}
 	return "in " + dir + " · not sandboxed"
 }
