@@ -9,6 +9,7 @@
 package attach
 
 import (
+	"encoding/base64"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -108,6 +109,25 @@ func PasteChip(text string) string { return "[paste: " + lines(text) + "]" }
 
 // Chip is the line that shows an attached file.
 func Chip(uri, text string) string { return "attached " + uri + " (" + lines(text) + ")" }
+
+// ImageChips are the lines that show a prompt's images where images cannot be
+// drawn (the terminal): each one's file (when the prompt named one), type and size.
+func ImageChips(content []card.Content) []string {
+	var out []string
+	for _, c := range blocks(content, card.ContentImage) {
+		out = append(out, imageChip(c))
+	}
+	return out
+}
+
+func imageChip(c card.Content) string {
+	name := c.URI
+	if name == "" {
+		name = "an image"
+	}
+	kib := (base64.StdEncoding.DecodedLen(len(c.Data)) + 1023) / 1024
+	return fmt.Sprintf("attached %s (%s, %d KiB)", name, c.MimeType, kib)
+}
 
 func lines(text string) string {
 	n := strings.Count(strings.TrimSuffix(text, "\n"), "\n") + 1

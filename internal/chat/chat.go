@@ -25,6 +25,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/termfold"
 	"github.com/dsh-dev/dsh/internal/termui"
@@ -75,6 +76,9 @@ type Config struct {
 	// Files lists the workspace's files for @ completion (nil: walk Root once).
 	Files func() []string
 	Now   func() time.Time
+	// Notify rings the bell and sends a desktop notification (OSC 9) when a
+	// turn ends or a prompt waits while the terminal does not have focus.
+	Notify bool
 	// Print, when set, takes what is printed above the chat instead of the
 	// terminal (tests).
 	Print func(string)
@@ -103,10 +107,14 @@ type Model struct {
 	liveOrder []string
 	perm      *host.Permission
 	permCard  string
+	permFull  bool      // the approval box shows the whole change, unfolded
 	permAt    time.Time // when perm was shown
 	typedAt   time.Time // the last key press
 
 	status host.Status // the session's, as the host last published it
+	// blurred says the terminal reported that it lost focus: what finishes
+	// now is notified.
+	blurred bool
 
 	notice           string
 	lastCtrlC        time.Time
@@ -124,8 +132,7 @@ type Model struct {
 	histIdx int // -1: not browsing; else the history entry shown
 	draft   string
 
-	picker    []session.Info // /resume without an id
-	pickerSel int
+	picker *picker // /resume or /model without an argument
 
 	printing  bool
 	pending   strings.Builder
@@ -166,6 +173,8 @@ type (
 		gen  int
 		text string
 		err  error
+		// models, from /model without a name, open the model picker.
+		models []models.Info
 	}
 	permDoneMsg struct{ p *host.Permission }
 	printedMsg  struct{}
@@ -363,7 +372,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case replyMsg:
 		if msg.gen == m.gen {
-			m.reply(msg.text, msg.err)
+			if msg.err == nil && len(msg.models) > 0 {
+				m.picker = m.modelPicker(msg.models)
+			} else {
+				m.reply(msg.text, msg.err)
+			}
 		}
 	case permDoneMsg:
 		if m.perm == msg.p {
@@ -390,6 +403,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case filesMsg:
 		m.files, m.walking = msg.files, false
 		m.updateCompletion()
+	case tea.FocusMsg:
+		m.blurred = false
+	case tea.BlurMsg:
+		m.blurred = true
 	case tea.PasteMsg:
 		m.paste(msg.Content)
 	case tea.KeyPressMsg:
@@ -422,9 +439,11 @@ func (m *Model) event(e host.Event) tea.Cmd {
 		}
 	case host.KindPermission:
 		m.perm, m.permAt = e.Permission, m.cfg.Now()
-		m.permCard = renderCall(e.Permission.Request.Card, m.termOpts())
+		m.permFull = false
+		m.permCard = m.approvalCard()
 		p := e.Permission
-		return func() tea.Msg { <-p.Done(); return permDoneMsg{p} }
+		return tea.Batch(m.notify("dsh: "+toolName(p.Request.Tool)+" waits for your answer"),
+			func() tea.Msg { <-p.Done(); return permDoneMsg{p} })
 	case host.KindStatus:
 		m.status = e.Status
 	case host.KindUsage:
@@ -486,12 +505,23 @@ func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
 	if msg.stop == agent.StopCancelled {
 		m.notice = ""
 	}
+	ring := m.notify("dsh: " + termfold.TurnNote(session.Record{StopReason: string(msg.stop)}))
 	if q := m.queued; q != "" && msg.stop != agent.StopCancelled {
 		p := m.queuedP
 		m.queued, m.queuedP = "", nil
-		return m.send(q, p)
+		return m.send(q, p) // the turn goes on: nothing to tell yet
 	}
-	return nil
+	return ring
+}
+
+// notify tells a user who is elsewhere that the chat needs them: the bell, and
+// OSC 9, which terminals that know it show as a desktop notification. Only a
+// terminal that reported losing focus is notified.
+func (m *Model) notify(text string) tea.Cmd {
+	if !m.cfg.Notify || !m.blurred {
+		return nil
+	}
+	return tea.Raw("\a" + ansi.Notify(termui.Sanitize(text)))
 }
 
 // hostCommand runs a built-in command in the host, off the update loop (the
@@ -509,7 +539,11 @@ func (m *Model) hostCommand(name, args string) tea.Cmd {
 	if name != "compact" {
 		return tea.Batch(wait, func() tea.Msg {
 			r, err := s.Command(context.Background(), name, args)
-			return replyMsg{gen: gen, text: r.Text, err: err}
+			msg := replyMsg{gen: gen, text: r.Text, err: err}
+			if name == "model" && strings.TrimSpace(args) == "" {
+				msg.models = r.Models
+			}
+			return msg
 		})
 	}
 	m.running = true
@@ -550,7 +584,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		return m.permKey(ks)
 	}
 	if m.picker != nil {
-		return m.pickerKey(ks)
+		return m.pickerKey(k)
 	}
 	switch ks {
 	case "esc":
@@ -637,6 +671,12 @@ func (m *Model) permKey(ks string) tea.Cmd {
 		p.Answer(agent.AllowAlways)
 	case "n", "N", "esc":
 		p.Answer(agent.Reject)
+	case "e", "E":
+		if m.approvalFolded() {
+			m.permFull = true
+			m.permCard = m.approvalCard()
+		}
+		return nil
 	default:
 		return nil
 	}
@@ -682,6 +722,10 @@ func (m *Model) historyKey(ks string) bool {
 func (m *Model) paste(text string) {
 	// Terminals paste line ends as CR (tmux, iTerm) or CRLF.
 	text = strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n")
+	if ref, ok := imageRef(m.cfg.Root, text); ok {
+		m.input.InsertString(ref + " ")
+		return
+	}
 	if strings.Count(text, "\n") < pasteLines && len(text) <= pasteBytes {
 		m.input.InsertString(text)
 		return
@@ -832,6 +876,7 @@ func (m *Model) View() tea.View {
 	}
 	b.WriteString(m.statusLine())
 	v := tea.NewView(b.String())
+	v.ReportFocus = m.cfg.Notify
 	return v
 }
 
@@ -888,11 +933,18 @@ func (m *Model) permView() string {
 	b.WriteString(bold.Render(wrapText("Allow "+toolName(req.Tool)+"?", m.width)))
 	b.WriteByte('\n')
 	b.WriteString(m.permCard)
+	if _, ok := req.Card.(*card.TerminalCall); ok {
+		b.WriteString(m.style(lipgloss.NewStyle().Faint(true)).Render(wrapText("  "+m.commandWhere(), m.width)))
+		b.WriteByte('\n')
+	}
 	choices := "[y] yes, once"
 	if canRemember(m.perm) {
 		choices += "   [a] always allow " + req.Approval.Label
 	}
 	choices += "   [n] no"
+	if m.approvalFolded() {
+		choices += "   [e] show all"
+	}
 	b.WriteString(bold.Render(wrapText(choices, m.width)))
 	b.WriteByte('\n')
 	return b.String()
@@ -907,8 +959,13 @@ func toolName(s string) string {
 
 func (m *Model) statusLine() string {
 	var parts []string
-	if m.busy() {
+	switch {
+	case m.perm != nil:
+		parts = append(parts, "waiting for you")
+	case m.busy():
 		parts = append(parts, m.spin.View()+" working (Esc to cancel)")
+	default:
+		parts = append(parts, "idle")
 	}
 	if m.sess == nil {
 		if m.cfg.Model != "" {
@@ -925,7 +982,11 @@ func (m *Model) statusLine() string {
 		if st.Window > 0 {
 			ctx += fmt.Sprintf("/%s (%d%%)", tokens(st.Window), st.ContextTokens*100/st.Window)
 		}
-		parts = append(parts, "context "+ctx, m.sess.ID())
+		parts = append(parts, "context "+ctx)
+		// The id is what matters least: it goes where the line has no room.
+		if id := m.sess.ID(); ansi.StringWidth(strings.Join(parts, " · ")+" · "+id) <= m.width {
+			parts = append(parts, id)
+		}
 	}
 	return m.style(lipgloss.NewStyle().Faint(true)).Render(wrapText(strings.Join(parts, " · "), m.width))
 }

@@ -3,6 +3,7 @@ package chat
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -22,6 +23,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/demo"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/provider/script"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/termui"
@@ -43,8 +45,10 @@ type fakeSession struct {
 	id       string
 	status   host.Status
 	prompts  []string
+	parts    [][]card.Content // each prompt's content blocks
 	commands []string
 	cancels  int
+	models   []models.Info // what /model without a name lists
 }
 
 func (f *fakeSession) ID() string          { return f.id }
@@ -55,12 +59,17 @@ func (f *fakeSession) Close() error        { return nil }
 
 func (f *fakeSession) Command(_ context.Context, name, args string) (host.Reply, error) {
 	f.commands = append(f.commands, "/"+name+" "+args)
-	return host.Reply{Text: "the host's answer to /" + name + " " + args}, nil
+	r := host.Reply{Text: "the host's answer to /" + name + " " + args}
+	if name == "model" && args == "" {
+		r.Models = f.models
+	}
+	return r, nil
 }
 
 // Prompt keeps the text the model would be sent.
 func (f *fakeSession) Prompt(_ context.Context, text string, parts ...card.Content) (agent.StopReason, error) {
 	f.prompts = append(f.prompts, attach.ModelText(text, parts))
+	f.parts = append(f.parts, parts)
 	return agent.StopEndTurn, nil
 }
 
@@ -695,5 +704,119 @@ func TestNoColor(t *testing.T) {
 		if has := strings.Contains(got, "\x1b["); has != color {
 			t.Errorf("colour %v: escapes present %v:\n%q", color, has, got)
 		}
+	}
+}
+
+// rawOut is what the commands of the last update print to the terminal raw.
+func (h *harness) rawOut() string {
+	var b strings.Builder
+	for _, msg := range h.runLast() {
+		if r, ok := msg.(tea.RawMsg); ok {
+			fmt.Fprint(&b, r.Msg)
+		}
+	}
+	return b.String()
+}
+
+func TestNotifyOnlyWhenAway(t *testing.T) {
+	const done = "\a\x1b]9;dsh: done\a"
+	h := newHarness(t, 80)
+	h.m.cfg.Notify = true
+	if !h.m.View().ReportFocus {
+		t.Fatal("the chat must ask the terminal to report focus when it notifies")
+	}
+	h.m.running = true
+	h.send(turnDoneMsg{gen: h.m.gen, stop: agent.StopEndTurn})
+	if got := h.rawOut(); got != "" {
+		t.Errorf("a turn that ends while the terminal has focus must not notify, got %q", got)
+	}
+
+	h.send(tea.BlurMsg{})
+	h.m.running = true
+	h.send(turnDoneMsg{gen: h.m.gen, stop: agent.StopEndTurn})
+	if got := h.rawOut(); got != done {
+		t.Errorf("a turn that ends while the terminal is away: got %q, want %q", got, done)
+	}
+	h.m.running = true
+	req := agent.PermissionRequest{CallID: "c1", Tool: "bash", Args: []byte(`{"command":"make"}`),
+		Card: &card.TerminalCall{Title: "make"}, Approval: tool.Approval{Label: "this exact command"}}
+	h.events(host.Event{Kind: host.KindPermission, Permission: &host.Permission{Request: req}})
+	if got, want := h.rawOut(), "\a\x1b]9;dsh: bash waits for your answer\a"; got != want {
+		t.Errorf("a prompt shown while away: got %q, want %q", got, want)
+	}
+	if s := ansi.Strip(h.m.statusLine()); !strings.Contains(s, "waiting for you") {
+		t.Errorf("the status line must say the chat waits for the user, got %q", s)
+	}
+
+	h.send(tea.FocusMsg{})
+	h.m.perm = nil
+	h.send(turnDoneMsg{gen: h.m.gen, stop: agent.StopEndTurn})
+	if got := h.rawOut(); got != "" {
+		t.Errorf("back in focus, nothing is notified, got %q", got)
+	}
+	if s := ansi.Strip(h.m.statusLine()); !strings.Contains(s, "idle") {
+		t.Errorf("an idle chat's status line says so, got %q", s)
+	}
+
+	h.m.cfg.Notify = false
+	h.send(tea.BlurMsg{})
+	h.send(turnDoneMsg{gen: h.m.gen, stop: agent.StopEndTurn})
+	if got := h.rawOut(); got != "" || h.m.View().ReportFocus {
+		t.Errorf("notify = false: nothing is sent (got %q) and focus is not asked for", got)
+	}
+}
+
+// The edit approval shows the change once, numbered, folded when long with a
+// key to show all of it; the scrollback keeps only the call's line.
+func TestFrameEditApproval(t *testing.T) {
+	h := newHarness(t, 100)
+	h.m.running = true
+	var old, nw strings.Builder
+	for i := 1; i <= 60; i++ {
+		fmt.Fprintf(&old, "line %d\n", i)
+		fmt.Fprintf(&nw, "line %d changed\n", i)
+	}
+	args := []byte(`{"path":"big.txt"}`)
+	c := &card.DiffCall{Title: "Edit big.txt", Diffs: []card.FileDiff{{Path: "big.txt", OldText: card.Ptr("package main\n\nfunc main() {\n\tprintln(1)\n}\n"),
+		NewText: "package main\n\nfunc main() {\n\tprintln(2)\n}\n", OldStart: 1, NewStart: 1}}}
+	h.events(recordEvent(session.Record{Type: session.TypeToolCall, CallID: "c1", Name: "edit", Args: args}))
+	req := agent.PermissionRequest{CallID: "c1", Tool: "edit", Args: args, Card: c,
+		Approval: tool.Approval{Label: "file edits in this session", Remember: true, Keys: []string{"edit"}}}
+	h.events(host.Event{Kind: host.KindPermission, Permission: &host.Permission{Request: req}})
+	h.frame("approval-edit")
+	if strings.Contains(h.m.permView(), "[e] show all") {
+		t.Error("a short change is shown whole: no [e]")
+	}
+	h.now = h.now.Add(time.Second)
+	h.typeText("y")
+
+	long := &card.DiffCall{Title: "Edit big.txt", Diffs: []card.FileDiff{{Path: "big.txt", OldText: card.Ptr(old.String()), NewText: nw.String(), OldStart: 1, NewStart: 1}}}
+	req.Card = long
+	h.events(host.Event{Kind: host.KindPermission, Permission: &host.Permission{Request: req}})
+	if v := ansi.Strip(h.m.permView()); !strings.Contains(v, "[e] show all") || !strings.Contains(v, "more lines") || strings.Contains(v, "line 45 changed") {
+		t.Errorf("a long change is folded with [e] to show all:\n%s", v)
+	}
+	h.now = h.now.Add(time.Second)
+	h.typeText("e")
+	if v := ansi.Strip(h.m.permView()); strings.Contains(v, "[e] show all") || !strings.Contains(v, "line 45 changed") || h.m.perm == nil {
+		t.Errorf("after e the whole change shows and the prompt stays:\n%s", v)
+	}
+}
+
+func TestApprovalSaysWhereACommandRuns(t *testing.T) {
+	h := newHarness(t, 100)
+	h.m.running = true
+	h.m.status.Cwd = filepath.Join(h.root, "sub")
+	h.m.status.Sandbox = "network-off"
+	req := agent.PermissionRequest{CallID: "c1", Tool: "bash", Args: []byte(`{"command":"make"}`),
+		Card: &card.TerminalCall{Title: "make"}, Approval: tool.Approval{Label: "this exact command"}}
+	h.events(host.Event{Kind: host.KindPermission, Permission: &host.Permission{Request: req}})
+	if v := ansi.Strip(h.m.permView()); !strings.Contains(v, "in sub · sandboxed: writes only in the workspace and temp, no network") {
+		t.Errorf("the command's approval should say where and how it runs:\n%s", v)
+	}
+	h.m.status.Cwd, h.m.status.Sandbox = h.root, ""
+	h.m.permCard = h.m.approvalCard()
+	if v := ansi.Strip(h.m.permView()); !strings.Contains(v, "in the workspace root · not sandboxed") {
+		t.Errorf("unsandboxed at the root:\n%s", v)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
 
 	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/session"
@@ -153,42 +152,6 @@ func (m *Model) pick() tea.Cmd {
 		m.sb.note("no other session in this directory")
 		return nil
 	}
-	m.picker, m.pickerSel = others[:min(len(others), 10)], 0
+	m.picker = m.sessionPicker(others)
 	return nil
-}
-
-func (m *Model) pickerKey(ks string) tea.Cmd {
-	switch ks {
-	case "up":
-		m.pickerSel = (m.pickerSel + len(m.picker) - 1) % len(m.picker)
-	case "down":
-		m.pickerSel = (m.pickerSel + 1) % len(m.picker)
-	case "esc", "q":
-		m.picker = nil
-	case "enter":
-		id := m.picker[m.pickerSel].ID
-		m.picker = nil
-		return m.open(id)
-	}
-	return nil
-}
-
-func (m *Model) pickerView() string {
-	var b strings.Builder
-	bold := m.style(lipgloss.NewStyle().Bold(true))
-	b.WriteString(bold.Render("Resume which session? (↑/↓, Enter, Esc)"))
-	b.WriteByte('\n')
-	for i, in := range m.picker {
-		mark := "  "
-		if i == m.pickerSel {
-			mark = "› "
-		}
-		line := wrapText(fmt.Sprintf("%s%s  %s  %s", mark, in.ID, in.Updated.Local().Format(time.DateTime), oneLine(in.FirstPrompt, 50)), m.width)
-		if i == m.pickerSel {
-			line = bold.Render(line)
-		}
-		b.WriteString(line)
-		b.WriteByte('\n')
-	}
-	return b.String()
 }

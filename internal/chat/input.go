@@ -3,10 +3,12 @@ package chat
 import (
 	"bufio"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -115,40 +117,111 @@ func (h *History) At(i int) string { return h.entries[i] }
 // model has it without a read call. The chat shows the typed text and
 // "attached main.go (N lines)"; the log keeps all of it.
 
-// maxAttach bounds one attached file; a larger one is refused with a note.
-const maxAttach = 256 << 10
+// maxAttach bounds one attached text file, maxImage an attached image (what
+// the providers take); a larger one is refused with a note.
+const (
+	maxAttach = 256 << 10
+	maxImage  = 5 << 20
+)
 
-// atRef finds @path mentions: after the start or a space, up to the next space.
-var atRef = regexp.MustCompile(`(?:^|\s)@([^\s@]+)`)
+// atRef finds @path mentions: after the start or a space, up to the next
+// space, or in quotes (@"a name with spaces").
+var atRef = regexp.MustCompile(`(?:^|\s)@(?:"([^"\n]+)"|([^\s@"]+))`)
 
-// attachFiles reads the files the prompt mentions as @path. It returns them as
-// resource blocks, and the mentions that were not attached, with why.
+// attachFiles reads the files a prompt mentions as @path: inside the workspace,
+// text as a resource and images (PNG, JPEG, GIF, WebP) as images. An absolute
+// path may name an image only: what a terminal pastes when a screenshot is
+// dropped on it.
 func attachFiles(root, prompt string) ([]card.Content, []string) {
 	var files []card.Content
 	var skipped []string
 	seen := map[string]bool{}
 	for _, m := range atRef.FindAllStringSubmatch(prompt, -1) {
-		rel := strings.TrimRight(m[1], ".,;:!?)")
+		rel := m[1]
+		if rel == "" {
+			rel = strings.TrimRight(m[2], ".,;:!?)")
+		}
 		if seen[rel] {
 			continue
 		}
 		seen[rel] = true
-		data, err := readInside(root, rel)
+		c, err := readAttachment(root, rel)
 		if err != nil {
 			skipped = append(skipped, fmt.Sprintf("@%s: %v", rel, err))
 			continue
 		}
-		files = append(files, card.Resource(rel, strings.ToValidUTF8(string(data), "\uFFFD")))
+		files = append(files, c)
 	}
 	return files, skipped
+}
+
+func readAttachment(root, rel string) (card.Content, error) {
+	var data []byte
+	var err error
+	if filepath.IsAbs(rel) {
+		data, err = readRegular(rel, maxImage)
+	} else {
+		data, err = readInside(root, rel)
+	}
+	if err != nil {
+		return card.Content{}, err
+	}
+	if mime := imageMIME(data); mime != "" {
+		c := card.Image(mime, base64.StdEncoding.EncodeToString(data))
+		c.URI = rel
+		return c, nil
+	}
+	switch {
+	case filepath.IsAbs(rel):
+		return card.Content{}, errors.New("not a path in the workspace")
+	case len(data) > maxAttach:
+		return card.Content{}, fmt.Errorf("%d bytes is more than %d", len(data), maxAttach)
+	}
+	return card.Resource(rel, strings.ToValidUTF8(string(data), "\uFFFD")), nil
+}
+
+// imageMIME is the type of an image the models take, "" for anything else.
+func imageMIME(data []byte) string {
+	switch t := http.DetectContentType(data); t {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+		return t
+	}
+	return ""
+}
+
+// imageRef turns a pasted path to an image into an @ mention (quoted if it has
+// spaces), relative when it is inside root, so it is attached like one; ok is
+// false for anything else. Terminals paste a dropped file's path, quoted or
+// with its spaces escaped.
+func imageRef(root, pasted string) (string, bool) {
+	p := strings.TrimSpace(pasted)
+	if len(p) >= 2 && (p[0] == '\'' || p[0] == '"') && p[len(p)-1] == p[0] {
+		p = p[1 : len(p)-1]
+	}
+	p = strings.ReplaceAll(p, `\ `, " ")
+	p = strings.TrimPrefix(p, "file://")
+	switch strings.ToLower(filepath.Ext(p)) {
+	case ".png", ".jpg", ".jpeg", ".gif", ".webp":
+	default:
+		return "", false
+	}
+	if p == "" || strings.ContainsAny(p, "\n\"") {
+		return "", false
+	}
+	if filepath.IsAbs(p) {
+		if r, err := filepath.Rel(root, p); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			p = r
+		}
+	}
+	if strings.ContainsAny(p, " \t") {
+		return `@"` + p + `"`, true
+	}
+	return "@" + p, true
 }
 
 // readInside reads a regular file inside root (symbolic links resolved), so a
 // mention cannot attach /etc/passwd or a link pointing out of the workspace.
 func readInside(root, rel string) ([]byte, error) {
-	if filepath.IsAbs(rel) {
-		return nil, errors.New("not a path in the workspace")
-	}
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		return nil, err
@@ -160,14 +233,21 @@ func readInside(root, rel string) ([]byte, error) {
 	if r, err := filepath.Rel(realRoot, p); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
 		return nil, errors.New("outside the workspace")
 	}
+	return readRegular(p, maxImage)
+}
+
+// readRegular reads a regular file of at most limit bytes.
+func readRegular(p string, limit int64) ([]byte, error) {
 	fi, err := os.Stat(p)
 	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, errors.New("no such file")
 	case err != nil:
 		return nil, err
 	case !fi.Mode().IsRegular():
 		return nil, errors.New("not a regular file")
-	case fi.Size() > maxAttach:
-		return nil, fmt.Errorf("%d bytes is more than %d", fi.Size(), maxAttach)
+	case fi.Size() > limit:
+		return nil, fmt.Errorf("%d bytes is more than %d", fi.Size(), limit)
 	}
 	return os.ReadFile(p)
 }

@@ -95,7 +95,7 @@ func testProgram(t *testing.T, first string) {
 	wait("the model's answer", "It says REMEMBER THE MILK.")
 	// The fold notes the turn's end once it is logged; the chat marks itself
 	// idle when Prompt returns, a moment later.
-	wait("the turn's end", "turn ended")
+	wait("the turn's end", "· done")
 	time.Sleep(500 * time.Millisecond)
 	tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
 	tm.Send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})

@@ -3,9 +3,12 @@ package chat
 import (
 	"bytes"
 	"fmt"
+	"math"
+	"path/filepath"
 	"strings"
 
 	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/termfold"
 	"github.com/dsh-dev/dsh/internal/termui"
@@ -91,14 +94,56 @@ func (s *scrollback) lastCall() card.Call {
 	return s.fold.LastCall()
 }
 
-// renderCall draws a call card on its own, for the permission prompt.
-func renderCall(c card.Call, o termui.Options) string {
+// approvalCard is the pending call as the user approves it: a change in full
+// (folded unless the user asked for all of it), with both line numbers.
+func (m *Model) approvalCard() string {
+	o := m.termOpts()
+	if m.permFull {
+		o.FoldAbove = math.MaxInt
+	}
+	return renderApproval(m.perm.Request.Card, o)
+}
+
+// approvalFolded says the approval box hides part of the change.
+func (m *Model) approvalFolded() bool {
+	if m.perm == nil || m.permFull {
+		return false
+	}
+	o := m.termOpts()
+	full := o
+	full.FoldAbove = math.MaxInt
+	c := m.perm.Request.Card
+	return renderApproval(c, o) != renderApproval(c, full)
+}
+
+func renderApproval(c card.Call, o termui.Options) string {
 	if c == nil {
 		return ""
 	}
 	var b bytes.Buffer
-	if err := termui.New(&b, o).Call(c); err != nil {
+	if err := termui.New(&b, o).Approval(c); err != nil {
 		return fmt.Sprintf("(the call cannot be shown: %v)\n", err)
 	}
 	return b.String()
+}
+
+// commandWhere says where a command would run: its directory, relative to the
+// workspace, and whether in the sandbox.
+func (m *Model) commandWhere() string {
+	dir := "the workspace root"
+	if cwd := m.status.Cwd; cwd != "" {
+		if rel, err := filepath.Rel(m.cfg.Root, cwd); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+			dir = rel
+		} else if err != nil || rel != "." {
+			dir = cwd
+		}
+	}
+	switch m.status.Sandbox {
+	case sandbox.On:
+		return "in " + dir + " · sandboxed: writes only in the workspace and temp"
+	case sandbox.NetworkOff:
+		return "in " + dir + " · sandboxed: writes only in the workspace and temp, no network"
+	case sandbox.Off:
+	}
+	return "in " + dir + " · not sandboxed"
 }

@@ -30,6 +30,9 @@ Keys (TOML):
   thinking = "adaptive"             off, adaptive, low … max, or a token budget
   context_window = 200000           or [context_window] "MODEL" = TOKENS
   safe_commands = ["make test"]     commands bash runs without asking
+  notify = false                    the chat does not ring or send a desktop
+                                    notification (OSC 9) when a turn ends or a
+                                    prompt waits while the terminal is away
   trusted_projects = ["~/src/app"]  user file only: projects whose file may set
                                     base_url, mcp, safe_commands, thinking,
                                     context_window, any mode and sandbox = "off"

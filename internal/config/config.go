@@ -37,7 +37,11 @@ type Config struct {
 	Sandbox  string // off, on or network-off
 	// Thinking is off, adaptive, an effort level (low, medium, high, xhigh,
 	// max) or a token budget in decimal; see ParseThinking.
-	Thinking      string
+	Thinking string
+	// Notify is "false" when the chat must not ring or send a notification
+	// (OSC 9) when a turn ends or a prompt waits while the terminal is in the
+	// background; "" or "true" it does.
+	Notify        string
 	ContextWindow ContextWindows
 	// SafeCommands are commands added to those the bash tool runs without asking.
 	SafeCommands []string
@@ -196,6 +200,7 @@ func (c *Config) merge(d *fileData, path string, trusted bool, mcp map[string]MC
 		}
 	}
 	set("provider", d.Provider)
+	set("notify", d.notify)
 	set("model", d.Model)
 	switch {
 	case d.thinking == nil || trusted:
@@ -305,6 +310,7 @@ func (c *Config) resolve() {
 		c.Provider, _ = c.envProvider()
 	}
 	c.Model, c.Mode, c.Sandbox, c.Thinking = top("model"), top("mode"), top("sandbox"), top("thinking")
+	c.Notify = top("notify")
 	c.BaseURL, c.envBaseURL = top("base_url"), ""
 	if l := c.layers["base_url"]; len(l) == 0 || !strings.HasPrefix(l[len(l)-1].source, "flag ") {
 		if name := baseURLEnv(c.Provider); name != "" && c.env(name) != "" {
@@ -387,6 +393,7 @@ func (c Config) Settings() []Setting {
 	scalar("mode", c.Mode)
 	scalar("sandbox", c.Sandbox)
 	scalar("thinking", c.Thinking)
+	scalar("notify", c.Notify)
 	cw := Setting{Key: "context_window", Source: "default"}
 	if c.ContextWindow.All > 0 {
 		cw.Value, cw.Source = strconv.FormatInt(c.ContextWindow.All, 10), c.sources["context_window"]

@@ -28,6 +28,7 @@ type rawFile struct {
 	Model           *string               `toml:"model"`
 	Mode            *string               `toml:"mode"`
 	Sandbox         *string               `toml:"sandbox"`
+	Notify          *bool                 `toml:"notify"`
 	Thinking        any                   `toml:"thinking"`       // a budget (integer) or a string
 	ContextWindow   any                   `toml:"context_window"` // an integer or a table of them
 	SafeCommands    []string              `toml:"safe_commands"`
@@ -56,6 +57,7 @@ type rawMCP struct {
 type fileData struct {
 	Provider, BaseURL, Model, Mode, Sandbox *string
 	thinking                                *string
+	notify                                  *string // "true" or "false"
 	contextWindow                           *ContextWindows
 	SafeCommands                            []string
 	TrustedProjects                         []string
@@ -165,6 +167,8 @@ func wantType(key []string) (string, bool) {
 			return "a table of servers, [mcp.NAME]", true
 		case "provider", "base_url", "model", "mode", "sandbox":
 			return "a string", true
+		case "notify":
+			return "a boolean (true or false)", true
 		}
 	case len(key) == 2 && key[0] == "mcp":
 		return "a table with command, args and env, or url, type and headers", true
@@ -208,6 +212,10 @@ func parseFile(b []byte, getenv func(string) string) (*fileData, error) {
 				return nil, bad(key, "%v", err)
 			}
 		}
+	}
+	if r.Notify != nil {
+		v := strconv.FormatBool(*r.Notify)
+		d.notify = &v
 	}
 	switch t := r.Thinking.(type) {
 	case nil:

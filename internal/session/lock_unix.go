@@ -4,6 +4,7 @@ package session
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"syscall"
 )
@@ -15,6 +16,9 @@ var errLocked = errors.New("the session is open in another dsh process")
 func lockFile(f *os.File) error {
 	err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 	if errors.Is(err, syscall.EWOULDBLOCK) {
+		if h := holder(f); h != "" {
+			return fmt.Errorf("%w (%s): leave it there first, or open another session", errLocked, h)
+		}
 		return errLocked
 	}
 	return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -435,8 +436,13 @@ func TestCreateMakesPrivateDir(t *testing.T) {
 
 func TestSecondWriterRefused(t *testing.T) {
 	l := create(t, t.TempDir(), "s1", Options{})
-	if _, err := Open(l.Path(), Options{}, nil); err == nil || !strings.Contains(err.Error(), "open in another dsh process") {
+	_, err := Open(l.Path(), Options{}, nil)
+	if err == nil || !strings.Contains(err.Error(), "open in another dsh process") {
 		t.Fatalf("Open of a session being written = %v, want refused", err)
+	}
+	// The refusal names who holds it (here this process), where /proc can tell.
+	if runtime.GOOS == "linux" && !strings.Contains(err.Error(), fmt.Sprintf("(pid %d, `", os.Getpid())) {
+		t.Errorf("the refusal should name the process that holds the session: %v", err)
 	}
 	l.Close()
 	l2, err := Open(l.Path(), Options{}, nil)

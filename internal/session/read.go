@@ -50,8 +50,8 @@ func encode(r Record) ([]byte, Record, error) {
 func promptPart(c card.Content) error {
 	switch c.Type {
 	case card.ContentImage:
-		if c.Data == "" || c.MimeType == "" || c.Text != "" || c.URI != "" {
-			return errors.New("an image needs data and a MIME type only")
+		if c.Data == "" || c.MimeType == "" || c.Text != "" {
+			return errors.New("an image needs data and a MIME type (and may name its file)")
 		}
 	case card.ContentResource:
 		if c.URI == "" || c.Data != "" || c.MimeType != "" {

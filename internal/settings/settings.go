@@ -65,6 +65,10 @@ type Settings struct {
 	getenv func(string) string // the environment with the configuration's base URL
 }
 
+// Notify says whether the chat notifies when a turn ends or a prompt waits
+// while its terminal is in the background (on unless the config turns it off).
+func (s Settings) Notify() bool { return s.Config.Notify != "false" }
+
 // FlagError is a mistake in the command line.
 type FlagError struct{ Err error }
 
@@ -316,6 +320,8 @@ func (s Settings) Entries() []config.Setting {
 					st.Value, st.Source = strconv.FormatInt(w, 10), "default (the model table's, for "+s.Model+")"
 				}
 			}
+		case "notify":
+			st.Value = strconv.FormatBool(s.Notify())
 		case "safe_commands":
 			if st.Value == "" {
 				st.Value = "(none added)"

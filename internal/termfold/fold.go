@@ -42,6 +42,7 @@ func (f *Fold) Record(r *termui.Renderer, rec session.Record) error {
 	switch rec.Type {
 	case session.TypeUser:
 		text, chips := attach.View(rec.Text, rec.Content)
+		chips = append(chips, attach.ImageChips(rec.Content)...)
 		if err := r.User(text); err != nil {
 			return err
 		}
@@ -133,11 +134,11 @@ func CallTitle(c card.Call) string {
 
 const maxTitle = 80
 
-// TurnNote says how a turn ended and what it cost.
+// TurnNote says how a turn ended and what it cost, in words for the user: the
+// stop reason is a code for programs (it stays in the log and in --json).
 func TurnNote(rec session.Record) string {
 	var b strings.Builder
-	b.WriteString("turn ended: ")
-	b.WriteString(strings.ReplaceAll(rec.StopReason, "_", " "))
+	b.WriteString(stopWords(rec.StopReason))
 	if u := rec.Usage; u != nil && u.InputTokens+u.OutputTokens > 0 {
 		fmt.Fprintf(&b, " · %d tokens in, %d out", u.InputTokens, u.OutputTokens)
 	}
@@ -146,4 +147,23 @@ func TurnNote(rec session.Record) string {
 		b.WriteString(rec.Error)
 	}
 	return b.String()
+}
+
+// stopWords is a turn_end's stop reason as the user reads it.
+func stopWords(reason string) string {
+	switch reason {
+	case "end_turn", "":
+		return "done"
+	case "max_tokens":
+		return "stopped: the model's answer reached its output limit"
+	case "refusal":
+		return "stopped: the model declined"
+	case "max_turns":
+		return "stopped: the turn used all its model round trips"
+	case "cancelled":
+		return "cancelled"
+	case "error":
+		return "failed"
+	}
+	return "ended: " + strings.ReplaceAll(reason, "_", " ")
 }

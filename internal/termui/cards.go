@@ -296,11 +296,12 @@ func readWindow(rd *card.ReadResult) string {
 	}
 }
 
+// diffCall is a proposed change's line: what and how much. Its hunks show once,
+// in the approval box (Approval) and then as the result card, as applied.
 func (r *Renderer) diffCall(d *card.DiffCall) []row {
 	hunks := allHunks(d.Diffs)
 	head := append([]span{{sgrBold, d.Title}, {"", "  "}}, statSpans(diffStat(hunks))...)
-	rows := []row{{prefix: []span{{sgrBold, bullet}}, body: head}}
-	return append(rows, r.diffRows(d.Diffs, hunks, false)...)
+	return []row{{prefix: []span{{sgrBold, bullet}}, body: head}}
 }
 
 func (r *Renderer) diffResult(d *card.DiffResult) []row {

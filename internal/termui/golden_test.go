@@ -114,6 +114,17 @@ var scenes = []scene{
 			NewText: "func a() {\n\treturn 2 // changed\n}\n\nfunc b() {}\n",
 		}},
 	})},
+	{"diff-approval-edit", func(r *Renderer) error {
+		return r.Approval(&card.DiffCall{
+			Title: "Edit cards.go",
+			Diffs: []card.FileDiff{{
+				Path:     "internal/termui/cards.go",
+				OldText:  card.Ptr("func a() {\n\treturn 1\n}\n"),
+				NewText:  "func a() {\n\treturn 2 // changed\n}\n\nfunc b() {}\n",
+				OldStart: 40, NewStart: 40,
+			}},
+		})
+	}},
 	{"diff-call-new-file", call(&card.DiffCall{
 		Title: "Write notes.txt",
 		Diffs: []card.FileDiff{{Path: "notes.txt", NewText: "one\ntwo\nthree"}},

@@ -138,6 +138,23 @@ func (r *Renderer) Call(c card.Call) error {
 	return r.block(rows)
 }
 
+// Approval renders a call as the user is asked to approve it: like Call, but a
+// proposed change shows its hunks in full, with both line numbers and hunk
+// headers, as the result card will show them applied.
+func (r *Renderer) Approval(c card.Call) error {
+	rows, err := r.callRows(c)
+	if err != nil {
+		return err
+	}
+	if d, ok := c.(*card.DiffCall); ok && d != nil {
+		rows = append(rows, r.diffRows(d.Diffs, allHunks(d.Diffs), true)...)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.live = stream{}
+	return r.block(rows)
+}
+
 // Result renders a finished call. res is the result card, or nil when the tool has no
 // rich view: then the raw content is shown like a generic card, in red if isError.
 // A terminal card whose output was already streamed through Progress since the last

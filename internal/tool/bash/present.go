@@ -27,7 +27,10 @@ func presentResult(p params, r tool.Result, m *meta) card.Result {
 		if r.IsError || m.JobID == "" {
 			return nil
 		}
-		return &card.GenericResult{Title: "Started " + m.JobID, Content: r.Content}
+		// The result's text tells the model how to read the job; the user is
+		// told what happens to it.
+		return &card.GenericResult{Title: "Started " + m.JobID,
+			Content: []card.Content{card.Text("Runs in the background until it exits, is killed, or the session ends.")}}
 	}
 	// A failing command still gets its terminal card: showing how a command
 	// failed is the card's point. Only a command that never ran (no meta) has none.

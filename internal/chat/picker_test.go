@@ -1,0 +1,130 @@
+package chat
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/dsh-dev/dsh/internal/command"
+	"github.com/dsh-dev/dsh/internal/host"
+	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/provider/models"
+	"github.com/dsh-dev/dsh/internal/provider/script"
+	"github.com/dsh-dev/dsh/internal/session"
+)
+
+func TestFrameModelPicker(t *testing.T) {
+	h := newHarness(t, 100)
+	h.sess.models = []models.Info{
+		{ID: "claude-opus-4-5", Name: "Claude Opus 4.5", ContextWindow: 200_000},
+		{ID: "claude-sonnet-4-5", Name: "Claude Sonnet 4.5", ContextWindow: 200_000},
+		{ID: "claude-haiku-4-5", Name: "Claude Haiku 4.5", ContextWindow: 200_000},
+	}
+	h.sess.status.Model = "claude-sonnet-4-5"
+	h.events(host.Event{Kind: host.KindStatus, Status: h.sess.status})
+	h.typeText("/model")
+	h.send(key(tea.KeyEnter, 0))
+	h.send(h.runLast()...)
+	if h.m.picker == nil {
+		t.Fatalf("/model without a name should open the model picker; printed:\n%s", h.printed.String())
+	}
+	h.frame("model-picker")
+	h.typeText("haiku")
+	h.frame("model-picker-filtered")
+	h.send(key(tea.KeyEnter, 0))
+	h.send(h.runLast()...)
+	if h.m.picker != nil {
+		t.Error("Enter should close the picker")
+	}
+	if want := "/model claude-haiku-4-5"; !slices.Contains(h.sess.commands, want) {
+		t.Errorf("choosing a model should run %q in the host, ran %q", want, h.sess.commands)
+	}
+
+	// Esc leaves the picker without choosing; a filter that matches nothing says so.
+	h.typeText("/model")
+	h.send(key(tea.KeyEnter, 0))
+	h.send(h.runLast()...)
+	h.typeText("zzz")
+	if got := h.m.picker.shown(); len(got) != 0 {
+		t.Errorf("no model matches zzz, shown %v", got)
+	}
+	h.send(key(tea.KeyEnter, 0)) // nothing to choose
+	h.send(key(tea.KeyEscape, 0))
+	if h.m.picker != nil || len(h.sess.commands) != 3 {
+		t.Errorf("Esc should leave the picker and run nothing, ran %q", h.sess.commands)
+	}
+}
+
+func TestFrameSessionPicker(t *testing.T) {
+	h := newHarness(t, 100)
+	infos := []session.Info{
+		{ID: "20261201-113000-aaaaaaaa", FirstPrompt: "fix the flaky test\nin cli", Updated: h.now.Add(-30 * time.Minute)},
+		{ID: "20261130-090000-bbbbbbbb", FirstPrompt: "", Updated: h.now.Add(-27 * time.Hour)},
+		{ID: "20261120-090000-cccccccc", FirstPrompt: "write the README", Updated: h.now.Add(-11 * 24 * time.Hour)},
+	}
+	h.m.cfg.Sessions = func() ([]session.Info, error) { return infos, nil }
+	var opened []string
+	h.m.cfg.Open = func(id string, _ Replay) (Opened, error) {
+		opened = append(opened, id)
+		return Opened{Session: h.sess}, nil
+	}
+	h.typeText("/resume")
+	h.send(key(tea.KeyEnter, 0))
+	h.frame("session-picker")
+	h.typeText("readme")
+	h.send(key(tea.KeyEnter, 0))
+	h.settle()
+	if !slices.Equal(opened, []string{"20261120-090000-cccccccc"}) {
+		t.Errorf("choosing the README session should open it, opened %q", opened)
+	}
+}
+
+// The chat's /model offers the host's list: the one the editor's picker shows.
+func TestModelPickerIsTheHostsList(t *testing.T) {
+	p, err := script.Parse([]byte(`{"turns": [{"text": "unused"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := host.Options{SessionDir: t.TempDir(), Root: t.TempDir(), Model: "claude-sonnet-4-5",
+		Provider: func() (provider.Provider, error) { return p, nil }}
+	s, err := host.Create(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	want, err := s.Command(context.Background(), "model", "")
+	if err != nil || len(want.Models) < 2 {
+		t.Fatalf("the host lists %d models (%v)", len(want.Models), err)
+	}
+	h := &harness{t: t, now: time.Now()}
+	h.m = New(Config{Root: t.TempDir(), Width: 100, Height: 30, Now: time.Now,
+		Commands: command.For(command.Builtin(), command.Terminal), History: &History{},
+		Print: func(s string) { h.printed.WriteString(s + "\n") }},
+		Opened{Session: s, Registry: s.Registry()})
+	h.typeText("/model")
+	h.send(key(tea.KeyEnter, 0))
+	h.send(h.runLast()...)
+	if h.m.picker == nil {
+		t.Fatalf("no picker; printed:\n%s", h.printed.String())
+	}
+	var got []string
+	for _, it := range h.m.picker.items {
+		got = append(got, it.value)
+	}
+	var ids []string
+	for _, m := range want.Models {
+		ids = append(ids, m.ID)
+	}
+	if !slices.Equal(got, ids) {
+		t.Fatalf("the picker offers %q, the host %q", got, ids)
+	}
+	h.m.picker.sel = 1
+	h.send(key(tea.KeyEnter, 0))
+	h.send(h.runLast()...)
+	if st := s.Status(); st.Model != ids[1] {
+		t.Errorf("after choosing %s the session's model is %s", ids[1], st.Model)
+	}
+}
