@@ -9,7 +9,7 @@ import (
 // maxInflight bounds the bytes of the records a load has folded and not yet
 // replayed: a log of large tool results (images, fetched pages, a job's
 // output, several MiB each) must not fill memory with records in a queue.
-const maxInflight = 8 << 20
+const maxInflight = 1 << 20
 
 // inflight counts the bytes between the fold and the replay. One record is
 // always let through, however large.

@@ -40,12 +40,22 @@ var wire struct {
 // EncodeNotification is the JSON-RPC line of a session/update notification.
 func EncodeNotification(note sdk.SessionNotification) ([]byte, error) {
 	var b bytes.Buffer
+	if err := appendNotification(&b, note); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// appendNotification appends the line of a notification to b. Into a buffer
+// grown by the ones before, a large update (a command's whole output) is
+// encoded in place, without copies of it as the buffer grows.
+func appendNotification(b *bytes.Buffer, note sdk.SessionNotification) error {
 	b.WriteString(`{"jsonrpc":"2.0","method":"session/update","params":`)
-	if err := json.MarshalWrite(&b, note, wireOpts()); err != nil {
-		return nil, fmt.Errorf("encode session/update: %w", err)
+	if err := json.MarshalWrite(b, note, wireOpts()); err != nil {
+		return fmt.Errorf("encode session/update: %w", err)
 	}
 	b.WriteString("}\n")
-	return b.Bytes(), nil
+	return nil
 }
 
 // marshalUnion marshals an SDK union — a struct whose fields are all pointers
