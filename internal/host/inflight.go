@@ -35,6 +35,17 @@ func (f *inflight) take(n int) {
 	f.mu.Unlock()
 }
 
+// drain waits until nothing is in flight: after a record larger than the
+// budget, the next is decoded only once that one is replayed, so that the two
+// and what decoding and replaying them take are never in memory together.
+func (f *inflight) drain() {
+	f.mu.Lock()
+	for f.used > 0 {
+		f.cond.Wait()
+	}
+	f.mu.Unlock()
+}
+
 // give returns n bytes.
 func (f *inflight) give(n int) {
 	f.mu.Lock()

@@ -124,6 +124,13 @@ func (c *Conn) notify(note sdk.SessionNotification, flush bool) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	c.line.Reset()
+	if n := textSize(note.Update) + 4<<10; n > keepLine && n > c.line.Cap() {
+		// Sized once rather than doubled as the encoder fills it, which would
+		// leave twice a large update's size behind; the encoder wants a quarter
+		// of what it wrote still free after each flush.
+		c.line = bytes.Buffer{}
+		c.line.Grow(n + n/3)
+	}
 	if err := appendNotification(&c.line, note); err != nil {
 		return err
 	}

@@ -58,6 +58,54 @@ func appendNotification(b *bytes.Buffer, note sdk.SessionNotification) error {
 	return nil
 }
 
+// textSize is about how many bytes of text and data an update carries: what
+// dominates its encoding when it is large.
+func textSize(u sdk.SessionUpdate) int {
+	n := 0
+	block := func(b sdk.ContentBlock) {
+		switch {
+		case b.Text != nil:
+			n += len(b.Text.Text)
+		case b.Image != nil:
+			n += len(b.Image.Data)
+		}
+	}
+	contents := func(cs []sdk.ToolCallContent) {
+		for _, c := range cs {
+			switch {
+			case c.Content != nil:
+				block(c.Content.Content)
+			case c.Diff != nil:
+				n += len(c.Diff.NewText)
+				if c.Diff.OldText != nil {
+					n += len(*c.Diff.OldText)
+				}
+			}
+		}
+	}
+	meta := func(m map[string]any) { // a terminal's output rides in its _meta
+		if out, ok := m["terminal_output"].(map[string]any); ok {
+			s, _ := out["data"].(string)
+			n += len(s)
+		}
+	}
+	switch {
+	case u.ToolCall != nil:
+		contents(u.ToolCall.Content)
+		meta(u.ToolCall.Meta)
+	case u.ToolCallUpdate != nil:
+		contents(u.ToolCallUpdate.Content)
+		meta(u.ToolCallUpdate.Meta)
+	case u.AgentMessageChunk != nil:
+		block(u.AgentMessageChunk.Content)
+	case u.UserMessageChunk != nil:
+		block(u.UserMessageChunk.Content)
+	case u.AgentThoughtChunk != nil:
+		block(u.AgentThoughtChunk.Content)
+	}
+	return n
+}
+
 // marshalUnion marshals an SDK union — a struct whose fields are all pointers
 // tagged "-", one of them set — as its variant with the discriminator filled
 // in. Anything else is left to its own MarshalJSON.
