@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -424,12 +425,16 @@ func searchLocations(r *card.SearchResult) []sdk.ToolCallLocation {
 		return filepath.Join(r.Dir, p)
 	}
 	for _, f := range r.Files {
-		if len(f.Matches) == 0 && len(out) < maxSearchLocations {
-			out = append(out, sdk.ToolCallLocation{Path: abs(f.Path)})
+		if len(out) >= maxSearchLocations {
+			break
+		}
+		path := abs(f.Path) // once per file, not per match
+		if len(f.Matches) == 0 {
+			out = append(out, sdk.ToolCallLocation{Path: path})
 		}
 		for _, m := range f.Matches {
 			if m.Ranges != nil && len(out) < maxSearchLocations {
-				out = append(out, sdk.ToolCallLocation{Path: abs(f.Path), Line: sdk.Ptr(m.Line)})
+				out = append(out, sdk.ToolCallLocation{Path: path, Line: sdk.Ptr(m.Line)})
 			}
 		}
 	}
@@ -446,20 +451,35 @@ func searchLocations(r *card.SearchResult) []sdk.ToolCallLocation {
 // one path per line, and a note of what is not shown.
 func searchText(r *card.SearchResult) string {
 	var b strings.Builder
+	var num []byte
+	// Piece by piece, without a string per line: a result has thousands.
+	n := func(i int) {
+		num = strconv.AppendInt(num[:0], int64(i), 10)
+		b.Write(num)
+	}
 	for _, f := range r.Files {
 		if len(f.Matches) == 0 {
-			b.WriteString(f.Path + ":" + itoa(f.Count) + "\n")
+			b.WriteString(f.Path)
+			b.WriteByte(':')
+			n(f.Count)
+			b.WriteByte('\n')
 		}
 		for _, m := range f.Matches {
-			sep := "-"
+			sep := byte('-')
 			if m.Ranges != nil {
-				sep = ":"
+				sep = ':'
 			}
-			b.WriteString(f.Path + sep + itoa(m.Line) + sep + m.Text + "\n")
+			b.WriteString(f.Path)
+			b.WriteByte(sep)
+			n(m.Line)
+			b.WriteByte(sep)
+			b.WriteString(m.Text)
+			b.WriteByte('\n')
 		}
 	}
 	for _, p := range r.Paths {
-		b.WriteString(p + "\n")
+		b.WriteString(p)
+		b.WriteByte('\n')
 	}
 	if b.Len() == 0 {
 		return "No matches."

@@ -233,7 +233,15 @@ func (s *sess) record(r session.Record) {
 		delete(s.lastRef, r.CallID)
 	case session.TypeMode:
 		s.send(sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{CurrentModeId: sdk.SessionModeId(r.Mode)}})
-		s.send(sdk.SessionUpdate{ConfigOptionUpdate: &sdk.SessionConfigOptionUpdate{ConfigOptions: s.a.configOptions(s)}})
+		// The record is published before the agent folds it: the mode it shows
+		// is the record's, not what the host may still say.
+		opts := s.a.configOptions(s)
+		for _, o := range opts {
+			if o.Select != nil && o.Select.Id == optMode {
+				o.Select.CurrentValue = sdk.SessionConfigValueId(r.Mode)
+			}
+		}
+		s.send(sdk.SessionUpdate{ConfigOptionUpdate: &sdk.SessionConfigOptionUpdate{ConfigOptions: opts}})
 	case session.TypeModel:
 		s.send(sdk.SessionUpdate{ConfigOptionUpdate: &sdk.SessionConfigOptionUpdate{ConfigOptions: s.a.configOptions(s)}})
 	case session.TypeUser:

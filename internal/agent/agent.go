@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -120,10 +121,13 @@ type Agent struct {
 	allowed map[string]bool
 	open    map[string]session.Record // logged calls without a result yet
 	calls   int                       // calls logged, to number the user's own (RunTool)
-	last    tool.Result               // the last result logged
-	nested  map[string]bool           // directories whose instructions are in the context
-	system  string                    // the system prompt (Config's until a header records one)
-	cwd     string                    // the working directory last logged, relative to the root
+	// last is the last result logged while RunTool waits for it (direct): a
+	// reload does not hold a result (several MiB, maybe) for nobody.
+	last   tool.Result
+	direct bool
+	nested map[string]bool // directories whose instructions are in the context
+	system string          // the system prompt (Config's until a header records one)
+	cwd    string          // the working directory last logged, relative to the root
 
 	fixed int64 // the tokens of the system prompt and tools
 }
@@ -231,7 +235,7 @@ func (a *Agent) Fold(r session.Record) {
 	case session.TypeToolResult:
 		call = a.open[r.CallID]
 		delete(a.open, r.CallID)
-		if r.Result != nil {
+		if r.Result != nil && a.direct {
 			a.last = *r.Result
 		}
 		if r.Cwd != "" {
@@ -371,7 +375,13 @@ func (a *Agent) RunTool(ctx context.Context, name string, args []byte) (tool.Res
 	a.mu.Lock()
 	a.calls++
 	id := fmt.Sprintf("call-%d", a.calls)
+	a.direct = true
 	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		a.last, a.direct = tool.Result{}, false
+		a.mu.Unlock()
+	}()
 	t, _ := a.c.Registry.Get(name)
 	ts := &turnState{}
 	if err := a.runCalls(ctx, ts, []call{{id: id, name: name, args: objectArgs(args), tool: t, direct: true}}); err != nil {
@@ -381,8 +391,9 @@ func (a *Agent) RunTool(ctx context.Context, name string, args []byte) (tool.Res
 		return tool.Result{}, fmt.Errorf("log: %w", ts.logErr)
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.last, nil
+	res := a.last
+	a.mu.Unlock()
+	return res, nil
 }
 
 // end logs the turn_end record and returns what Prompt returns.
@@ -698,24 +709,49 @@ func capContent(content []card.Content, limit int) []card.Content {
 	total := 0
 	for _, c := range content {
 		if c.Type == "text" {
-			total += len([]rune(c.Text))
+			total += utf8.RuneCountInString(c.Text)
 		}
 	}
 	if total <= limit {
 		return content
 	}
-	var text []rune
+	// Passes over the runes, keeping the first head and the last tail: a
+	// multi-megabyte output costs the cut, not a rune slice of it (invalid bytes
+	// become U+FFFD, as a rune conversion would make them). The first pass sizes
+	// the cut exactly: the context holds it for as long as the session lives.
+	head, tail := limit/2, limit-limit/2
+	note := fmt.Sprintf("\n\n… %d characters omitted (the output was capped at %d) …\n\n", total-limit, limit)
+	kept := func(write func(r rune)) {
+		k := 0
+		for _, c := range content {
+			if c.Type != "text" {
+				continue
+			}
+			for _, r := range c.Text {
+				if k < head || k >= total-tail {
+					write(r)
+				}
+				k++
+			}
+		}
+	}
+	size := len(note)
+	kept(func(r rune) { size += utf8.RuneLen(r) })
+	var b strings.Builder
+	b.Grow(size)
+	k := 0
+	kept(func(r rune) {
+		if k == head {
+			b.WriteString(note)
+		}
+		b.WriteRune(r)
+		k++
+	})
 	var rest []card.Content
 	for _, c := range content {
-		if c.Type == "text" {
-			text = append(text, []rune(c.Text)...)
-		} else {
+		if c.Type != "text" {
 			rest = append(rest, c)
 		}
 	}
-	head, tail := limit/2, limit-limit/2
-	capped := string(text[:head]) +
-		fmt.Sprintf("\n\n… %d characters omitted (the output was capped at %d) …\n\n", total-limit, limit) +
-		string(text[len(text)-tail:])
-	return append([]card.Content{card.Text(capped)}, rest...)
+	return append([]card.Content{card.Text(b.String())}, rest...)
 }

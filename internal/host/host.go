@@ -205,8 +205,12 @@ func Load(o Options, path string, replay func(*Session, session.Record) error) (
 		} else {
 			s.agent.Fold(r)
 		}
-		budget.take(recordSize(r))
+		n := recordSize(r)
+		budget.take(n)
 		recs <- r
+		if n > maxInflight {
+			budget.drain()
+		}
 		return nil
 	})
 	close(recs)

@@ -9,7 +9,7 @@ import (
 // maxInflight bounds the bytes of the records a load has folded and not yet
 // replayed: a log of large tool results (images, fetched pages, a job's
 // output, several MiB each) must not fill memory with records in a queue.
-const maxInflight = 8 << 20
+const maxInflight = 1 << 20
 
 // inflight counts the bytes between the fold and the replay. One record is
 // always let through, however large.
@@ -32,6 +32,17 @@ func (f *inflight) take(n int) {
 		f.cond.Wait()
 	}
 	f.used += n
+	f.mu.Unlock()
+}
+
+// drain waits until nothing is in flight: after a record larger than the
+// budget, the next is decoded only once that one is replayed, so that the two
+// and what decoding and replaying them take are never in memory together.
+func (f *inflight) drain() {
+	f.mu.Lock()
+	for f.used > 0 {
+		f.cond.Wait()
+	}
 	f.mu.Unlock()
 }
 

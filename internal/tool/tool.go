@@ -36,6 +36,9 @@ func Errorf(format string, args ...any) Result {
 
 // TextOf joins the text blocks of a result.
 func (r Result) TextOf() string {
+	if len(r.Content) == 1 && r.Content[0].Type == "text" {
+		return r.Content[0].Text // no copy of what may be a command's whole output
+	}
 	var b strings.Builder
 	for _, c := range r.Content {
 		if c.Type == "text" {

@@ -24,6 +24,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dsh-dev/dsh/bench/internal/acpload"
 )
 
 func main() {
@@ -65,7 +67,7 @@ func run(dsh, ref string, runs, calls int) error {
 		return err
 	}
 
-	id, err := mixedLog(ws, sessions, calls)
+	id, err := acpload.Mixed(ws, sessions, calls)
 	if err != nil {
 		return fmt.Errorf("generating the %d-call session: %w", calls, err)
 	}

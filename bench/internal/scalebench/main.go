@@ -9,28 +9,21 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/dsh-dev/dsh/bench/internal/acpload"
 	"github.com/dsh-dev/dsh/internal/agent"
-	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/script"
-	"github.com/dsh-dev/dsh/internal/session"
-	"github.com/dsh-dev/dsh/internal/tool"
 )
 
 const perPrompt = 40 // calls per prompt, as in the issue's measurement
@@ -80,7 +73,7 @@ func run(dsh string, calls, bigMB, lines int) error {
 	fmt.Printf("  ratio %d/%d: %.2f (target <= 1.5)\n", calls, marks[0], float64(costs[calls])/float64(costs[marks[0]]))
 
 	id := strings.TrimSuffix(filepath.Base(path), ".jsonl")
-	lat, rss, err := load(dsh, ws, sessions, id)
+	lat, rss, err := acpload.Load(dsh, ws, sessions, id)
 	if err != nil {
 		return err
 	}
@@ -92,11 +85,11 @@ func run(dsh string, calls, bigMB, lines int) error {
 		// Results of a capped command's size, then of a large fetched page or a
 		// job's whole buffer.
 		for _, result := range []int{30_000, 4 << 20} {
-			bigID, size, err := generate(sessions, ws, int64(bigMB)*1_000_000, result)
+			bigID, size, err := acpload.Big(sessions, ws, int64(bigMB)*1_000_000, result)
 			if err != nil {
 				return err
 			}
-			lat, rss, err := load(dsh, ws, sessions, bigID)
+			lat, rss, err := acpload.Load(dsh, ws, sessions, bigID)
 			if err != nil {
 				return err
 			}
@@ -177,116 +170,4 @@ func median(d []time.Duration) time.Duration {
 	d = slices.Clone(d)
 	slices.Sort(d)
 	return d[len(d)/2]
-}
-
-// generate writes a log of about size bytes: calls whose outputs are result
-// bytes each, as a long session of builds and tests would log them.
-func generate(sessions, ws string, size int64, result int) (string, int64, error) {
-	id := session.NewID(time.Now().Add(time.Duration(result) * time.Millisecond))
-	l, err := session.Create(sessions, id, ws, session.Options{})
-	if err != nil {
-		return "", 0, err
-	}
-	const line = "ok   some/package/path   0.123s\n"
-	out := strings.Repeat(line, max(1, result/len(line)))
-	n := 0
-	written := int64(0)
-	for written < size {
-		cid := fmt.Sprintf("c%d", n)
-		n++
-		args := []byte(`{"command":"go test ./..."}`)
-		res := tool.Result{Content: []card.Content{card.Text(out)}, Meta: []byte(fmt.Sprintf(`{"exitCode":0,"cwd":".","outputLength":%d}`, len(out)))}
-		for _, r := range []session.Record{
-			{Type: session.TypeUser, Text: "run the tests"},
-			{Type: session.TypeToolCall, CallID: cid, Name: "bash", Args: args},
-			{Type: session.TypeToolResult, CallID: cid, Result: &res},
-			{Type: session.TypeTurnEnd, StopReason: "end_turn"},
-		} {
-			if err := l.Append(r); err != nil {
-				return "", 0, err
-			}
-		}
-		written += int64(len(out)) + 400
-	}
-	if err := l.Close(); err != nil {
-		return "", 0, err
-	}
-	fi, err := os.Stat(l.Path())
-	if err != nil {
-		return "", 0, err
-	}
-	return id, fi.Size(), nil
-}
-
-// load spawns `dsh acp`, loads the session and returns the latency of
-// session/load and the process's peak RSS (VmHWM) after it.
-func load(dsh, ws, sessions, id string) (time.Duration, int64, error) {
-	cmd := exec.Command(dsh, "acp", "--session-dir", sessions)
-	cmd.Dir = ws
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return 0, 0, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return 0, 0, err
-	}
-	if err := cmd.Start(); err != nil {
-		return 0, 0, err
-	}
-	defer func() {
-		_ = stdin.Close()
-		_ = cmd.Wait()
-	}()
-	r := bufio.NewReaderSize(stdout, 1<<20)
-	send := func(s string) error {
-		_, err := io.WriteString(stdin, s+"\n")
-		return err
-	}
-	// waitFor reads messages (the replayed updates included) until the answer to id.
-	waitFor := func(reqID int) error {
-		want := `"id":` + strconv.Itoa(reqID) + `,`
-		for {
-			line, err := r.ReadString('\n')
-			if err != nil {
-				return err
-			}
-			if strings.HasPrefix(line, "{") && strings.Contains(line, want) && !strings.Contains(line, `"method"`) {
-				if strings.Contains(line, `"error"`) {
-					return errors.New(strings.TrimSpace(line))
-				}
-				return nil
-			}
-		}
-	}
-	if err := send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`); err != nil {
-		return 0, 0, err
-	}
-	if err := waitFor(1); err != nil {
-		return 0, 0, err
-	}
-	start := time.Now()
-	if err := send(`{"jsonrpc":"2.0","id":2,"method":"session/load","params":{"sessionId":"` + id + `","cwd":"` + ws + `","mcpServers":[]}}`); err != nil {
-		return 0, 0, err
-	}
-	if err := waitFor(2); err != nil {
-		return 0, 0, err
-	}
-	lat := time.Since(start)
-	rss, err := peakRSS(cmd.Process.Pid)
-	return lat, rss, err
-}
-
-func peakRSS(pid int) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb << 10, err
-		}
-	}
-	return 0, errors.New("no VmHWM")
 }

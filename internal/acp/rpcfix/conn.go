@@ -35,6 +35,9 @@ type Conn struct {
 
 	wmu sync.Mutex // held while writing
 	w   *bufio.Writer
+	// line is where a notification is encoded (under wmu), kept between the
+	// updates of a replay; one grown past keepLine is let go once they are written.
+	line bytes.Buffer
 
 	// The requests still unanswered have their own lock: a write that blocks (a
 	// client that stopped reading) must not hold up Drain, which bounds how long
@@ -47,6 +50,9 @@ type Conn struct {
 
 // batchSize is how much of a replay may wait before it is written.
 const batchSize = 64 << 10
+
+// keepLine is the largest encoding buffer a connection keeps when idle.
+const keepLine = 256 << 10
 
 // New returns the layer over in and out; Start starts reading in. written, if
 // not nil, is called on its own goroutine once each response to a client's
@@ -115,17 +121,24 @@ func (c *Conn) Buffer(note sdk.SessionNotification) error {
 }
 
 func (c *Conn) notify(note sdk.SessionNotification, flush bool) error {
-	line, err := EncodeNotification(note)
-	if err != nil {
-		return err
-	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	if _, err := c.w.Write(line); err != nil {
+	c.line.Reset()
+	if n := textSize(note.Update) + 4<<10; n > keepLine && n > c.line.Cap() {
+		// Sized once rather than doubled as the encoder fills it, which would
+		// leave twice a large update's size behind; the encoder wants a quarter
+		// of what it wrote still free after each flush.
+		c.line = bytes.Buffer{}
+		c.line.Grow(n + n/3)
+	}
+	if err := appendNotification(&c.line, note); err != nil {
+		return err
+	}
+	if _, err := c.w.Write(c.line.Bytes()); err != nil {
 		return err
 	}
 	if flush {
-		return c.w.Flush()
+		return c.flush()
 	}
 	return nil
 }
@@ -134,6 +147,15 @@ func (c *Conn) notify(note sdk.SessionNotification, flush bool) error {
 func (c *Conn) Flush() error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	return c.flush()
+}
+
+// flush writes what waits and lets go of a large encoding buffer. The caller
+// holds wmu.
+func (c *Conn) flush() error {
+	if c.line.Cap() > keepLine {
+		c.line = bytes.Buffer{}
+	}
 	return c.w.Flush()
 }
 

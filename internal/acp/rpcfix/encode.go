@@ -40,12 +40,70 @@ var wire struct {
 // EncodeNotification is the JSON-RPC line of a session/update notification.
 func EncodeNotification(note sdk.SessionNotification) ([]byte, error) {
 	var b bytes.Buffer
+	if err := appendNotification(&b, note); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// appendNotification appends the line of a notification to b. Into a buffer
+// grown by the ones before, a large update (a command's whole output) is
+// encoded in place, without copies of it as the buffer grows.
+func appendNotification(b *bytes.Buffer, note sdk.SessionNotification) error {
 	b.WriteString(`{"jsonrpc":"2.0","method":"session/update","params":`)
-	if err := json.MarshalWrite(&b, note, wireOpts()); err != nil {
-		return nil, fmt.Errorf("encode session/update: %w", err)
+	if err := json.MarshalWrite(b, note, wireOpts()); err != nil {
+		return fmt.Errorf("encode session/update: %w", err)
 	}
 	b.WriteString("}\n")
-	return b.Bytes(), nil
+	return nil
+}
+
+// textSize is about how many bytes of text and data an update carries: what
+// dominates its encoding when it is large.
+func textSize(u sdk.SessionUpdate) int {
+	n := 0
+	block := func(b sdk.ContentBlock) {
+		switch {
+		case b.Text != nil:
+			n += len(b.Text.Text)
+		case b.Image != nil:
+			n += len(b.Image.Data)
+		}
+	}
+	contents := func(cs []sdk.ToolCallContent) {
+		for _, c := range cs {
+			switch {
+			case c.Content != nil:
+				block(c.Content.Content)
+			case c.Diff != nil:
+				n += len(c.Diff.NewText)
+				if c.Diff.OldText != nil {
+					n += len(*c.Diff.OldText)
+				}
+			}
+		}
+	}
+	meta := func(m map[string]any) { // a terminal's output rides in its _meta
+		if out, ok := m["terminal_output"].(map[string]any); ok {
+			s, _ := out["data"].(string)
+			n += len(s)
+		}
+	}
+	switch {
+	case u.ToolCall != nil:
+		contents(u.ToolCall.Content)
+		meta(u.ToolCall.Meta)
+	case u.ToolCallUpdate != nil:
+		contents(u.ToolCallUpdate.Content)
+		meta(u.ToolCallUpdate.Meta)
+	case u.AgentMessageChunk != nil:
+		block(u.AgentMessageChunk.Content)
+	case u.UserMessageChunk != nil:
+		block(u.UserMessageChunk.Content)
+	case u.AgentThoughtChunk != nil:
+		block(u.AgentThoughtChunk.Content)
+	}
+	return n
 }
 
 // marshalUnion marshals an SDK union — a struct whose fields are all pointers

@@ -1,0 +1,95 @@
+// Command loadbench measures session/load through a real `dsh acp`: the
+// latency of loading a log of -calls calls of every built-in tool (median of
+// -runs), and the peak RSS of loading a log of about -big MB made of
+// -result-byte tool results. It prints each as now / target.
+//
+//	loadbench -dsh ./dsh [-runs 5] [-calls 10000] [-big 500] [-result 4194304]
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/dsh-dev/dsh/bench/internal/acpload"
+)
+
+// The targets (issue 20 item 3, issue 19 item 9).
+const (
+	loadTarget = 300 * time.Millisecond
+	rssTarget  = 100 << 20
+)
+
+func main() {
+	dsh := flag.String("dsh", "", "the dsh binary")
+	runs := flag.Int("runs", 5, "loads of the mixed log; the median is reported")
+	calls := flag.Int("calls", 10000, "tool calls in the mixed log")
+	big := flag.Int("big", 500, "size in MB of the log of large results (0: skip)")
+	result := flag.Int("result", 4<<20, "bytes of each large result")
+	flag.Parse()
+	if *dsh == "" {
+		fmt.Fprintln(os.Stderr, "usage: loadbench -dsh BIN [-runs N] [-calls N] [-big MB] [-result BYTES]")
+		os.Exit(2)
+	}
+	if err := run(*dsh, *runs, *calls, *big, *result); err != nil {
+		fmt.Fprintln(os.Stderr, "loadbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(dsh string, runs, calls, big, result int) error {
+	tmp, err := os.MkdirTemp("", "loadbench-")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(tmp) }()
+	ws, sessions := filepath.Join(tmp, "ws"), filepath.Join(tmp, "sessions")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		return err
+	}
+	if ws, err = filepath.EvalSymlinks(ws); err != nil {
+		return err
+	}
+	verdict := func(ok bool) string {
+		if ok {
+			return "ok"
+		}
+		return "MISSED"
+	}
+	if calls > 0 {
+		id, err := acpload.Mixed(ws, sessions, calls)
+		if err != nil {
+			return fmt.Errorf("writing the %d-call log: %w", calls, err)
+		}
+		var lats []time.Duration
+		var rss int64
+		for range runs {
+			lat, peak, err := acpload.Load(dsh, ws, sessions, id)
+			if err != nil {
+				return err
+			}
+			lats = append(lats, lat)
+			rss = max(rss, peak)
+		}
+		slices.Sort(lats)
+		lat := lats[len(lats)/2]
+		fmt.Printf("session/load, %d mixed calls (median of %d): %7.1f ms / %v target  %s  (peak RSS %.1f MiB)\n",
+			calls, runs, float64(lat)/1e6, loadTarget, verdict(lat <= loadTarget), float64(rss)/(1<<20))
+	}
+	if big > 0 {
+		id, size, err := acpload.Big(sessions, ws, int64(big)*1_000_000, result)
+		if err != nil {
+			return fmt.Errorf("writing the %d MB log: %w", big, err)
+		}
+		lat, rss, err := acpload.Load(dsh, ws, sessions, id)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("session/load, %.0f MB log of %.0f KB results: peak RSS %6.1f MiB / %d MiB target  %s  (%.0f ms)\n",
+			float64(size)/1e6, float64(result)/1e3, float64(rss)/(1<<20), rssTarget>>20, verdict(rss <= rssTarget), float64(lat)/1e6)
+	}
+	return nil
+}
