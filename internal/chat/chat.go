@@ -243,7 +243,7 @@ func plainTextareaStyles() textarea.Styles {
 }
 
 func (m *Model) termOpts() termui.Options {
-	return termui.Options{Color: m.cfg.Color, Width: m.width}
+	return termui.Options{Color: m.cfg.Color, Width: m.width, Root: m.cfg.Root}
 }
 
 // attach makes o the session shown.

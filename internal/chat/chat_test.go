@@ -457,7 +457,8 @@ func TestFrameCards(t *testing.T) {
 	for _, width := range []int{100, 60} {
 		h := newHarness(t, width)
 		h.m.attach(Opened{Session: h.sess, Registry: reg})
-		h.root = ws
+		h.root, h.m.cfg.Root = ws, ws
+		h.m.sb.r.SetRoot(ws) // the chat's workspace: its paths show relative
 		h.m.running = true
 		for _, e := range evs {
 			if e.Kind == host.KindDelta || e.Kind == host.KindPermission || e.Kind == host.KindUsage {

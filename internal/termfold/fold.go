@@ -93,7 +93,10 @@ func (f *Fold) Record(r *termui.Renderer, rec session.Record) error {
 			return err
 		}
 		return r.Result(it.Result, nil, false)
-	case session.TypeHeader, session.TypePlan, session.TypeAllow:
+	case session.TypeHeader:
+		// Paths in the workspace show relative to it.
+		r.SetRoot(rec.Cwd)
+	case session.TypePlan, session.TypeAllow:
 		// The todo_write result card shows the plan; approvals show in the
 		// prompt that made them.
 	}

@@ -241,7 +241,7 @@ func exitStatus(t *card.TerminalResult) (string, string) {
 const highlightLeadIn = 50
 
 func (r *Renderer) readResult(rd *card.ReadResult) []row {
-	rows := []row{{prefix: indented, body: []span{{sgrBold, rd.Path}, {sgrDim, " · " + readWindow(rd)}}}}
+	rows := []row{{prefix: indented, body: []span{{sgrBold, r.path(rd.Path)}, {sgrDim, " · " + readWindow(rd)}}}}
 	n := len(rd.Lines)
 	if n == 0 {
 		return rows

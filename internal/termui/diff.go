@@ -46,7 +46,7 @@ func (r *Renderer) diffRows(diffs []card.FileDiff, hunks [][]diffview.Line, numb
 	var rows []row
 	for i, d := range diffs {
 		if i == 0 || d.Path != diffs[i-1].Path {
-			head := []span{{sgrBold, d.Path}}
+			head := []span{{sgrBold, r.path(d.Path)}}
 			if d.OldText == nil {
 				head = append(head, span{sgrDim, " (new file)"})
 			}

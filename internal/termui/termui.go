@@ -14,8 +14,10 @@ package termui
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/dsh-dev/dsh/internal/card"
@@ -31,6 +33,8 @@ type Options struct {
 	// A body longer than FoldAbove lines (default 40) shows its first FoldHead (20)
 	// and last FoldTail (10) lines around a "… N more lines" marker.
 	FoldAbove, FoldHead, FoldTail int
+	// Root, when set, is the workspace: paths under it show relative to it.
+	Root string
 }
 
 const (
@@ -59,6 +63,8 @@ type Renderer struct {
 	width                       int
 	foldAbove, foldHead, foldTl int
 
+	root atomic.Pointer[string] // paths under it show relative
+
 	mu      sync.Mutex
 	started bool // something was written: separate the next block by a blank line
 	live    stream
@@ -72,6 +78,9 @@ func New(w io.Writer, o Options) *Renderer {
 		r.width = defaultWidth
 	}
 	r.width = max(r.width, minWidth)
+	if o.Root != "" {
+		r.SetRoot(o.Root)
+	}
 	if r.foldAbove <= 0 {
 		r.foldAbove = 40
 	}
@@ -82,6 +91,24 @@ func New(w io.Writer, o Options) *Renderer {
 		r.foldTl = 10
 	}
 	return r
+}
+
+// SetRoot makes paths under dir show relative to it (the session's workspace;
+// its header names it).
+func (r *Renderer) SetRoot(dir string) {
+	r.root.Store(&dir)
+}
+
+// path is p as the user reads it: relative to the root when under it.
+func (r *Renderer) path(p string) string {
+	root := r.root.Load()
+	if root == nil || *root == "" || !filepath.IsAbs(p) {
+		return p
+	}
+	if rel, err := filepath.Rel(*root, p); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return rel
+	}
+	return p
 }
 
 // Resize makes the blocks written from now on fit width columns (0: the default).
