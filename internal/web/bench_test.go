@@ -1,7 +1,7 @@
 package web
 
 import (
-	"io"
+	"bytes"
 	"testing"
 
 	"github.com/dsh-dev/dsh/internal/session"
@@ -18,8 +18,7 @@ func BenchmarkSessionPage(b *testing.B) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		if err := templates().ExecuteTemplate(io.Discard, "session", s.sessionPage(bigID, recs)); err != nil {
-			b.Fatal(err)
-		}
+		var w bytes.Buffer
+		out{&w}.session(s.sessionPage(bigID, recs))
 	}
 }

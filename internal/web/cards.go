@@ -2,7 +2,6 @@ package web
 
 import (
 	"encoding/base64"
-	"html/template"
 	"strconv"
 	"strings"
 
@@ -91,7 +90,7 @@ type rawView struct {
 // contentView is a content block: text (folded) or an image as a data: URL.
 type contentView struct {
 	Text  textBody
-	Image template.URL
+	Image string // a vetted data: URL
 	Mime  string
 }
 
@@ -209,7 +208,7 @@ func (b *builder) contents(callID string, cs []card.Content) []contentView {
 			if imageMIME[c.MimeType] {
 				if _, err := base64.StdEncoding.DecodeString(c.Data); err == nil {
 					out = append(out, contentView{Mime: c.MimeType,
-						Image: template.URL("data:" + c.MimeType + ";base64," + c.Data)})
+						Image: "data:" + c.MimeType + ";base64," + c.Data})
 					continue
 				}
 			}

@@ -2,7 +2,6 @@ package web
 
 import (
 	"bytes"
-	"html/template"
 	"strings"
 	"sync"
 
@@ -15,7 +14,7 @@ import (
 
 // codeBody is a read window as highlighted HTML and its fold control.
 type codeBody struct {
-	Head template.HTML
+	Head safeHTML
 	Fold *foldView
 }
 
@@ -58,7 +57,7 @@ func clipRead(lines []card.ReadLine, full bool) ([]card.ReadLine, bool) {
 // and styles by class (the classes' colours are in /static/chroma.css, as the CSP
 // forbids inline styles). Each run of consecutive line numbers gets a gutter
 // starting at its first number. An unknown or empty lang is plain text.
-func highlight(lang string, lines []card.ReadLine) template.HTML {
+func highlight(lang string, lines []card.ReadLine) safeHTML {
 	var out bytes.Buffer
 	for len(lines) > 0 {
 		n := 1
@@ -83,12 +82,12 @@ func highlight(lang string, lines []card.ReadLine) template.HTML {
 			// not expected from a formatter writing to a buffer; show the text escaped anyway
 			one.Reset()
 			one.WriteString("<pre>")
-			template.HTMLEscape(&one, []byte(src.String()))
+			htmlEscape(&one, []byte(src.String()))
 			one.WriteString("</pre>")
 		}
 		out.Write(one.Bytes())
 	}
-	return template.HTML(out.String()) // #nosec: chroma escapes every token
+	return safeHTML(out.String()) // #nosec: chroma escapes every token
 }
 
 // The highlighting palettes, light and dark (the page follows the browser's

@@ -67,7 +67,7 @@ func (b *builder) diffs(callID string, ds []card.FileDiff, numbered bool) []diff
 	return out
 }
 
-// hunkRows turns a hunk's lines into template rows.
+// hunkRows turns a hunk's lines into table rows.
 func hunkRows(lines []diffview.Line) []diffRow {
 	out := make([]diffRow, len(lines))
 	for i, l := range lines {

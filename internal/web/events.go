@@ -16,7 +16,7 @@ import (
 // handleEvents streams a session's new records as server-sent events. The page
 // holds the first N records of the log and asks for the stream from N (after a
 // dropped connection the browser resumes from the Last-Event-ID it saw). Each
-// record is sent as an HTML fragment rendered by the page's own templates:
+// record is sent as an HTML fragment rendered by the functions that render the page:
 //
 //	event: item      a message, plan, turn end or call: appended to the page, or
 //	                 replacing the element with its id (a call's result replaces
@@ -49,9 +49,9 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	st := s.newStream(id, from)
 	_ = session.Follow(r.Context(), path, func(rec session.Record) error {
-		events, err := st.next(rec)
-		if err != nil || len(events) == 0 {
-			return err
+		events := st.next(rec)
+		if len(events) == 0 {
+			return nil
 		}
 		var b bytes.Buffer
 		for _, e := range events {
@@ -85,7 +85,7 @@ func (s *Server) newStream(sid string, from int) *stream {
 
 // next is the events for the next record of the log: none for one the page
 // already has or that shows nothing.
-func (st *stream) next(rec session.Record) ([]event, error) {
+func (st *stream) next(rec session.Record) []event {
 	st.n++
 	changed := st.usage.Record(rec)
 	if st.n <= st.from {
@@ -93,7 +93,7 @@ func (st *stream) next(rec session.Record) ([]event, error) {
 		if rec.Type == session.TypeToolCall {
 			st.p.Present(rec)
 		}
-		return nil, nil
+		return nil
 	}
 	return st.b.update(st.p, &st.usage, rec, changed)
 }
@@ -105,11 +105,11 @@ func (st *stream) next(rec session.Record) ([]event, error) {
 // the page: the items a page is served with are b.item of the same records, its
 // totals the same fold's (see sessionPage), so a page that followed the log
 // shows what a reload would.
-func (b *builder) update(p *view.Presenter, fold *usage.Fold, rec session.Record, changed bool) ([]event, error) {
+func (b *builder) update(p *view.Presenter, fold *usage.Fold, rec session.Record, changed bool) []event {
 	var w bytes.Buffer
 	if rec.Type == session.TypeProgress {
-		err := templates().ExecuteTemplate(&w, "chunk", chunkView{ElemID: callElemID(rec.CallID), Text: rec.Chunk})
-		return []event{{"progress", w.Bytes()}}, err
+		out{&w}.chunk(chunkView{ElemID: callElemID(rec.CallID), Text: rec.Chunk})
+		return []event{{"progress", w.Bytes()}}
 	}
 	var events []event
 	pi := p.Present(rec)
@@ -117,19 +117,15 @@ func (b *builder) update(p *view.Presenter, fold *usage.Fold, rec session.Record
 		if it.End != nil {
 			it.End.Usage.Totals = fold.LastTurn()
 		}
-		if err := templates().ExecuteTemplate(&w, "item", it); err != nil {
-			return nil, err
-		}
+		out{&w}.item(it)
 		events = append(events, event{"item", w.Bytes()})
 	}
 	if changed {
 		var u bytes.Buffer
-		if err := templates().ExecuteTemplate(&u, "usage", totalsView(fold.Total())); err != nil {
-			return nil, err
-		}
+		out{&u}.usage(totalsView(fold.Total()))
 		events = append(events, event{"item", u.Bytes()})
 	}
-	return events, nil
+	return events
 }
 
 // chunkView is a progress event's fragment.

@@ -169,9 +169,7 @@ func TestGoldenCards(t *testing.T) {
 				it.End.Usage.Totals = f.LastTurn()
 			}
 			var out bytes.Buffer
-			if err := templates().ExecuteTemplate(&out, "item", it); err != nil {
-				t.Fatal(err)
-			}
+			writeItem(&out, it)
 			out.WriteByte('\n')
 			for _, k := range dataCards(out.String()) {
 				kinds[k] = true
@@ -231,9 +229,7 @@ func TestGoldenPreviews(t *testing.T) {
 			tc := cardCase(name, "call_p", "edit", c, nil, nil)
 			b := testBuilder(t)
 			var out bytes.Buffer
-			if err := templates().ExecuteTemplate(&out, "item", b.item(tc.item, "edit")); err != nil {
-				t.Fatal(err)
-			}
+			writeItem(&out, b.item(tc.item, "edit"))
 			out.WriteByte('\n')
 			if !strings.Contains(out.String(), `data-card="diff-call"`) {
 				t.Errorf("no diff call card in\n%s", out.String())

@@ -3,7 +3,7 @@ package web
 import (
 	"bufio"
 	"bytes"
-	"html/template"
+	"embed"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -61,7 +61,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 			Start: s.timeView(in.Start), Updated: s.timeView(in.Updated), Live: in.Live, Records: in.Records,
 		})
 	}
-	s.render(w, "list", pg)
+	s.render(w, func(o out) { o.list(pg) })
 }
 
 func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
@@ -69,7 +69,8 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	s.stream(w, "session", s.sessionPage(id, recs))
+	pg := s.sessionPage(id, recs)
+	s.stream(w, func(o out) { o.session(pg) })
 }
 
 // handleCall serves one tool call's card unfolded: what a folded body's expand
@@ -108,7 +109,7 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 	if call.Tool.Result == nil {
 		call.Tool.Progress = b.progressBody(strings.Join(progress, ""))
 	}
-	s.render(w, "callpage", callPage{SessionID: id, Item: call})
+	s.render(w, func(o out) { o.callPage(callPage{SessionID: id, Item: call}) })
 }
 
 func (s *Server) handleStatic(w http.ResponseWriter, r *http.Request) {
@@ -121,34 +122,29 @@ func (s *Server) handleStatic(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(a.body)
 }
 
-// render executes a page template into a buffer first, so that a failure is a
-// clean 500 rather than half a page.
-func (s *Server) render(w http.ResponseWriter, name string, data any) {
+// render renders a page into a buffer first, so that it is sent with its length.
+func (s *Server) render(w http.ResponseWriter, page func(out)) {
 	var b bytes.Buffer
-	if err := templates().ExecuteTemplate(&b, name, data); err != nil {
-		slog.Error("web: render", "template", name, "err", err)
-		http.Error(w, "render: "+err.Error(), http.StatusInternalServerError)
-		return
-	}
+	page(out{&b})
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Length", strconv.Itoa(b.Len()))
 	_, _ = w.Write(b.Bytes())
 }
 
-// stream executes a page template straight to the client: a long session's page
-// starts to arrive, and the browser to parse it, while the rest is rendered. A
-// failure halfway (a template bug, a client gone) can only cut the page short.
-func (s *Server) stream(w http.ResponseWriter, name string, data any) {
+// stream renders a page straight to the client: a long session's page starts to
+// arrive, and the browser to parse it, while the rest is rendered. A client gone
+// halfway cuts the page short; the writer's error is sticky, so Flush reports it.
+func (s *Server) stream(w http.ResponseWriter, page func(out)) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	bw := bufio.NewWriterSize(w, 64<<10)
-	err := templates().ExecuteTemplate(bw, name, data)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err != nil {
-		slog.Error("web: render", "template", name, "err", err)
+	page(out{bw})
+	if err := bw.Flush(); err != nil {
+		slog.Error("web: render", "err", err)
 	}
 }
+
+//go:embed static
+var staticFS embed.FS
 
 // asset is an embedded static file.
 type asset struct {
@@ -174,11 +170,3 @@ var assets = sync.OnceValue(func() map[string]asset {
 	m["chroma.css"] = asset{"text/css; charset=utf-8", chromaCSS()}
 	return m
 })
-
-// must is for the templates, which are embedded: a parse error is a bug.
-func must(t *template.Template, err error) *template.Template {
-	if err != nil {
-		panic(err)
-	}
-	return t
-}

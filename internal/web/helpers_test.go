@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -183,3 +184,7 @@ func get(t testing.TB, c *http.Client, u string) (int, string) {
 	}
 	return resp.StatusCode, string(b)
 }
+
+// writeItem and writeSession render into b, for tests whose buffer is named out.
+func writeItem(b *bytes.Buffer, it *itemView)      { out{b}.item(it) }
+func writeSession(b *bytes.Buffer, pg sessionPage) { out{b}.session(pg) }

@@ -56,11 +56,7 @@ func TestLiveEqualsReload(t *testing.T) {
 		got := pageItems(t, s, recs[:k])
 		st := s.newStream(sid, k)
 		for _, r := range recs {
-			events, err := st.next(r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, e := range events {
+			for _, e := range st.next(r) {
 				got = apply(t, got, e.name, string(e.data))
 			}
 		}
@@ -88,18 +84,14 @@ func pageItems(t *testing.T, s *Server, recs []session.Record) []string {
 	t.Helper()
 	pg := s.sessionPage(sid, recs)
 	var u strings.Builder
-	if err := templates().ExecuteTemplate(&u, "usage", pg.Usage); err != nil {
-		t.Fatal(err)
-	}
-	out := []string{u.String()}
+	out{&u}.usage(pg.Usage)
+	items := []string{u.String()}
 	for it := range pg.Items {
 		var b strings.Builder
-		if err := templates().ExecuteTemplate(&b, "item", it); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, b.String())
+		out{&b}.item(it)
+		items = append(items, b.String())
 	}
-	return out
+	return items
 }
 
 var (

@@ -2,7 +2,6 @@ package web
 
 import (
 	"bytes"
-	"html/template"
 	"strings"
 	"sync"
 
@@ -35,13 +34,13 @@ var md = sync.OnceValue(func() goldmark.Markdown {
 })
 
 // markdown renders a message's Markdown as safe HTML.
-func markdown(src string) template.HTML {
+func markdown(src string) safeHTML {
 	var b bytes.Buffer
 	if err := md().Convert([]byte(src), &b); err != nil {
 		// goldmark does not fail on any input; if it ever did, show the text.
-		return template.HTML("<pre>" + template.HTMLEscapeString(src) + "</pre>") // #nosec: escaped
+		return safeHTML("<pre>" + htmlEscapeString(src) + "</pre>") // #nosec: escaped
 	}
-	return template.HTML(b.String()) // #nosec: goldmark escapes; raw HTML is text; URLs are vetted
+	return safeHTML(b.String()) // #nosec: goldmark escapes; raw HTML is text; URLs are vetted
 }
 
 // linkPolicy lets links go only to http, https, mailto and relative URLs, and
@@ -143,7 +142,7 @@ func (rawHTMLAsText) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 			segs := n.(*ast.RawHTML).Segments
 			for i := range segs.Len() {
 				seg := segs.At(i)
-				template.HTMLEscape(w, seg.Value(src))
+				htmlEscape(w, seg.Value(src))
 			}
 		}
 		return ast.WalkSkipChildren, nil
@@ -156,10 +155,10 @@ func (rawHTMLAsText) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 		lines := n.Lines()
 		for i := range lines.Len() {
 			seg := lines.At(i)
-			template.HTMLEscape(w, seg.Value(src))
+			htmlEscape(w, seg.Value(src))
 		}
 		if b := n.(*ast.HTMLBlock); b.HasClosure() {
-			template.HTMLEscape(w, b.ClosureLine.Value(src))
+			htmlEscape(w, b.ClosureLine.Value(src))
 		}
 		_, _ = w.WriteString("</pre>\n")
 		return ast.WalkSkipChildren, nil

@@ -3,7 +3,6 @@ package web
 import (
 	"encoding/hex"
 	"fmt"
-	"html/template"
 	"iter"
 	"log/slog"
 	"net/url"
@@ -64,9 +63,9 @@ type callPage struct {
 type itemView struct {
 	Type     string
 	Time     timeView
-	Markdown template.HTML // user, assistant, thinking
-	Chips    []string      // user: the files attached, as attach.View shows them
-	Long     bool          // a long message, shown clamped
+	Markdown safeHTML // user, assistant, thinking
+	Chips    []string // user: the files attached, as attach.View shows them
+	Long     bool     // a long message, shown clamped
 	Plan     []planRow
 	End      *endView
 	Tool     *toolView

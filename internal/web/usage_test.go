@@ -126,8 +126,6 @@ func TestGoldenUsagePage(t *testing.T) {
 			Calls: []session.CallUsage{call("my-local-model", 500, 10)}}},
 	}
 	var out bytes.Buffer
-	if err := templates().ExecuteTemplate(&out, "session", testBuilder(t).s.sessionPage(sid, recs)); err != nil {
-		t.Fatal(err)
-	}
+	writeSession(&out, testBuilder(t).s.sessionPage(sid, recs))
 	golden(t, filepath.Join("testdata", "usage-page.html"), out.Bytes())
 }

@@ -1,14 +1,15 @@
 // Package web is dsh's local web view: a list of every session and a page per
 // session that renders its messages and cards and follows its log live.
 //
-// The page is rendered on the server with html/template from the same cards the
-// other consumers show (internal/view); a live page receives each new record as an
-// HTML fragment over server-sent events, rendered by the same templates. Templates,
-// styles and the one small script are embedded, so nothing is built or fetched.
+// The page is rendered on the server (markup.go) from the same cards the other
+// consumers show (internal/view); a live page receives each new record as an HTML
+// fragment over server-sent events, rendered by the same functions. Styles and the
+// one small script are embedded, so nothing is built or fetched.
 //
 // Everything a session holds — file contents, command output, the model's words — is
-// untrusted: it only ever reaches the page through html/template's escaping, chroma's
-// escaping formatter or the Markdown renderer followed by a sanitiser, and the
+// untrusted: it only ever reaches the page through the escaping writer of render.go
+// (html/template's escaping, reproduced), chroma's escaping formatter or the Markdown
+// renderer followed by a sanitiser, and the
 // Content-Security-Policy allows no inline script. Every request must carry the
 // server's random token (the printed URL has it; the page then keeps it in a cookie).
 package web
