@@ -1,11 +1,13 @@
 // Package supervisor runs a command so that nothing it starts outlives it or
-// the process that started it. Each command runs under its own supervisor: the
-// same binary re-executed, which becomes the supervisor before the rest of dsh
+// the process that started it. A command runs under a supervisor: the same
+// binary re-executed, which becomes the supervisor before the rest of dsh
 // initialises (package entry), a child subreaper with a parent-death signal
 // that starts the command in a new session without a controlling terminal,
 // optionally inside the sandbox, and kills every descendant, whether it stayed
 // in the group or not (setsid, double fork), when the command ends, when it is
-// terminated, and when the parent dies, even by SIGKILL.
+// terminated, and when the parent dies, even by SIGKILL. Start gives the
+// command a supervisor of its own; a Session keeps one for a session's
+// commands, one at a time, so that they do not pay a Go process's start.
 //
 // The process that calls Start becomes a child subreaper too: should a
 // supervisor itself be killed (SIGKILL, or a command killing it), what it left

@@ -1,11 +1,12 @@
 // Package entry is the supervisor's side of package supervisor: the process
 // that Start re-executes (/proc/self/exe) becomes the supervisor in this
-// package's init, before the rest of dsh initialises, so that a command costs
-// little more than its own fork and exec.
+// package's init, before the rest of dsh initialises. It runs one command, or,
+// for a session (Config.Stay), one after another, each at the cost of its
+// fork and exec.
 //
 // Go initialises packages in the order of their import paths, each once its
 // imports are done: this package therefore imports only the runtime's own
-// (os, os/signal, syscall, time) and confine, which imports less, so that it
+// (errors, os, os/signal, syscall, time) and confine, which imports less, so that it
 // comes before every heavy package (templates, regular expressions, the TUI's
 // terminal probes). Keep it so; GODEBUG=inittrace=1 shows the order.
 package entry
