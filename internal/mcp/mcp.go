@@ -5,8 +5,10 @@
 //
 // A server that fails to start is an error Start returns; one that dies later
 // is reported through Options.OnExit, and calls to it return error results.
-// Close stops every server, and with it every process a stdio server started
-// (each runs in its own process group, killed at the end).
+// Close stops every server, and with it every process a stdio server started:
+// each runs under a supervisor (package supervisor) like a shell command, so
+// nothing it started, in its process group or not, outlives it, the session,
+// or dsh, even killed with SIGKILL.
 package mcp
 
 import (
@@ -15,13 +17,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/secretenv"
@@ -29,8 +31,13 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/supervisor"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
+
+// serverGrace is how long a stdio server has to end once its stdin closed,
+// and then again between SIGTERM and SIGKILL.
+const serverGrace = 2 * time.Second
 
 // ServerConfig is one server to connect to. Its fields match config.MCPServer,
 // so one converts to the other.
@@ -87,7 +94,8 @@ type server struct {
 	trusted bool
 	session *sdk.ClientSession
 	tools   []*sdk.Tool
-	cmd     *exec.Cmd // stdio only
+	proc    *supervisor.Process // stdio only
+	exited  chan struct{}       // stdio only: closed once the server and all it started are gone, and its stderr read
 	stderr  *tailBuffer
 
 	end context.CancelFunc // ends the connection's context
@@ -138,24 +146,17 @@ func connect(ctx context.Context, c ServerConfig, opts Options) (*server, error)
 			return nil, errors.New("no command")
 		}
 		path := c.Command
-		if !strings.Contains(path, "/") { // a path is the reaper's to find, from Dir
+		if !strings.Contains(path, "/") { // a relative path is found from Dir when it starts
 			var err error
 			if path, err = exec.LookPath(path); err != nil {
 				return nil, err
 			}
 		}
-		// Under a reaper in its own process group, so Close can end whatever
-		// it started, and so does dsh's death, even by SIGKILL.
-		cmd, err := reaperCommand(path, c.Args, serverEnv(opts.Environ, c.Env))
+		conn, err := srv.startStdio(path, c.Args, opts.Dir, serverEnv(opts.Environ, c.Env))
 		if err != nil {
 			return nil, err
 		}
-		cmd.Dir = opts.Dir
-		srv.stderr = &tailBuffer{max: 4096}
-		cmd.Stderr = srv.stderr
-		cmd.WaitDelay = time.Second
-		srv.cmd = cmd
-		transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+		transport = conn
 	case "http":
 		transport = &sdk.StreamableClientTransport{Endpoint: c.URL, HTTPClient: withHeaders(opts.HTTPClient, c.Headers),
 			MaxRetries: -1}
@@ -182,6 +183,10 @@ func connect(ctx context.Context, c ServerConfig, opts Options) (*server, error)
 			_ = session.Close()
 		}
 		srv.kill()
+		if t, ok := transport.(*sdk.IOTransport); ok {
+			_ = t.Reader.Close() // the session may not have started to own them
+			_ = t.Writer.Close()
+		}
 		end()
 		return nil, srv.explain(err)
 	}
@@ -199,9 +204,63 @@ func connect(ctx context.Context, c ServerConfig, opts Options) (*server, error)
 	return srv, nil
 }
 
+// startStdio starts a stdio server under a supervisor, with a pipe for each of
+// its stdin, stdout and stderr, and returns the transport over the first two.
+func (s *server) startStdio(path string, args []string, dir string, env []string) (sdk.Transport, error) {
+	var pipes [3]struct{ r, w *os.File } // stdin, stdout, stderr
+	closeAll := func() {
+		for _, p := range pipes {
+			if p.r != nil {
+				_ = p.r.Close()
+				_ = p.w.Close()
+			}
+		}
+	}
+	for i := range pipes {
+		r, w, err := os.Pipe()
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("server pipe: %w", err)
+		}
+		pipes[i].r, pipes[i].w = r, w
+	}
+	in, out, errs := pipes[0], pipes[1], pipes[2]
+	proc, err := supervisor.Start(supervisor.Spec{Path: path, Args: append([]string{path}, args...), Dir: dir, Env: env,
+		Input: in.r, Output: out.w, Errors: errs.w, Grace: serverGrace})
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	// The server's ends are its own now.
+	_ = in.r.Close()
+	_ = out.w.Close()
+	_ = errs.w.Close()
+	s.proc, s.exited, s.stderr = proc, make(chan struct{}), &tailBuffer{max: 4096}
+	go func() {
+		stderrDone := make(chan struct{})
+		go func() {
+			_, _ = io.Copy(s.stderr, errs.r)
+			close(stderrDone)
+		}()
+		proc.Wait() // it and everything it started are gone, so is every writer of stderr
+		<-stderrDone
+		_ = errs.r.Close()
+		close(s.exited)
+	}()
+	return &sdk.IOTransport{Reader: out.r, Writer: in.w}, nil
+}
+
 // watch waits for the session to end; an end nobody asked for is a death.
 func (s *server) watch(onExit func(string, error)) {
 	err := s.session.Wait()
+	if s.exited != nil {
+		// What a dying server said on stderr explains its death. Its stdout
+		// closed: it has ended, or it will be ended by halt.
+		select {
+		case <-s.exited:
+		case <-time.After(serverGrace):
+		}
+	}
 	s.mu.Lock()
 	closing := s.closing
 	if !closing {
@@ -290,7 +349,7 @@ func embedded(r *sdk.ResourceContents) card.Content {
 	}
 }
 
-// stop closes the session and then ends the server's process group.
+// stop closes the session and then ends the server and what it started.
 func (s *server) stop() {
 	s.mu.Lock()
 	s.closing = true
@@ -298,19 +357,34 @@ func (s *server) stop() {
 	if s.session != nil {
 		_ = s.session.Close() // its error is the server's exit status: nothing to act on
 	}
-	s.kill()
+	s.halt()
 	s.end()
 }
 
-// kill ends a stdio server's whole process group: a server started through
-// npx or a shell leaves children that closing stdin does not reach.
-func (s *server) kill() {
-	if s.cmd == nil || s.cmd.Process == nil {
+// halt ends a stdio server and everything it started, whether they left its
+// process group or not: a server started through npx or a shell leaves
+// children that closing stdin does not reach. The server has a moment to end
+// on its own once its stdin closed, then SIGTERM, then SIGKILL.
+func (s *server) halt() {
+	if s.proc == nil {
 		return
 	}
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL) // ESRCH: already gone
-	if s.session == nil {
-		_ = s.cmd.Wait() // never connected: nobody else reaps it
+	for _, end := range []func(){s.proc.Terminate, s.proc.Kill} {
+		select {
+		case <-s.exited:
+			return
+		case <-time.After(serverGrace):
+		}
+		end()
+	}
+	<-s.exited
+}
+
+// kill ends a stdio server that never connected, and what it started, at once.
+func (s *server) kill() {
+	if s.proc != nil {
+		s.proc.Kill()
+		<-s.exited
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -44,6 +43,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+type spawnArgs struct {
+	Marker string `json:"marker"` // the children's sleep argument
+}
+
 type greetArgs struct {
 	Name string `json:"name" jsonschema:"who to greet"`
 }
@@ -72,13 +75,15 @@ func testServer() *sdk.Server {
 			os.Exit(3)
 			return nil, nil, nil
 		})
-	sdk.AddTool(s, &sdk.Tool{Name: "spawn", Description: "Starts a child that outlives the call."},
-		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
-			cmd := exec.Command("sleep", "300")
-			if err := cmd.Start(); err != nil {
+	sdk.AddTool(s, &sdk.Tool{Name: "spawn", Description: "Starts two children that outlive the call, one in a session of its own."},
+		func(_ context.Context, _ *sdk.CallToolRequest, a spawnArgs) (*sdk.CallToolResult, any, error) {
+			if err := exec.Command("sleep", a.Marker).Start(); err != nil {
 				return nil, nil, err
 			}
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strconv.Itoa(cmd.Process.Pid)}}}, nil, nil
+			if err := exec.Command("setsid", "-f", "sleep", a.Marker).Run(); err != nil {
+				return nil, nil, err
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "started"}}}, nil, nil
 		})
 	return s
 }
@@ -270,22 +275,22 @@ func TestCrash(t *testing.T) {
 	}
 }
 
-// TestCloseLeavesNoProcess: Close ends the server and what it started.
+// TestCloseLeavesNoProcess: Close ends the server and what it started, also
+// what left its process group.
 func TestCloseLeavesNoProcess(t *testing.T) {
 	var exits []string
 	s := start(t, []ServerConfig{stdioConfig(t, "parent")}, Options{OnExit: func(s string, _ error) { exits = append(exits, s) }})
-	r := run(t, find(t, s, "mcp__parent__spawn"), `{}`)
-	if _, err := strconv.Atoi(r.TextOf()); err != nil {
+	mark := proctest.Marker()
+	if r := run(t, find(t, s, "mcp__parent__spawn"), `{"marker":"`+mark+`"}`); r.TextOf() != "started" {
 		t.Fatalf("spawn = %+v", r)
 	}
-	pgid := s.servers[0].cmd.Process.Pid
-	if live := proctest.LiveMembers(pgid); len(live) < 2 {
-		t.Fatalf("the server and its child should run before Close; group %d has %v", pgid, live)
-	}
+	proctest.WaitRunning(t, mark, 2)
+	pgid := s.servers[0].proc.Pgid
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	proctest.GroupGone(t, pgid)
+	proctest.NoneRunning(t, mark)
 	if len(exits) != 0 {
 		t.Errorf("OnExit called for servers Close stopped: %q", exits)
 	}

@@ -85,7 +85,7 @@ func TestEverythingServer(t *testing.T) {
 	}
 
 	// Kill the server behind the client's back: reported, and calls fail.
-	pid := s.servers[0].cmd.Process.Pid
+	pid := s.servers[0].proc.Pgid
 	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestFilesystemServer(t *testing.T) {
 		t.Errorf("reading outside the allowed directory = %+v", r)
 	}
 
-	pgid := s.servers[0].cmd.Process.Pid
+	pgid := s.servers[0].proc.Pgid
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -60,7 +59,8 @@ func TestServerNamesCollide(t *testing.T) {
 }
 
 // TestServersDieWithDsh: after kill -9 of the process that started a server,
-// the server and the child it started are gone.
+// the server and the children it started, also one in a session of its own,
+// are gone.
 func TestServersDieWithDsh(t *testing.T) {
 	if os.Getenv("DSH_MCP_TEST_PARENT") == "1" {
 		return // see parentProcess
@@ -69,8 +69,9 @@ func TestServersDieWithDsh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	mark := proctest.Marker()
 	cmd := exec.Command(exe, "-test.run=^TestParentProcess$")
-	cmd.Env = append(os.Environ(), "DSH_MCP_TEST_PARENT=1")
+	cmd.Env = append(os.Environ(), "DSH_MCP_TEST_PARENT=1", "DSH_MCP_TEST_MARKER="+mark)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -83,26 +84,22 @@ func TestServersDieWithDsh(t *testing.T) {
 		_ = cmd.Process.Kill()
 		t.Fatalf("the parent said nothing: %v", err)
 	}
-	var pgid, child int
-	if _, err := fmt.Sscanf(line, "group %d child %d", &pgid, &child); err != nil {
+	var pgid int
+	if _, err := fmt.Sscanf(line, "group %d", &pgid); err != nil {
 		t.Fatalf("parent: %q", line)
 	}
+	proctest.WaitRunning(t, mark, 2)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
 	proctest.GroupGone(t, pgid)
-	deadline := time.Now().Add(10 * time.Second)
-	for syscall.Kill(child, 0) == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("the server's child %d outlived dsh", child)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	proctest.NoneRunning(t, mark)
 }
 
 // TestParentProcess is the "dsh" TestServersDieWithDsh kills: it starts a
-// server, has it start a child, says both and waits to be killed.
+// server, has it start its children, says the server's group and waits to be
+// killed.
 func TestParentProcess(t *testing.T) {
 	if os.Getenv("DSH_MCP_TEST_PARENT") != "1" {
 		t.Skip("run by TestServersDieWithDsh")
@@ -115,11 +112,9 @@ func TestParentProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := run(t, find(t, s, "mcp__orphan__spawn"), `{}`)
-	child, err := strconv.Atoi(r.TextOf())
-	if err != nil {
+	if r := run(t, find(t, s, "mcp__orphan__spawn"), `{"marker":"`+os.Getenv("DSH_MCP_TEST_MARKER")+`"}`); r.TextOf() != "started" {
 		t.Fatal(r)
 	}
-	fmt.Printf("group %d child %d\n", s.servers[0].cmd.Process.Pid, child)
+	fmt.Printf("group %d\n", s.servers[0].proc.Pgid)
 	time.Sleep(time.Minute)
 }

@@ -21,8 +21,9 @@ func reportCPU(b *testing.B, since time.Duration) {
 	b.ReportMetric(float64((childCPU()-since).Microseconds())/float64(b.N)/1000, "child-cpu-ms/op")
 }
 
-// BenchmarkStart measures one short command under a supervisor (this test
-// binary re-executed) against plain os/exec of the same command.
+// BenchmarkStart measures one short command under a supervisor of its own
+// (this test binary re-executed) and under a session's, against plain os/exec
+// of the same command.
 func BenchmarkStart(b *testing.B) {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
@@ -38,14 +39,24 @@ func BenchmarkStart(b *testing.B) {
 	})
 	b.Run("supervisor", func(b *testing.B) {
 		defer reportCPU(b, childCPU())
-		for b.Loop() {
-			p, err := Start(Spec{Path: bash, Args: []string{"bash", "-c", "true"}, Env: os.Environ(), Output: os.Stderr})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if e := p.Wait(); e.Status.ExitStatus() != 0 {
-				b.Fatal(e.Status)
-			}
-		}
+		benchmarkStart(b, bash, Start)
 	})
+	b.Run("session", func(b *testing.B) {
+		defer reportCPU(b, childCPU())
+		s := new(Session)
+		defer s.Close() // reaps the supervisor, whose CPU and its commands' then count
+		benchmarkStart(b, bash, s.Start)
+	})
+}
+
+func benchmarkStart(b *testing.B, bash string, start func(Spec) (*Process, error)) {
+	for b.Loop() {
+		p, err := start(Spec{Path: bash, Args: []string{"bash", "-c", "true"}, Env: os.Environ(), Output: os.Stderr})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if e := p.Wait(); e.Status.ExitStatus() != 0 {
+			b.Fatal(e.Status)
+		}
+	}
 }

@@ -1,11 +1,13 @@
 // Package supervisor runs a command so that nothing it starts outlives it or
-// the process that started it. Each command runs under its own supervisor: the
-// same binary re-executed, which becomes the supervisor before the rest of dsh
+// the process that started it. A command runs under a supervisor: the same
+// binary re-executed, which becomes the supervisor before the rest of dsh
 // initialises (package entry), a child subreaper with a parent-death signal
 // that starts the command in a new session without a controlling terminal,
 // optionally inside the sandbox, and kills every descendant, whether it stayed
 // in the group or not (setsid, double fork), when the command ends, when it is
-// terminated, and when the parent dies, even by SIGKILL.
+// terminated, and when the parent dies, even by SIGKILL. Start gives the
+// command a supervisor of its own; a Session keeps one for a session's
+// commands, one at a time, so that they do not pay a Go process's start.
 //
 // The process that calls Start becomes a child subreaper too: should a
 // supervisor itself be killed (SIGKILL, or a command killing it), what it left
@@ -16,7 +18,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -40,8 +41,12 @@ type Spec struct {
 	Args []string // Args[0] is the command's argv[0]
 	Dir  string
 	Env  []string // the command's whole environment
-	// Output is the command's stdout and stderr; its stdin is /dev/null.
+	// Output is the command's stdout, and its stderr unless Errors is set.
 	Output *os.File
+	// Errors, if set, is the command's stderr.
+	Errors *os.File
+	// Input, if set, is the command's stdin; else it is /dev/null.
+	Input *os.File
 	// Extra, if set, is the command's fd 3.
 	Extra *os.File
 	// Sandbox, if set, confines the command (not the supervisor).
@@ -58,9 +63,8 @@ type Process struct {
 	// Pgid is the command's process group, and its pid.
 	Pgid int
 
-	cmd    *exec.Cmd
-	status *os.File
-	br     *bufio.Reader
+	sp      *spare   // its supervisor
+	session *Session // the supervisor's, if it stays for the next command
 }
 
 // Exit is how a supervised command ended.
@@ -109,7 +113,9 @@ func newSpare(sandboxed bool) (*spare, error) {
 		return nil, fmt.Errorf("status pipe: %w", err)
 	}
 	defer func() { _ = stW.Close() }()
-	env := []string{entry.EnvParent + "=" + strconv.Itoa(os.Getpid())}
+	// One P: the supervisor does little at a time, and every idle P it had
+	// would be woken, a thread switch, whenever a goroutine becomes runnable.
+	env := []string{entry.EnvParent + "=" + strconv.Itoa(os.Getpid()), "GOMAXPROCS=1"}
 	if raceBuild {
 		env = append(env, "GORACE=atexit_sleep_ms=0")
 	}
@@ -223,8 +229,8 @@ func takeSpare(sandboxed bool) (*spare, error) {
 	return newSpare(sandboxed)
 }
 
-// Start starts the command under a supervisor and returns once the command
-// runs, or with the reason it could not start.
+// Start starts the command under a supervisor of its own and returns once the
+// command runs, or with the reason it could not start.
 func Start(s Spec) (*Process, error) {
 	sp, err := takeSpare(s.Sandbox != nil)
 	if err != nil {
@@ -243,55 +249,109 @@ func Start(s Spec) (*Process, error) {
 			return nil, err
 		}
 	}
-	c := entry.Config{Path: s.Path, Args: s.Args, Dir: s.Dir, Env: s.Env, Extra: s.Extra != nil, Grace: s.Grace, Drain: s.Drain, Mounted: sp.mounted}
+	err = sp.send(s, false)
+	_ = sp.control.Close() // a supervisor that got nothing ends
+	p := &Process{sp: sp}
+	if err != nil {
+		p.Wait()
+		return nil, err
+	}
+	if p.Pgid, err = sp.started(); err != nil {
+		p.Wait()
+		if errors.Is(err, errGone) {
+			return nil, fmt.Errorf("%w (%s)", err, sp.cmd.ProcessState)
+		}
+		return nil, err
+	}
+	return p, nil
+}
+
+// send sends the supervisor the command to run; stay keeps the supervisor for
+// the next.
+func (sp *spare) send(s Spec, stay bool) error {
+	c := entry.Config{Path: s.Path, Args: s.Args, Dir: s.Dir, Env: s.Env, Grace: s.Grace, Drain: s.Drain,
+		Mounted: sp.mounted, Stay: stay}
 	if s.Sandbox != nil {
 		c.Sandbox = &confine.Rules{Write: s.Sandbox.Write, Network: s.Sandbox.Network, Protect: s.Sandbox.Protect}
 		c.Env = append(slices.Clip(c.Env), s.Sandbox.Env...)
 	}
+	// In the order the supervisor takes them (entry.Config.Extra).
 	files := []int{int(s.Output.Fd())}
-	if s.Extra != nil {
-		files = append(files, int(s.Extra.Fd()))
-	}
-	msg := c.Encode()
-	p := &Process{cmd: sp.cmd, status: sp.status, br: sp.br}
-	if len(msg) > entry.MaxConfig {
-		err = errors.New("the command and its environment are too large")
-	} else {
-		err = unix.Sendmsg(int(sp.control.Fd()), []byte(msg), unix.UnixRights(files...), nil, 0)
-	}
-	_ = sp.control.Close() // a supervisor that got nothing ends
-	runtime.KeepAlive(s.Output)
-	runtime.KeepAlive(s.Extra)
-	if err != nil {
-		p.Wait()
-		return nil, fmt.Errorf("supervisor config: %w", err)
-	}
-	line, _ := p.br.ReadString('\n')
-	if pid, ok := strings.CutPrefix(strings.TrimSpace(line), "started "); ok {
-		if p.Pgid, err = strconv.Atoi(pid); err == nil {
-			return p, nil
+	for _, f := range []struct {
+		file *os.File
+		flag *bool
+	}{{s.Extra, &c.Extra}, {s.Input, &c.Input}, {s.Errors, &c.Errors}} {
+		if f.file != nil {
+			files = append(files, int(f.file.Fd()))
+			*f.flag = true
 		}
 	}
-	p.Wait()
-	if msg, ok := strings.CutPrefix(strings.TrimSpace(line), "error "); ok {
-		return nil, errors.New(msg)
+	msg := c.Encode()
+	if len(msg) > entry.MaxConfig {
+		return errors.New("the command and its environment are too large")
 	}
-	return nil, fmt.Errorf("the supervisor ended before it started the command (%s)", p.cmd.ProcessState)
+	err := unix.Sendmsg(int(sp.control.Fd()), []byte(msg), unix.UnixRights(files...), nil, 0)
+	runtime.KeepAlive(s.Output)
+	runtime.KeepAlive(s.Extra)
+	runtime.KeepAlive(s.Input)
+	runtime.KeepAlive(s.Errors)
+	if err != nil {
+		return fmt.Errorf("supervisor config: %w", err)
+	}
+	return nil
+}
+
+// errGone is a supervisor that ended before it started the command.
+var errGone = errors.New("the supervisor ended before it started the command")
+
+// started reads whether the command started: its pid, which is its process
+// group, or why not.
+func (sp *spare) started() (int, error) {
+	line, _ := sp.br.ReadString('\n')
+	line = strings.TrimSpace(line)
+	if pid, ok := strings.CutPrefix(line, "started "); ok {
+		if n, err := strconv.Atoi(pid); err == nil {
+			return n, nil
+		}
+	}
+	if msg, ok := strings.CutPrefix(line, "error "); ok {
+		return 0, errors.New(msg)
+	}
+	return 0, errGone
+}
+
+// exit reads how the command ended; ok is false when the supervisor died
+// before it could say.
+func (sp *spare) exit() (e Exit, ok bool) {
+	line, _ := sp.br.ReadString('\n')
+	var ws uint32
+	if n, _ := fmt.Sscanf(line, "exit %d %t", &ws, &e.Leftovers); n == 2 {
+		e.Status = syscall.WaitStatus(ws)
+		return e, true
+	}
+	return Exit{}, false
+}
+
+// end waits for the supervisor process, which has ended or is ending.
+func (sp *spare) end() {
+	_ = sp.control.Close() // a session's supervisor ends with its socket
+	_ = sp.cmd.Wait()
+	_ = sp.status.Close()
+	liveMu.Lock()
+	delete(live, sp.cmd.Process.Pid)
+	liveMu.Unlock()
 }
 
 // Wait waits until the command and everything it started are gone, and says how
 // the command ended. Call it once.
 func (p *Process) Wait() Exit {
-	_ = p.cmd.Wait() // the status pipe holds two short lines: the supervisor never blocks on it
-	rest, _ := io.ReadAll(p.br)
-	_ = p.status.Close()
-	liveMu.Lock()
-	delete(live, p.cmd.Process.Pid)
-	liveMu.Unlock()
-	var ws uint32
-	var e Exit
-	if n, _ := fmt.Sscanf(string(rest), "exit %d %t", &ws, &e.Leftovers); n == 2 {
-		e.Status = syscall.WaitStatus(ws)
+	e, ok := p.sp.exit()
+	if p.session != nil {
+		ok = p.session.done(p, ok)
+	} else {
+		p.sp.end()
+	}
+	if ok {
 		return e
 	}
 	// The supervisor was killed before it could clean up: the command has its
@@ -300,22 +360,136 @@ func (p *Process) Wait() Exit {
 		_ = unix.Kill(-p.Pgid, unix.SIGKILL)
 	}
 	e.Leftovers = sweep(p.Pgid)
-	e.Status, _ = p.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	e.Status, _ = p.sp.cmd.ProcessState.Sys().(syscall.WaitStatus)
 	return e
 }
 
 // Terminate asks the supervisor to end the command: SIGTERM to the command and
 // every descendant, SIGKILL after the grace time. It does not wait.
 func (p *Process) Terminate() {
-	_ = p.cmd.Process.Signal(syscall.SIGCONT) // in case the command stopped it
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	if p.session != nil {
+		p.session.terminate(p)
+		return
+	}
+	_ = p.sp.cmd.Process.Signal(syscall.SIGCONT) // in case the command stopped it
+	_ = p.sp.cmd.Process.Signal(syscall.SIGTERM)
 }
 
 // Kill kills the supervisor and the command's group at once; Wait then kills
 // the rest. It is the last resort when the supervisor does not answer.
 func (p *Process) Kill() {
-	_ = p.cmd.Process.Kill()
+	if p.session != nil && !p.session.running(p) {
+		return // its supervisor has moved on to another command
+	}
+	_ = p.sp.cmd.Process.Kill()
 	_ = unix.Kill(-p.Pgid, unix.SIGKILL)
+}
+
+// Session runs a session's commands one at a time under one supervisor that
+// stays, so that a command costs its own fork and exec and a round trip: a
+// supervisor of its own costs a Go process's start (several times a short
+// command's cost). A command that comes while another runs, or that is
+// sandboxed (its mounts and restrictions cannot be undone), gets a supervisor
+// of its own. Its zero value is ready; Close ends the supervisor.
+type Session struct {
+	mu     sync.Mutex
+	sp     *spare   // nil until the first command, and once it died
+	cur    *Process // the command it runs
+	closed bool
+}
+
+// Start is the package's Start, under the session's supervisor when it is free.
+func (s *Session) Start(spec Spec) (*Process, error) {
+	if spec.Sandbox != nil {
+		return Start(spec)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.cur != nil {
+		return Start(spec)
+	}
+	if s.sp == nil {
+		sp, err := takeSpare(false)
+		if err == nil {
+			if err = sp.ready(); err != nil {
+				sp.discard()
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		s.sp = sp
+	}
+	sp := s.sp
+	err := sp.send(spec, true)
+	var pgid int
+	if err == nil {
+		pgid, err = sp.started()
+	}
+	switch {
+	case err == nil:
+		s.cur = &Process{Pgid: pgid, sp: sp, session: s}
+		return s.cur, nil
+	case errors.Is(err, errGone) || errors.Is(err, unix.EPIPE):
+		// It died between commands (killed from outside): the next command
+		// gets a new one, this one its own.
+		s.sp = nil
+		sp.end()
+		return Start(spec)
+	}
+	return nil, err // the command could not start; the supervisor waits for the next
+}
+
+// done is told that p's supervisor said how p ended (ok), or died; it reports
+// whether the supervisor cleaned up after p.
+func (s *Session) done(p *Process, ok bool) bool {
+	s.mu.Lock()
+	s.cur = nil
+	retire := !ok || s.closed
+	if retire && s.sp == p.sp {
+		s.sp = nil
+	}
+	s.mu.Unlock()
+	if retire {
+		p.sp.end()
+	}
+	return ok
+}
+
+func (s *Session) running(p *Process) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cur == p
+}
+
+// terminate sends Terminate, while p runs: the supervisor takes the messages
+// in order, so one sent for p never ends the next command.
+func (s *Session) terminate(p *Process) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur != p {
+		return
+	}
+	_ = p.sp.cmd.Process.Signal(syscall.SIGCONT) // in case the command stopped it
+	_ = unix.Sendmsg(int(p.sp.control.Fd()), []byte(entry.Terminate), nil, nil, unix.MSG_DONTWAIT)
+}
+
+// Close ends the session's supervisor; a command still running is killed
+// with it (end the commands first to give them their grace). Commands
+// started later get supervisors of their own.
+func (s *Session) Close() {
+	s.mu.Lock()
+	s.closed = true
+	sp := s.sp
+	if s.cur != nil {
+		sp = nil
+		_ = s.sp.control.Close() // the supervisor kills the command and ends; Wait reaps it
+	}
+	s.sp = nil
+	s.mu.Unlock()
+	if sp != nil {
+		sp.end()
+	}
 }
 
 // sweep kills and reaps the orphans this process adopted as a subreaper: its

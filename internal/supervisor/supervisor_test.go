@@ -18,7 +18,11 @@ import (
 // says "ready", and waits to be killed.
 func TestMain(m *testing.M) {
 	if cmd := os.Getenv("SUPERVISOR_TEST_PARENT"); cmd != "" {
-		p, err := Start(Spec{Path: "/bin/sh", Args: []string{"sh", "-c", cmd}, Env: os.Environ(),
+		start := Start
+		if os.Getenv("SUPERVISOR_TEST_SESSION") != "" {
+			start = new(Session).Start
+		}
+		p, err := start(Spec{Path: "/bin/sh", Args: []string{"sh", "-c", cmd}, Env: os.Environ(),
 			Output: os.Stderr, Grace: time.Second, Drain: 100 * time.Millisecond})
 		if err != nil {
 			fmt.Println("error", err)
@@ -30,20 +34,38 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func start(t *testing.T, command string) *Process {
-	t.Helper()
-	p, err := Start(Spec{Path: "/bin/sh", Args: []string{"sh", "-c", command}, Env: os.Environ(),
-		Output: os.Stderr, Grace: 500 * time.Millisecond, Drain: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
+// starter starts a command, under a supervisor of its own or a session's.
+type starter func(t *testing.T, command string) *Process
+
+// modes runs f with a supervisor per command, and with one session's: every
+// guarantee holds for both.
+func modes(t *testing.T, f func(t *testing.T, start starter)) {
+	t.Run("own", func(t *testing.T) { f(t, startWith(Start)) })
+	t.Run("session", func(t *testing.T) {
+		s := new(Session)
+		t.Cleanup(s.Close)
+		f(t, startWith(s.Start))
+	})
+}
+
+func startWith(start func(Spec) (*Process, error)) starter {
+	return func(t *testing.T, command string) *Process {
+		t.Helper()
+		p, err := start(Spec{Path: "/bin/sh", Args: []string{"sh", "-c", command}, Env: os.Environ(),
+			Output: os.Stderr, Grace: 500 * time.Millisecond, Drain: 100 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
-	return p
 }
 
 // TestEscapeesAreKilled: processes that leave the command's process group
 // (setsid, a double fork into a new session, a daemon that ignores SIGTERM) are
 // killed when the command exits.
-func TestEscapeesAreKilled(t *testing.T) {
+func TestEscapeesAreKilled(t *testing.T) { modes(t, testEscapeesAreKilled) }
+
+func testEscapeesAreKilled(t *testing.T, start starter) {
 	for _, tc := range []struct{ name, command string }{
 		{"setsid -f", "setsid -f sleep MARK"},
 		{"double fork", "(setsid sh -c 'sleep MARK & sleep MARK' &) ; sleep 0.2"},
@@ -65,7 +87,9 @@ func TestEscapeesAreKilled(t *testing.T) {
 	}
 }
 
-func TestExitStatus(t *testing.T) {
+func TestExitStatus(t *testing.T) { modes(t, testExitStatus) }
+
+func testExitStatus(t *testing.T, start starter) {
 	for command, want := range map[string]string{
 		"exit 3":        "exit status 3",
 		"kill -9 $$":    "signal: killed",
@@ -87,9 +111,14 @@ func statusString(ws syscall.WaitStatus) string {
 
 // TestTerminate: SIGTERM reaches the escapees too, and a command that ignores
 // it is killed after the grace time.
-func TestTerminate(t *testing.T) {
+func TestTerminate(t *testing.T) { modes(t, testTerminate) }
+
+func testTerminate(t *testing.T, start starter) {
 	mark := proctest.Marker()
-	p := start(t, fmt.Sprintf(`setsid -f sh -c 'trap "" TERM; sleep %s'; trap "" TERM; sleep %s`, mark, mark))
+	// Split in the script, so that only the sleeps, started once their
+	// shells ignore SIGTERM, carry the marker.
+	split := `"` + mark[:2] + `""` + mark[2:] + `"`
+	p := start(t, fmt.Sprintf(`setsid -f sh -c 'trap "" TERM; sleep %s'; trap "" TERM; sleep %s`, split, split))
 	proctest.WaitRunning(t, mark, 2)
 	p.Terminate()
 	e := p.Wait()
@@ -101,11 +130,13 @@ func TestTerminate(t *testing.T) {
 
 // TestSupervisorKilled: when the supervisor itself is killed, what it had
 // adopted is adopted by the caller, a subreaper, and Wait kills it.
-func TestSupervisorKilled(t *testing.T) {
+func TestSupervisorKilled(t *testing.T) { modes(t, testSupervisorKilled) }
+
+func testSupervisorKilled(t *testing.T, start starter) {
 	mark := proctest.Marker()
 	p := start(t, fmt.Sprintf("setsid -f sleep %s; sleep %s", mark, mark))
 	proctest.WaitRunning(t, mark, 2)
-	if err := p.cmd.Process.Kill(); err != nil {
+	if err := p.sp.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	e := p.Wait()
@@ -117,13 +148,19 @@ func TestSupervisorKilled(t *testing.T) {
 
 // TestParentKilled: nothing outlives a parent killed with SIGKILL.
 func TestParentKilled(t *testing.T) {
+	for _, mode := range []string{"", "session"} {
+		t.Run("mode="+mode, func(t *testing.T) { testParentKilled(t, mode) })
+	}
+}
+
+func testParentKilled(t *testing.T, mode string) {
 	mark := proctest.Marker()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	parent := exec.Command(exe)
-	parent.Env = append(os.Environ(), "SUPERVISOR_TEST_PARENT="+fmt.Sprintf(
+	parent.Env = append(os.Environ(), "SUPERVISOR_TEST_SESSION="+mode, "SUPERVISOR_TEST_PARENT="+fmt.Sprintf(
 		"setsid -f sleep %s; (setsid sleep %s &); trap '' TERM HUP; sleep %s", mark, mark, mark))
 	var stderr strings.Builder
 	parent.Stderr = &stderr
@@ -152,10 +189,23 @@ func TestParentKilled(t *testing.T) {
 }
 
 func TestStartErrors(t *testing.T) {
-	if _, err := Start(Spec{Path: "/nonexistent/sh", Args: []string{"sh"}, Env: os.Environ(), Output: os.Stderr}); err == nil || !strings.Contains(err.Error(), "no such file") {
+	s := new(Session)
+	t.Cleanup(s.Close)
+	for name, start := range map[string]func(Spec) (*Process, error){"own": Start, "session": s.Start} {
+		t.Run(name, func(t *testing.T) { testStartErrors(t, start) })
+	}
+	if p := startWith(s.Start)(t, "true"); p.session == nil {
+		t.Error("the session's supervisor did not stay after commands that could not start")
+	} else {
+		p.Wait()
+	}
+}
+
+func testStartErrors(t *testing.T, start func(Spec) (*Process, error)) {
+	if _, err := start(Spec{Path: "/nonexistent/sh", Args: []string{"sh"}, Env: os.Environ(), Output: os.Stderr}); err == nil || !strings.Contains(err.Error(), "no such file") {
 		t.Errorf("missing program: %v", err)
 	}
-	if _, err := Start(Spec{Path: "/bin/sh", Args: []string{"sh"}, Dir: "/nonexistent", Env: os.Environ(), Output: os.Stderr}); err == nil {
+	if _, err := start(Spec{Path: "/bin/sh", Args: []string{"sh"}, Dir: "/nonexistent", Env: os.Environ(), Output: os.Stderr}); err == nil {
 		t.Error("missing directory: no error")
 	}
 }
@@ -163,6 +213,17 @@ func TestStartErrors(t *testing.T) {
 // TestCommandEnvironment: the command gets Env and fd 3 (Extra), and none of the
 // supervisor's own plumbing.
 func TestCommandEnvironment(t *testing.T) {
+	s := new(Session)
+	t.Cleanup(s.Close)
+	for name, start := range map[string]func(Spec) (*Process, error){"own": Start, "session": s.Start} {
+		t.Run(name, func(t *testing.T) {
+			testCommandEnvironment(t, start)
+			testCommandEnvironment(t, start) // a session's second command sees no more
+		})
+	}
+}
+
+func testCommandEnvironment(t *testing.T, start func(Spec) (*Process, error)) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +232,7 @@ func TestCommandEnvironment(t *testing.T) {
 	if err != nil {
 		t.Skip("no bash")
 	}
-	p, err := Start(Spec{Path: bash, Args: []string{"bash", "-c", `echo "[$X][${DSH_INTERNAL_SUPERVISOR-unset}][${GORACE-unset}]" >&3; ls /proc/self/fd | tr '\n' ' ' >&3`},
+	p, err := start(Spec{Path: bash, Args: []string{"bash", "-c", `echo "[$X][${DSH_INTERNAL_SUPERVISOR-unset}][${GORACE-unset}]" >&3; ls /proc/self/fd | tr '\n' ' ' >&3`},
 		Env: []string{"X=1", "PATH=" + os.Getenv("PATH")}, Output: os.Stderr, Extra: w})
 	_ = w.Close()
 	if err != nil {
@@ -184,4 +245,64 @@ func TestCommandEnvironment(t *testing.T) {
 	if got := string(b[:n]); got != "[1][unset][unset]\n0 1 2 3 4 " {
 		t.Errorf("command saw %q", got)
 	}
+}
+
+// TestSessionKeepsItsSupervisor: a session's commands, one after another, run
+// under one supervisor; one that comes while another runs gets its own; Close
+// ends the session's supervisor.
+func TestSessionKeepsItsSupervisor(t *testing.T) {
+	s := new(Session)
+	run := startWith(s.Start)
+	first := run(t, "true")
+	sup := first.sp.cmd.Process.Pid
+	first.Wait()
+	long := run(t, "sleep 0.3")
+	if long.sp.cmd.Process.Pid != sup {
+		t.Errorf("the second command ran under supervisor %d, not the session's %d", long.sp.cmd.Process.Pid, sup)
+	}
+	meanwhile := run(t, "true")
+	if meanwhile.sp.cmd.Process.Pid == sup || meanwhile.session != nil {
+		t.Error("a command started while another ran shares its supervisor")
+	}
+	meanwhile.Wait()
+	long.Wait()
+	s.Close()
+	if long.sp.cmd.ProcessState == nil {
+		t.Error("Close left the session's supervisor running")
+	}
+	if p := run(t, "true"); p.session != nil {
+		t.Error("a command after Close ran under the closed session")
+	} else {
+		p.Wait()
+	}
+}
+
+// TestSessionTerminateIsForItsCommand: a late Terminate or Kill of a command
+// that has ended does not reach the session's next command.
+func TestSessionTerminateIsForItsCommand(t *testing.T) {
+	s := new(Session)
+	t.Cleanup(s.Close)
+	run := startWith(s.Start)
+	done := run(t, "true")
+	done.Wait()
+	next := run(t, "sleep 0.3; exit 7")
+	done.Terminate()
+	done.Kill()
+	if e := next.Wait(); !e.Status.Exited() || e.Status.ExitStatus() != 7 {
+		t.Errorf("the next command ended with %v, want exit 7", e.Status)
+	}
+}
+
+// TestSessionCloseKillsTheRunningCommand: closing a session while its
+// command runs kills the command and what it started.
+func TestSessionCloseKillsTheRunningCommand(t *testing.T) {
+	mark := proctest.Marker()
+	s := new(Session)
+	p := startWith(s.Start)(t, fmt.Sprintf("setsid -f sleep %s; sleep %s", mark, mark))
+	proctest.WaitRunning(t, mark, 2)
+	s.Close()
+	if e := p.Wait(); !e.Status.Signaled() {
+		t.Errorf("status = %v, want killed", e.Status)
+	}
+	proctest.NoneRunning(t, mark)
 }

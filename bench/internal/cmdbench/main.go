@@ -157,21 +157,27 @@ func jobMemory(dsh, ws string) (priv, rss float64) {
 	defer t.close()
 	t.call(`{"name":"bash","args":{"command":"sleep 30","run_in_background":true}}`)
 	pid := t.cmd.Process.Pid
+	// The job's supervisor is the one of dsh's with a child: an idle spare
+	// or session supervisor has none.
 	var sup int
 	for deadline := time.Now().Add(5 * time.Second); sup == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		parents := map[string]string{} // pid → ppid
 		stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 		for _, st := range stats {
 			b, _ := os.ReadFile(st)
 			s := string(b)
-			i := strings.LastIndexByte(s, ')')
-			if i < 0 {
+			if i := strings.LastIndexByte(s, ')'); i >= 0 {
+				if f := strings.Fields(s[i+1:]); len(f) > 1 {
+					parents[filepath.Base(filepath.Dir(st))] = f[1]
+				}
+			}
+		}
+		for _, parent := range parents {
+			if parents[parent] != strconv.Itoa(pid) {
 				continue
 			}
-			f := strings.Fields(s[i+1:])
-			if len(f) > 1 && f[1] == strconv.Itoa(pid) {
-				if cl, _ := os.ReadFile(filepath.Join(filepath.Dir(st), "cmdline")); strings.HasPrefix(string(cl), "dsh-supervisor") {
-					sup, _ = strconv.Atoi(filepath.Base(filepath.Dir(st)))
-				}
+			if cl, _ := os.ReadFile("/proc/" + parent + "/cmdline"); strings.HasPrefix(string(cl), "dsh-supervisor") {
+				sup, _ = strconv.Atoi(parent)
 			}
 		}
 	}

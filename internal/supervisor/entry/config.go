@@ -17,6 +17,8 @@ func (c Config) Encode() string {
 	e.str(c.Dir)
 	e.strs(c.Env)
 	e.bool(c.Extra)
+	e.bool(c.Input)
+	e.bool(c.Errors)
 	e.int(int(c.Grace))
 	e.int(int(c.Drain))
 	e.bool(c.Sandbox != nil)
@@ -26,6 +28,7 @@ func (c Config) Encode() string {
 		e.strs(c.Sandbox.Protect)
 	}
 	e.bool(c.Mounted)
+	e.bool(c.Stay)
 	return string(e)
 }
 
@@ -37,12 +40,15 @@ func Decode(s string) (c Config, ok bool) {
 	c.Dir = d.str()
 	c.Env = d.strs()
 	c.Extra = d.bool()
+	c.Input = d.bool()
+	c.Errors = d.bool()
 	c.Grace = time.Duration(d.int())
 	c.Drain = time.Duration(d.int())
 	if d.bool() {
 		c.Sandbox = &confine.Rules{Write: d.strs(), Network: d.bool(), Protect: d.strs()}
 	}
 	c.Mounted = d.bool()
+	c.Stay = d.bool()
 	return c, d.ok && d.s == ""
 }
 

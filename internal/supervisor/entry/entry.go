@@ -1,16 +1,18 @@
 // Package entry is the supervisor's side of package supervisor: the process
 // that Start re-executes (/proc/self/exe) becomes the supervisor in this
-// package's init, before the rest of dsh initialises, so that a command costs
-// little more than its own fork and exec.
+// package's init, before the rest of dsh initialises. It runs one command, or,
+// for a session (Config.Stay), one after another, each at the cost of its
+// fork and exec.
 //
 // Go initialises packages in the order of their import paths, each once its
 // imports are done: this package therefore imports only the runtime's own
-// (os, os/signal, syscall, time) and confine, which imports less, so that it
+// (errors, os, os/signal, syscall, time) and confine, which imports less, so that it
 // comes before every heavy package (templates, regular expressions, the TUI's
 // terminal probes). Keep it so; GODEBUG=inittrace=1 shows the order.
 package entry
 
 import (
+	"errors"
 	"os"
 	"os/signal"
 	"runtime"
@@ -28,9 +30,14 @@ const EnvParent = "DSH_INTERNAL_SUPERVISOR"
 
 // The supervisor's file descriptors beyond stdio.
 const (
-	StatusFD  = 3 // the status pipe to Start
-	ControlFD = 4 // a unix socket: one message, the Config with the command's output and extra descriptors
+	StatusFD  = 3 // the status pipe to Start: "ready", then per command "started PID" or "error …", and "exit STATUS LEFTOVERS"
+	ControlFD = 4 // a unix socket: Config messages with the command's descriptors; Terminate, in a supervisor that stays
 )
+
+// Terminate is the control message that terminates the running command of a
+// supervisor that stays (Config.Stay); one that comes between commands is
+// for a command already gone, and is ignored.
+const Terminate = "term"
 
 // MaxConfig bounds the Config message (the command's environment is most of it).
 const MaxConfig = 1 << 20
@@ -41,16 +48,23 @@ type Config struct {
 	Args []string
 	Dir  string
 	Env  []string // the command's whole environment
-	// Extra is whether a second descriptor came with the config: the
-	// command's fd 3. The first is its stdout and stderr.
-	Extra bool
-	Grace time.Duration
-	Drain time.Duration
+	// Extra is whether a descriptor for the command's fd 3 came with the
+	// config, Input one for its stdin (else /dev/null) and Errors one for its
+	// stderr (else its stdout). The first descriptor is always its stdout;
+	// the others follow in this order.
+	Extra, Input, Errors bool
+	Grace                time.Duration
+	Drain                time.Duration
 	// Sandbox, if set, confines the command (not the supervisor).
 	Sandbox *confine.Rules
 	// Mounted is whether the supervisor runs in its own user and mount
 	// namespaces (confine.CloneFlags), where it applies Sandbox.Mount.
 	Mounted bool
+	// Stay keeps the supervisor once the command is done, for the next
+	// Config on the control socket: a session's supervisor, which starts its
+	// commands at the cost of a fork. Closing the socket ends it, and what it
+	// runs.
+	Stay bool
 }
 
 // Every binary that links this package, dsh and the test binaries alike, can
@@ -86,44 +100,121 @@ func supervise(parent string) int {
 	if ppid, _ := atoi(parent); os.Getppid() != ppid {
 		return 1
 	}
+	// Children are reaped on SIGCHLD, and the control socket is read through
+	// the runtime's poller: a goroutine blocked in wait4 or recvmsg would keep
+	// the supervisor's one P (GOMAXPROCS=1, fewer thread wake-ups) from the
+	// goroutine it just woke until sysmon takes it back, milliseconds later.
+	chld := make(chan os.Signal, 1)
+	signal.Notify(chld, syscall.SIGCHLD)
+	if err := syscall.SetNonblock(ControlFD, true); err != nil {
+		return fail(wrap("control socket", err))
+	}
+	control := os.NewFile(ControlFD, "control")
 	// Start maps this process's user namespace (if it has one) once it is
 	// here: dsh is not dumpable, so only a process that has run exec can be.
 	_, _ = status.WriteString("ready\n")
-	c, files, err := receive()
-	if err != nil {
-		return fail(err)
+	buf := make([]byte, MaxConfig)
+	m := receive(control, buf)
+	switch {
+	case m.eof:
+		return 1 // an unused spare
+	case m.err != nil:
+		return fail(m.err)
 	}
-	if c.Mounted && c.Sandbox != nil {
-		if err := c.Sandbox.Mount(); err != nil {
-			return fail(wrap("sandbox", err))
+	if !m.c.Stay {
+		_ = control.Close()
+		if err := run(m.c, m.files, status, sigs, chld, nil); err != nil {
+			return fail(err)
+		}
+		return 0
+	}
+	// A session's supervisor: the socket also carries Terminate, and its end
+	// is the end of the session (or of dsh).
+	ctl := make(chan message, 1)
+	go func() {
+		for {
+			m := receive(control, buf)
+			ctl <- m
+			if m.eof {
+				return
+			}
+		}
+	}()
+	for {
+		switch {
+		case m.eof:
+			return 0
+		case m.err != nil:
+			_, _ = status.WriteString("error " + m.err.Error() + "\n")
+		case m.term: // for a command already gone
+		case m.c.Sandbox != nil:
+			// Its mounts and the thread that carries the sandbox are the
+			// command's alone: such a command gets a supervisor of its own.
+			closeAll(m.files)
+			_, _ = status.WriteString("error a sandboxed command needs a supervisor of its own\n")
+		default:
+			if err := run(m.c, m.files, status, sigs, chld, ctl); errors.Is(err, errEnded) {
+				return 0
+			} else if err != nil {
+				_, _ = status.WriteString("error " + err.Error() + "\n")
+			}
+		}
+		select {
+		case m = <-ctl:
+		case sig := <-sigs:
+			if sig == syscall.SIGHUP {
+				return 0
+			}
+			m = message{term: true} // nothing runs to terminate
 		}
 	}
-	s := &supervisor{c: c, reaped: make(chan reaped, 16)}
-	pid, err := s.start(files)
-	if err != nil {
-		return fail(err)
+}
+
+// errEnded is run's answer when the control socket closed while the command
+// ran: everything was killed, and the supervisor ends.
+var errEnded = errString("the session ended")
+
+// run starts the command, reports it started, watches it and reports how it
+// ended. The error is why it could not start, or errEnded.
+func run(c Config, files []*os.File, status *os.File, sigs, chld <-chan os.Signal, ctl <-chan message) error {
+	if c.Mounted && c.Sandbox != nil {
+		if err := c.Sandbox.Mount(); err != nil {
+			closeAll(files)
+			return wrap("sandbox", err)
+		}
 	}
-	for _, f := range append(files[1:2], files[3:]...) {
-		_ = f.Close() // the command's now
+	s := &supervisor{c: c}
+	pid, err := s.start(files)
+	closeAll(files) // the command's now
+	if err != nil {
+		return err
 	}
 	_, _ = status.WriteString("started " + itoa(pid) + "\n")
-	ws, leftovers := s.watch(pid, sigs)
+	ws, leftovers, ended := s.watch(pid, sigs, chld, ctl)
 	l := "false"
 	if leftovers {
 		l = "true"
 	}
 	_, _ = status.WriteString("exit " + itoa(int(uint32(ws))) + " " + l + "\n")
-	return 0
+	if ended {
+		return errEnded
+	}
+	return nil
 }
 
-type reaped struct {
-	pid int
-	ws  syscall.WaitStatus
+// closeAll closes the descriptors that came with a config (stdout and stderr
+// may be one); os.Stdin, the command's default stdin, is kept for the next
+// command.
+func closeAll(files []*os.File) {
+	for _, f := range files {
+		if f != os.Stdin {
+			_ = f.Close()
+		}
+	}
 }
 
 type supervisor struct {
 	c         Config
-	reaped    chan reaped   // children as they are reaped, then pid -1: none is left
 	cmdExited chan struct{} // closed when the command is reaped (sandboxed start only)
 }
 
@@ -169,11 +260,11 @@ func (s *supervisor) start(files []*os.File) (int, error) {
 
 // watch reaps every child until none is left and returns how the command
 // ended. Once the command has exited, descendants still running after the
-// drain time are leftovers and are killed; SIGTERM or SIGINT terminates the
-// command and everything it started (SIGKILL after the grace time); SIGHUP,
-// the parent's death, kills everything at once.
-func (s *supervisor) watch(cmd int, sigs <-chan os.Signal) (ws syscall.WaitStatus, leftovers bool) {
-	go s.reap()
+// drain time are leftovers and are killed; SIGTERM, SIGINT or Terminate
+// terminates the command and everything it started (SIGKILL after the grace
+// time); SIGHUP, the parent's death, and the end of the control socket kill
+// everything at once, and then ended says the supervisor must end too.
+func (s *supervisor) watch(cmd int, sigs, chld <-chan os.Signal, ctl <-chan message) (ws syscall.WaitStatus, leftovers, ended bool) {
 	var (
 		cmdDone, terminating, killing bool
 		grace, drain, again           <-chan time.Time
@@ -183,32 +274,62 @@ func (s *supervisor) watch(cmd int, sigs <-chan os.Signal) (ws syscall.WaitStatu
 		s.signalAll(cmd, syscall.SIGKILL)
 		again = time.After(20 * time.Millisecond) // catch what was forked meanwhile
 	}
-	for {
-		select {
-		case r := <-s.reaped:
-			if r.pid < 0 {
-				return ws, leftovers
+	terminate := func() {
+		if !terminating && !killing {
+			terminating = true
+			s.signalAll(cmd, syscall.SIGTERM)
+			grace = time.After(s.c.Grace)
+		}
+	}
+	// reap reaps the children that have exited: the command and the orphans
+	// this subreaper adopted. It reports whether none is left, which, as the
+	// command is a child, means that it and all its descendants are gone.
+	reap := func() bool {
+		for {
+			var st syscall.WaitStatus
+			pid, err := syscall.Wait4(-1, &st, syscall.WNOHANG, nil)
+			switch {
+			case err == syscall.EINTR:
+			case err != nil: // ECHILD
+				return true
+			case pid == 0:
+				return false
+			case pid == cmd:
+				ws, cmdDone = st, true
+				if s.cmdExited != nil {
+					close(s.cmdExited)
+				}
+				if terminating && !killing {
+					kill()
+				} else if !killing {
+					drain = time.After(s.c.Drain)
+				}
 			}
-			if r.pid != cmd {
+		}
+	}
+	for !reap() {
+		select {
+		case <-chld:
+		case sig := <-sigs:
+			if sig != syscall.SIGHUP {
+				terminate()
 				continue
 			}
-			ws, cmdDone = r.ws, true
-			if s.cmdExited != nil {
-				close(s.cmdExited)
-			}
-			if terminating && !killing {
+			ended = ctl != nil
+			if !killing {
 				kill()
-			} else if !killing {
-				drain = time.After(s.c.Drain)
 			}
-		case sig := <-sigs:
-			switch {
-			case sig == syscall.SIGHUP && !killing:
+		case m := <-ctl:
+			if !m.eof {
+				closeAll(m.files) // dsh sends no command while one runs
+				if m.term {
+					terminate()
+				}
+				continue
+			}
+			ended, ctl = true, nil
+			if !killing {
 				kill()
-			case !terminating && !killing:
-				terminating = true
-				s.signalAll(cmd, syscall.SIGTERM)
-				grace = time.After(s.c.Grace)
 			}
 		case <-grace:
 			if !killing {
@@ -223,24 +344,7 @@ func (s *supervisor) watch(cmd int, sigs <-chan os.Signal) (ws syscall.WaitStatu
 			kill()
 		}
 	}
-}
-
-// reap waits for every child: the command and the orphans this subreaper
-// adopts. It ends with pid -1 when no child is left, which, as the command is
-// a child, means that it and all its descendants are gone.
-func (s *supervisor) reap() {
-	for {
-		var ws syscall.WaitStatus
-		pid, err := syscall.Wait4(-1, &ws, 0, nil)
-		switch {
-		case err == syscall.EINTR:
-		case err != nil: // ECHILD
-			s.reaped <- reaped{pid: -1}
-			return
-		default:
-			s.reaped <- reaped{pid, ws}
-		}
-	}
+	return ws, leftovers, ended
 }
 
 // signalAll sends sig to the command's process group and to every descendant
@@ -252,26 +356,36 @@ func (s *supervisor) signalAll(cmd int, sig syscall.Signal) {
 	}
 }
 
-// receive waits for the config and the command's descriptors. The command's
-// stdin is this process's (/dev/null). It fails when the parent closed the
-// socket without sending, which is how an unused spare ends with dsh.
-func receive() (Config, []*os.File, error) {
-	buf := make([]byte, MaxConfig)
-	oob := make([]byte, syscall.CmsgSpace(2*4))
+// message is one message of the control socket: a Config with the
+// command's descriptors (stdin, stdout, stderr, then fd 3 if any), Terminate,
+// or its end.
+type message struct {
+	c     Config
+	files []*os.File
+	term  bool
+	eof   bool
+	err   error // a config that could not be read
+}
+
+// receive waits for the next message, reading it into buf. The socket's end
+// (eof) is how dsh ends an unused spare or a session's supervisor, and how
+// dsh's death reaches a session's idle supervisor.
+func receive(control *os.File, buf []byte) message {
+	oob := make([]byte, syscall.CmsgSpace(4*4))
 	var n, oobn, flags int
 	var err error
-	for {
-		n, oobn, flags, _, err = syscall.Recvmsg(ControlFD, buf, oob, syscall.MSG_CMSG_CLOEXEC)
+	rc, rerr := control.SyscallConn()
+	for rerr == nil {
+		rerr = rc.Read(func(fd uintptr) bool {
+			n, oobn, flags, _, err = syscall.Recvmsg(int(fd), buf, oob, syscall.MSG_CMSG_CLOEXEC)
+			return err != syscall.EAGAIN
+		})
 		if err != syscall.EINTR {
 			break
 		}
 	}
-	_ = syscall.Close(ControlFD)
-	if err != nil {
-		return Config{}, nil, wrap("supervisor config", err)
-	}
-	if n == 0 {
-		return Config{}, nil, errString("no command")
+	if rerr != nil || err != nil || n == 0 {
+		return message{eof: true}
 	}
 	var fds []int
 	if msgs, err := syscall.ParseSocketControlMessage(oob[:oobn]); err == nil {
@@ -280,20 +394,43 @@ func receive() (Config, []*os.File, error) {
 			fds = append(fds, rights...)
 		}
 	}
+	if string(buf[:n]) == Terminate && len(fds) == 0 {
+		return message{term: true}
+	}
 	c, ok := Decode(string(buf[:n]))
 	want := 1
-	if c.Extra {
-		want = 2
+	for _, b := range []bool{c.Extra, c.Input, c.Errors} {
+		if b {
+			want++
+		}
 	}
 	if !ok || flags&(syscall.MSG_TRUNC|syscall.MSG_CTRUNC) != 0 || len(fds) != want {
-		return Config{}, nil, errString("bad supervisor config")
+		for _, fd := range fds {
+			_ = syscall.Close(fd)
+		}
+		return message{err: errString("bad supervisor config")}
 	}
-	out := os.NewFile(uintptr(fds[0]), "output")
-	files := []*os.File{os.Stdin, out, out}
+	next := func(name string) *os.File {
+		f := os.NewFile(uintptr(fds[0]), name)
+		fds = fds[1:]
+		return f
+	}
+	out := next("output")
+	var extra *os.File
 	if c.Extra {
-		files = append(files, os.NewFile(uintptr(fds[1]), "extra"))
+		extra = next("extra")
 	}
-	return c, files, nil
+	files := []*os.File{os.Stdin, out, out}
+	if c.Input {
+		files[0] = next("input")
+	}
+	if c.Errors {
+		files[2] = next("errors")
+	}
+	if extra != nil {
+		files = append(files, extra)
+	}
+	return message{c: c, files: files}
 }
 
 type errString string

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/sandbox"
+	"github.com/dsh-dev/dsh/internal/supervisor"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
@@ -89,6 +90,7 @@ type jobTable struct {
 	mu     sync.Mutex
 	jobs   []*job
 	fg     map[*process]struct{} // foreground commands running
+	sup    supervisor.Session    // the foreground commands' supervisor
 	seq    int                   // numbers the session's jobs: ids are deterministic, so a replayed or scripted session names the same jobs
 	closed bool
 }
@@ -165,6 +167,7 @@ func (t *jobTable) spawnForeground(sp spec) (p *process, done func(), err error)
 	if t.closed {
 		return nil, nil, errClosed
 	}
+	sp.session = &t.sup
 	if p, err = spawn(sp); err != nil {
 		return nil, nil, err
 	}
@@ -207,6 +210,7 @@ func (t *jobTable) end(now bool) error {
 		})
 	}
 	wg.Wait()
+	t.sup.Close()
 	return nil
 }
 

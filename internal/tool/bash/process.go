@@ -44,6 +44,9 @@ type spec struct {
 	trackCwd bool            // report the shell's final directory (foreground commands)
 	sandbox  *sandbox.Policy // nil: not sandboxed
 	out      io.Writer       // called from one goroutine at a time
+	// session, if set, is the supervisor of the session's foreground
+	// commands; else the command gets a supervisor of its own.
+	session *supervisor.Session
 }
 
 // process is a shell command running under a supervisor, in its own process
@@ -91,7 +94,11 @@ func spawn(s spec) (*process, error) {
 		}
 	}
 	// One pipe for stdout and stderr: they interleave as produced.
-	sup, err := supervisor.Start(supervisor.Spec{Path: sh, Args: args, Dir: s.dir, Env: s.env,
+	start := supervisor.Start
+	if s.session != nil {
+		start = s.session.Start
+	}
+	sup, err := start(supervisor.Spec{Path: sh, Args: args, Dir: s.dir, Env: s.env,
 		Output: outW, Extra: cwdW, Sandbox: s.sandbox, Grace: killGrace, Drain: drainWait})
 	_ = outW.Close()
 	if cwdW != nil {
