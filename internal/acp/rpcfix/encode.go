@@ -51,6 +51,17 @@ func EncodeNotification(note sdk.SessionNotification) ([]byte, error) {
 // encoded in place, without copies of it as the buffer grows.
 func appendNotification(b *bytes.Buffer, note sdk.SessionNotification) error {
 	b.WriteString(`{"jsonrpc":"2.0","method":"session/update","params":`)
+	if out, ok := appendFast(b.AvailableBuffer(), note); ok {
+		b.Write(out) // in place when the buffer had room: no copy
+		b.WriteString("}\n")
+		return nil
+	}
+	return appendGeneral(b, note)
+}
+
+// appendGeneral appends a notification's params the general way, and the end
+// of its line.
+func appendGeneral(b *bytes.Buffer, note sdk.SessionNotification) error {
 	if err := json.MarshalWrite(b, note, wireOpts()); err != nil {
 		return fmt.Errorf("encode session/update: %w", err)
 	}
