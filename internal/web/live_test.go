@@ -82,7 +82,7 @@ func TestLiveEqualsReload(t *testing.T) {
 // pageItems renders the session's totals and the items of the page of recs.
 func pageItems(t *testing.T, s *Server, recs []session.Record) []string {
 	t.Helper()
-	pg := s.sessionPage(sid, recs)
+	pg := s.sessionPage(sid, recs, true)
 	var u strings.Builder
 	out{&u}.usage(pg.Usage)
 	items := []string{u.String()}

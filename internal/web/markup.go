@@ -47,10 +47,11 @@ func (o out) list(pg listPage) {
 				o.raw("(no prompt yet)")
 			}
 			o.raw("</a></td><td>")
-			if r.Live {
-				o.raw("<span class=\"badge live\">live</span>")
-			} else {
-				o.raw("<span class=\"badge finished\">finished</span>")
+			o.state(r.State)
+			if r.State.Error != "" {
+				o.raw(" <span class=\"state-error\">")
+				o.esc(firstLine(r.State.Error, 120))
+				o.raw("</span>")
 			}
 			o.raw("</td><td>")
 			o.time(r.Updated)
@@ -79,13 +80,28 @@ func (o out) session(pg sessionPage) {
 	}
 	o.raw(" · ")
 	o.usage(pg.Usage)
-	o.raw(" <span id=\"conn\" class=\"badge\">not following</span></p></header>\n<main id=\"log\"")
+	o.raw(" ")
+	o.state(pg.State)
+	if pg.Events != "" {
+		// The script says here whether it follows the log.
+		o.raw(" <span id=\"conn\" class=\"badge\">not following</span>")
+	}
+	o.raw("</p>")
+	if pg.State.Error != "" {
+		o.raw("<pre class=\"error state-error\">")
+		o.esc(pg.State.Error)
+		o.raw("</pre>")
+	}
+	o.raw("</header>\n<main id=\"log\"")
 	if pg.Calls >= 100 {
 		o.raw(" class=\"long\"")
 	}
-	o.raw(" data-events=\"")
-	o.esc(pg.Events)
-	o.raw("\" data-calls=\"")
+	if pg.Events != "" {
+		o.raw(" data-events=\"")
+		o.esc(pg.Events)
+		o.raw("\"")
+	}
+	o.raw(" data-calls=\"")
 	o.int(int64(pg.Calls))
 	o.raw("\">\n")
 	for it := range pg.Items {
@@ -104,6 +120,15 @@ func (o out) callPage(pg callPage) {
 	o.raw("</a></header>\n<main id=\"card\">\n")
 	o.item(pg.Item)
 	o.raw("\n</main>\n" + pageEnd)
+}
+
+// state is a session's state badge; a failed session's error is shown apart.
+func (o out) state(st stateView) {
+	o.raw("<span class=\"badge state ")
+	o.esc(st.Kind)
+	o.raw("\">")
+	o.esc(st.Kind)
+	o.raw("</span>")
 }
 
 // time is a <time> element.

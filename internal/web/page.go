@@ -30,7 +30,7 @@ type listPage struct {
 type listRow struct {
 	ID, Cwd, Prompt string
 	Start, Updated  timeView
-	Live            bool
+	State           stateView
 	Records         int
 }
 
@@ -47,8 +47,10 @@ type sessionPage struct {
 	Calls int
 	// Usage is the session's tokens and cost, from the fold the host uses.
 	Usage usageView
+	State stateView
 	// Events is the URL of the session's event stream, which starts right after
-	// the records this page holds.
+	// the records this page holds; empty when the log is not live, as nothing
+	// more will come.
 	Events string
 }
 
@@ -116,9 +118,12 @@ type job struct {
 // folds it. The layout is one cheap pass; the items,
 // where the presenters and highlighting spend the time, are built in parallel
 // (every one of them, even if nobody reads them all) and yielded in order.
-func (s *Server) sessionPage(sid string, recs []session.Record) sessionPage {
+func (s *Server) sessionPage(sid string, recs []session.Record, live bool) sessionPage {
 	b := s.newBuilder(sid, false)
-	pg := sessionPage{ID: sid, Events: "/s/" + sid + "/events?from=" + strconv.Itoa(len(recs))}
+	pg := sessionPage{ID: sid, State: sessionState(recs, live)}
+	if live {
+		pg.Events = "/s/" + sid + "/events?from=" + strconv.Itoa(len(recs))
+	}
 	var jobs []job
 	at := map[string]int{} // call id → its job, while it has no result
 	var fold usage.Fold

@@ -75,7 +75,7 @@ func TestPageUsageIsTheHostsStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := testBuilder(t).s
-	pg := srv.sessionPage(strings.TrimSuffix(filepath.Base(path), ".jsonl"), recs)
+	pg := srv.sessionPage(strings.TrimSuffix(filepath.Base(path), ".jsonl"), recs, false)
 	if got := pg.Usage.Totals; !sameTotals(got, usage.Totals{InputTokens: loaded.InputTokens, OutputTokens: loaded.OutputTokens,
 		Cost: loaded.Cost, Unpriced: loaded.Unpriced}) {
 		t.Errorf("the page's totals = %+v, the host's status after Load = %+v", got, loaded)
@@ -126,6 +126,6 @@ func TestGoldenUsagePage(t *testing.T) {
 			Calls: []session.CallUsage{call("my-local-model", 500, 10)}}},
 	}
 	var out bytes.Buffer
-	writeSession(&out, testBuilder(t).s.sessionPage(sid, recs))
+	writeSession(&out, testBuilder(t).s.sessionPage(sid, recs, false))
 	golden(t, filepath.Join("testdata", "usage-page.html"), out.Bytes())
 }
