@@ -138,6 +138,9 @@ func goldenCases() []goldenCase {
 		{name: "user-long", item: view.Item{Record: session.Record{Type: session.TypeUser, Time: t0,
 			Text: "A long paste:\n\n" + strings.Repeat("- item\n", 45)}}},
 		{name: "thinking", item: view.Item{Record: session.Record{Type: session.TypeThinking, Time: t0, Text: "Read *first*."}}},
+		{name: "turn-end-max-tokens", item: view.Item{Record: session.Record{Type: session.TypeTurnEnd, Time: t0, StopReason: "max_tokens"}}},
+		{name: "turn-end-done", item: view.Item{Record: session.Record{Type: session.TypeTurnEnd, Time: t0, StopReason: "end_turn",
+			Usage: &session.Usage{}}}},
 		{name: "turn-end", item: view.Item{Record: session.Record{Type: session.TypeTurnEnd, Time: t0, StopReason: "error",
 			Error: "provider: 529 <overloaded>", Usage: &session.Usage{InputTokens: 10, OutputTokens: 2}}}},
 	}

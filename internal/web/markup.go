@@ -2,6 +2,8 @@ package web
 
 import (
 	"strconv"
+
+	"github.com/dsh-dev/dsh/internal/termfold"
 )
 
 // The markup of the pages and of the fragments the event stream sends. A page's
@@ -78,7 +80,6 @@ func (o out) session(pg sessionPage) {
 	if pg.Calls != 1 {
 		o.raw("s")
 	}
-	o.raw(" · ")
 	o.usage(pg.Usage)
 	o.raw(" ")
 	o.state(pg.State)
@@ -170,21 +171,19 @@ func (o out) item(it *itemView) {
 		}
 		o.raw("<div class=\"item turn-end\" data-item=\"turn-end\" data-stop=\"")
 		o.esc(e.Reason)
-		o.raw("\"><span>turn ended")
-		if e.Reason != "end_turn" {
-			o.raw(": ")
-			o.esc(e.Reason)
-		}
+		// The terminal's words for how the turn ended (termfold.TurnNote).
+		o.raw("\"><span>")
+		o.esc(termfold.StopWords(e.Reason))
 		if e.Usage.InputTokens != 0 || e.Usage.OutputTokens != 0 {
 			o.raw(" · ")
 			o.tokens(e.Usage)
 		}
-		o.raw("</span>")
 		if e.Error != "" {
-			o.raw("<pre class=\"error\">")
+			o.raw(" · <span class=\"error\">")
 			o.esc(e.Error)
-			o.raw("</pre>")
+			o.raw("</span>")
 		}
+		o.raw("</span>")
 		o.raw("</div>")
 	case "context":
 		o.raw("<section class=\"item msg context")
@@ -635,15 +634,15 @@ func (o out) contents(cs []contentView) {
 	}
 }
 
-// usage is the session's totals, an element the stream replaces by its id.
+// usage is the session's totals, an element the stream replaces by its id. It
+// is empty while no model reported tokens (some never do): no "0 tokens".
 func (o out) usage(u usageView) {
 	o.raw("<span id=\"")
 	o.esc(u.ID)
 	o.raw("\" class=\"usage\">")
 	if u.InputTokens != 0 || u.OutputTokens != 0 {
+		o.raw(" · ")
 		o.tokens(u)
-	} else {
-		o.raw("no model calls yet")
 	}
 	o.raw("</span>")
 }
