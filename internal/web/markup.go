@@ -223,6 +223,18 @@ func (o out) item(it *itemView) {
 		o.raw("</div><div class=\"md\">")
 		o.raw(string(it.Markdown))
 		o.raw("</div>")
+		for _, p := range it.Pastes {
+			o.raw("<details class=\"paste\"")
+			if p.Open {
+				o.raw(" open")
+			}
+			o.raw("><summary>")
+			o.esc(p.Chip)
+			o.raw("</summary><pre>")
+			o.esc(p.Text)
+			o.raw("</pre></details>")
+		}
+		o.contents(it.Images)
 		for _, c := range it.Chips {
 			o.raw("<p class=\"chip\">")
 			o.esc(c)

@@ -67,12 +67,21 @@ type itemView struct {
 	Time     timeView
 	Markdown safeHTML // user, assistant, thinking
 	Chips    []string // user: the files attached, as attach.View shows them
+	Pastes   []pasteView   // user: the text pasted, whole
+	Images   []contentView // user: the images attached, vetted
 	Long     bool     // a long message, shown clamped
 	Plan     []planRow
 	End      *endView
 	Tool     *toolView
 	Note     string // a record that could not be shown
 	Title    string // a context item's title
+}
+
+// pasteView is a paste of a user message: its chip (what stands for it in the
+// text) over its text, open when short.
+type pasteView struct {
+	Chip, Text string
+	Open       bool
 }
 
 type planRow struct {
@@ -233,6 +242,21 @@ func (b *builder) item(it view.Item, name string) *itemView {
 		text, chips := attach.View(r.Text, r.Content)
 		v.Markdown, v.Chips = markdown(text), chips
 		v.Long = !b.full && strings.Count(text, "\n") >= msgClampLines
+		// Pastes whole, where the text has their chips; images drawn. The
+		// attached files are chips (attach.View).
+		for _, c := range r.Content {
+			if c.Type == card.ContentPaste {
+				v.Pastes = append(v.Pastes, pasteView{Chip: attach.PasteChip(c.Text), Text: c.Text,
+					Open: b.full || strings.Count(c.Text, "\n") < msgClampLines})
+			}
+		}
+		for _, c := range attach.Images(r.Content) {
+			if u, ok := imageURL(c); ok {
+				v.Images = append(v.Images, contentView{Mime: c.MimeType, Image: u})
+			} else {
+				v.Chips = append(v.Chips, attach.ImageChips([]card.Content{c})...)
+			}
+		}
 	case session.TypeAssistant, session.TypeThinking:
 		v.Markdown = markdown(r.Text)
 		v.Long = !b.full && strings.Count(r.Text, "\n") >= msgClampLines
