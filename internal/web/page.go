@@ -65,11 +65,11 @@ type callPage struct {
 type itemView struct {
 	Type     string
 	Time     timeView
-	Markdown safeHTML // user, assistant, thinking
-	Chips    []string // user: the files attached, as attach.View shows them
+	Markdown safeHTML      // user, assistant, thinking
+	Chips    []string      // user: the files attached, as attach.View shows them
 	Pastes   []pasteView   // user: the text pasted, whole
 	Images   []contentView // user: the images attached, vetted
-	Long     bool     // a long message, shown clamped
+	Long     bool          // a long message, shown clamped
 	Plan     []planRow
 	End      *endView
 	Tool     *toolView
