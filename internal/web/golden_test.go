@@ -126,11 +126,6 @@ func goldenCases() []goldenCase {
 			nil, &tool.Result{Content: []card.Content{card.Text("File not found: missing.txt")}, IsError: true}),
 		{name: "running", item: view.Item{Record: session.Record{Type: session.TypeToolCall, Time: t0, CallID: "toolu 01/x", Name: "bash"},
 			Call: &card.TerminalCall{Title: "make"}}, progress: strings.Repeat("building…\n", 45) + "<done>"},
-		{name: "plan", item: view.Item{Record: session.Record{Type: session.TypePlan, Time: t0, Plan: []tool.PlanEntry{
-			{Content: "Fix <the> greeting", Status: "completed", Priority: "high"},
-			{Content: "Add a changelog", Status: "in_progress"},
-			{Content: "Check", Status: "pending", Priority: "low"},
-		}}}},
 		{name: "user", item: view.Item{Record: session.Record{Type: session.TypeUser, Time: t0,
 			Text: "Please fix `greet.py`:\n\n<script>alert(1)</script>\n\n[docs](https://example.com) and [bad](javascript:alert(2))"}}},
 		{name: "assistant", item: view.Item{Record: session.Record{Type: session.TypeAssistant, Time: t0,
@@ -163,7 +158,7 @@ func testBuilder(t *testing.T) *builder {
 	return s.newBuilder("20250314-093012-abcdefgh", false)
 }
 
-// TestGoldenCards renders every card kind, the plan, messages and a running call
+// TestGoldenCards renders every card kind, messages and a running call
 // as the event stream sends them, and compares with testdata/*.html.
 func TestGoldenCards(t *testing.T) {
 	kinds := map[string]bool{}

@@ -146,24 +146,6 @@ func (o out) item(it *itemView) {
 	switch it.Type {
 	case "tool":
 		o.tool(it.Tool)
-	case "plan":
-		o.raw("<section class=\"item plan\" data-item=\"plan\"><h2>Plan</h2><ul>")
-		for _, p := range it.Plan {
-			o.raw("<li class=\"st-")
-			o.esc(p.Status)
-			o.raw("\"><span class=\"box\"></span><span class=\"what\">")
-			o.esc(p.Content)
-			o.raw("</span>")
-			if p.Priority != "" {
-				o.raw(" <span class=\"prio prio-")
-				o.esc(p.Priority)
-				o.raw("\">")
-				o.esc(p.Priority)
-				o.raw("</span>")
-			}
-			o.raw("</li>")
-		}
-		o.raw("</ul></section>")
 	case "turn-end":
 		e := it.End
 		if e == nil {

@@ -60,8 +60,8 @@ type callPage struct {
 	Item      *itemView
 }
 
-// itemView is one entry of a session page: a message, a tool call, a plan, the
-// end of a turn or a note. Type is its data-item attribute.
+// itemView is one entry of a session page: a message, a tool call, the end of
+// a turn or a note. Type is its data-item attribute.
 type itemView struct {
 	Type     string
 	Time     timeView
@@ -70,7 +70,6 @@ type itemView struct {
 	Pastes   []pasteView   // user: the text pasted, whole
 	Images   []contentView // user: the images attached, vetted
 	Long     bool          // a long message, shown clamped
-	Plan     []planRow
 	End      *endView
 	Tool     *toolView
 	Note     string // a record that could not be shown
@@ -82,10 +81,6 @@ type itemView struct {
 type pasteView struct {
 	Chip, Text string
 	Open       bool
-}
-
-type planRow struct {
-	Content, Status, Priority string
 }
 
 type endView struct {
@@ -260,8 +255,6 @@ func (b *builder) item(it view.Item, name string) *itemView {
 	case session.TypeAssistant, session.TypeThinking:
 		v.Markdown = markdown(r.Text)
 		v.Long = !b.full && strings.Count(r.Text, "\n") >= msgClampLines
-	case session.TypePlan:
-		v.Plan = planRows(r.Plan)
 	case session.TypeTurnEnd:
 		v.Type = "turn-end"
 		v.End = &endView{Reason: r.StopReason, Error: r.Error}
@@ -280,7 +273,8 @@ func (b *builder) item(it view.Item, name string) *itemView {
 		}
 		v.Markdown = markdown(r.Text)
 		v.Long = !b.full && strings.Count(r.Text, "\n") >= msgClampLines
-	case session.TypeHeader, session.TypeProgress, session.TypeMode, session.TypeAllow, session.TypeModel:
+	case session.TypeHeader, session.TypeProgress, session.TypeMode, session.TypeAllow, session.TypeModel,
+		session.TypePlan: // the todo_write card right before it shows the plan, as in the terminal
 		return nil
 	}
 	return v
@@ -288,14 +282,6 @@ func (b *builder) item(it view.Item, name string) *itemView {
 
 // totalsView is the session's totals, as the header shows them.
 func totalsView(t usage.Totals) usageView { return usageView{ID: "usage", Totals: t} }
-
-func planRows(p []tool.PlanEntry) []planRow {
-	out := make([]planRow, len(p))
-	for i, e := range p {
-		out[i] = planRow{Content: e.Content, Status: e.Status, Priority: e.Priority}
-	}
-	return out
-}
 
 // msgClampLines is how many lines a message has before it is shown clamped.
 const msgClampLines = 40

@@ -277,6 +277,20 @@ func TestSessionState(t *testing.T) {
 	}
 }
 
+// A todo update shows once: as the todo_write card, not again from the plan
+// record the agent logs after it (the terminal shows it so too).
+func TestTodoShownOnce(t *testing.T) {
+	dir := t.TempDir()
+	r := newRecorder(t, dir, sid)
+	r.call("todo_write", map[string]any{"todos": []map[string]any{
+		{"content": "Fix the greeting", "status": "in_progress"}, {"content": "Add a changelog", "status": "pending"}}})
+	_, ts := testServer(t, dir)
+	_, page := get(t, client(t, ts), ts.URL+"/s/"+sid)
+	if n := strings.Count(page, "Add a changelog"); n != 1 || !strings.Contains(page, `data-tool="todo_write"`) {
+		t.Errorf("the todo list shows %d times:\n%s", n, page)
+	}
+}
+
 // A folded body's expand control loads the whole card, which has every line.
 func TestFoldedBodyLoadsWhole(t *testing.T) {
 	dir := t.TempDir()
