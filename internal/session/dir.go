@@ -254,3 +254,7 @@ func tail(f *os.File, in *Info) error {
 	}
 	return nil
 }
+
+// Live reports whether a dsh process has the log at path open for writing, as
+// Info.Live does for a listed session.
+func Live(path string) bool { return locked(path) }

@@ -141,7 +141,7 @@ const maxTitle = 80
 // stop reason is a code for programs (it stays in the log and in --json).
 func TurnNote(rec session.Record) string {
 	var b strings.Builder
-	b.WriteString(stopWords(rec.StopReason))
+	b.WriteString(StopWords(rec.StopReason))
 	if u := rec.Usage; u != nil && u.InputTokens+u.OutputTokens > 0 {
 		fmt.Fprintf(&b, " · %d tokens in, %d out", u.InputTokens, u.OutputTokens)
 	}
@@ -152,8 +152,9 @@ func TurnNote(rec session.Record) string {
 	return b.String()
 }
 
-// stopWords is a turn_end's stop reason as the user reads it.
-func stopWords(reason string) string {
+// StopWords is a turn_end's stop reason as the user reads it: the words of
+// every consumer (the terminal, the web page).
+func StopWords(reason string) string {
 	switch reason {
 	case "end_turn", "":
 		return "done"

@@ -19,6 +19,6 @@ func BenchmarkSessionPage(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		var w bytes.Buffer
-		out{&w}.session(s.sessionPage(bigID, recs))
+		out{&w}.session(s.sessionPage(bigID, recs, true))
 	}
 }

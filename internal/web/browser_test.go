@@ -154,10 +154,11 @@ func waitFor(t *testing.T, ctx context.Context, what, js string) {
 }
 
 const (
-	demoID = "20250314-093012-demo0000"
-	foldID = "20250314-093012-fold0000"
-	liveID = "20250314-093013-live0000"
-	bigID  = "20250314-093014-big00000"
+	demoID   = "20250314-093012-demo0000"
+	foldID   = "20250314-093012-fold0000"
+	liveID   = "20250314-093013-live0000"
+	bigID    = "20250314-093014-big00000"
+	failedID = "20250314-093015-fail0000"
 )
 
 // TestBrowser opens the web view in a real browser: the list, the demo session
@@ -177,6 +178,10 @@ func TestBrowser(t *testing.T) {
 	foldSession(fold)
 	fold.log.Close()
 	big := bigSession(t, dir, bigID, 1000)
+	failed := newRecorder(t, dir, failedID)
+	failed.say(session.TypeUser, "Build it.")
+	failed.append(session.Record{Type: session.TypeTurnEnd, StopReason: "error", Error: "provider: 529 overloaded"})
+	failed.log.Close()
 	live := newRecorder(t, dir, liveID)
 	live.say(session.TypeUser, "Build it.")
 	live.append(session.Record{Type: session.TypeToolCall, CallID: "run", Name: "bash",
@@ -189,7 +194,8 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("the token stays in the address bar: %s", u)
 	}
 	rows := eval[[]string](t, ctx, `[...document.querySelectorAll('tr[data-session]')].map(r => r.dataset.session + ' ' + r.querySelector('.badge').textContent)`)
-	if !slices.Contains(rows, liveID+" live") || !slices.Contains(rows, demoID+" finished") || len(rows) != 4 {
+	if !slices.Contains(rows, liveID+" running") || !slices.Contains(rows, demoID+" finished") ||
+		!slices.Contains(rows, failedID+" failed") || len(rows) != 5 {
 		t.Errorf("session list rows %q", rows)
 	}
 	screenshot(t, ctx, shots, "list.png", false)
@@ -206,7 +212,7 @@ func TestBrowser(t *testing.T) {
 			}
 		}
 		items := eval[[]string](t, ctx, `[...new Set([...document.querySelectorAll('[data-item]')].map(e => e.dataset.item))].sort()`)
-		if !slices.Equal(items, []string{"assistant", "plan", "thinking", "tool", "turn-end", "user"}) {
+		if !slices.Equal(items, []string{"assistant", "thinking", "tool", "turn-end", "user"}) {
 			t.Errorf("items %q", items)
 		}
 		checks := map[string]string{
@@ -219,10 +225,10 @@ func TestBrowser(t *testing.T) {
 			"a created file is whole":             `[...document.querySelectorAll('[data-card="diff-result"] .badge.new')].length >= 1`,
 			"diffs count their lines":             `[...document.querySelectorAll('[data-card="diff-result"] .stat')].every(s => /^\+\d+ −\d+$/.test(s.textContent))`,
 			"exit badges":                         `document.querySelector('.status .badge.ok') !== null && document.querySelector('.status .badge.fail') !== null`,
-			"the plan has its entries":            `document.querySelectorAll('.plan li').length >= 2`,
+			"the todo list shows once":            `document.querySelector('[data-tool="todo_write"]') !== null && document.querySelector('.plan') === null`,
 			"markdown is rendered":                `document.querySelector('.msg.user .md p') !== null && document.querySelector('.msg.assistant .md') !== null`,
 			"one script, ours":                    `document.scripts.length === 1 && document.scripts[0].src.endsWith('/static/app.js')`,
-			"the stream connects":                 `document.getElementById('conn').dataset.state === 'live'`,
+			"a finished page does not follow":     `document.getElementById('conn') === null && document.querySelector('.badge.state').textContent === 'finished'`,
 			"the page is styled from /static/":    `getComputedStyle(document.querySelector('.tool')).borderTopStyle === 'solid'`,
 			"diff lines are coloured":             `getComputedStyle(document.querySelector('tr.ins')).backgroundColor !== getComputedStyle(document.body).backgroundColor`,
 		}
@@ -255,6 +261,13 @@ func TestBrowser(t *testing.T) {
 		}
 		do(t, ctx, "unclamp", chromedp.Click(chromedp.CSS(`.msg.long details.unclamp > summary`)))
 		waitFor(t, ctx, "the whole message", md+`.clientHeight === `+md+`.scrollHeight`)
+	})
+
+	t.Run("a failed session", func(t *testing.T) {
+		do(t, ctx, "open the failed session", chromedp.Navigate(ts.URL+"/s/"+failedID), chromedp.WaitReady(chromedp.CSS("#end")))
+		waitFor(t, ctx, "the failed state and its error", `document.querySelector('.badge.state.failed')?.textContent === 'failed' &&
+			document.querySelector('pre.state-error').textContent === 'provider: 529 overloaded' && document.getElementById('conn') === null`)
+		screenshot(t, ctx, shots, "failed.png", false)
 	})
 
 	t.Run("live output grows", func(t *testing.T) {

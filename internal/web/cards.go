@@ -196,8 +196,7 @@ func (b *builder) read(callID string, c *card.ReadResult) *readView {
 	return v
 }
 
-// contents renders content blocks. Images become data: URLs only for raster types
-// with well-formed base64, so nothing but an image can be smuggled into src.
+// contents renders content blocks; images as vetted data: URLs (imageURL).
 func (b *builder) contents(callID string, cs []card.Content) []contentView {
 	var out []contentView
 	for _, c := range cs {
@@ -205,12 +204,9 @@ func (b *builder) contents(callID string, cs []card.Content) []contentView {
 		case "text":
 			out = append(out, contentView{Text: b.text(callID, c.Text)})
 		case "image":
-			if imageMIME[c.MimeType] {
-				if _, err := base64.StdEncoding.DecodeString(c.Data); err == nil {
-					out = append(out, contentView{Mime: c.MimeType,
-						Image: "data:" + c.MimeType + ";base64," + c.Data})
-					continue
-				}
+			if u, ok := imageURL(c); ok {
+				out = append(out, contentView{Mime: c.MimeType, Image: u})
+				continue
 			}
 			out = append(out, contentView{Text: b.text(callID, "[image: "+c.MimeType+"]")})
 		case card.ContentResource:
@@ -222,6 +218,18 @@ func (b *builder) contents(callID string, cs []card.Content) []contentView {
 		}
 	}
 	return out
+}
+
+// imageURL is an image block as a data: URL, if it is a raster type with
+// well-formed base64: nothing but an image can be smuggled into src.
+func imageURL(c card.Content) (string, bool) {
+	if !imageMIME[c.MimeType] {
+		return "", false
+	}
+	if _, err := base64.StdEncoding.DecodeString(c.Data); err != nil {
+		return "", false
+	}
+	return "data:" + c.MimeType + ";base64," + c.Data, true
 }
 
 var imageMIME = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}

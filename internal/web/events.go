@@ -18,7 +18,7 @@ import (
 // dropped connection the browser resumes from the Last-Event-ID it saw). Each
 // record is sent as an HTML fragment rendered by the functions that render the page:
 //
-//	event: item      a message, plan, turn end or call: appended to the page, or
+//	event: item      a message, turn end or call: appended to the page, or
 //	                 replacing the element with its id (a call's result replaces
 //	                 the running call, new session totals the old ones)
 //	event: progress  a chunk of a running command's output: appended, as text, to

@@ -126,18 +126,24 @@ func goldenCases() []goldenCase {
 			nil, &tool.Result{Content: []card.Content{card.Text("File not found: missing.txt")}, IsError: true}),
 		{name: "running", item: view.Item{Record: session.Record{Type: session.TypeToolCall, Time: t0, CallID: "toolu 01/x", Name: "bash"},
 			Call: &card.TerminalCall{Title: "make"}}, progress: strings.Repeat("building…\n", 45) + "<done>"},
-		{name: "plan", item: view.Item{Record: session.Record{Type: session.TypePlan, Time: t0, Plan: []tool.PlanEntry{
-			{Content: "Fix <the> greeting", Status: "completed", Priority: "high"},
-			{Content: "Add a changelog", Status: "in_progress"},
-			{Content: "Check", Status: "pending", Priority: "low"},
-		}}}},
 		{name: "user", item: view.Item{Record: session.Record{Type: session.TypeUser, Time: t0,
 			Text: "Please fix `greet.py`:\n\n<script>alert(1)</script>\n\n[docs](https://example.com) and [bad](javascript:alert(2))"}}},
 		{name: "assistant", item: view.Item{Record: session.Record{Type: session.TypeAssistant, Time: t0,
 			Text: "Done.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```go\nfmt.Println(\"<hi>\")\n```\n<img src=x onerror=alert(3)>"}}},
+		{name: "user-attachments", item: view.Item{Record: session.Record{Type: session.TypeUser, Time: t0,
+			Text: "Why does @main.go fail? The log: [paste #1: 3 lines, 30 bytes] and the screen:",
+			Content: []card.Content{
+				{Type: card.ContentPaste, Text: "line <1>\n  indented 2\nline 3\n"},
+				{Type: card.ContentResource, URI: "main.go", Text: "package main\n\nfunc main() {}\n"},
+				{Type: card.ContentImage, URI: "shot.png", MimeType: "image/png", Data: "iVBORw0KGgo="},
+				{Type: card.ContentImage, URI: "evil.svg", MimeType: "image/svg+xml", Data: "PHN2Zz4="},
+			}}}},
 		{name: "user-long", item: view.Item{Record: session.Record{Type: session.TypeUser, Time: t0,
 			Text: "A long paste:\n\n" + strings.Repeat("- item\n", 45)}}},
 		{name: "thinking", item: view.Item{Record: session.Record{Type: session.TypeThinking, Time: t0, Text: "Read *first*."}}},
+		{name: "turn-end-max-tokens", item: view.Item{Record: session.Record{Type: session.TypeTurnEnd, Time: t0, StopReason: "max_tokens"}}},
+		{name: "turn-end-done", item: view.Item{Record: session.Record{Type: session.TypeTurnEnd, Time: t0, StopReason: "end_turn",
+			Usage: &session.Usage{}}}},
 		{name: "turn-end", item: view.Item{Record: session.Record{Type: session.TypeTurnEnd, Time: t0, StopReason: "error",
 			Error: "provider: 529 <overloaded>", Usage: &session.Usage{InputTokens: 10, OutputTokens: 2}}}},
 	}
@@ -152,7 +158,7 @@ func testBuilder(t *testing.T) *builder {
 	return s.newBuilder("20250314-093012-abcdefgh", false)
 }
 
-// TestGoldenCards renders every card kind, the plan, messages and a running call
+// TestGoldenCards renders every card kind, messages and a running call
 // as the event stream sends them, and compares with testdata/*.html.
 func TestGoldenCards(t *testing.T) {
 	kinds := map[string]bool{}

@@ -30,22 +30,23 @@ func (s *Server) sessionPath(r *http.Request) (id, path string, ok bool) {
 	return strings.TrimSuffix(filepath.Base(p), ".jsonl"), p, true
 }
 
-// sessionRecords reads the session the request names, or answers the request
+// sessionRecords reads the session the request names (its id, path and
+// records), or answers the request
 // with the error (404 for an unknown or invalid id) and returns false.
-func (s *Server) sessionRecords(w http.ResponseWriter, r *http.Request) (string, []session.Record, bool) {
+func (s *Server) sessionRecords(w http.ResponseWriter, r *http.Request) (string, string, []session.Record, bool) {
 	id, path, ok := s.sessionPath(r)
 	if !ok {
 		http.NotFound(w, r)
-		return "", nil, false
+		return "", "", nil, false
 	}
 	// Lenient: one damaged line shows as such, and the page (and its live stream,
 	// which counts lines the same way) goes on after it.
 	recs, err := session.ReadLenient(path)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return "", nil, false
+		return "", "", nil, false
 	}
-	return id, recs, true
+	return id, path, recs, true
 }
 
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
@@ -56,27 +57,32 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 	}
 	pg := listPage{Dir: s.o.Dir}
 	for _, in := range infos {
+		// A log whose end cannot be read shows as finished, as it did before.
+		tail, _ := endRecords(in.Path)
 		pg.Sessions = append(pg.Sessions, listRow{
 			ID: in.ID, Cwd: in.Cwd, Prompt: firstLine(in.FirstPrompt, 200),
-			Start: s.timeView(in.Start), Updated: s.timeView(in.Updated), Live: in.Live, Records: in.Records,
+			Start: s.timeView(in.Start), Updated: s.timeView(in.Updated), State: sessionState(tail, in.Live), Records: in.Records,
 		})
 	}
 	s.render(w, func(o out) { o.list(pg) })
 }
 
 func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
-	id, recs, ok := s.sessionRecords(w, r)
+	id, path, recs, ok := s.sessionRecords(w, r)
 	if !ok {
 		return
 	}
-	pg := s.sessionPage(id, recs)
+	// Live is read after the records: a writer that closes in between leaves a
+	// page that follows a log no longer growing, not a finished page that misses
+	// the records written after it was read.
+	pg := s.sessionPage(id, recs, session.Live(path))
 	s.stream(w, func(o out) { o.session(pg) })
 }
 
 // handleCall serves one tool call's card unfolded: what a folded body's expand
 // control loads (the script swaps it in; without script it is a page of its own).
 func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
-	id, recs, ok := s.sessionRecords(w, r)
+	id, _, recs, ok := s.sessionRecords(w, r)
 	if !ok {
 		return
 	}

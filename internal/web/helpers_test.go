@@ -113,7 +113,7 @@ func (r *recorder) call(name string, args any) (string, tool.Result) {
 	return id, out
 }
 
-// everyCard records a session that shows every card kind, a plan and messages,
+// everyCard records a session that shows every card kind, a todo list and messages,
 // using the real tools on real files.
 func everyCard(r *recorder) {
 	r.t.Helper()

@@ -67,9 +67,9 @@ func TestLiveEqualsReload(t *testing.T) {
 	}
 	all := strings.Join(want, "\n")
 	for _, shown := range []string{`data-item="context"`, "Project instructions: sub/AGENTS.md", "Compacted the conversation",
-		"attached main.go (1 line)", "[paste: 2 lines]", `data-item="note"`, `data-item="plan"`, "still &lt;going&gt;",
+		"attached main.go (1 line)", "[paste: 2 lines]", `data-item="note"`, "still &lt;going&gt;",
 		// The compaction and the call at sonnet's $3 and $15 a million tokens.
-		`<span id="usage" class="usage">6000 tokens in, 400 out · $0.0240</span>`, "turn ended · 6000 tokens in, 400 out · $0.0240"} {
+		`<span id="usage" class="usage"> · 6000 tokens in, 400 out · $0.0240</span>`, "done · 6000 tokens in, 400 out · $0.0240"} {
 		if !strings.Contains(all, shown) {
 			t.Errorf("the page lacks %q", shown)
 		}
@@ -82,7 +82,7 @@ func TestLiveEqualsReload(t *testing.T) {
 // pageItems renders the session's totals and the items of the page of recs.
 func pageItems(t *testing.T, s *Server, recs []session.Record) []string {
 	t.Helper()
-	pg := s.sessionPage(sid, recs)
+	pg := s.sessionPage(sid, recs, true)
 	var u strings.Builder
 	out{&u}.usage(pg.Usage)
 	items := []string{u.String()}

@@ -2,6 +2,8 @@ package web
 
 import (
 	"strconv"
+
+	"github.com/dsh-dev/dsh/internal/termfold"
 )
 
 // The markup of the pages and of the fragments the event stream sends. A page's
@@ -47,10 +49,11 @@ func (o out) list(pg listPage) {
 				o.raw("(no prompt yet)")
 			}
 			o.raw("</a></td><td>")
-			if r.Live {
-				o.raw("<span class=\"badge live\">live</span>")
-			} else {
-				o.raw("<span class=\"badge finished\">finished</span>")
+			o.state(r.State)
+			if r.State.Error != "" {
+				o.raw(" <span class=\"state-error\">")
+				o.esc(firstLine(r.State.Error, 120))
+				o.raw("</span>")
 			}
 			o.raw("</td><td>")
 			o.time(r.Updated)
@@ -77,15 +80,29 @@ func (o out) session(pg sessionPage) {
 	if pg.Calls != 1 {
 		o.raw("s")
 	}
-	o.raw(" · ")
 	o.usage(pg.Usage)
-	o.raw(" <span id=\"conn\" class=\"badge\">not following</span></p></header>\n<main id=\"log\"")
+	o.raw(" ")
+	o.state(pg.State)
+	if pg.Events != "" {
+		// The script says here whether it follows the log.
+		o.raw(" <span id=\"conn\" class=\"badge\">not following</span>")
+	}
+	o.raw("</p>")
+	if pg.State.Error != "" {
+		o.raw("<pre class=\"error state-error\">")
+		o.esc(pg.State.Error)
+		o.raw("</pre>")
+	}
+	o.raw("</header>\n<main id=\"log\"")
 	if pg.Calls >= 100 {
 		o.raw(" class=\"long\"")
 	}
-	o.raw(" data-events=\"")
-	o.esc(pg.Events)
-	o.raw("\" data-calls=\"")
+	if pg.Events != "" {
+		o.raw(" data-events=\"")
+		o.esc(pg.Events)
+		o.raw("\"")
+	}
+	o.raw(" data-calls=\"")
 	o.int(int64(pg.Calls))
 	o.raw("\">\n")
 	for it := range pg.Items {
@@ -106,6 +123,15 @@ func (o out) callPage(pg callPage) {
 	o.raw("\n</main>\n" + pageEnd)
 }
 
+// state is a session's state badge; a failed session's error is shown apart.
+func (o out) state(st stateView) {
+	o.raw("<span class=\"badge state ")
+	o.esc(st.Kind)
+	o.raw("\">")
+	o.esc(st.Kind)
+	o.raw("</span>")
+}
+
 // time is a <time> element.
 func (o out) time(t timeView) {
 	o.raw("<time datetime=\"")
@@ -120,24 +146,6 @@ func (o out) item(it *itemView) {
 	switch it.Type {
 	case "tool":
 		o.tool(it.Tool)
-	case "plan":
-		o.raw("<section class=\"item plan\" data-item=\"plan\"><h2>Plan</h2><ul>")
-		for _, p := range it.Plan {
-			o.raw("<li class=\"st-")
-			o.esc(p.Status)
-			o.raw("\"><span class=\"box\"></span><span class=\"what\">")
-			o.esc(p.Content)
-			o.raw("</span>")
-			if p.Priority != "" {
-				o.raw(" <span class=\"prio prio-")
-				o.esc(p.Priority)
-				o.raw("\">")
-				o.esc(p.Priority)
-				o.raw("</span>")
-			}
-			o.raw("</li>")
-		}
-		o.raw("</ul></section>")
 	case "turn-end":
 		e := it.End
 		if e == nil {
@@ -145,21 +153,19 @@ func (o out) item(it *itemView) {
 		}
 		o.raw("<div class=\"item turn-end\" data-item=\"turn-end\" data-stop=\"")
 		o.esc(e.Reason)
-		o.raw("\"><span>turn ended")
-		if e.Reason != "end_turn" {
-			o.raw(": ")
-			o.esc(e.Reason)
-		}
+		// The terminal's words for how the turn ended (termfold.TurnNote).
+		o.raw("\"><span>")
+		o.esc(termfold.StopWords(e.Reason))
 		if e.Usage.InputTokens != 0 || e.Usage.OutputTokens != 0 {
 			o.raw(" · ")
 			o.tokens(e.Usage)
 		}
-		o.raw("</span>")
 		if e.Error != "" {
-			o.raw("<pre class=\"error\">")
+			o.raw(" · <span class=\"error\">")
 			o.esc(e.Error)
-			o.raw("</pre>")
+			o.raw("</span>")
 		}
+		o.raw("</span>")
 		o.raw("</div>")
 	case "context":
 		o.raw("<section class=\"item msg context")
@@ -199,6 +205,18 @@ func (o out) item(it *itemView) {
 		o.raw("</div><div class=\"md\">")
 		o.raw(string(it.Markdown))
 		o.raw("</div>")
+		for _, p := range it.Pastes {
+			o.raw("<details class=\"paste\"")
+			if p.Open {
+				o.raw(" open")
+			}
+			o.raw("><summary>")
+			o.esc(p.Chip)
+			o.raw("</summary><pre>")
+			o.esc(p.Text)
+			o.raw("</pre></details>")
+		}
+		o.contents(it.Images)
 		for _, c := range it.Chips {
 			o.raw("<p class=\"chip\">")
 			o.esc(c)
@@ -610,15 +628,15 @@ func (o out) contents(cs []contentView) {
 	}
 }
 
-// usage is the session's totals, an element the stream replaces by its id.
+// usage is the session's totals, an element the stream replaces by its id. It
+// is empty while no model reported tokens (some never do): no "0 tokens".
 func (o out) usage(u usageView) {
 	o.raw("<span id=\"")
 	o.esc(u.ID)
 	o.raw("\" class=\"usage\">")
 	if u.InputTokens != 0 || u.OutputTokens != 0 {
+		o.raw(" · ")
 		o.tokens(u)
-	} else {
-		o.raw("no model calls yet")
 	}
 	o.raw("</span>")
 }

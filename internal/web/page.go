@@ -30,7 +30,7 @@ type listPage struct {
 type listRow struct {
 	ID, Cwd, Prompt string
 	Start, Updated  timeView
-	Live            bool
+	State           stateView
 	Records         int
 }
 
@@ -47,8 +47,10 @@ type sessionPage struct {
 	Calls int
 	// Usage is the session's tokens and cost, from the fold the host uses.
 	Usage usageView
+	State stateView
 	// Events is the URL of the session's event stream, which starts right after
-	// the records this page holds.
+	// the records this page holds; empty when the log is not live, as nothing
+	// more will come.
 	Events string
 }
 
@@ -58,23 +60,27 @@ type callPage struct {
 	Item      *itemView
 }
 
-// itemView is one entry of a session page: a message, a tool call, a plan, the
-// end of a turn or a note. Type is its data-item attribute.
+// itemView is one entry of a session page: a message, a tool call, the end of
+// a turn or a note. Type is its data-item attribute.
 type itemView struct {
 	Type     string
 	Time     timeView
-	Markdown safeHTML // user, assistant, thinking
-	Chips    []string // user: the files attached, as attach.View shows them
-	Long     bool     // a long message, shown clamped
-	Plan     []planRow
+	Markdown safeHTML      // user, assistant, thinking
+	Chips    []string      // user: the files attached, as attach.View shows them
+	Pastes   []pasteView   // user: the text pasted, whole
+	Images   []contentView // user: the images attached, vetted
+	Long     bool          // a long message, shown clamped
 	End      *endView
 	Tool     *toolView
 	Note     string // a record that could not be shown
 	Title    string // a context item's title
 }
 
-type planRow struct {
-	Content, Status, Priority string
+// pasteView is a paste of a user message: its chip (what stands for it in the
+// text) over its text, open when short.
+type pasteView struct {
+	Chip, Text string
+	Open       bool
 }
 
 type endView struct {
@@ -116,9 +122,12 @@ type job struct {
 // folds it. The layout is one cheap pass; the items,
 // where the presenters and highlighting spend the time, are built in parallel
 // (every one of them, even if nobody reads them all) and yielded in order.
-func (s *Server) sessionPage(sid string, recs []session.Record) sessionPage {
+func (s *Server) sessionPage(sid string, recs []session.Record, live bool) sessionPage {
 	b := s.newBuilder(sid, false)
-	pg := sessionPage{ID: sid, Events: "/s/" + sid + "/events?from=" + strconv.Itoa(len(recs))}
+	pg := sessionPage{ID: sid, State: sessionState(recs, live)}
+	if live {
+		pg.Events = "/s/" + sid + "/events?from=" + strconv.Itoa(len(recs))
+	}
 	var jobs []job
 	at := map[string]int{} // call id → its job, while it has no result
 	var fold usage.Fold
@@ -228,11 +237,24 @@ func (b *builder) item(it view.Item, name string) *itemView {
 		text, chips := attach.View(r.Text, r.Content)
 		v.Markdown, v.Chips = markdown(text), chips
 		v.Long = !b.full && strings.Count(text, "\n") >= msgClampLines
+		// Pastes whole, where the text has their chips; images drawn. The
+		// attached files are chips (attach.View).
+		for _, c := range r.Content {
+			if c.Type == card.ContentPaste {
+				v.Pastes = append(v.Pastes, pasteView{Chip: attach.PasteChip(c.Text), Text: c.Text,
+					Open: b.full || strings.Count(c.Text, "\n") < msgClampLines})
+			}
+		}
+		for _, c := range attach.Images(r.Content) {
+			if u, ok := imageURL(c); ok {
+				v.Images = append(v.Images, contentView{Mime: c.MimeType, Image: u})
+			} else {
+				v.Chips = append(v.Chips, attach.ImageChips([]card.Content{c})...)
+			}
+		}
 	case session.TypeAssistant, session.TypeThinking:
 		v.Markdown = markdown(r.Text)
 		v.Long = !b.full && strings.Count(r.Text, "\n") >= msgClampLines
-	case session.TypePlan:
-		v.Plan = planRows(r.Plan)
 	case session.TypeTurnEnd:
 		v.Type = "turn-end"
 		v.End = &endView{Reason: r.StopReason, Error: r.Error}
@@ -251,7 +273,8 @@ func (b *builder) item(it view.Item, name string) *itemView {
 		}
 		v.Markdown = markdown(r.Text)
 		v.Long = !b.full && strings.Count(r.Text, "\n") >= msgClampLines
-	case session.TypeHeader, session.TypeProgress, session.TypeMode, session.TypeAllow, session.TypeModel:
+	case session.TypeHeader, session.TypeProgress, session.TypeMode, session.TypeAllow, session.TypeModel,
+		session.TypePlan: // the todo_write card right before it shows the plan, as in the terminal
 		return nil
 	}
 	return v
@@ -259,14 +282,6 @@ func (b *builder) item(it view.Item, name string) *itemView {
 
 // totalsView is the session's totals, as the header shows them.
 func totalsView(t usage.Totals) usageView { return usageView{ID: "usage", Totals: t} }
-
-func planRows(p []tool.PlanEntry) []planRow {
-	out := make([]planRow, len(p))
-	for i, e := range p {
-		out[i] = planRow{Content: e.Content, Status: e.Status, Priority: e.Priority}
-	}
-	return out
-}
 
 // msgClampLines is how many lines a message has before it is shown clamped.
 const msgClampLines = 40

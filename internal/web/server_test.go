@@ -198,11 +198,96 @@ func TestList(t *testing.T) {
 	if i < 0 || j < 0 || i > j {
 		t.Errorf("sessions not listed newest first:\n%s", body)
 	}
-	for _, want := range []string{"the older &lt;prompt&gt;", "the newer prompt …", `<span class="badge live">live</span>`,
-		`<span class="badge finished">finished</span>`, `<code>` + older.root + `</code>`, `href="/s/20250101-000000-older000"`} {
+	for _, want := range []string{"the older &lt;prompt&gt;", "the newer prompt …", `<span class="badge state running">running</span>`,
+		`<span class="badge state interrupted">interrupted</span>`, `<code>` + older.root + `</code>`, `href="/s/20250101-000000-older000"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("list lacks %s:\n%s", want, body)
 		}
+	}
+}
+
+// Each session shows where it stands, on the list and on its page: running
+// while a dsh holds its log (and only then does the page follow it), else how
+// its last turn ended — finished, failed with the error, cancelled — or
+// interrupted when a prompt's turn never ended.
+func TestSessionState(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		id, want, err string
+		recs          []session.Record
+		keepOpen      bool
+	}{
+		{id: "20250101-000000-finished", want: "finished", recs: []session.Record{
+			{Type: session.TypeUser, Text: "a"}, {Type: session.TypeTurnEnd, StopReason: "end_turn"},
+			{Type: session.TypeModel, Model: "m"}}},
+		{id: "20250101-000000-failed00", want: "failed", err: "provider: 529 <overloaded>", recs: []session.Record{
+			{Type: session.TypeUser, Text: "a"}, {Type: session.TypeTurnEnd, StopReason: "end_turn"},
+			{Type: session.TypeUser, Text: "b"}, {Type: session.TypeTurnEnd, StopReason: "error", Error: "provider: 529 <overloaded>"}}},
+		{id: "20250101-000000-cancel00", want: "cancelled", recs: []session.Record{
+			{Type: session.TypeUser, Text: "a"}, {Type: session.TypeTurnEnd, StopReason: "cancelled"}}},
+		{id: "20250101-000000-killed00", want: "interrupted", recs: []session.Record{
+			{Type: session.TypeUser, Text: "a"}, {Type: session.TypeTurnEnd, StopReason: "error", Error: "x"},
+			{Type: session.TypeUser, Text: "b"}, {Type: session.TypeAssistant, Text: strings.Repeat("long ", 20000)}}},
+		{id: "20250101-000000-running0", want: "running", keepOpen: true, recs: []session.Record{
+			{Type: session.TypeUser, Text: "a"}, {Type: session.TypeTurnEnd, StopReason: "cancelled"}}},
+	}
+	for _, c := range cases {
+		log, err := session.Create(dir, c.id, t.TempDir(), session.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range c.recs {
+			if err := log.Append(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if c.keepOpen {
+			defer log.Close()
+		} else {
+			log.Close()
+		}
+	}
+	_, ts := testServer(t, dir)
+	cl := client(t, ts)
+	_, list := get(t, cl, ts.URL+"/")
+	for _, c := range cases {
+		t.Run(c.want, func(t *testing.T) {
+			badge := `<span class="badge state ` + c.want + `">` + c.want + `</span>`
+			row := list[strings.Index(list, `data-session="`+c.id):]
+			row = row[:strings.Index(row, "</tr>")]
+			if !strings.Contains(row, badge) {
+				t.Errorf("list row lacks %s:\n%s", badge, row)
+			}
+			_, page := get(t, cl, ts.URL+"/s/"+c.id)
+			if !strings.Contains(page, badge) {
+				t.Errorf("page lacks %s:\n%s", badge, page)
+			}
+			follows := strings.Contains(page, "data-events=") || strings.Contains(page, `id="conn"`)
+			if follows != c.keepOpen {
+				t.Errorf("page follows the log = %v, want %v", follows, c.keepOpen)
+			}
+			if c.err != "" {
+				esc := html.EscapeString(c.err)
+				if !strings.Contains(row, `<span class="state-error">`+strings.ReplaceAll(esc, "&#34;", "&#34;")+`</span>`) ||
+					!strings.Contains(page, `<pre class="error state-error">`+esc+`</pre>`) {
+					t.Errorf("the error %q is not shown:\n%s\n%s", c.err, row, page)
+				}
+			}
+		})
+	}
+}
+
+// A todo update shows once: as the todo_write card, not again from the plan
+// record the agent logs after it (the terminal shows it so too).
+func TestTodoShownOnce(t *testing.T) {
+	dir := t.TempDir()
+	r := newRecorder(t, dir, sid)
+	r.call("todo_write", map[string]any{"todos": []map[string]any{
+		{"content": "Fix the greeting", "status": "in_progress"}, {"content": "Add a changelog", "status": "pending"}}})
+	_, ts := testServer(t, dir)
+	_, page := get(t, client(t, ts), ts.URL+"/s/"+sid)
+	if n := strings.Count(page, "Add a changelog"); n != 1 || !strings.Contains(page, `data-tool="todo_write"`) {
+		t.Errorf("the todo list shows %d times:\n%s", n, page)
 	}
 }
 

@@ -75,7 +75,7 @@ func TestPageUsageIsTheHostsStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := testBuilder(t).s
-	pg := srv.sessionPage(strings.TrimSuffix(filepath.Base(path), ".jsonl"), recs)
+	pg := srv.sessionPage(strings.TrimSuffix(filepath.Base(path), ".jsonl"), recs, false)
 	if got := pg.Usage.Totals; !sameTotals(got, usage.Totals{InputTokens: loaded.InputTokens, OutputTokens: loaded.OutputTokens,
 		Cost: loaded.Cost, Unpriced: loaded.Unpriced}) {
 		t.Errorf("the page's totals = %+v, the host's status after Load = %+v", got, loaded)
@@ -126,6 +126,24 @@ func TestGoldenUsagePage(t *testing.T) {
 			Calls: []session.CallUsage{call("my-local-model", 500, 10)}}},
 	}
 	var out bytes.Buffer
-	writeSession(&out, testBuilder(t).s.sessionPage(sid, recs))
+	writeSession(&out, testBuilder(t).s.sessionPage(sid, recs, false))
 	golden(t, filepath.Join("testdata", "usage-page.html"), out.Bytes())
+}
+
+// A session whose model reported no tokens says nothing of tokens: not "0
+// tokens" in its header, not on its turns.
+func TestTokensOnlyWhenKnown(t *testing.T) {
+	recs := []session.Record{
+		{Type: session.TypeHeader, Time: t0, Cwd: "/src"},
+		{Type: session.TypeUser, Time: t0, Text: "hi"},
+		{Type: session.TypeAssistant, Time: t0, Text: "hello"},
+		{Type: session.TypeTurnEnd, Time: t0, StopReason: "end_turn", Usage: &session.Usage{}},
+	}
+	var out bytes.Buffer
+	writeSession(&out, testBuilder(t).s.sessionPage(sid, recs, false))
+	page := out.String()
+	if !strings.Contains(page, `<span id="usage" class="usage"></span>`) || strings.Contains(page, "token") ||
+		!strings.Contains(page, `<span>done</span>`) {
+		t.Errorf("the page speaks of tokens no model reported:\n%s", page)
+	}
 }
