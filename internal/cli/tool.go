@@ -148,7 +148,7 @@ func runTool(ctx context.Context, io IO, o toolOptions) (err error) {
 	defer func() { err = errors.Join(err, s.Close()) }()
 
 	r := &toolRunner{io: io, o: o, s: s, pres: view.NewPresenter(s.Registry()),
-		ui: termui.New(io.Out, termui.Options{Color: o.Color.enabled(io), Width: io.width()})}
+		ui: termui.New(io.Out, termui.Options{Color: o.Color.enabled(io), Width: io.width(), Root: s.Root()})}
 	r.pres.OnError = func(err error) { warner(io)(err.Error()) }
 	sub := s.Subscribe(r.handle)
 	defer sub.Close()
