@@ -98,18 +98,19 @@ type Model struct {
 	input         textarea.Model
 	spin          spinner.Model
 
-	running   bool
-	queued    string // a prompt typed while a turn ran, sent when it ends
-	queuedP   []card.Content
-	stream    strings.Builder
-	thinking  strings.Builder
-	live      map[string]*liveCall
-	liveOrder []string
-	perm      *host.Permission
-	permCard  string
-	permFull  bool      // the approval box shows the whole change, unfolded
-	permAt    time.Time // when perm was shown
-	typedAt   time.Time // the last key press
+	running    bool
+	queued     string // a prompt typed while a turn ran, sent when it ends
+	queuedP    []card.Content
+	stream     strings.Builder
+	thinking   strings.Builder
+	live       map[string]*liveCall
+	liveOrder  []string
+	perm       *host.Permission
+	permCard   string
+	permFull   bool      // the approval box shows the whole change, unfolded
+	permFolded bool      // the approval box hides part of the change ([e] shows it)
+	permAt     time.Time // when perm was shown
+	typedAt    time.Time // the last key press
 
 	status host.Status // the session's, as the host last published it
 	// blurred says the terminal reported that it lost focus: what finishes
@@ -440,7 +441,7 @@ func (m *Model) event(e host.Event) tea.Cmd {
 	case host.KindPermission:
 		m.perm, m.permAt = e.Permission, m.cfg.Now()
 		m.permFull = false
-		m.permCard = m.approvalCard()
+		m.setApproval()
 		p := e.Permission
 		return tea.Batch(m.notify("dsh: "+toolName(p.Request.Tool)+" waits for your answer"),
 			func() tea.Msg { <-p.Done(); return permDoneMsg{p} })
@@ -505,7 +506,7 @@ func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
 	if msg.stop == agent.StopCancelled {
 		m.notice = ""
 	}
-	ring := m.notify("dsh: " + termfold.TurnNote(session.Record{StopReason: string(msg.stop)}))
+	ring := m.notify("dsh: " + termfold.StopWords(string(msg.stop)))
 	if q := m.queued; q != "" && msg.stop != agent.StopCancelled {
 		p := m.queuedP
 		m.queued, m.queuedP = "", nil
@@ -672,9 +673,9 @@ func (m *Model) permKey(ks string) tea.Cmd {
 	case "n", "N", "esc":
 		p.Answer(agent.Reject)
 	case "e", "E":
-		if m.approvalFolded() {
+		if m.permFolded {
 			m.permFull = true
-			m.permCard = m.approvalCard()
+			m.setApproval()
 		}
 		return nil
 	default:
@@ -942,7 +943,7 @@ func (m *Model) permView() string {
 		choices += "   [a] always allow " + req.Approval.Label
 	}
 	choices += "   [n] no"
-	if m.approvalFolded() {
+	if m.permFolded {
 		choices += "   [e] show all"
 	}
 	b.WriteString(bold.Render(wrapText(choices, m.width)))

@@ -816,7 +816,7 @@ func TestApprovalSaysWhereACommandRuns(t *testing.T) {
 		t.Errorf("the command's approval should say where and how it runs:\n%s", v)
 	}
 	h.m.status.Cwd, h.m.status.Sandbox = h.root, ""
-	h.m.permCard = h.m.approvalCard()
+	h.m.setApproval()
 	if v := ansi.Strip(h.m.permView()); !strings.Contains(v, "in the workspace root · not sandboxed") {
 		t.Errorf("unsandboxed at the root:\n%s", v)
 	}

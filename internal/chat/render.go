@@ -94,26 +94,20 @@ func (s *scrollback) lastCall() card.Call {
 	return s.fold.LastCall()
 }
 
-// approvalCard is the pending call as the user approves it: a change in full
-// (folded unless the user asked for all of it), with both line numbers.
-func (m *Model) approvalCard() string {
-	o := m.termOpts()
-	if m.permFull {
-		o.FoldAbove = math.MaxInt
-	}
-	return renderApproval(m.perm.Request.Card, o)
-}
-
-// approvalFolded says the approval box hides part of the change.
-func (m *Model) approvalFolded() bool {
-	if m.perm == nil || m.permFull {
-		return false
-	}
-	o := m.termOpts()
-	full := o
-	full.FoldAbove = math.MaxInt
+// setApproval draws the pending call as the user approves it: a change in
+// full with both line numbers, folded unless the user asked for all of it. It
+// is drawn when the prompt appears or is expanded, not at every frame.
+func (m *Model) setApproval() {
 	c := m.perm.Request.Card
-	return renderApproval(c, o) != renderApproval(c, full)
+	full := m.termOpts()
+	full.FoldAbove = math.MaxInt
+	whole := renderApproval(c, full)
+	if m.permFull {
+		m.permCard, m.permFolded = whole, false
+		return
+	}
+	m.permCard = renderApproval(c, m.termOpts())
+	m.permFolded = m.permCard != whole
 }
 
 func renderApproval(c card.Call, o termui.Options) string {
