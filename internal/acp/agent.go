@@ -98,8 +98,7 @@ func (a *Agent) setPeer(p peer) {
 
 // Initialize answers with what dsh supports: loading, listing, resuming and
 // closing sessions, embedded context and images in prompts (no audio), MCP
-// servers over stdio, HTTP and SSE, and no authentication (providers read
-// their keys from the environment).
+// servers over stdio, HTTP and SSE, and sign-in with an API key.
 func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
 	on, _ := p.ClientCapabilities.Meta["terminal_output"].(bool)
 	a.mu.Lock()
@@ -118,7 +117,7 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 			},
 		},
 		AgentInfo:   &sdk.Implementation{Name: "dsh", Title: sdk.Ptr("dsh"), Version: a.o.Version},
-		AuthMethods: []sdk.AuthMethod{},
+		AuthMethods: authMethods(p.ClientCapabilities),
 	}, nil
 }
 
@@ -370,7 +369,7 @@ func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptRespon
 		text = prompt
 	}
 	if _, err := s.h.Provider(); err != nil { // say what to configure before logging a prompt that cannot run
-		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32603, Message: err.Error()}
+		return sdk.PromptResponse{}, promptError(err)
 	}
 	stop, err := s.h.Prompt(context.Background(), text, images...)
 	switch {
@@ -385,7 +384,7 @@ func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptRespon
 	s.flush()
 	if err != nil {
 		// The model or the log failed; the message says which and why.
-		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32603, Message: err.Error()}
+		return sdk.PromptResponse{}, promptError(err)
 	}
 	reason, err := stopReason(stop)
 	if err != nil {
@@ -469,11 +468,6 @@ func (a *Agent) Close() error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
-}
-
-// Authenticate is not needed: dsh advertises no authentication methods.
-func (a *Agent) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
-	return sdk.AuthenticateResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodAuthenticate)
 }
 
 // SetSessionConfigOption changes the mode, the model or the thinking level;

@@ -80,6 +80,7 @@ type client struct {
 	onUpdate func(sdk.SessionNotification)
 	permit   func(sdk.RequestPermissionRequest) sdk.RequestPermissionResponse
 	asked    []sdk.RequestPermissionRequest
+	init     sdk.InitializeResponse
 }
 
 type options struct {
@@ -92,6 +93,9 @@ type options struct {
 	configHome string // XDG_CONFIG_HOME (the user's config and commands); default: a new temp dir
 	args       []string
 	env        []string
+	// noScript starts dsh with no --provider: its settings and environment
+	// choose (the sign-in tests).
+	noScript bool
 }
 
 // start runs `dsh acp` with a scripted provider and connects to it.
@@ -122,7 +126,10 @@ func start(t *testing.T, o options) *client {
 	if o.configHome == "" {
 		o.configHome = t.TempDir()
 	}
-	args := []string{"acp", "--provider", "script", "--script", script, "--session-dir", o.sessionDir}
+	args := []string{"acp", "--session-dir", o.sessionDir}
+	if !o.noScript {
+		args = append(args, "--provider", "script", "--script", script)
+	}
 	if o.mode != "none" { // none: the configuration's
 		args = append(args, "--mode", o.mode)
 	}
@@ -210,6 +217,7 @@ func (c *client) initialize(termMeta bool) {
 	if err != nil {
 		c.t.Fatalf("initialize: %v", err)
 	}
+	c.init = resp
 	if !resp.AgentCapabilities.LoadSession {
 		c.t.Errorf("initialize: loadSession not advertised")
 	}
@@ -679,7 +687,7 @@ func schema(file, def string) (*jsonschema.Schema, error) {
 			for _, d := range []string{"AgentResponse", "AgentNotification", "AgentRequest", "Error",
 				"InitializeResponse", "NewSessionResponse", "LoadSessionResponse", "PromptResponse",
 				"SetSessionModeResponse", "CloseSessionResponse", "SessionNotification", "RequestPermissionRequest",
-				"ListSessionsResponse", "ResumeSessionResponse", "SetSessionConfigOptionResponse"} {
+				"ListSessionsResponse", "ResumeSessionResponse", "SetSessionConfigOptionResponse", "AuthenticateResponse"} {
 				s, err := comp.Compile(file + "#/$defs/" + d)
 				if err != nil {
 					schemaErr = err
@@ -708,6 +716,7 @@ var resultDefs = map[string]string{
 	"session/close":    "CloseSessionResponse",
 	"session/list":     "ListSessionsResponse",
 	"session/resume":   "ResumeSessionResponse",
+	"authenticate":     "AuthenticateResponse",
 
 	"session/set_config_option": "SetSessionConfigOptionResponse",
 }

@@ -173,7 +173,9 @@ func (b *builder) tokens(fixed int64) (n int64, estimated bool) {
 	if b.known == 0 {
 		return fixed + e, true
 	}
-	return b.known + e - b.base, e != b.base
+	// The estimate of the answer just counted may differ from that of the
+	// message it became: the context does not shrink below the count.
+	return b.known + max(e-b.base, 0), e != b.base
 }
 
 // lastTurn is the estimated size of the messages of the last turn, and false

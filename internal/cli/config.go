@@ -33,6 +33,10 @@ Keys (TOML):
   notify = false                    the chat does not ring or send a desktop
                                     notification (OSC 9) when a turn ends or a
                                     prompt waits while the terminal is away
+  api_key_store = "file"            user file only: keep a key given to an
+                                    editor's sign-in in the credentials file
+                                    (beside this one), as dsh login does;
+                                    "none" (the default) keeps nothing
   trusted_projects = ["~/src/app"]  user file only: projects whose file may set
                                     base_url, mcp, safe_commands, thinking,
                                     context_window, any mode and sandbox = "off"

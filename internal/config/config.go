@@ -41,7 +41,11 @@ type Config struct {
 	// Notify is "false" when the chat must not ring or send a notification
 	// (OSC 9) when a turn ends or a prompt waits while the terminal is in the
 	// background; "" or "true" it does.
-	Notify        string
+	Notify string
+	// APIKeyStore is "file" when a key the user gives an editor's sign-in is
+	// kept in the credentials file for every dsh after; "" or "none" it is not
+	// kept. Only the user's file sets it: where keys go is theirs to say.
+	APIKeyStore   string
 	ContextWindow ContextWindows
 	// SafeCommands are commands added to those the bash tool runs without asking.
 	SafeCommands []string
@@ -148,7 +152,7 @@ func Load(projectRoot string, getenv func(string) string) (Config, error) {
 		}
 		f.Exists = exists
 		if exists {
-			for _, key := range []string{"trusted_projects", "projects"} {
+			for _, key := range []string{"trusted_projects", "projects", "api_key_store"} {
 				if _, ok := d.lines[key]; ok {
 					return Config{}, fmt.Errorf("%s:%d: %s belongs in the user's file (%s), not the project's",
 						path, d.lines[key], key, UserPath(getenv))
@@ -201,6 +205,7 @@ func (c *Config) merge(d *fileData, path string, trusted bool, mcp map[string]MC
 	}
 	set("provider", d.Provider)
 	set("notify", d.notify)
+	set("api_key_store", d.apiKeyStore)
 	set("model", d.Model)
 	switch {
 	case d.thinking == nil || trusted:
@@ -311,6 +316,7 @@ func (c *Config) resolve() {
 	}
 	c.Model, c.Mode, c.Sandbox, c.Thinking = top("model"), top("mode"), top("sandbox"), top("thinking")
 	c.Notify = top("notify")
+	c.APIKeyStore = top("api_key_store")
 	c.BaseURL, c.envBaseURL = top("base_url"), ""
 	if l := c.layers["base_url"]; len(l) == 0 || !strings.HasPrefix(l[len(l)-1].source, "flag ") {
 		if name := baseURLEnv(c.Provider); name != "" && c.env(name) != "" {
@@ -394,6 +400,7 @@ func (c Config) Settings() []Setting {
 	scalar("sandbox", c.Sandbox)
 	scalar("thinking", c.Thinking)
 	scalar("notify", c.Notify)
+	scalar("api_key_store", c.APIKeyStore)
 	cw := Setting{Key: "context_window", Source: "default"}
 	if c.ContextWindow.All > 0 {
 		cw.Value, cw.Source = strconv.FormatInt(c.ContextWindow.All, 10), c.sources["context_window"]

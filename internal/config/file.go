@@ -29,6 +29,7 @@ type rawFile struct {
 	Mode            *string               `toml:"mode"`
 	Sandbox         *string               `toml:"sandbox"`
 	Notify          *bool                 `toml:"notify"`
+	APIKeyStore     *string               `toml:"api_key_store"`
 	Thinking        any                   `toml:"thinking"`       // a budget (integer) or a string
 	ContextWindow   any                   `toml:"context_window"` // an integer or a table of them
 	SafeCommands    []string              `toml:"safe_commands"`
@@ -58,6 +59,7 @@ type fileData struct {
 	Provider, BaseURL, Model, Mode, Sandbox *string
 	thinking                                *string
 	notify                                  *string // "true" or "false"
+	apiKeyStore                             *string // "none" or "file"
 	contextWindow                           *ContextWindows
 	SafeCommands                            []string
 	TrustedProjects                         []string
@@ -165,7 +167,7 @@ func wantType(key []string) (string, bool) {
 			return "an array of strings", true
 		case "mcp":
 			return "a table of servers, [mcp.NAME]", true
-		case "provider", "base_url", "model", "mode", "sandbox":
+		case "provider", "base_url", "model", "mode", "sandbox", "api_key_store":
 			return "a string", true
 		case "notify":
 			return "a boolean (true or false)", true
@@ -212,6 +214,12 @@ func parseFile(b []byte, getenv func(string) string) (*fileData, error) {
 				return nil, bad(key, "%v", err)
 			}
 		}
+	}
+	if v := r.APIKeyStore; v != nil {
+		if *v != "none" && *v != "file" {
+			return nil, bad("api_key_store", "api_key_store: want \"none\" or \"file\", got %q", *v)
+		}
+		d.apiKeyStore = v
 	}
 	if r.Notify != nil {
 		v := strconv.FormatBool(*r.Notify)

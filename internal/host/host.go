@@ -109,9 +109,8 @@ type Session struct {
 	bus   *bus
 	notes *mcpNotes
 
-	provOnce sync.Once
-	prov     provider.Provider
-	provErr  error
+	provMu sync.Mutex
+	prov   provider.Provider
 
 	mu      sync.Mutex
 	ctx     context.Context // ends when the session is closed
@@ -314,16 +313,24 @@ func (s *Session) SetModel(model, thinking string) error {
 // provider's own.
 func (s *Session) Model() (model, thinking string) { return s.agent.Model() }
 
-// Provider returns the model provider, resolving it on first use.
+// Provider returns the model provider, resolving it on first use. A failure
+// is not kept: a key given since (dsh login, an editor's sign-in) is found by
+// the next prompt.
 func (s *Session) Provider() (provider.Provider, error) {
-	s.provOnce.Do(func() {
-		if s.o.Provider == nil {
-			s.provErr = errors.New("no model provider is configured")
-			return
-		}
-		s.prov, s.provErr = s.o.Provider()
-	})
-	return s.prov, s.provErr
+	s.provMu.Lock()
+	defer s.provMu.Unlock()
+	if s.prov != nil {
+		return s.prov, nil
+	}
+	if s.o.Provider == nil {
+		return nil, errors.New("no model provider is configured")
+	}
+	p, err := s.o.Provider()
+	if err != nil {
+		return nil, err
+	}
+	s.prov = p
+	return p, nil
 }
 
 // Subscribe starts delivering the session's events, from now on, to fn on a

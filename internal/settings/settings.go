@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/dsh-dev/dsh/internal/agent"
 	"github.com/dsh-dev/dsh/internal/config"
+	"github.com/dsh-dev/dsh/internal/credentials"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/mcp"
 	"github.com/dsh-dev/dsh/internal/provider"
@@ -88,14 +90,16 @@ func Resolve(ctx context.Context, in Input) (Settings, error) {
 	if in.Script != "" && in.Flags.Provider == "" {
 		in.Flags.Provider = "script"
 	}
-	cfg, err := config.Load(in.Cwd, in.Getenv)
+	// A provider key the environment lacks may be in the user's credentials
+	// file (dsh login); it is read as if it were set.
+	cfg, err := config.Load(in.Cwd, credentials.Env(in.Getenv))
 	if err != nil {
 		return Settings{}, err
 	}
 	if cfg, err = cfg.WithFlags(in.Flags); err != nil {
 		return Settings{}, &FlagError{err}
 	}
-	s := Settings{Config: cfg, Mode: agent.ModeDefault, in: in, getenv: configEnv(in.Getenv, cfg)}
+	s := Settings{Config: cfg, Mode: agent.ModeDefault, in: in, getenv: configEnv(credentials.Env(in.Getenv), cfg)}
 	if cfg.Mode != "" {
 		if s.Mode, err = agent.ParseMode(cfg.Mode); err != nil {
 			return Settings{}, s.wrap("mode", err)
@@ -224,9 +228,11 @@ func mcpServers(cfg config.Config) []mcp.ServerConfig {
 // it, so an editor can open and replay sessions without a key, and a missing
 // key is reported on the prompt, saying what to set.
 func (s Settings) provider() (provider.Provider, error) {
-	if s.Config.Provider == "" {
+	if s.Config.Provider == "" && !providers.Keyed(s.getenv) {
 		return nil, providers.ErrNoProvider
 	}
+	// With no provider named, one whose key arrived since the settings were
+	// resolved (dsh login) is chosen as FromEnv chooses.
 	return providers.FromEnv(s.getenv, providers.Flags{Provider: s.Config.Provider, Model: s.Model, Script: s.in.Script})
 }
 
@@ -291,6 +297,9 @@ func (s Settings) Project() (f config.File, ok bool) {
 func (s Settings) Entries() []config.Setting {
 	var out []config.Setting
 	for _, st := range s.Config.Settings() {
+		if env, ok := strings.CutPrefix(st.Source, "environment "); ok && slices.Contains(credentials.Names, env) && s.in.Getenv(env) == "" {
+			st.Source = "credentials " + credentials.Path(s.in.Getenv) + " (" + env + ")"
+		}
 		switch st.Key {
 		case "provider":
 			if st.Value == "" {
@@ -322,6 +331,10 @@ func (s Settings) Entries() []config.Setting {
 			}
 		case "notify":
 			st.Value = strconv.FormatBool(s.Notify())
+		case "api_key_store":
+			if st.Value == "" {
+				st.Value = "none"
+			}
 		case "safe_commands":
 			if st.Value == "" {
 				st.Value = "(none added)"

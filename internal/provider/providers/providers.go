@@ -29,6 +29,12 @@ var ErrNoProvider = errors.New(`no model provider is configured. Set one of:
 or pass --provider script --script FILE.
 To see dsh at work without any of these, run: dsh demo`)
 
+// Keyed reports whether getenv sets what FromEnv needs to choose a provider
+// by itself.
+func Keyed(getenv func(string) string) bool {
+	return getenv("ANTHROPIC_API_KEY") != "" || getenv("OPENAI_API_KEY") != "" || getenv("OPENAI_BASE_URL") != ""
+}
+
 // FromEnv builds the provider the flags ask for, reading its settings through
 // getenv (os.Getenv in production). With no provider named it picks Anthropic
 // when ANTHROPIC_API_KEY is set, else OpenAI when OPENAI_API_KEY or

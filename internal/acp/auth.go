@@ -1,0 +1,93 @@
+package acp
+
+import (
+	"context"
+	"errors"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/dsh-dev/dsh/internal/config"
+	"github.com/dsh-dev/dsh/internal/credentials"
+	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/provider/providers"
+)
+
+// The sign-in methods dsh offers. An editor that knows the env_var type asks
+// the user for the key and starts dsh again with it set (acpx maps a method id
+// to the variable of the same name in capitals); one that runs terminal
+// methods runs `dsh login`; any other is told what to do by the agent method.
+const (
+	authAnthropic = "anthropic-api-key"
+	authOpenAI    = "openai-api-key"
+	authLogin     = "dsh-login"
+)
+
+var authVars = map[string]string{authAnthropic: "ANTHROPIC_API_KEY", authOpenAI: "OPENAI_API_KEY"}
+
+const loginHelp = "Give dsh an API key: set ANTHROPIC_API_KEY or OPENAI_API_KEY in the environment the editor starts dsh with " +
+	"(Zed: agent_servers.dsh.env in settings.json), or run `dsh login` in a terminal once. " +
+	"An OpenAI-compatible local server needs OPENAI_BASE_URL instead."
+
+// authMethods are the sign-in methods for a client with capabilities caps.
+func authMethods(caps sdk.ClientCapabilities) []sdk.AuthMethod {
+	env := func(id, name, v, link string) sdk.AuthMethod {
+		return sdk.AuthMethod{EnvVar: &sdk.AuthMethodEnvVarInline{Id: id, Name: name, Type: "env_var", Link: sdk.Ptr(link),
+			Vars: []sdk.AuthEnvVar{{Name: v, Label: sdk.Ptr("API key"), Secret: true}}}}
+	}
+	ms := []sdk.AuthMethod{
+		env(authAnthropic, "Anthropic API key", "ANTHROPIC_API_KEY", "https://console.anthropic.com/settings/keys"),
+		env(authOpenAI, "OpenAI API key", "OPENAI_API_KEY", "https://platform.openai.com/api-keys"),
+	}
+	if caps.Auth.Terminal {
+		ms = append(ms, sdk.AuthMethod{Terminal: &sdk.AuthMethodTerminalInline{Id: authLogin, Name: "Sign in with dsh login",
+			Type: "terminal", Args: []string{"login"}, Description: sdk.Ptr("Type an API key; dsh keeps it for every session.")}})
+	} else {
+		ms = append(ms, sdk.AuthMethod{Agent: &sdk.AuthMethodAgent{Id: authLogin, Name: "API key", Description: sdk.Ptr(loginHelp)}})
+	}
+	return ms
+}
+
+// Authenticate checks that the method's key has reached dsh. A key the client
+// passed in the environment is kept in the user's credentials file when their
+// configuration says api_key_store = "file"; it is never logged.
+func (a *Agent) Authenticate(_ context.Context, p sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
+	if p.MethodId == authLogin {
+		if providers.Keyed(credentials.Env(a.o.Getenv)) {
+			return sdk.AuthenticateResponse{}, nil
+		}
+		return sdk.AuthenticateResponse{}, authRequired("No API key yet. " + loginHelp)
+	}
+	name, ok := authVars[p.MethodId]
+	if !ok {
+		return sdk.AuthenticateResponse{}, sdk.NewInvalidParams(map[string]any{"error": "unknown authentication method " + p.MethodId})
+	}
+	key := a.o.Getenv(name)
+	if key == "" {
+		if credentials.Env(a.o.Getenv)(name) != "" {
+			return sdk.AuthenticateResponse{}, nil
+		}
+		return sdk.AuthenticateResponse{}, authRequired(name + " is not set in dsh's environment: the editor must start dsh with it. " + loginHelp)
+	}
+	if cfg, err := config.Load("", a.o.Getenv); err == nil && cfg.APIKeyStore == "file" {
+		if err := credentials.Store(credentials.Path(a.o.Getenv), name, key); err != nil {
+			return sdk.AuthenticateResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+		}
+	}
+	return sdk.AuthenticateResponse{}, nil
+}
+
+// authRequired is the error an editor answers with its sign-in.
+func authRequired(msg string) *sdk.RequestError {
+	e := sdk.NewAuthRequired(map[string]any{"message": msg})
+	e.Message = "Authentication required: " + msg
+	return e
+}
+
+// promptError says a prompt could not run: a missing or refused key is
+// auth_required, anything else an internal error with the message.
+func promptError(err error) *sdk.RequestError {
+	if errors.Is(err, providers.ErrNoProvider) || errors.Is(err, provider.ErrAuth) {
+		return authRequired(err.Error())
+	}
+	return &sdk.RequestError{Code: -32603, Message: err.Error()}
+}
