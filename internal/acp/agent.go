@@ -61,6 +61,7 @@ type Agent struct {
 	mu       sync.Mutex
 	peer     peer
 	termMeta bool
+	fs       sdk.FileSystemCapabilities // what the client offers of its files
 	sessions map[string]*sess
 	closed   bool // the client is gone: sessions opened late are closed at once
 }
@@ -103,6 +104,7 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 	on, _ := p.ClientCapabilities.Meta["terminal_output"].(bool)
 	a.mu.Lock()
 	a.termMeta = on
+	a.fs = p.ClientCapabilities.Fs
 	a.mu.Unlock()
 	return sdk.InitializeResponse{
 		ProtocolVersion: sdk.ProtocolVersionNumber,
@@ -133,11 +135,19 @@ func (a *Agent) NewSession(_ context.Context, p sdk.NewSessionRequest) (sdk.NewS
 		return sdk.NewSessionResponse{}, err
 	}
 	n := a.ignored(st)
-	h, err := host.Create(a.hostOptions(st, p.McpServers, n))
+	o := a.hostOptions(st, p.McpServers, n)
+	files := a.files()
+	if files != nil {
+		o.Files = files
+	}
+	h, err := host.Create(o)
 	if err != nil {
 		return sdk.NewSessionResponse{}, openError(err)
 	}
 	s := a.newSess(h.ID(), h.Root(), h)
+	if files != nil {
+		files.attach(s)
+	}
 	a.equip(s, st.Config, n)
 	s.attach(h)
 	a.add(s)
@@ -239,12 +249,20 @@ func (a *Agent) reopen(id, cwd string, servers []sdk.McpServer, replay bool) (*s
 			return s.replayRecord(r)
 		}
 	}
-	h, err := host.Load(a.hostOptions(st, servers, n), path, each)
+	o := a.hostOptions(st, servers, n)
+	files := a.files()
+	if files != nil {
+		o.Files = files
+	}
+	h, err := host.Load(o, path, each)
 	if err != nil {
 		return nil, openError(err)
 	}
 	if s == nil {
 		s = a.newSess(id, h.Root(), h)
+	}
+	if files != nil {
+		files.attach(s)
 	}
 	s.endReplay()
 	s.br.replaying = false

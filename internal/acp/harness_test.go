@@ -81,6 +81,16 @@ type client struct {
 	permit   func(sdk.RequestPermissionRequest) sdk.RequestPermissionResponse
 	asked    []sdk.RequestPermissionRequest
 	init     sdk.InitializeResponse
+	editor   *editor // the client's files, when it offers them
+}
+
+// editor is a client's view of its files: buffers with unsaved text, and
+// what dsh asked of it.
+type editor struct {
+	buffers map[string]string // by absolute path
+	reject  string            // non-empty: writes fail with this message
+	reads   []string
+	writes  []sdk.WriteTextFileRequest
 }
 
 type options struct {
@@ -96,6 +106,8 @@ type options struct {
 	// noScript starts dsh with no --provider: its settings and environment
 	// choose (the sign-in tests).
 	noScript bool
+	// editor offers the client's files (fs.readTextFile, fs.writeTextFile).
+	editor *editor
 }
 
 // start runs `dsh acp` with a scripted provider and connects to it.
@@ -122,7 +134,7 @@ func start(t *testing.T, o options) *client {
 		}
 	}
 	c := &client{t: t, cwd: cwd, sessionDir: o.sessionDir, out: newLines(), in: newLines(),
-		stderr: &bytes.Buffer{}, exited: make(chan struct{})}
+		stderr: &bytes.Buffer{}, exited: make(chan struct{}), editor: o.editor}
 	if o.configHome == "" {
 		o.configHome = t.TempDir()
 	}
@@ -209,6 +221,9 @@ func (c *client) ctx() context.Context {
 func (c *client) initialize(termMeta bool) {
 	c.t.Helper()
 	caps := sdk.ClientCapabilities{}
+	if c.editor != nil {
+		caps.Fs = sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}
+	}
 	if termMeta {
 		caps.Meta = map[string]any{"terminal_output": true}
 	}
@@ -299,18 +314,41 @@ func title(p *string) string {
 	return *p
 }
 
-// dsh does its own I/O: it must never use the client's files or terminals.
+// dsh runs its own commands: it must never use the client's terminals, nor
+// its files unless the client offered them.
 func (c *client) unexpected(method string) error {
 	c.t.Errorf("dsh called the client's %s", method)
 	return errors.New("not offered")
 }
 
-func (c *client) ReadTextFile(context.Context, sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
-	return sdk.ReadTextFileResponse{}, c.unexpected("fs/read_text_file")
+// ReadTextFile answers from the editor's buffers (unsaved text), else the disk.
+func (c *client) ReadTextFile(_ context.Context, r sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
+	if c.editor == nil {
+		return sdk.ReadTextFileResponse{}, c.unexpected("fs/read_text_file")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.editor.reads = append(c.editor.reads, r.Path)
+	if text, ok := c.editor.buffers[r.Path]; ok {
+		return sdk.ReadTextFileResponse{Content: text}, nil
+	}
+	b, err := os.ReadFile(r.Path)
+	return sdk.ReadTextFileResponse{Content: string(b)}, err
 }
 
-func (c *client) WriteTextFile(context.Context, sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
-	return sdk.WriteTextFileResponse{}, c.unexpected("fs/write_text_file")
+// WriteTextFile applies a change as Zed does: into the buffer, saved.
+func (c *client) WriteTextFile(_ context.Context, r sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
+	if c.editor == nil {
+		return sdk.WriteTextFileResponse{}, c.unexpected("fs/write_text_file")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.editor.writes = append(c.editor.writes, r)
+	if c.editor.reject != "" {
+		return sdk.WriteTextFileResponse{}, errors.New(c.editor.reject)
+	}
+	c.editor.buffers[r.Path] = r.Content
+	return sdk.WriteTextFileResponse{}, os.WriteFile(r.Path, []byte(r.Content), 0o644)
 }
 
 func (c *client) CreateTerminal(context.Context, sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
@@ -687,7 +725,8 @@ func schema(file, def string) (*jsonschema.Schema, error) {
 			for _, d := range []string{"AgentResponse", "AgentNotification", "AgentRequest", "Error",
 				"InitializeResponse", "NewSessionResponse", "LoadSessionResponse", "PromptResponse",
 				"SetSessionModeResponse", "CloseSessionResponse", "SessionNotification", "RequestPermissionRequest",
-				"ListSessionsResponse", "ResumeSessionResponse", "SetSessionConfigOptionResponse", "AuthenticateResponse"} {
+				"ListSessionsResponse", "ResumeSessionResponse", "SetSessionConfigOptionResponse", "AuthenticateResponse",
+				"ReadTextFileRequest", "WriteTextFileRequest"} {
 				s, err := comp.Compile(file + "#/$defs/" + d)
 				if err != nil {
 					schemaErr = err
@@ -724,6 +763,8 @@ var resultDefs = map[string]string{
 var paramDefs = map[string]string{
 	"session/update":             "SessionNotification",
 	"session/request_permission": "RequestPermissionRequest",
+	"fs/read_text_file":          "ReadTextFileRequest",
+	"fs/write_text_file":         "WriteTextFileRequest",
 }
 
 // validate checks every line dsh wrote; each violation is a test error.

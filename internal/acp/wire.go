@@ -26,3 +26,11 @@ func (n notifier) Flush() error { return n.rpc.Flush() }
 func (n notifier) RequestPermission(ctx context.Context, r sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
 	return n.conn.RequestPermission(ctx, r)
 }
+
+func (n notifier) ReadTextFile(ctx context.Context, r sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
+	return n.conn.ReadTextFile(ctx, r)
+}
+
+func (n notifier) WriteTextFile(ctx context.Context, r sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
+	return n.conn.WriteTextFile(ctx, r)
+}

@@ -68,6 +68,9 @@ type Options struct {
 	Models func(context.Context) ([]models.Info, error)
 
 	Mode agent.Mode // the mode a new session starts in (a loaded one keeps its own)
+	// Files is the editor's view of the files, when the client offers one
+	// (see tool.Session.Files); nil is the disk.
+	Files tool.Files
 	// Sandbox confines bash commands (internal/sandbox). The auto mode exists only
 	// when it is on and the kernel supports it; otherwise auto falls back to
 	// asking, with a warning.
@@ -233,6 +236,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 	}
 	reg := toolset.New(toolset.Options{KeepEnv: o.KeepEnv, Extra: o.Tools, Sandbox: o.Sandbox, SafeCommands: o.SafeCommands})
 	s := &Session{o: o, ws: ws, log: log, reg: reg, tools: tool.NewSession(id, ws), bus: newBus(), notes: notes}
+	s.tools.Files = o.Files
 	s.usage.f = usage.New(o.Model)
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	cfg := agent.Config{

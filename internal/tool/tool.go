@@ -70,11 +70,26 @@ type PlanEntry struct {
 type Session struct {
 	ID        string
 	Workspace *workspace.Workspace
+	// Files is the editor's view of the workspace's files, when the session's
+	// client offers one: the file tools read its buffers (unsaved changes
+	// included) and apply changes through it, so the editor can review them.
+	// Nil: the disk.
+	Files Files
 
 	mu     sync.Mutex
 	state  map[any]any
 	order  []any
 	closed bool
+}
+
+// Files reads and writes text files through an editor. Paths are absolute
+// and inside the workspace.
+type Files interface {
+	// CanRead and CanWrite say which of the two the editor offers.
+	CanRead() bool
+	CanWrite() bool
+	ReadText(ctx context.Context, abs string) (string, error)
+	WriteText(ctx context.Context, abs, content string) error
 }
 
 // NewSession returns the tool state of a new session.

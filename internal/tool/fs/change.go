@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -48,8 +49,8 @@ type changePlan struct {
 // existing file the session has not read as it is now; for an execution, a file
 // that is no longer the one its preview pv saw. verb names the change in
 // messages ("write", "edit").
-func loadCurrent(env tool.Env, path, verb string, pv *diffMeta) (current, error) {
-	c, err := readCurrent(env, path, verb)
+func loadCurrent(ctx context.Context, env tool.Env, path, verb string, pv *diffMeta) (current, error) {
+	c, err := readCurrent(ctx, env, path, verb)
 	if err != nil {
 		return c, err
 	}
@@ -68,7 +69,7 @@ func loadCurrent(env tool.Env, path, verb string, pv *diffMeta) (current, error)
 	return c, nil
 }
 
-func readCurrent(env tool.Env, path, verb string) (current, error) {
+func readCurrent(ctx context.Context, env tool.Env, path, verb string) (current, error) {
 	loc, err := env.Session.Workspace.Locate(path)
 	if err != nil {
 		return current{}, refusef("Cannot %s %s: %v.", verb, path, err)
@@ -96,8 +97,14 @@ func readCurrent(env tool.Env, path, verb string) (current, error) {
 	if !fi.Mode().IsRegular() {
 		return c, refusef("Cannot %s %s: it is not a regular file.", verb, path)
 	}
-	data, err := io.ReadAll(f)
-	if err != nil {
+	var data []byte
+	if editorReads(env, loc, fi) {
+		text, err := env.Session.Files.ReadText(ctx, loc.Abs())
+		if err != nil {
+			return c, refusef("Cannot %s %s: the editor did not give its text: %v.", verb, path, err)
+		}
+		data = []byte(text)
+	} else if data, err = io.ReadAll(f); err != nil {
 		return c, refusef("Cannot %s %s: %v.", verb, path, err)
 	}
 	if data == nil {
@@ -142,6 +149,9 @@ func changeExecute(ctx context.Context, env tool.Env, plan func(context.Context,
 		msg string
 		h   = newPrefixHash()
 	)
+	if editorWrites(env, pl.cur.loc) {
+		return editorExecute(ctx, env, pl)
+	}
 	fi, err := pl.cur.loc.Replace(func(w io.Writer) error {
 		var err error
 		m, msg, err = pl.run(io.MultiWriter(w, h))
@@ -151,6 +161,32 @@ func changeExecute(ctx context.Context, env tool.Env, plan func(context.Context,
 		return tool.Errorf("Cannot %s %s: %v.", pl.verb, pl.path, err), nil, nil
 	}
 	m.Stamp = stampOf(pl.cur.loc.Real(), fi, h)
+	return tool.Text(msg), &m, nil
+}
+
+// editorWrites says whether a change is applied through the session's
+// editor: one that offers writes, for a file of the workspace.
+func editorWrites(env tool.Env, loc workspace.File) bool {
+	f := env.Session.Files
+	return f != nil && f.CanWrite() && env.Session.Workspace.Contains(loc.Abs())
+}
+
+// editorExecute applies a change through the editor, which tracks it for
+// review: dsh computes the new text and the hunks as for the disk, the editor
+// writes them. What the editor then holds is the stamp, as a read would see it.
+func editorExecute(ctx context.Context, env tool.Env, pl changePlan) (tool.Result, *diffMeta, error) {
+	var b bytes.Buffer
+	m, msg, err := pl.run(&b)
+	if err != nil {
+		return tool.Errorf("Cannot %s %s: %v.", pl.verb, pl.path, err), nil, nil
+	}
+	if err := env.Session.Files.WriteText(ctx, pl.cur.loc.Abs(), b.String()); err != nil {
+		return tool.Errorf("Cannot %s %s: the editor refused the change: %v. The file is as it was; read it before changing it again.", pl.verb, pl.path, err), nil, nil
+	}
+	m.Editor = true
+	if fi, err := pl.cur.loc.Lstat(); err == nil {
+		m.Stamp = stampData(pl.cur.loc.Real(), fi, b.Bytes())
+	}
 	return tool.Text(msg), &m, nil
 }
 

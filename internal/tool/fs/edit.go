@@ -69,11 +69,11 @@ const (
 )
 
 func editPlanFor(p editParams, pv *diffMeta) func(context.Context, tool.Env) (changePlan, error) {
-	return func(_ context.Context, env tool.Env) (changePlan, error) {
+	return func(ctx context.Context, env tool.Env) (changePlan, error) {
 		if p.OldString == p.NewString {
 			return changePlan{}, refusef("old_string and new_string are identical: there is nothing to change in %s.", p.Path)
 		}
-		cur, err := loadCurrent(env, p.Path, "edit", pv)
+		cur, err := loadCurrent(ctx, env, p.Path, "edit", pv)
 		if err != nil {
 			return changePlan{}, err
 		}

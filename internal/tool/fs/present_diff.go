@@ -42,6 +42,8 @@ type diffMeta struct {
 	// Stamp is the file as a preview found it (absent: the file did not exist)
 	// or, in a result, as the change left it. Logs older than stamps have none.
 	Stamp *fileStamp `json:"stamp,omitzero"`
+	// Editor: the change was applied through the editor, not written to disk.
+	Editor bool `json:"editor,omitzero"`
 }
 
 // MarshalJSON writes meta for the log. Files need not be UTF-8 but JSON strings

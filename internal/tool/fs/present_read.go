@@ -101,6 +101,8 @@ type readMeta struct {
 	TotalLinesAtLeast bool       `json:"totalLinesAtLeast,omitzero"`
 	Lang              string     `json:"lang,omitempty"`
 	Stamp             *fileStamp `json:"stamp,omitzero"` // absent in logs older than stamps
+	// Editor: the text came from the editor's buffer, not the disk.
+	Editor bool `json:"editor,omitzero"`
 }
 
 // MarshalJSON writes meta for the log; a path that is not UTF-8 gets U+FFFD.

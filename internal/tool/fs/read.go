@@ -136,8 +136,17 @@ func readFile(ctx context.Context, env tool.Env, p ReadParams) (tool.Result, *re
 	if limit <= 0 {
 		limit = readDefaultLimit
 	}
+	var src io.Reader = f
+	fromEditor := editorReads(env, loc, fi)
+	if fromEditor {
+		text, err := env.Session.Files.ReadText(ctx, loc.Abs())
+		if err != nil {
+			return tool.Errorf("Cannot read %s: the editor did not give it: %v.", p.Path, err), nil
+		}
+		src = strings.NewReader(text)
+	}
 	h := newPrefixHash()
-	w, err := readScan(ctx, io.TeeReader(f, h), offset, limit, stampHashBytes)
+	w, err := readScan(ctx, io.TeeReader(src, h), offset, limit, stampHashBytes)
 	if err != nil {
 		return tool.Errorf("Cannot read %s: %v.", p.Path, err), nil
 	}
@@ -154,7 +163,19 @@ func readFile(ctx context.Context, env tool.Env, p ReadParams) (tool.Result, *re
 		TotalLinesAtLeast: w.atLeast,
 		Lang:              langFromPath(abs),
 		Stamp:             stampOf(loc.Real(), fi, h),
+		Editor:            fromEditor,
 	}
+}
+
+// editorMaxBytes bounds what is read from an editor, which sends a file whole:
+// a larger file is read from the disk.
+const editorMaxBytes = 8 << 20
+
+// editorReads says whether a text file is read through the session's editor:
+// one that offers reads, for a file of the workspace that is not too large.
+func editorReads(env tool.Env, loc workspace.File, fi iofs.FileInfo) bool {
+	f := env.Session.Files
+	return f != nil && f.CanRead() && fi.Size() <= editorMaxBytes && env.Session.Workspace.Contains(loc.Abs())
 }
 
 // readRefuse refuses what is not a regular file.

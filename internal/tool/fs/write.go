@@ -48,8 +48,8 @@ func Write() tool.Tool {
 }
 
 func writePlanFor(p writeParams, pv *diffMeta) func(context.Context, tool.Env) (changePlan, error) {
-	return func(_ context.Context, env tool.Env) (changePlan, error) {
-		cur, err := loadCurrent(env, p.Path, "write", pv)
+	return func(ctx context.Context, env tool.Env) (changePlan, error) {
+		cur, err := loadCurrent(ctx, env, p.Path, "write", pv)
 		if err != nil {
 			return changePlan{}, err
 		}
