@@ -5,6 +5,7 @@
 package acp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -113,9 +114,10 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true, Image: true},
 			McpCapabilities:    sdk.McpCapabilities{Http: true, Sse: true},
 			SessionCapabilities: sdk.SessionCapabilities{
-				Close:  &sdk.SessionCloseCapabilities{},
-				List:   &sdk.SessionListCapabilities{},
-				Resume: &sdk.SessionResumeCapabilities{},
+				AdditionalDirectories: &sdk.SessionAdditionalDirectoriesCapabilities{},
+				Close:                 &sdk.SessionCloseCapabilities{},
+				List:                  &sdk.SessionListCapabilities{},
+				Resume:                &sdk.SessionResumeCapabilities{},
 			},
 		},
 		AgentInfo:   &sdk.Implementation{Name: "dsh", Title: sdk.Ptr("dsh"), Version: a.o.Version},
@@ -127,7 +129,7 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 // Its MCP servers (the client's and the configuration file's) are started
 // first, so the model has their tools from the first prompt.
 func (a *Agent) NewSession(_ context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
-	if err := checkCwd(p.Cwd); err != nil {
+	if err := cmp.Or(checkCwd(p.Cwd), checkDirs(p.AdditionalDirectories)); err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
 	st, err := a.settings(p.Cwd)
@@ -135,7 +137,7 @@ func (a *Agent) NewSession(_ context.Context, p sdk.NewSessionRequest) (sdk.NewS
 		return sdk.NewSessionResponse{}, err
 	}
 	n := a.ignored(st)
-	o := a.hostOptions(st, p.McpServers, n)
+	o := a.hostOptions(st, p.McpServers, p.AdditionalDirectories, n)
 	files := a.files()
 	if files != nil {
 		o.Files = files
@@ -193,7 +195,7 @@ func (a *Agent) equip(s *sess, cfg config.Config, n *notes) {
 // live — while the host folds it into the session's state, in one pass over the
 // file; the conversation goes on in the same log.
 func (a *Agent) LoadSession(_ context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
-	s, err := a.reopen(string(p.SessionId), p.Cwd, p.McpServers, true)
+	s, err := a.reopen(string(p.SessionId), p.Cwd, p.McpServers, p.AdditionalDirectories, true)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
@@ -203,7 +205,7 @@ func (a *Agent) LoadSession(_ context.Context, p sdk.LoadSessionRequest) (sdk.Lo
 // ResumeSession reattaches a session without replaying it: the client still
 // shows its history.
 func (a *Agent) ResumeSession(_ context.Context, p sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
-	s, err := a.reopen(string(p.SessionId), p.Cwd, p.McpServers, false)
+	s, err := a.reopen(string(p.SessionId), p.Cwd, p.McpServers, p.AdditionalDirectories, false)
 	if err != nil {
 		return sdk.ResumeSessionResponse{}, err
 	}
@@ -212,12 +214,12 @@ func (a *Agent) ResumeSession(_ context.Context, p sdk.ResumeSessionRequest) (sd
 
 // reopen opens a logged session in cwd, replaying its log to the client or not.
 // A session already open here is closed first: its log must be let go.
-func (a *Agent) reopen(id, cwd string, servers []sdk.McpServer, replay bool) (*sess, error) {
+func (a *Agent) reopen(id, cwd string, servers []sdk.McpServer, dirs []string, replay bool) (*sess, error) {
 	path, err := a.logPath(id)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkCwd(cwd); err != nil {
+	if err := cmp.Or(checkCwd(cwd), checkDirs(dirs)); err != nil {
 		return nil, err
 	}
 	st, err := a.settings(cwd)
@@ -249,7 +251,7 @@ func (a *Agent) reopen(id, cwd string, servers []sdk.McpServer, replay bool) (*s
 			return s.replayRecord(r)
 		}
 	}
-	o := a.hostOptions(st, servers, n)
+	o := a.hostOptions(st, servers, dirs, n)
 	files := a.files()
 	if files != nil {
 		o.Files = files
@@ -298,8 +300,24 @@ func checkCwd(cwd string) error {
 	if !filepath.IsAbs(cwd) {
 		return sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("cwd must be an absolute path, got %q", cwd)})
 	}
-	if _, err := workspace.New(cwd, false); err != nil {
+	ws, err := workspace.New(cwd, false)
+	if err != nil {
 		return sdk.NewInvalidParams(map[string]any{"error": err.Error()})
+	}
+	_ = ws.Close()
+	return nil
+}
+
+// checkDirs refuses additional directories that are not absolute paths of
+// directories.
+func checkDirs(dirs []string) error {
+	for _, d := range dirs {
+		if !filepath.IsAbs(d) {
+			return sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("additionalDirectories must be absolute paths, got %q", d)})
+		}
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			return sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("additional directory %s is not a directory", d)})
+		}
 	}
 	return nil
 }
@@ -307,8 +325,12 @@ func checkCwd(cwd string) error {
 // hostOptions are the options of a session with settings st: its MCP
 // servers are the configuration's with the client's laid over them, and what
 // goes wrong with them is told in the thread.
-func (a *Agent) hostOptions(st settings.Settings, client []sdk.McpServer, n *notes) host.Options {
+func (a *Agent) hostOptions(st settings.Settings, client []sdk.McpServer, dirs []string, n *notes) host.Options {
 	o := st.Options()
+	o.Roots = dirs
+	if len(dirs) > 0 {
+		n.add("dsh may also read and change files in: " + strings.Join(dirs, ", "))
+	}
 	o.MCP = mcpFor(o.MCP, client, n)
 	o.MCPNotice = n.add
 	o.Ask, o.Now = true, a.o.Now

@@ -49,7 +49,10 @@ type Options struct {
 	SessionDir   string // where logs live (already resolved)
 	Root         string // the workspace root: the session's directory
 	AllowOutside bool   // let tools touch paths outside the root
-	KeepEnv      []string
+	// Roots are further directories the session works in (an editor's
+	// additional directories), confined and sandboxed like the root.
+	Roots   []string
+	KeepEnv []string
 	// Tools are offered besides the built-in ones (a session's MCP servers).
 	Tools []tool.Tool
 	// Closers are closed when the session ends, after its tools' state. The
@@ -145,14 +148,37 @@ func (o *Options) normalize() {
 	}
 }
 
+// openWorkspace opens o.Root, widened to o.Roots.
+func openWorkspace(o Options) (*workspace.Workspace, error) {
+	ws, err := workspace.New(o.Root, o.AllowOutside)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range o.Roots {
+		if err := ws.AddRoot(r); err != nil {
+			_ = ws.Close()
+			return nil, fmt.Errorf("additional directory: %w", err)
+		}
+	}
+	return ws, nil
+}
+
+// noteRoots tells the model, with its next prompt, where else it may work.
+func noteRoots(ws *workspace.Workspace, n *mcpNotes) {
+	if extra := ws.Roots()[1:]; len(extra) > 0 {
+		n.add("Besides the workspace root, files may be read and changed in: " + strings.Join(extra, ", "))
+	}
+}
+
 // Create starts a new session in o.Root.
 func Create(o Options) (*Session, error) {
 	o.normalize()
-	ws, err := workspace.New(o.Root, o.AllowOutside)
+	ws, err := openWorkspace(o)
 	if err != nil {
 		return nil, errors.Join(err, closeAll(o.Closers))
 	}
 	notes := startMCP(&o, ws.Root())
+	noteRoots(ws, notes)
 	id := session.NewID(o.Now())
 	s := assemble(o, ws, nil, id, notes)
 	// The system prompt is rendered once and logged in the header, which the
@@ -174,12 +200,13 @@ func Create(o Options) (*Session, error) {
 // what the model context needs.
 func Load(o Options, path string, replay func(*Session, session.Record) error) (*Session, error) {
 	o.normalize()
-	ws, err := workspace.New(o.Root, o.AllowOutside)
+	ws, err := openWorkspace(o)
 	if err != nil {
 		return nil, errors.Join(err, closeAll(o.Closers))
 	}
 	id := strings.TrimSuffix(filepath.Base(path), ".jsonl")
 	notes := startMCP(&o, ws.Root())
+	noteRoots(ws, notes)
 	s := assemble(o, ws, nil, id, notes)
 	// The consumer's replay runs beside the scan and the fold, in order: a long
 	// history loads on two cores.

@@ -39,6 +39,9 @@ type Workspace struct {
 
 	mu  sync.Mutex
 	cwd string
+	// extra are the further roots the session may work in (an editor's
+	// additional directories), each confined like the root.
+	extra []*Workspace
 }
 
 // New returns a workspace rooted at root (made absolute, symlinks resolved). With
@@ -70,9 +73,63 @@ func New(root string, allowOutside bool) (*Workspace, error) {
 	return &Workspace{root: real, allowOutside: allowOutside, base: base, baseDir: baseDir, cwd: real}, nil
 }
 
-// Close releases the root's directory handle. A workspace nobody closes is
+// Close releases the roots' directory handles. A workspace nobody closes is
 // released when it is garbage collected.
-func (w *Workspace) Close() error { return w.base.Close() }
+func (w *Workspace) Close() error {
+	w.mu.Lock()
+	extra := w.extra
+	w.mu.Unlock()
+	err := w.base.Close()
+	for _, x := range extra {
+		err = errors.Join(err, x.Close())
+	}
+	return err
+}
+
+// AddRoot widens the workspace to dir (absolute, an existing directory): its
+// files are located as the root's are, confined to it.
+func (w *Workspace) AddRoot(dir string) error {
+	if !filepath.IsAbs(dir) {
+		return fmt.Errorf("%s: an additional directory must be an absolute path", dir)
+	}
+	x, err := New(dir, false)
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, r := range append([]*Workspace{w}, w.extra...) {
+		if r.root == x.root {
+			_ = x.Close()
+			return nil
+		}
+	}
+	w.extra = append(w.extra, x)
+	return nil
+}
+
+// Roots are the root and the additional roots, absolute, symlinks resolved.
+func (w *Workspace) Roots() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := []string{w.root}
+	for _, x := range w.extra {
+		out = append(out, x.root)
+	}
+	return out
+}
+
+// extraFor is the additional root abs lies in, if any.
+func (w *Workspace) extraFor(abs string) *Workspace {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, x := range w.extra {
+		if x.Contains(abs) {
+			return x
+		}
+	}
+	return nil
+}
 
 // Root returns the absolute workspace root.
 func (w *Workspace) Root() string { return w.root }
@@ -156,6 +213,9 @@ func (w *Workspace) Locate(p string) (File, error) {
 	}
 	abs = filepath.Clean(abs)
 	rel, ok := w.relOf(abs)
+	if x := w.extraFor(abs); x != nil && !w.Contains(abs) {
+		return x.Locate(abs)
+	}
 	if !ok {
 		return File{}, fmt.Errorf("%s is %w %s (start dsh with --allow-outside to permit it)", p, ErrOutside, w.root)
 	}

@@ -141,14 +141,24 @@ func (b *bashTool) commandEnv(command, dir string) []string {
 // policy is the sandbox policy for commands in ws with environment env, nil
 // when commands run unconfined.
 func (b *bashTool) policy(ws *workspace.Workspace, env []string) *sandbox.Policy {
-	return sandbox.NewPolicy(b.sandbox, ws.Root(), func(name string) string {
+	getenv := func(name string) string {
 		for _, kv := range slices.Backward(env) {
 			if v, ok := strings.CutPrefix(kv, name+"="); ok {
 				return v
 			}
 		}
 		return ""
-	})
+	}
+	p := sandbox.NewPolicy(b.sandbox, ws.Root(), getenv)
+	// An additional root is writable as the root is, its own protected paths
+	// kept read-only.
+	for _, r := range ws.Roots()[1:] {
+		if x := sandbox.NewPolicy(b.sandbox, r, getenv); p != nil && x != nil {
+			p.Write = append(p.Write, r)
+			p.Protect = append(p.Protect, x.Protect...)
+		}
+	}
+	return p
 }
 
 func (b *bashTool) execute(ctx context.Context, env tool.Env, p params, _ *meta) (tool.Result, *meta, error) {

@@ -196,3 +196,28 @@ func TestSandboxGoBuild(t *testing.T) {
 	}
 	mustContain(t, r.TextOf(), "hello from the sandbox")
 }
+
+// TestSandboxAdditionalRoots: a sandboxed command may write in a root added to
+// the workspace (an editor's additional directory), not in its .git/hooks,
+// and still nowhere outside.
+func TestSandboxAdditionalRoots(t *testing.T) {
+	needSandbox(t, sandbox.On)
+	_, _, _, outside := sandboxDirs(t)
+	extra := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(extra, ".git", "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, Options{Sandbox: sandbox.On})
+	if err := f.sess.Workspace.AddRoot(extra); err != nil {
+		t.Fatal(err)
+	}
+	out := f.terminal("", f.bash("echo ok > "+extra+"/made && echo wrote; echo x > "+extra+"/.git/hooks/pre-commit || echo hooks-refused; echo x > "+outside+"/new || echo outside-refused"))
+	for _, want := range []string{"wrote", "hooks-refused", "outside-refused"} {
+		if !strings.Contains(out.Output, want) {
+			t.Errorf("output lacks %s:\n%s", want, out.Output)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(extra, "made")); err != nil || string(b) != "ok\n" {
+		t.Errorf("the additional root was not written: %q %v", b, err)
+	}
+}
