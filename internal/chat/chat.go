@@ -121,7 +121,13 @@ type Model struct {
 	lastCtrlC        time.Time
 	cancelledByCtrlC bool // the last Ctrl-C cancelled a running turn
 
-	// completion of /commands and @paths
+	// palette is the / list of commands, open while the input is "/" and the
+	// start of a name; paletteShut says Esc closed it until the input is
+	// cleared.
+	palette     *picker
+	paletteShut bool
+
+	// completion of @paths
 	comp    []completion
 	compSel int
 	files   []string
@@ -587,6 +593,11 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	if m.picker != nil {
 		return m.pickerKey(k)
 	}
+	if m.palette != nil {
+		if c, ok := m.paletteKey(ks); ok {
+			return c
+		}
+	}
 	switch ks {
 	case "esc":
 		switch {
@@ -648,7 +659,7 @@ func (m *Model) interrupt() tea.Cmd {
 		return m.setNotice("cancelling the turn… (Ctrl-C again to exit)")
 	}
 	m.input.Reset()
-	m.comp = nil
+	m.comp, m.palette, m.paletteShut = nil, nil, false
 	m.picker = nil
 	return m.setNotice("press Ctrl-C again to exit")
 }
@@ -739,15 +750,10 @@ func (m *Model) paste(text string) {
 // submit sends the input: a slash command, or a prompt.
 func (m *Model) submit() tea.Cmd {
 	if m.comp != nil && m.compSel < len(m.comp) {
-		v := m.comp[m.compSel].value
-		if strings.HasPrefix(v, "@") || !strings.HasPrefix(strings.TrimSpace(m.input.Value()), v) {
-			m.complete()
-			if strings.HasPrefix(v, "@") {
-				return nil
-			}
-		}
+		m.complete()
+		return nil
 	}
-	m.comp = nil
+	m.palette, m.paletteShut = nil, false
 	raw := m.input.Value()
 	if strings.TrimSpace(raw) == "" {
 		return nil
@@ -772,24 +778,20 @@ func (m *Model) submit() tea.Cmd {
 	return m.send(text, pastes)
 }
 
-// updateCompletion offers /commands while the first word is typed and @paths
-// for the word being typed. The first @ starts the walk of the workspace, in a
-// command; its files are offered when it is done.
+// updateCompletion opens the / palette while the first word is typed and
+// offers @paths for the word being typed. The first @ starts the walk of the
+// workspace, in a command; its files are offered when it is done.
 func (m *Model) updateCompletion() tea.Cmd {
 	m.comp, m.compSel = nil, 0
 	v := m.input.Value()
+	if !strings.HasPrefix(v, "/") {
+		m.paletteShut = false
+	}
 	if strings.HasPrefix(v, "/") && !strings.ContainsAny(v, " \n") {
-		for _, c := range m.cfg.Commands {
-			if strings.HasPrefix("/"+c.Name, v) {
-				label := "/" + c.Name
-				if c.ArgHint != "" {
-					label += " " + c.ArgHint
-				}
-				m.comp = append(m.comp, completion{"/" + c.Name, label + "  " + c.Description})
-			}
-		}
+		m.updatePalette(v)
 		return nil
 	}
+	m.palette = nil
 	i := strings.LastIndexAny(v, " \n\t")
 	word := v[i+1:]
 	if !strings.HasPrefix(word, "@") {
@@ -814,13 +816,8 @@ func (m *Model) complete() {
 		return
 	}
 	v := m.input.Value()
-	c := m.comp[m.compSel].value
-	if strings.HasPrefix(c, "/") {
-		m.input.SetValue(c + " ")
-	} else {
-		i := strings.LastIndexAny(v, " \n\t")
-		m.input.SetValue(v[:i+1] + c + " ")
-	}
+	i := strings.LastIndexAny(v, " \n\t")
+	m.input.SetValue(v[:i+1] + m.comp[m.compSel].value + " ")
 	m.comp = nil
 }
 
@@ -857,7 +854,7 @@ func (m *Model) View() tea.View {
 	case m.perm != nil:
 		b.WriteString(m.permView())
 	case m.picker != nil:
-		b.WriteString(m.pickerView())
+		b.WriteString(m.pickerView(m.picker))
 	}
 	if m.notice != "" {
 		b.WriteString(dim.Render(wrapText(m.notice, w)))
@@ -865,6 +862,9 @@ func (m *Model) View() tea.View {
 	}
 	b.WriteString(m.input.View())
 	b.WriteByte('\n')
+	if m.palette != nil {
+		b.WriteString(m.pickerView(m.palette))
+	}
 	for i, c := range m.comp {
 		line := "  " + c.label
 		if i == m.compSel {

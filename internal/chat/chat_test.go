@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -45,6 +46,7 @@ type fakeSession struct {
 	id       string
 	status   host.Status
 	prompts  []string
+	texts    []string         // each prompt's text as the chat gave it (pastes as placeholders)
 	parts    [][]card.Content // each prompt's content blocks
 	commands []string
 	cancels  int
@@ -69,6 +71,7 @@ func (f *fakeSession) Command(_ context.Context, name, args string) (host.Reply,
 // Prompt keeps the text the model would be sent.
 func (f *fakeSession) Prompt(_ context.Context, text string, parts ...card.Content) (agent.StopReason, error) {
 	f.prompts = append(f.prompts, attach.ModelText(text, parts))
+	f.texts = append(f.texts, text)
 	f.parts = append(f.parts, parts)
 	return agent.StopEndTurn, nil
 }
@@ -203,7 +206,7 @@ func runAll(c tea.Cmd) []tea.Msg {
 
 func key(code rune, mod tea.KeyMod) tea.KeyPressMsg {
 	k := tea.KeyPressMsg{Code: code, Mod: mod}
-	if mod == 0 && code >= ' ' && code < tea.KeyExtended {
+	if mod == 0 && unicode.IsPrint(code) && code < tea.KeyExtended {
 		k.Text = string(code)
 	}
 	return k
@@ -243,7 +246,7 @@ func (h *harness) frame(name string) {
 	}
 	path := filepath.Join("testdata", name+".golden")
 	if updating() {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			h.t.Fatal(err)
 		}
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
