@@ -141,6 +141,14 @@ type Model struct {
 
 	picker *picker // /resume or /model without an argument
 
+	// The view is drawn again for every message but those that only move
+	// what streams (a command's output, the model's text): those redraw it at
+	// most every liveFrame, so a flood of output costs a few frames a second,
+	// not one per batch, and keystrokes keep their frames.
+	lastView tea.View
+	viewAt   time.Time
+	redraw   bool
+
 	printing  bool
 	pending   strings.Builder
 	quitting  bool
@@ -160,6 +168,9 @@ type liveCall struct {
 
 // tailBytes bounds the output kept per running call.
 const tailBytes = 4 << 10
+
+// liveFrame is how often streaming alone redraws the view at most.
+const liveFrame = 33 * time.Millisecond
 
 type completion struct{ value, label string }
 
@@ -197,7 +208,7 @@ func New(cfg Config, o Opened) *Model {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	m := &Model{cfg: cfg, width: cfg.Width, height: cfg.Height, histIdx: -1, pastes: map[int]string{}}
+	m := &Model{cfg: cfg, width: cfg.Width, height: cfg.Height, histIdx: -1, pastes: map[int]string{}, redraw: true}
 	if m.width <= 0 {
 		m.width = 80
 	}
@@ -358,6 +369,7 @@ func (m *Model) flush() tea.Cmd {
 // Update handles a message.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmds []tea.Cmd
+	m.redraw = m.redraw || !streamingOnly(msg)
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = max(msg.Width, 20), max(msg.Height, 5)
@@ -425,6 +437,24 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func (m *Model) busy() bool { return m.running }
 
+// streamingOnly says msg only brings more of what streams: output of a
+// running command or the model's text.
+func streamingOnly(msg tea.Msg) bool {
+	em, ok := msg.(eventsMsg)
+	if !ok || em.closed {
+		return false
+	}
+	for _, e := range em.events {
+		switch {
+		case e.Kind == host.KindDelta:
+		case e.Kind == host.KindRecord && e.Record.Type == session.TypeProgress:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // event folds one event of the session into the view.
 func (m *Model) event(e host.Event) tea.Cmd {
 	switch e.Kind {
@@ -465,9 +495,12 @@ func (m *Model) record(rec session.Record) {
 		if lc == nil {
 			return
 		}
-		lc.tail += rec.Chunk
-		if len(lc.tail) > tailBytes {
-			lc.tail = lc.tail[len(lc.tail)-tailBytes:]
+		// Only the end is kept: a chunk as long as the tail replaces it, and
+		// the tail is cut before it is joined, so a flood copies little.
+		if c := rec.Chunk; len(c) >= tailBytes {
+			lc.tail = c[len(c)-tailBytes:]
+		} else {
+			lc.tail = lc.tail[max(0, len(lc.tail)+len(c)-tailBytes):] + c
 		}
 		return
 	case session.TypeAssistant:
@@ -826,6 +859,15 @@ func (m *Model) View() tea.View {
 	if m.quitting {
 		return tea.NewView("")
 	}
+	now := m.cfg.Now()
+	if !m.redraw && now.Sub(m.viewAt) < liveFrame {
+		return m.lastView
+	}
+	m.lastView, m.viewAt, m.redraw = m.view(), now, false
+	return m.lastView
+}
+
+func (m *Model) view() tea.View {
 	var b strings.Builder
 	b.WriteByte('\n') // apart from what was printed above
 	w := m.width

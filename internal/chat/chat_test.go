@@ -824,3 +824,31 @@ func TestApprovalSaysWhereACommandRuns(t *testing.T) {
 		t.Errorf("unsandboxed at the root:\n%s", v)
 	}
 }
+
+// A flood of a command's output redraws the view at most every liveFrame;
+// anything else (a key) redraws it at once.
+func TestStreamingRedrawsAtFrameRate(t *testing.T) {
+	h := newHarness(t, 80)
+	h.typeText("go")
+	h.send(key(tea.KeyEnter, 0))
+	h.events(recordEvent(session.Record{Type: session.TypeToolCall, CallID: "c1", Name: "bash", Args: []byte(`{"command":"yes"}`)}),
+		host.Event{Kind: host.KindCallStarted, CallID: "c1"})
+	_ = h.m.View()
+	h.events(recordEvent(session.Record{Type: session.TypeProgress, CallID: "c1", Chunk: "first\n"}))
+	if v := ansi.Strip(h.m.View().Content); strings.Contains(v, "first") {
+		t.Errorf("output within a frame of the last redraw should wait for the next frame:\n%s", v)
+	}
+	h.now = h.now.Add(liveFrame)
+	if v := ansi.Strip(h.m.View().Content); !strings.Contains(v, "first") {
+		t.Errorf("a frame later the output shows:\n%s", v)
+	}
+	h.events(recordEvent(session.Record{Type: session.TypeProgress, CallID: "c1", Chunk: strings.Repeat("x", 3*tailBytes) + "\nsecond\n"}))
+	h.typeText("k")
+	v := ansi.Strip(h.m.View().Content)
+	if !strings.Contains(v, "› k") || !strings.Contains(v, "second") {
+		t.Errorf("a key redraws at once, with the output so far:\n%s", v)
+	}
+	if n := len(h.m.live["c1"].tail); n > tailBytes {
+		t.Errorf("the tail keeps %d bytes, more than %d", n, tailBytes)
+	}
+}
