@@ -296,7 +296,15 @@ func (m *Model) warn(s string) { m.sb.note("dsh: " + s) }
 
 // Init starts reading the session's events.
 func (m *Model) Init() tea.Cmd {
-	return tea.Batch(m.waitEvents(), m.flush())
+	cmds := []tea.Cmd{m.waitEvents(), m.flush()}
+	if !m.printing && m.cfg.Print == nil {
+		// Bubble Tea's inline renderer leaves a copy of the view in the
+		// scrollback when the view first grows (the input wrapping onto a
+		// second line) unless something was printed above it before: a line
+		// that looks empty is, apart from the shell's prompt.
+		cmds = append(cmds, tea.Println(" "))
+	}
+	return tea.Batch(cmds...)
 }
 
 // maxBatch is how many queued events one message carries, so a flood of
