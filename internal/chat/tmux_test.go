@@ -12,10 +12,11 @@ import (
 )
 
 // TestScrollbackInTmux drives the real binary in tmux at 60 columns, then 200,
-// then 60 again, with a paste in between, and reads the pane's whole history
-// (capture-pane -S -): every prompt is there once with its › marker, the paste
-// as its placeholder, and of the input and the status line only the live ones,
-// at the bottom: no frame of them is left behind in the scrollback.
+// then 60 again, with a paste in between and an approval box widened under
+// it, and reads the pane's whole history (capture-pane -S -): every prompt is
+// there once with its › marker, the paste as its placeholder, and of the
+// input and the status line only the live ones, at the bottom, of the
+// approval box nothing: no frame is left behind in the scrollback.
 func TestScrollbackInTmux(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
@@ -41,7 +42,9 @@ func TestScrollbackInTmux(t *testing.T) {
 		{"text": "Answer two, at two hundred columns."},
 		{"text": "Answer three, about the paste."},
 		{"text": "Answer four, after the paste."},
-		{"text": "Answer five, narrow again."}
+		{"text": "Answer five, narrow again."},
+		{"text": "Running it.", "tool_calls": [{"name": "bash", "args": {"command": "touch approved-file && echo approved-and-ran"}}]},
+		{"text": "Answer six, after the approval."}
 	]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -98,11 +101,20 @@ func TestScrollbackInTmux(t *testing.T) {
 	prompt("a prompt after the paste", "Answer four")
 	resize(60)
 	prompt("the last prompt, narrow again", "Answer five")
+	// An approval box drawn at 60 columns, the terminal widened under it.
+	tmux("send-keys", "-t", "chat", "-l", "run the command")
+	tmux("send-keys", "-t", "chat", "Enter")
+	waitFor("the approval", "[y] yes, once")
+	resize(200)
+	time.Sleep(time.Second) // a deliberate answer: keys typed at once are typing ahead
+	tmux("send-keys", "-t", "chat", "y")
+	waitFor("the answer after the approval", "Answer six")
+	waitFor("the turn's end", "idle ·")
 	time.Sleep(300 * time.Millisecond)
 
 	h := history()
 	for _, want := range []string{"› the first prompt", "› the second prompt, wide", "› look at this: [paste: 20 lines]",
-		"› a prompt after the paste", "› the last prompt, narrow again"} {
+		"› a prompt after the paste", "› the last prompt, narrow again", "› run the command", "  approved-and-ran"} {
 		if n := strings.Count(h, want); n != 1 {
 			t.Errorf("%q is in the history %d times, want once", want, n)
 		}
@@ -112,9 +124,13 @@ func TestScrollbackInTmux(t *testing.T) {
 	}
 	// The live view is the input and the status line at the bottom; any other
 	// copy of them is a frame left behind.
-	for _, re := range []string{`(?m)^› Ask dsh`, `(?m)^(idle|\S+ working|waiting for you) ·`} {
-		if n := len(regexp.MustCompile(re).FindAllString(h, -1)); n != 1 {
-			t.Errorf("%s shows %d times in the history, want once (the live one):\n%s", re, n, h)
+	for _, re := range []string{`(?m)^› Ask dsh`, `(?m)^(idle|\S+ working|waiting for you) ·`, `(?m)^Allow bash\?`} {
+		want := 1
+		if strings.Contains(re, "Allow") {
+			want = 0 // answered: the box is gone, the card in the scrollback is the call's
+		}
+		if n := len(regexp.MustCompile(re).FindAllString(h, -1)); n != want {
+			t.Errorf("%s shows %d times in the history, want %d:\n%s", re, n, want, h)
 		}
 	}
 }
