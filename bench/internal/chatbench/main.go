@@ -66,12 +66,9 @@ func attach() {
 	must("", c.cmd.Start())
 	c.in, c.out = in, bufio.NewReaderSize(out, 1<<20)
 	control = c
-	// The attach answers first: read blocks up to the answer of a marker.
-	must("", c.send("display-message -p chatbench-ready"))
-	ready := ""
-	for !strings.Contains(ready, "chatbench-ready") {
-		ready = must(c.block())
-	}
+	// The attach answers first; commands sent before it is done find no
+	// client.
+	must(c.block())
 	must(c.run("refresh-client -f no-output"))
 }
 
