@@ -23,18 +23,6 @@ const (
 // thinkingDefault is the thinking value meaning "as configured".
 const thinkingDefault = host.ThinkingDefault
 
-// thinkingLevels are the levels offered, with what they mean.
-var thinkingLevels = []struct{ value, name, desc string }{
-	{thinkingDefault, "Default", "As configured (--thinking or the config file)"},
-	{"off", "Off", "No extended thinking"},
-	{"adaptive", "Adaptive", "The model decides when and how much to think"},
-	{"low", "Low", "Think a little"},
-	{"medium", "Medium", "Think more"},
-	{"high", "High", "Think hard"},
-	{"xhigh", "Extra high", "Think harder"},
-	{"max", "Max", "Think as hard as the model can"},
-}
-
 // modelListWait bounds how long opening a session waits for the provider's
 // model list; the built-in list stands in when it does not come in time.
 const modelListWait = 5 * time.Second
@@ -97,9 +85,9 @@ func (a *Agent) configOptions(s *sess) []sdk.SessionConfigOption {
 	}
 	var th sdk.SessionConfigSelectOptionsUngrouped
 	known := false
-	for _, l := range thinkingLevels {
-		known = known || l.value == thinking
-		th = append(th, sdk.SessionConfigSelectOption{Value: sdk.SessionConfigValueId(l.value), Name: l.name, Description: sdk.Ptr(l.desc)})
+	for _, l := range host.ThinkingLevels {
+		known = known || l.Value == thinking
+		th = append(th, sdk.SessionConfigSelectOption{Value: sdk.SessionConfigValueId(l.Value), Name: l.Name, Description: sdk.Ptr(l.Desc)})
 	}
 	if !known { // a token budget from the configuration
 		th = append(th, sdk.SessionConfigSelectOption{Value: sdk.SessionConfigValueId(thinking), Name: thinking + " tokens"})

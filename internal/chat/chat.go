@@ -121,7 +121,13 @@ type Model struct {
 	lastCtrlC        time.Time
 	cancelledByCtrlC bool // the last Ctrl-C cancelled a running turn
 
-	// completion of /commands and @paths
+	// palette is the / list of commands, open while the input is "/" and the
+	// start of a name; paletteShut says Esc closed it until the input is
+	// cleared.
+	palette     *picker
+	paletteShut bool
+
+	// completion of @paths
 	comp    []completion
 	compSel int
 	files   []string
@@ -134,6 +140,14 @@ type Model struct {
 	draft   string
 
 	picker *picker // /resume or /model without an argument
+
+	// The view is drawn again for every message but those that only move
+	// what streams (a command's output, the model's text): those redraw it at
+	// most every liveFrame, so a flood of output costs a few frames a second,
+	// not one per batch, and keystrokes keep their frames.
+	lastView tea.View
+	viewAt   time.Time
+	redraw   bool
 
 	printing  bool
 	pending   strings.Builder
@@ -154,6 +168,9 @@ type liveCall struct {
 
 // tailBytes bounds the output kept per running call.
 const tailBytes = 4 << 10
+
+// liveFrame is how often streaming alone redraws the view at most.
+const liveFrame = 33 * time.Millisecond
 
 type completion struct{ value, label string }
 
@@ -191,7 +208,7 @@ func New(cfg Config, o Opened) *Model {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	m := &Model{cfg: cfg, width: cfg.Width, height: cfg.Height, histIdx: -1, pastes: map[int]string{}}
+	m := &Model{cfg: cfg, width: cfg.Width, height: cfg.Height, histIdx: -1, pastes: map[int]string{}, redraw: true}
 	if m.width <= 0 {
 		m.width = 80
 	}
@@ -279,7 +296,15 @@ func (m *Model) warn(s string) { m.sb.note("dsh: " + s) }
 
 // Init starts reading the session's events.
 func (m *Model) Init() tea.Cmd {
-	return tea.Batch(m.waitEvents(), m.flush())
+	cmds := []tea.Cmd{m.waitEvents(), m.flush()}
+	if !m.printing && m.cfg.Print == nil {
+		// Bubble Tea's inline renderer leaves a copy of the view in the
+		// scrollback when the view first grows (the input wrapping onto a
+		// second line) unless something was printed above it before: a line
+		// that looks empty is, apart from the shell's prompt.
+		cmds = append(cmds, tea.Println(" "))
+	}
+	return tea.Batch(cmds...)
 }
 
 // maxBatch is how many queued events one message carries, so a flood of
@@ -352,6 +377,7 @@ func (m *Model) flush() tea.Cmd {
 // Update handles a message.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmds []tea.Cmd
+	m.redraw = m.redraw || !streamingOnly(msg)
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = max(msg.Width, 20), max(msg.Height, 5)
@@ -419,6 +445,24 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func (m *Model) busy() bool { return m.running }
 
+// streamingOnly says msg only brings more of what streams: output of a
+// running command or the model's text.
+func streamingOnly(msg tea.Msg) bool {
+	em, ok := msg.(eventsMsg)
+	if !ok || em.closed {
+		return false
+	}
+	for _, e := range em.events {
+		switch {
+		case e.Kind == host.KindDelta:
+		case e.Kind == host.KindRecord && e.Record.Type == session.TypeProgress:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // event folds one event of the session into the view.
 func (m *Model) event(e host.Event) tea.Cmd {
 	switch e.Kind {
@@ -459,9 +503,12 @@ func (m *Model) record(rec session.Record) {
 		if lc == nil {
 			return
 		}
-		lc.tail += rec.Chunk
-		if len(lc.tail) > tailBytes {
-			lc.tail = lc.tail[len(lc.tail)-tailBytes:]
+		// Only the end is kept: a chunk as long as the tail replaces it, and
+		// the tail is cut before it is joined, so a flood copies little.
+		if c := rec.Chunk; len(c) >= tailBytes {
+			lc.tail = c[len(c)-tailBytes:]
+		} else {
+			lc.tail = lc.tail[max(0, len(lc.tail)+len(c)-tailBytes):] + c
 		}
 		return
 	case session.TypeAssistant:
@@ -587,6 +634,11 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	if m.picker != nil {
 		return m.pickerKey(k)
 	}
+	if m.palette != nil {
+		if c, ok := m.paletteKey(ks); ok {
+			return c
+		}
+	}
 	switch ks {
 	case "esc":
 		switch {
@@ -648,7 +700,7 @@ func (m *Model) interrupt() tea.Cmd {
 		return m.setNotice("cancelling the turn… (Ctrl-C again to exit)")
 	}
 	m.input.Reset()
-	m.comp = nil
+	m.comp, m.palette, m.paletteShut = nil, nil, false
 	m.picker = nil
 	return m.setNotice("press Ctrl-C again to exit")
 }
@@ -739,15 +791,10 @@ func (m *Model) paste(text string) {
 // submit sends the input: a slash command, or a prompt.
 func (m *Model) submit() tea.Cmd {
 	if m.comp != nil && m.compSel < len(m.comp) {
-		v := m.comp[m.compSel].value
-		if strings.HasPrefix(v, "@") || !strings.HasPrefix(strings.TrimSpace(m.input.Value()), v) {
-			m.complete()
-			if strings.HasPrefix(v, "@") {
-				return nil
-			}
-		}
+		m.complete()
+		return nil
 	}
-	m.comp = nil
+	m.palette, m.paletteShut = nil, false
 	raw := m.input.Value()
 	if strings.TrimSpace(raw) == "" {
 		return nil
@@ -772,24 +819,20 @@ func (m *Model) submit() tea.Cmd {
 	return m.send(text, pastes)
 }
 
-// updateCompletion offers /commands while the first word is typed and @paths
-// for the word being typed. The first @ starts the walk of the workspace, in a
-// command; its files are offered when it is done.
+// updateCompletion opens the / palette while the first word is typed and
+// offers @paths for the word being typed. The first @ starts the walk of the
+// workspace, in a command; its files are offered when it is done.
 func (m *Model) updateCompletion() tea.Cmd {
 	m.comp, m.compSel = nil, 0
 	v := m.input.Value()
+	if !strings.HasPrefix(v, "/") {
+		m.paletteShut = false
+	}
 	if strings.HasPrefix(v, "/") && !strings.ContainsAny(v, " \n") {
-		for _, c := range m.cfg.Commands {
-			if strings.HasPrefix("/"+c.Name, v) {
-				label := "/" + c.Name
-				if c.ArgHint != "" {
-					label += " " + c.ArgHint
-				}
-				m.comp = append(m.comp, completion{"/" + c.Name, label + "  " + c.Description})
-			}
-		}
+		m.updatePalette(v)
 		return nil
 	}
+	m.palette = nil
 	i := strings.LastIndexAny(v, " \n\t")
 	word := v[i+1:]
 	if !strings.HasPrefix(word, "@") {
@@ -814,13 +857,8 @@ func (m *Model) complete() {
 		return
 	}
 	v := m.input.Value()
-	c := m.comp[m.compSel].value
-	if strings.HasPrefix(c, "/") {
-		m.input.SetValue(c + " ")
-	} else {
-		i := strings.LastIndexAny(v, " \n\t")
-		m.input.SetValue(v[:i+1] + c + " ")
-	}
+	i := strings.LastIndexAny(v, " \n\t")
+	m.input.SetValue(v[:i+1] + m.comp[m.compSel].value + " ")
 	m.comp = nil
 }
 
@@ -829,6 +867,15 @@ func (m *Model) View() tea.View {
 	if m.quitting {
 		return tea.NewView("")
 	}
+	now := m.cfg.Now()
+	if !m.redraw && now.Sub(m.viewAt) < liveFrame {
+		return m.lastView
+	}
+	m.lastView, m.viewAt, m.redraw = m.view(), now, false
+	return m.lastView
+}
+
+func (m *Model) view() tea.View {
 	var b strings.Builder
 	b.WriteByte('\n') // apart from what was printed above
 	w := m.width
@@ -857,7 +904,7 @@ func (m *Model) View() tea.View {
 	case m.perm != nil:
 		b.WriteString(m.permView())
 	case m.picker != nil:
-		b.WriteString(m.pickerView())
+		b.WriteString(m.pickerView(m.picker))
 	}
 	if m.notice != "" {
 		b.WriteString(dim.Render(wrapText(m.notice, w)))
@@ -865,6 +912,9 @@ func (m *Model) View() tea.View {
 	}
 	b.WriteString(m.input.View())
 	b.WriteByte('\n')
+	if m.palette != nil {
+		b.WriteString(m.pickerView(m.palette))
+	}
 	for i, c := range m.comp {
 		line := "  " + c.label
 		if i == m.compSel {

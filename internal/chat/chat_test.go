@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -45,6 +46,7 @@ type fakeSession struct {
 	id       string
 	status   host.Status
 	prompts  []string
+	texts    []string         // each prompt's text as the chat gave it (pastes as placeholders)
 	parts    [][]card.Content // each prompt's content blocks
 	commands []string
 	cancels  int
@@ -69,6 +71,7 @@ func (f *fakeSession) Command(_ context.Context, name, args string) (host.Reply,
 // Prompt keeps the text the model would be sent.
 func (f *fakeSession) Prompt(_ context.Context, text string, parts ...card.Content) (agent.StopReason, error) {
 	f.prompts = append(f.prompts, attach.ModelText(text, parts))
+	f.texts = append(f.texts, text)
 	f.parts = append(f.parts, parts)
 	return agent.StopEndTurn, nil
 }
@@ -203,7 +206,7 @@ func runAll(c tea.Cmd) []tea.Msg {
 
 func key(code rune, mod tea.KeyMod) tea.KeyPressMsg {
 	k := tea.KeyPressMsg{Code: code, Mod: mod}
-	if mod == 0 && code >= ' ' && code < tea.KeyExtended {
+	if mod == 0 && unicode.IsPrint(code) && code < tea.KeyExtended {
 		k.Text = string(code)
 	}
 	return k
@@ -243,7 +246,7 @@ func (h *harness) frame(name string) {
 	}
 	path := filepath.Join("testdata", name+".golden")
 	if updating() {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			h.t.Fatal(err)
 		}
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
@@ -819,5 +822,33 @@ func TestApprovalSaysWhereACommandRuns(t *testing.T) {
 	h.m.setApproval()
 	if v := ansi.Strip(h.m.permView()); !strings.Contains(v, "in the workspace root · not sandboxed") {
 		t.Errorf("unsandboxed at the root:\n%s", v)
+	}
+}
+
+// A flood of a command's output redraws the view at most every liveFrame;
+// anything else (a key) redraws it at once.
+func TestStreamingRedrawsAtFrameRate(t *testing.T) {
+	h := newHarness(t, 80)
+	h.typeText("go")
+	h.send(key(tea.KeyEnter, 0))
+	h.events(recordEvent(session.Record{Type: session.TypeToolCall, CallID: "c1", Name: "bash", Args: []byte(`{"command":"yes"}`)}),
+		host.Event{Kind: host.KindCallStarted, CallID: "c1"})
+	_ = h.m.View()
+	h.events(recordEvent(session.Record{Type: session.TypeProgress, CallID: "c1", Chunk: "first\n"}))
+	if v := ansi.Strip(h.m.View().Content); strings.Contains(v, "first") {
+		t.Errorf("output within a frame of the last redraw should wait for the next frame:\n%s", v)
+	}
+	h.now = h.now.Add(liveFrame)
+	if v := ansi.Strip(h.m.View().Content); !strings.Contains(v, "first") {
+		t.Errorf("a frame later the output shows:\n%s", v)
+	}
+	h.events(recordEvent(session.Record{Type: session.TypeProgress, CallID: "c1", Chunk: strings.Repeat("x", 3*tailBytes) + "\nsecond\n"}))
+	h.typeText("k")
+	v := ansi.Strip(h.m.View().Content)
+	if !strings.Contains(v, "› k") || !strings.Contains(v, "second") {
+		t.Errorf("a key redraws at once, with the output so far:\n%s", v)
+	}
+	if n := len(h.m.live["c1"].tail); n > tailBytes {
+		t.Errorf("the tail keeps %d bytes, more than %d", n, tailBytes)
 	}
 }

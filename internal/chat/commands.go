@@ -57,7 +57,7 @@ func (m *Model) help() string {
 		}
 		fmt.Fprintf(&b, "\n  %s — %s", name, c.Description)
 	}
-	b.WriteString("\nKeys: Enter sends · Shift+Enter or Ctrl-J a new line · ↑/↓ history · @path attaches a file (Tab completes) · Esc cancels the turn · Ctrl-C twice exits")
+	b.WriteString("\nKeys: Enter sends · Shift+Enter or Ctrl-J a new line · ↑/↓ history · / lists the commands (type to filter) · @path attaches a file (Tab completes) · ←/→ in /model's list set the thinking · Esc cancels the turn · Ctrl-C twice exits")
 	return b.String()
 }
 

@@ -2,6 +2,7 @@ package chat
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/sahilm/fuzzy"
 
+	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/session"
 )
@@ -22,11 +24,27 @@ type picker struct {
 	filter string
 	sel    int // into shown()
 	choose func(value string) tea.Cmd
+	// inline says the filter is what the input holds (the / palette): the
+	// input keeps the keys, the list only follows it.
+	inline bool
+	// levels, when set, are the thinking levels ←/→ switch between (the
+	// model picker); level is the one chosen, passed to choose with the item.
+	levels []host.ThinkingLevel
+	level  int
 }
 
 type pickItem struct {
 	label, value string
-	current      bool // marked as the one in force
+	note         string // drawn dim after the labels' column (a command's description)
+	current      bool   // marked as the one in force
+}
+
+// head is the item's label, marked when it is the one in force.
+func (it pickItem) head() string {
+	if it.current {
+		return it.label + " (current)"
+	}
+	return it.label
 }
 
 // pickerRows bounds how many items are shown at once.
@@ -59,6 +77,14 @@ func (m *Model) pickerKey(k tea.KeyPressMsg) tea.Cmd {
 		if len(items) > 0 {
 			p.sel = (p.sel + 1) % len(items)
 		}
+	case "left", "right":
+		if n := len(p.levels); n > 0 {
+			if ks == "left" {
+				p.level = (p.level + n - 1) % n
+			} else {
+				p.level = (p.level + 1) % n
+			}
+		}
 	case "esc":
 		m.picker = nil
 	case "enter":
@@ -80,14 +106,25 @@ func (m *Model) pickerKey(k tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
-func (m *Model) pickerView() string {
-	p := m.picker
+func (m *Model) pickerView(p *picker) string {
 	var b strings.Builder
 	bold := m.style(lipgloss.NewStyle().Bold(true))
 	dim := m.style(lipgloss.NewStyle().Faint(true))
-	b.WriteString(bold.Render(wrapText(p.title+" (↑/↓, Enter, Esc; type to filter)", m.width)))
+	hint := " (↑/↓, Enter, Esc; type to filter)"
+	switch {
+	case p.inline:
+		hint = " (↑/↓, Enter runs, Tab completes, Esc closes)"
+	case p.levels != nil:
+		hint = " (↑/↓, ←/→ thinking, Enter, Esc; type to filter)"
+	}
+	b.WriteString(bold.Render(wrapText(p.title+hint, m.width)))
 	b.WriteByte('\n')
-	if p.filter != "" {
+	if p.levels != nil {
+		l := p.levels[p.level]
+		b.WriteString(wrapText("thinking: ‹ "+l.Name+" › "+dim.Render(l.Desc), m.width))
+		b.WriteByte('\n')
+	}
+	if p.filter != "" && !p.inline {
 		b.WriteString(dim.Render(wrapText("filter: "+p.filter, m.width)))
 		b.WriteByte('\n')
 	}
@@ -95,6 +132,12 @@ func (m *Model) pickerView() string {
 	if len(items) == 0 {
 		b.WriteString(dim.Render("  nothing matches"))
 		b.WriteByte('\n')
+	}
+	// Notes line up after the widest label of the whole list, so the column
+	// does not move as the filter narrows it.
+	col := 0
+	for _, it := range p.items {
+		col = max(col, ansi.StringWidth(it.head()))
 	}
 	// The window of rows follows the selection.
 	from := max(0, min(p.sel-pickerRows+1, len(items)-pickerRows))
@@ -104,13 +147,15 @@ func (m *Model) pickerView() string {
 		if i == p.sel {
 			mark = "› "
 		}
-		line := mark + it.label
-		if it.current {
-			line += "  (current)"
+		line := mark + it.head()
+		if it.note != "" {
+			line += strings.Repeat(" ", col-ansi.StringWidth(it.head())+2) + it.note
 		}
 		line = ansi.Truncate(line, max(m.width, 1), "…")
 		if i == p.sel {
 			line = bold.Render(line)
+		} else if it.note != "" {
+			line = dim.Render(line)
 		}
 		b.WriteString(line)
 		b.WriteByte('\n')
@@ -137,22 +182,33 @@ func (m *Model) sessionPicker(infos []session.Info) *picker {
 }
 
 // modelPicker offers the models /model accepts (the host's list, the editor's
-// picker's), the current one marked.
+// picker's), the current one marked, and the host's thinking levels, the
+// current one chosen: Enter sets both, through /model NAME THINKING.
 func (m *Model) modelPicker(list []models.Info) *picker {
-	p := &picker{title: "Which model?", choose: func(id string) tea.Cmd { return m.hostCommand("model", id) }}
+	p := &picker{title: "Which model?", levels: host.ThinkingLevels}
+	p.choose = func(id string) tea.Cmd { return m.hostCommand("model", id+" "+p.levels[p.level].Value) }
 	cur := m.status.Model
 	for i, in := range list {
-		label := in.ID
+		var note []string
 		if in.Name != "" && in.Name != in.ID {
-			label += "  " + in.Name
+			note = append(note, in.Name)
 		}
 		if in.ContextWindow > 0 {
-			label += "  " + tokens(in.ContextWindow) + " context"
+			note = append(note, tokens(in.ContextWindow)+" context")
 		}
-		p.items = append(p.items, pickItem{label: label, value: in.ID, current: in.ID == cur})
+		p.items = append(p.items, pickItem{label: in.ID, value: in.ID, note: strings.Join(note, " · "), current: in.ID == cur})
 		if in.ID == cur {
 			p.sel = i
 		}
+	}
+	think := m.status.Thinking
+	if think == "" {
+		think = host.ThinkingDefault
+	}
+	p.level = slices.IndexFunc(p.levels, func(l host.ThinkingLevel) bool { return l.Value == think })
+	if p.level < 0 { // a token budget from the configuration
+		p.levels = append(slices.Clip(p.levels), host.ThinkingLevel{Value: think, Name: think + " tokens", Desc: "as configured"})
+		p.level = len(p.levels) - 1
 	}
 	return p
 }

@@ -3,6 +3,7 @@ package chat
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,7 +40,7 @@ func TestFrameModelPicker(t *testing.T) {
 	if h.m.picker != nil {
 		t.Error("Enter should close the picker")
 	}
-	if want := "/model claude-haiku-4-5"; !slices.Contains(h.sess.commands, want) {
+	if want := "/model claude-haiku-4-5 default"; !slices.Contains(h.sess.commands, want) {
 		t.Errorf("choosing a model should run %q in the host, ran %q", want, h.sess.commands)
 	}
 
@@ -126,5 +127,63 @@ func TestModelPickerIsTheHostsList(t *testing.T) {
 	h.send(h.runLast()...)
 	if st := s.Status(); st.Model != ids[1] {
 		t.Errorf("after choosing %s the session's model is %s", ids[1], st.Model)
+	}
+}
+
+// ←/→ in the model picker switch the thinking level among the host's levels
+// (the editor's thinking option); Enter sets model and level in the host.
+func TestModelPickerThinking(t *testing.T) {
+	p, err := script.Parse([]byte(`{"turns": [{"text": "unused"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := host.Create(host.Options{SessionDir: t.TempDir(), Root: t.TempDir(), Model: "claude-sonnet-4-5",
+		Provider: func() (provider.Provider, error) { return p, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h := &harness{t: t, now: time.Now()}
+	h.m = New(Config{Root: t.TempDir(), Width: 100, Height: 30, Now: time.Now,
+		Commands: command.For(command.Builtin(), command.Terminal), History: &History{},
+		Print: func(s string) { h.printed.WriteString(s + "\n") }},
+		Opened{Session: s, Registry: s.Registry()})
+	open := func() {
+		h.typeText("/model")
+		h.send(key(tea.KeyEnter, 0))
+		h.send(h.runLast()...)
+		if h.m.picker == nil {
+			t.Fatalf("no picker; printed:\n%s", h.printed.String())
+		}
+	}
+	open()
+	var levels []string
+	for _, l := range h.m.picker.levels {
+		levels = append(levels, l.Value)
+	}
+	if want := []string{"default", "off", "adaptive", "low", "medium", "high", "xhigh", "max"}; !slices.Equal(levels, want) {
+		t.Errorf("levels %q, want the host's %q", levels, want)
+	}
+	for range 5 {
+		h.send(key(tea.KeyRight, 0))
+	}
+	if v := h.m.pickerView(h.m.picker); !strings.Contains(v, "thinking: ‹ High ›") {
+		t.Errorf("the picker should show the level chosen:\n%s", v)
+	}
+	h.send(key(tea.KeyEnter, 0))
+	h.send(h.runLast()...)
+	if _, th := s.Model(); th != "high" {
+		t.Errorf("thinking is %q after choosing High", th)
+	}
+	h.events(host.Event{Kind: host.KindStatus, Status: s.Status()})
+	open()
+	if l := h.m.picker.levels[h.m.picker.level]; l.Value != "high" {
+		t.Errorf("the picker opens on the session's level, got %q", l.Value)
+	}
+	h.send(key(tea.KeyLeft, 0))
+	h.send(key(tea.KeyEnter, 0))
+	h.send(h.runLast()...)
+	if _, th := s.Model(); th != "medium" {
+		t.Errorf("thinking is %q after ← to Medium", th)
 	}
 }

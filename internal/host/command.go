@@ -124,6 +124,22 @@ func (s *Session) modelCommand(args string) (Reply, error) {
 // ThinkingDefault is the thinking level that means "as configured".
 const ThinkingDefault = "default"
 
+// ThinkingLevel is a thinking level a consumer offers, with what it means.
+type ThinkingLevel struct{ Value, Name, Desc string }
+
+// ThinkingLevels are the levels the consumers offer (the editor's thinking
+// option, the chat's model picker), ThinkingDefault first.
+var ThinkingLevels = []ThinkingLevel{
+	{ThinkingDefault, "Default", "As configured (--thinking or the config file)"},
+	{"off", "Off", "No extended thinking"},
+	{"adaptive", "Adaptive", "The model decides when and how much to think"},
+	{"low", "Low", "Think a little"},
+	{"medium", "Medium", "Think more"},
+	{"high", "High", "Think hard"},
+	{"xhigh", "Extra high", "Think harder"},
+	{"max", "Max", "Think as hard as the model can"},
+}
+
 // CheckThinking reports whether level is a thinking level a session may be
 // set to: ThinkingDefault, one of the levels, or a token budget.
 func CheckThinking(level string) error {

@@ -1,0 +1,219 @@
+package chat
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/host"
+	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/provider/models"
+	"github.com/dsh-dev/dsh/internal/provider/script"
+	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/tool"
+	"github.com/dsh-dev/dsh/internal/toolset"
+)
+
+// frameWidths are the terminal widths every scene is drawn at.
+var frameWidths = []int{60, 100, 160}
+
+// TestFrames draws the chat's scenes at each width against golden files
+// (testdata/frames/SCENE-WIDTH.golden; -update rewrites them): what is printed
+// above the chat, then the live view. The approvals come from a real host
+// session (its call record, preview and permission request); the rest from
+// the events a session sends.
+func TestFrames(t *testing.T) {
+	editWS, edit := approvalEvents(t, map[string]string{"main.go": "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tname := \"world\"\n\tfmt.Println(\"hello\", name)\n}\n"},
+		`{"name": "edit", "args": {"path": "main.go", "old_string": "\tfmt.Println(\"hello\", name)\n", "new_string": "\tif name == \"\" {\n\t\tname = \"you\"\n\t}\n\tfmt.Printf(\"hello, %s!\\n\", name)\n"}}`)
+	cmdWS, command := approvalEvents(t, nil, `{"name": "bash", "args": {"command": "go test ./... && git status --short"}}`)
+	scenes := []struct {
+		name string
+		draw func(h *harness)
+	}{
+		{"streamed", sceneStreamed},
+		{"approval-edit", func(h *harness) { h.replay(editWS, edit) }},
+		{"approval-command", func(h *harness) { h.replay(cmdWS, command) }},
+		{"live-command", sceneLive},
+		{"cancel", func(h *harness) {
+			sceneLive(h)
+			h.send(key('c', tea.ModCtrl))
+			h.events(recordEvent(session.Record{Type: session.TypeToolResult, CallID: "c1",
+				Result: &tool.Result{Content: []card.Content{{Type: "text", Text: "ok   pkg/a  0.1s\nok   pkg/b  0.3s\n--- FAIL: TestC"}}, IsError: true,
+					Meta: []byte(`{"exitCode":null,"signal":"SIGKILL"}`)}}),
+				recordEvent(session.Record{Type: session.TypeTurnEnd, StopReason: "cancelled"}))
+			h.send(turnDoneMsg{gen: h.m.gen, stop: agent.StopCancelled, err: context.Canceled})
+		}},
+		{"palette", func(h *harness) { h.typeText("/") }},
+		{"palette-filtered", func(h *harness) { h.typeText("/mo") }},
+		{"model-picker", func(h *harness) {
+			h.sess.models = []models.Info{
+				{ID: "claude-opus-4-5", Name: "Claude Opus 4.5", ContextWindow: 200_000},
+				{ID: "claude-sonnet-4-5", Name: "Claude Sonnet 4.5", ContextWindow: 200_000},
+				{ID: "claude-haiku-4-5", Name: "Claude Haiku 4.5", ContextWindow: 200_000},
+			}
+			h.typeText("/model")
+			h.send(key(tea.KeyEnter, 0))
+			h.send(h.runLast()...)
+		}},
+		{"paste", func(h *harness) {
+			var log strings.Builder
+			for i := range 200 {
+				fmt.Fprintf(&log, "2026-12-01T12:00:%02d build step %d ok\r\n", i%60, i)
+			}
+			h.typeText("why does the build log end like this? ")
+			h.send(tea.PasteMsg{Content: log.String()})
+			h.submitLogged()
+		}},
+		{"image", func(h *harness) {
+			writePNG(h.t, filepath.Join(h.root, "screenshot.png"))
+			h.send(tea.PasteMsg{Content: "'" + filepath.Join(h.root, "screenshot.png") + "'"})
+			h.typeText("what is wrong with this dialog?")
+			h.submitLogged()
+		}},
+		{"resumed", sceneResumed},
+	}
+	for _, sc := range scenes {
+		for _, w := range frameWidths {
+			t.Run(fmt.Sprintf("%s-%d", sc.name, w), func(t *testing.T) {
+				h := newHarness(t, w)
+				sc.draw(h)
+				h.frame(fmt.Sprintf("frames/%s-%d", sc.name, w))
+			})
+		}
+	}
+}
+
+// approvalEvents runs one call of a scripted model on a real host session in
+// a workspace holding files, and returns the workspace and the events up to
+// and including the call's permission request (then refused).
+func approvalEvents(t *testing.T, files map[string]string, call string) (string, []host.Event) {
+	t.Helper()
+	ws := t.TempDir()
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var turns string
+	for name := range files { // the edit tool edits only files read first
+		turns += `{"tool_calls": [{"name": "read", "args": {"path": "` + name + `"}}]}, `
+	}
+	p, err := script.Parse([]byte(`{"turns": [` + turns + `{"text": "Here is the change.", "tool_calls": [` + call + `]}, {"text": "Understood."}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := host.Create(host.Options{SessionDir: t.TempDir(), Root: ws, Mode: agent.ModeDefault, Ask: true,
+		Provider: func() (provider.Provider, error) { return p, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan host.Event, 256)
+	sub := s.Subscribe(func(e host.Event) { ch <- e })
+	done := make(chan error, 1)
+	go func() { _, err := s.Prompt(context.Background(), "make the change"); done <- err }()
+	var evs []host.Event
+	for asked := false; !asked; {
+		select {
+		case e := <-ch:
+			evs = append(evs, e)
+			if e.Kind == host.KindPermission {
+				e.Permission.Answer(agent.Reject)
+				asked = true
+			}
+		case err := <-done:
+			t.Fatalf("the turn ended (%v) without asking", err)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	sub.Flush(5 * time.Second)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return ws, evs
+}
+
+// replay shows a real session's events, as the chat gets them, in workspace ws.
+// Deltas are left out (the records they make up follow) and so is the status,
+// whose fake stays the same in every scene.
+func (h *harness) replay(ws string, evs []host.Event) {
+	h.root, h.m.cfg.Root = ws, ws
+	h.m.sb.r.SetRoot(ws)
+	h.m.running = true
+	for _, e := range evs {
+		switch e.Kind {
+		case host.KindDelta, host.KindStatus, host.KindUsage:
+			continue
+		case host.KindRecord, host.KindModelRequest, host.KindCallStarted, host.KindPermission:
+		}
+		h.events(e)
+	}
+}
+
+// submitLogged sends the input and then shows the user record the host logs
+// for it: the text with its paste placeholders, and its pastes and files.
+func (h *harness) submitLogged() {
+	h.send(key(tea.KeyEnter, 0))
+	h.settle()
+	n := len(h.sess.texts)
+	if n == 0 {
+		h.t.Fatalf("nothing was sent; printed:\n%s", h.printed.String())
+	}
+	h.events(recordEvent(session.Record{Type: session.TypeUser, Text: h.sess.texts[n-1], Content: h.sess.parts[n-1]}),
+		host.Event{Kind: host.KindModelRequest})
+	h.m.running = true // the fake's turn ended at once; a real one is still on
+}
+
+func sceneStreamed(h *harness) {
+	h.typeText("hi")
+	h.send(key(tea.KeyEnter, 0))
+	h.events(recordEvent(session.Record{Type: session.TypeUser, Text: "hi"}),
+		host.Event{Kind: host.KindModelRequest},
+		host.Event{Kind: host.KindDelta, Delta: provider.Delta{Type: provider.DeltaThinking, Text: "The user says hi."}},
+		host.Event{Kind: host.KindDelta, Delta: provider.Delta{Type: provider.DeltaText, Text: "Hello! Here is **bold** text and a list:\n\n- one\n- tw"}},
+		recordEvent(session.Record{Type: session.TypeThinking, Text: "The user says hi."}),
+		recordEvent(session.Record{Type: session.TypeAssistant, Text: "Hello! Here is **bold** text, `code`, and a list:\n\n- one\n- two\n\n```go\nfunc main() { fmt.Println(\"hi\") }\n```"}),
+		host.Event{Kind: host.KindStatus, Status: host.Status{Model: "claude-sonnet-4-5", Mode: agent.ModeDefault, Window: 200_000, InputTokens: 1200, OutputTokens: 30, ContextTokens: 24_000}},
+		recordEvent(session.Record{Type: session.TypeTurnEnd, StopReason: "end_turn", Usage: &session.Usage{InputTokens: 1200, OutputTokens: 30, ContextTokens: 24_000}}))
+	h.send(turnDoneMsg{gen: h.m.gen, stop: agent.StopEndTurn})
+}
+
+func sceneLive(h *harness) {
+	h.typeText("run the tests")
+	h.send(key(tea.KeyEnter, 0))
+	h.events(recordEvent(session.Record{Type: session.TypeUser, Text: "run the tests"}),
+		recordEvent(session.Record{Type: session.TypeToolCall, CallID: "c1", Name: "bash", Args: []byte(`{"command":"go test ./..."}`)}),
+		host.Event{Kind: host.KindCallStarted, CallID: "c1"},
+		recordEvent(session.Record{Type: session.TypeProgress, CallID: "c1", Chunk: "ok   pkg/a  0.1s\nok   pkg/b  0.3s\n=== RUN   TestC\n--- FAIL: TestC (0.00s)\n    c_test.go:12: got 2, want 3\n"}))
+}
+
+// sceneResumed reopens a session whose log holds a turn with a command.
+func sceneResumed(h *harness) {
+	reg := toolset.New(toolset.Options{})
+	recs := []session.Record{
+		{Type: session.TypeUser, Text: "how many Go files are there?"},
+		{Type: session.TypeAssistant, Text: "Let me count them."},
+		{Type: session.TypeToolCall, CallID: "c1", Name: "bash", Args: []byte(`{"command":"ls *.go | wc -l"}`)},
+		{Type: session.TypeToolResult, CallID: "c1", Result: &tool.Result{Content: []card.Content{{Type: "text", Text: "12\n"}}, Meta: []byte(`{"exitCode":0}`)}},
+		{Type: session.TypeAssistant, Text: "There are **12** Go files."},
+		{Type: session.TypeTurnEnd, StopReason: "end_turn"},
+	}
+	h.m.cfg.Open = func(_ string, replay Replay) (Opened, error) {
+		for _, r := range recs {
+			replay(reg, r)
+		}
+		return Opened{Session: &fakeSession{id: "20261201-110000-resumedd", status: h.sess.status}, Registry: reg}, nil
+	}
+	h.typeText("/resume 20261201-110000-resumedd")
+	h.send(key(tea.KeyEnter, 0))
+	h.settle()
+}
