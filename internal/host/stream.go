@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/session"
 )
@@ -22,6 +23,7 @@ const (
 	KindPermission               // Permission: the user is asked about a call
 	KindUsage                    // Usage: the tokens of a model call that just ended
 	KindStatus                   // Status: the session's facts changed (model, window, usage, cost, mode, cwd …)
+	KindQuestion                 // Question: a tool asks the user (the plan's approval, ask_user)
 )
 
 // Event is one item of a session's ordered stream.
@@ -33,7 +35,31 @@ type Event struct {
 	Permission *Permission
 	Usage      session.Usage
 	Status     Status
+	Question   *Question
 }
+
+// Question is a pending question of a tool to the user. The first Answer
+// decides it; Done is closed once it no longer waits.
+type Question struct {
+	Request agent.QuestionRequest
+	answer  chan card.Answer
+	done    chan struct{}
+	once    sync.Once
+}
+
+// Answer answers the question; later answers are ignored. The zero Answer
+// says the user chose none of the choices.
+func (q *Question) Answer(a card.Answer) {
+	select {
+	case q.answer <- a:
+	default:
+	}
+}
+
+// Done is closed when the question stops waiting.
+func (q *Question) Done() <-chan struct{} { return q.done }
+
+func (q *Question) end() { q.once.Do(func() { close(q.done) }) }
 
 // Permission is a pending permission request. The first Answer decides it; Done
 // is closed once it no longer waits (answered, or its turn was cancelled).
