@@ -163,3 +163,27 @@ func validChoices(k Kind, cs []Choice, a Answer) error {
 	}
 	return nil
 }
+
+// Outcome says in words what the user answered, the same in every consumer.
+func (r *PlanResult) Outcome() string {
+	switch {
+	case r.Mode != "":
+		return "Approved: implementing in " + r.Mode + " mode"
+	case r.Answer.None():
+		return "Not approved: no answer"
+	case r.Answer.ID == "":
+		return "Keep planning: " + r.Answer.Text
+	}
+	return "Keep planning"
+}
+
+// Outcome says in words what the user answered, the same in every consumer.
+func (r *QuestionResult) Outcome() string {
+	switch {
+	case r.Answer.None():
+		return "No answer: none of the options"
+	case r.Answer.ID == "":
+		return "In the user's own words: " + r.Answer.Text
+	}
+	return r.Answer.Text
+}

@@ -42,18 +42,7 @@ func (r *Renderer) markdownIndented(src string) []row {
 }
 
 func (r *Renderer) planResult(p *card.PlanResult) []row {
-	var answer string
-	switch {
-	case p.Mode != "":
-		answer = "Approved: implementing in " + p.Mode + " mode"
-	case p.Answer.None():
-		answer = "Not approved: no answer"
-	case p.Answer.ID == "":
-		answer = "Keep planning: " + p.Answer.Text
-	default:
-		answer = "Keep planning"
-	}
-	return []row{answerRow(answer, p.Mode != "")}
+	return []row{answerRow(p.Outcome(), p.Mode != "")}
 }
 
 func answerRow(text string, ok bool) row {
@@ -80,15 +69,13 @@ func (r *Renderer) questionCall(q *card.QuestionCall) []row {
 }
 
 func (r *Renderer) questionResult(q *card.QuestionResult) []row {
-	switch {
-	case q.Answer.None():
-		return []row{answerRow("No answer: none of the options", false)}
-	case q.Answer.ID == "":
-		rows := []row{answerRow("In the user's own words:", true)}
-		for _, l := range splitLines(q.Answer.Text) {
-			rows = append(rows, textRow([]span{{"", indent + indent}}, "", l))
-		}
-		return rows
+	if q.Answer.ID != "" || q.Answer.None() {
+		return []row{answerRow(q.Outcome(), !q.Answer.None())}
 	}
-	return []row{answerRow(q.Answer.Text, true)}
+	// The user's own words may run over lines: each is a row of its own.
+	rows := []row{answerRow("In the user's own words:", true)}
+	for _, l := range splitLines(q.Answer.Text) {
+		rows = append(rows, textRow([]span{{"", indent + indent}}, "", l))
+	}
+	return rows
 }
