@@ -539,12 +539,12 @@ func (s *Session) permit(ctx context.Context, req agent.PermissionRequest) (agen
 
 // ask puts a tool's question to the subscribers and takes the first answer.
 func (s *Session) ask(ctx context.Context, req agent.QuestionRequest) (card.Answer, error) {
-	q := &Question{Request: req, answer: make(chan card.Answer, 1), done: make(chan struct{})}
+	q := &Question{Request: req, answer: make(chan answer, 1), done: make(chan struct{})}
 	defer q.end()
 	s.bus.publish(Event{Kind: KindQuestion, Question: q})
 	select {
 	case a := <-q.answer:
-		return a, nil
+		return a.a, a.err
 	case <-ctx.Done():
 		return card.Answer{}, ctx.Err()
 	}

@@ -42,14 +42,25 @@ type Event struct {
 // decides it; Done is closed once it no longer waits.
 type Question struct {
 	Request agent.QuestionRequest
-	answer  chan card.Answer
+	answer  chan answer
 	done    chan struct{}
 	once    sync.Once
 }
 
+type answer struct {
+	a   card.Answer
+	err error
+}
+
 // Answer answers the question; later answers are ignored. The zero Answer
 // says the user chose none of the choices.
-func (q *Question) Answer(a card.Answer) {
+func (q *Question) Answer(a card.Answer) { q.decide(answer{a: a}) }
+
+// Unanswered says that no answer can be had, and why (dsh run's stdin is at
+// its end): the tool tells the model so.
+func (q *Question) Unanswered(why error) { q.decide(answer{err: why}) }
+
+func (q *Question) decide(a answer) {
 	select {
 	case q.answer <- a:
 	default:
