@@ -539,15 +539,9 @@ func (s *Session) permit(ctx context.Context, req agent.PermissionRequest) (agen
 
 // ask puts a tool's question to the subscribers and takes the first answer.
 func (s *Session) ask(ctx context.Context, req agent.QuestionRequest) (card.Answer, error) {
-	q := &Question{Request: req, answer: make(chan answer, 1), done: make(chan struct{})}
-	defer q.end()
+	q := NewQuestion(req)
 	s.bus.publish(Event{Kind: KindQuestion, Question: q})
-	select {
-	case a := <-q.answer:
-		return a.a, a.err
-	case <-ctx.Done():
-		return card.Answer{}, ctx.Err()
-	}
+	return q.Wait(ctx)
 }
 
 // live are the sessions open in this process, for KillAll.

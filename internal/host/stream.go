@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -45,6 +46,23 @@ type Question struct {
 	answer  chan answer
 	done    chan struct{}
 	once    sync.Once
+}
+
+// NewQuestion returns a pending question about req.
+func NewQuestion(req agent.QuestionRequest) *Question {
+	return &Question{Request: req, answer: make(chan answer, 1), done: make(chan struct{})}
+}
+
+// Wait waits for the answer, or for ctx to end, and then stops the question
+// waiting: it is the asking side's.
+func (q *Question) Wait(ctx context.Context) (card.Answer, error) {
+	defer q.end()
+	select {
+	case a := <-q.answer:
+		return a.a, a.err
+	case <-ctx.Done():
+		return card.Answer{}, ctx.Err()
+	}
 }
 
 type answer struct {
