@@ -557,6 +557,8 @@ func modeText(m agent.Mode) (name, desc string) {
 		return "Bypass permissions", "Never ask"
 	case agent.ModeReadOnly:
 		return "Read only", "Refuse every call that changes files or runs commands"
+	case agent.ModePlan:
+		return "Plan", "Read, search and fetch, then present a plan to approve; refuse every change until then"
 	}
 	return string(m), string(m)
 }

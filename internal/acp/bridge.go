@@ -212,6 +212,17 @@ func (b *bridge) viewCall(id string, args []byte, c card.Call) callView {
 		if len(v.locations) == 0 {
 			v.locations = b.diffLocations(c.Diffs)
 		}
+	case *card.PlanCall:
+		v.kind = sdk.ToolKindSwitchMode
+		v.title = c.Title
+		v.content = []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(planText(c.Plan, c.Files, c.Steps)))}
+		for _, f := range c.Files {
+			v.locations = append(v.locations, sdk.ToolCallLocation{Path: b.abs(f)})
+		}
+	case *card.QuestionCall:
+		v.kind = sdk.ToolKindThink
+		v.title = c.Question
+		v.content = []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(questionText(c)))}
 	}
 	return v
 }
@@ -408,8 +419,56 @@ func (b *bridge) viewResult(u *sdk.SessionToolCallUpdate, call callView, lc *liv
 		if raw, err := r.MarshalJSON(); err == nil {
 			u.Meta = map[string]any{"dsh": map[string]any{"card": json.RawMessage(raw)}}
 		}
+	case *card.PlanResult:
+		// The update's content replaces the call's: the plan, then the answer.
+		setTitle(u, r.Title)
+		u.Content = []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(planText(r.Plan, r.Files, r.Steps))),
+			sdk.ToolContent(sdk.TextBlock("→ " + r.Outcome()))}
+	case *card.QuestionResult:
+		setTitle(u, r.Title)
+		u.Content = []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(r.Question)),
+			sdk.ToolContent(sdk.TextBlock("→ " + r.Outcome()))}
 	}
 }
+
+// planText is a plan card as Markdown: the plan, the files it touches, its steps.
+func planText(plan string, files, steps []string) string {
+	var b strings.Builder
+	b.WriteString(plan)
+	if len(files) > 0 {
+		b.WriteString("\n\nFiles:")
+		for _, f := range files {
+			b.WriteString(" `" + strings.ReplaceAll(f, "`", "'") + "`")
+		}
+	}
+	if len(steps) > 0 {
+		b.WriteString("\n\nSteps:")
+		for i, s := range steps {
+			b.WriteString("\n" + itoa(i+1) + ". " + s)
+		}
+	}
+	return b.String()
+}
+
+// questionText is a question card as text. ACP's permission request, through
+// which the client is asked, takes no free text: the card says so.
+func questionText(c *card.QuestionCall) string {
+	var b strings.Builder
+	b.WriteString(c.Question)
+	for _, ch := range c.Choices {
+		b.WriteString("\n- " + ch.Label)
+		if ch.Description != "" {
+			b.WriteString(": " + ch.Description)
+		}
+	}
+	if c.FreeText {
+		b.WriteString("\n\n" + msgNoFreeText)
+	}
+	return b.String()
+}
+
+// msgNoFreeText is what a question's card says over ACP.
+const msgNoFreeText = "An answer in your own words cannot be given here: choose “" + optNoneName + "” and reply in your next message."
 
 // maxSearchLocations bounds the locations a search result sends.
 const maxSearchLocations = 200

@@ -10,10 +10,12 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/config"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/tool"
 )
 
 // refreshInterval throttles the fallback console block of a running command.
@@ -206,6 +208,8 @@ func (s *sess) handle(e host.Event) {
 		s.mu.Unlock()
 	case host.KindPermission:
 		s.permit(e.Permission)
+	case host.KindQuestion:
+		s.ask(e.Question)
 	case host.KindStatus:
 		if e.Status.InputTokens+e.Status.OutputTokens > 0 { // nothing counted yet tells nothing
 			s.mu.Lock()
@@ -350,6 +354,72 @@ func decision(resp sdk.RequestPermissionResponse, err error) (agent.Decision, er
 		return agent.Reject, nil
 	}
 	return agent.Reject, errors.New("the client chose an option that was not offered: " + string(resp.Outcome.Selected.OptionId))
+}
+
+// A question's options are its choices (answer:ID) and, where the user may
+// answer in their own words (which a permission request cannot take), one
+// that leaves the answer to their next message.
+const (
+	optAnswer   = "answer:"
+	optNone     = "none"
+	optNoneName = "Answer in a message instead"
+)
+
+func questionOptions(q tool.Question) []sdk.PermissionOption {
+	opts := make([]sdk.PermissionOption, 0, len(q.Choices)+1)
+	for _, c := range q.Choices {
+		opts = append(opts, sdk.PermissionOption{OptionId: sdk.PermissionOptionId(optAnswer + c.ID), Name: c.Label, Kind: sdk.PermissionOptionKindAllowOnce})
+	}
+	if q.FreeText {
+		opts = append(opts, sdk.PermissionOption{OptionId: optNone, Name: optNoneName, Kind: sdk.PermissionOptionKindRejectOnce})
+	}
+	return opts
+}
+
+// ask puts a tool's question to the client as a permission request on the
+// call's card whose options are the answers.
+func (s *sess) ask(q *host.Question) {
+	req := q.Request
+	s.mu.Lock()
+	call := s.br.permissionCall(req.CallID, nil, req.Card)
+	s.mu.Unlock()
+	type answer struct {
+		resp sdk.RequestPermissionResponse
+		err  error
+	}
+	answered := make(chan answer, 1)
+	go func() { // as permit: no turn context, see there
+		resp, err := s.peer.RequestPermission(context.Background(), sdk.RequestPermissionRequest{
+			SessionId: sdk.SessionId(s.id), ToolCall: call, Options: questionOptions(req.Question)})
+		answered <- answer{resp, err}
+	}()
+	select {
+	case a := <-answered:
+		ans, err := chosen(req.Question, a.resp, a.err)
+		if err != nil {
+			s.diag("question failed", "session", s.id, "err", err)
+		}
+		q.Answer(ans)
+	case <-q.Done():
+	}
+}
+
+// chosen is the answer an option stands for; none when the client cancelled
+// the request, failed, or chose the option that leaves it to a message.
+func chosen(q tool.Question, resp sdk.RequestPermissionResponse, err error) (card.Answer, error) {
+	if err != nil || resp.Outcome.Selected == nil {
+		return card.Answer{}, err
+	}
+	id := string(resp.Outcome.Selected.OptionId)
+	if id == optNone {
+		return card.Answer{}, nil
+	}
+	for _, c := range q.Choices {
+		if id == optAnswer+c.ID {
+			return card.Answer{ID: c.ID, Text: c.Label}, nil
+		}
+	}
+	return card.Answer{}, errors.New("the client chose an option that was not offered: " + id)
 }
 
 // announced tells the client what the session offers, then lets prompts run.

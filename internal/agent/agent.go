@@ -77,7 +77,10 @@ type Config struct {
 	// Auto says that commands run in the sandbox, so the auto mode may be set.
 	Auto   bool
 	Permit Permitter // asked in modes that ask; nil means nobody can be asked
-	System string    // the full system prompt; build it with SystemPrompt
+	// Ask puts a tool's question to the user (the plan's approval, ask_user);
+	// nil means nobody can be asked, and the tools say so to the model.
+	Ask    Asker
+	System string // the full system prompt; build it with SystemPrompt
 	// OnDelta, if set, receives the model's text and thinking as they stream.
 	OnDelta func(provider.Delta)
 	// OnUsage, if set, is told the tokens of each model call as it ends (a turn's
@@ -552,7 +555,7 @@ func (a *Agent) runCalls(ctx context.Context, t *turnState, calls []call) error 
 			}
 			var fail *tool.Result
 			if c.tool != nil {
-				c.preview, fail = c.tool.Preview(ctx, a.env(t, c.id), c.args)
+				c.preview, fail = c.tool.Preview(ctx, a.env(t, *c), c.args)
 			}
 			if err := a.logCall(*c); err != nil {
 				return err
@@ -613,8 +616,9 @@ func (a *Agent) runCalls(ctx context.Context, t *turnState, calls []call) error 
 func readOnly(c call) bool { return c.tool != nil && c.tool.ReadOnly() }
 
 // env is a call's tool environment, its live channels wired to the log.
-func (a *Agent) env(t *turnState, id string) tool.Env {
-	return tool.Env{
+func (a *Agent) env(t *turnState, c call) tool.Env {
+	id := c.id
+	env := tool.Env{
 		Session: a.c.Tools,
 		Progress: func(chunk string) {
 			t.noteLogErr(a.record(session.Record{Type: session.TypeProgress, CallID: id, Chunk: chunk}))
@@ -622,7 +626,22 @@ func (a *Agent) env(t *turnState, id string) tool.Env {
 		Plan: func(p []tool.PlanEntry) {
 			t.noteLogErr(a.record(session.Record{Type: session.TypePlan, Plan: p}))
 		},
+		SetMode: func(m string) error {
+			mode, err := ParseMode(m)
+			if err != nil {
+				return err
+			}
+			return a.SetMode(mode)
+		},
+		AutoMode: a.c.Auto,
 	}
+	if a.c.Ask != nil {
+		env.Ask = func(ctx context.Context, q tool.Question) (card.Answer, error) {
+			cc, _ := view.CallCard(a.c.Registry, session.Record{Type: session.TypeToolCall, CallID: c.id, Name: c.name, Args: c.args, Preview: c.preview})
+			return a.c.Ask(ctx, QuestionRequest{CallID: c.id, Tool: c.name, Card: cc, Question: q})
+		}
+	}
+	return env
 }
 
 // execute runs one permitted call.
@@ -630,7 +649,7 @@ func (a *Agent) execute(ctx context.Context, t *turnState, c call) outcome {
 	if a.c.OnCallStart != nil {
 		a.c.OnCallStart(c.id)
 	}
-	res, err := a.c.Registry.Run(ctx, a.env(t, c.id), c.name, c.args, c.preview)
+	res, err := a.c.Registry.Run(ctx, a.env(t, c), c.name, c.args, c.preview)
 	if err != nil {
 		return outcome{err: fmt.Errorf("running %s: %w", c.name, err)}
 	}
@@ -659,6 +678,10 @@ func (a *Agent) permit(ctx context.Context, c call) (res tool.Result, ok bool, e
 	case gateRun:
 		return tool.Result{}, true, nil
 	case gateRefuse:
+		if mode == ModePlan {
+			return tool.Errorf("This session is in plan mode, so %s (which changes files or runs commands) was not run. "+
+				"Explore with tools that only read, search or fetch, then present your plan with the plan tool.", c.name), false, nil
+		}
 		return tool.Errorf("This session is in read-only mode, so %s (which changes files or runs commands) was not run. "+
 			"Continue with tools that only read, or ask the user to change the mode.", c.name), false, nil
 	case gateAsk:

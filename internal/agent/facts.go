@@ -1,12 +1,26 @@
 package agent
 
-import "path/filepath"
+import (
+	_ "embed"
+	"path/filepath"
+)
+
+// planModeText is the system prompt's section while the plan mode is in
+// force.
+//
+//go:embed plan_mode.md
+var planModeText string
 
 // systemPrompt is the system prompt in force: the one the session's header
-// recorded, so a reloaded session sends the prompt the live one sent.
+// recorded, so a reloaded session sends the prompt the live one sent, and in
+// the plan mode the section that says how to plan (the mode is folded from the
+// log, so a reloaded session says it when the live one did).
 func (a *Agent) systemPrompt() string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.mode == ModePlan {
+		return a.system + "\n\n" + planModeText
+	}
 	return a.system
 }
 

@@ -23,10 +23,14 @@ const (
 	// the sandbox; it exists only where the sandbox works (Config.Auto).
 	ModeAuto     Mode = "auto"
 	ModeReadOnly Mode = "read-only" // refuse every call that changes files or runs commands
+	// ModePlan is read-only while the agent plans: it may read, search and
+	// fetch, and it ends by presenting a plan (the plan tool), whose approval
+	// switches the session to the mode the user chooses.
+	ModePlan Mode = "plan"
 )
 
 // Modes lists every mode, for help texts and mode pickers.
-var Modes = []Mode{ModeDefault, ModeAcceptEdits, ModeAuto, ModeBypass, ModeReadOnly}
+var Modes = []Mode{ModeDefault, ModeAcceptEdits, ModeAuto, ModeBypass, ModeReadOnly, ModePlan}
 
 // ParseMode returns the mode named s.
 func ParseMode(s string) (Mode, error) {
@@ -35,7 +39,11 @@ func ParseMode(s string) (Mode, error) {
 			return m, nil
 		}
 	}
-	return "", fmt.Errorf("unknown permission mode %q (want one of default, accept-edits, auto, bypass, read-only)", s)
+	names := make([]string, len(Modes))
+	for i, m := range Modes {
+		names[i] = string(m)
+	}
+	return "", fmt.Errorf("unknown permission mode %q (want one of %s)", s, strings.Join(names, ", "))
 }
 
 // Decision is the user's answer to a permission request.
@@ -64,6 +72,20 @@ type PermissionRequest struct {
 // Permitter asks the user about a call. An error means no answer could be had; a
 // cancelled ctx cancels the turn.
 type Permitter func(ctx context.Context, req PermissionRequest) (Decision, error)
+
+// QuestionRequest is a tool's question to the user, with the call's card so
+// the user sees what it is about (the plan).
+type QuestionRequest struct {
+	CallID   string
+	Tool     string
+	Card     card.Call
+	Question tool.Question
+}
+
+// Asker puts a question to the user and returns the answer; the zero Answer
+// means the user chose none of the choices. An error means no answer could
+// be had; a cancelled ctx cancels the turn.
+type Asker func(ctx context.Context, q QuestionRequest) (card.Answer, error)
 
 // gate is what the mode says about a call before anyone is asked.
 type gate int
@@ -104,6 +126,15 @@ func modeGate(m Mode, p tool.Permission, ap tool.Approval, r risk) gate {
 	case ModeReadOnly:
 		if ap.Opaque {
 			return gateAsk // it may only read; the user knows
+		}
+		return gateRefuse
+	case ModePlan:
+		// Nothing that changes files or runs a command runs, not even a
+		// command known to be safe (the user's additions to that list may
+		// write). A fetch only reads: it is asked about as in the default
+		// mode; another program's tool is asked about as in read-only.
+		if ap.Opaque || ap.ReadsOnly && p == tool.PermExecute {
+			return gateAsk
 		}
 		return gateRefuse
 	case ModeAcceptEdits:

@@ -11,8 +11,8 @@ package card
 // Kind is the JSON discriminator ("card") of a variant.
 type Kind string
 
-// The card kinds. Generic, Terminal and Diff exist on both sides; Read and Search only
-// as results.
+// The card kinds. Generic, Terminal and Diff exist on both sides (and Plan and
+// Question, in ask.go); Read and Search only as results.
 const (
 	KindGeneric  Kind = "generic"
 	KindTerminal Kind = "terminal"
@@ -38,7 +38,8 @@ const (
 )
 
 // Call is the call-side card: what the user sees while a tool call is proposed or
-// running. Its variants are *GenericCall, *TerminalCall and *DiffCall.
+// running. Its variants are *GenericCall, *TerminalCall, *DiffCall, *PlanCall and
+// *QuestionCall.
 //
 //sumtype:decl
 type Call interface {
@@ -48,7 +49,8 @@ type Call interface {
 }
 
 // Result is the result-side card: the finished call. Its variants are
-// *GenericResult, *TerminalResult, *ReadResult, *DiffResult and *SearchResult.
+// *GenericResult, *TerminalResult, *ReadResult, *DiffResult, *SearchResult,
+// *PlanResult and *QuestionResult.
 //
 //sumtype:decl
 type Result interface {

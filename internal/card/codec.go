@@ -142,6 +142,12 @@ func DecodeCall(data []byte) (Call, error) {
 			return nil, err
 		}
 		c = (*DiffCall)(f)
+	case KindPlan, KindQuestion:
+		f, err := decodeAskCall(data, k)
+		if err != nil {
+			return nil, err
+		}
+		c = f
 	case KindRead, KindSearch:
 		return nil, fmt.Errorf("%w: %q is not a call card", ErrDecode, k)
 	default:
@@ -188,6 +194,12 @@ func DecodeResult(data []byte) (Result, error) {
 			return nil, err
 		}
 		r = (*SearchResult)(f)
+	case KindPlan, KindQuestion:
+		f, err := decodeAskResult(data, k)
+		if err != nil {
+			return nil, err
+		}
+		r = f
 	default:
 		return nil, fmt.Errorf("%w: unknown card %q", ErrDecode, k)
 	}
@@ -206,6 +218,10 @@ func Validate(c Call) error {
 			return fmt.Errorf("%w: diff: missing \"diffs\"", ErrDecode)
 		}
 		return nil
+	case *PlanCall:
+		return nil
+	case *QuestionCall:
+		return validChoices(KindQuestion, c.Choices, Answer{})
 	}
 	return nil
 }
@@ -229,6 +245,10 @@ func ValidateResult(r Result) error {
 		return nil
 	case *SearchResult:
 		return validSearch(r)
+	case *PlanResult:
+		return validChoices(KindPlan, r.Choices, r.Answer)
+	case *QuestionResult:
+		return validChoices(KindQuestion, r.Choices, r.Answer)
 	}
 	return nil
 }

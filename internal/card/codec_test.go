@@ -23,6 +23,9 @@ var everyCall = []Call{
 	&TerminalCall{Title: "go test ./...", Description: "run the tests", Cwd: "/w"},
 	&DiffCall{Title: "Edit a.go", Diffs: []FileDiff{{Path: "a.go", OldText: old("x"), NewText: "y"}, {Path: "b.go", NewText: "new"}},
 		Locations: []Location{{Path: "a.go"}}},
+	&PlanCall{Title: "Plan: add a flag", Plan: "# Add --quiet\n\n1. parse it", Files: []string{"main.go"}, Steps: []string{"Parse --quiet"}},
+	&QuestionCall{Title: "Which database?", Question: "Which database?", FreeText: true,
+		Choices: []Choice{{ID: "1", Label: "SQLite", Description: "one file"}, {ID: "2", Label: "Postgres"}}},
 }
 
 var everyResult = []Result{
@@ -47,6 +50,12 @@ var everyResult = []Result{
 	}},
 	&SearchResult{Query: "**/*.go", Dir: "/w", Paths: []string{"a.go", "b/c.go"}, Total: 2},
 	&SearchResult{Query: "nothing", Dir: "/w", Total: 0},
+	&PlanResult{Title: "Plan: add a flag", Plan: "# Add --quiet", Files: []string{"main.go"}, Steps: []string{"Parse --quiet"},
+		Choices: []Choice{{ID: "default", Label: "Yes"}, {ID: "keep", Label: "No, keep planning"}}, Answer: Answer{ID: "default", Text: "Yes"}, Mode: "default"},
+	&PlanResult{Plan: "x", Choices: []Choice{{ID: "keep", Label: "No"}}, Answer: Answer{Text: "use a flag package"}},
+	&QuestionResult{Question: "Which database?", Choices: []Choice{{ID: "1", Label: "SQLite"}, {ID: "2", Label: "Postgres"}},
+		Answer: Answer{ID: "2", Text: "Postgres"}},
+	&QuestionResult{Question: "Which?", Choices: []Choice{{ID: "1", Label: "A"}, {ID: "2", Label: "B"}}},
 }
 
 // TestGolden pins the wire form of every variant (run with -update to rewrite).
@@ -170,6 +179,13 @@ func TestDecodeRejects(t *testing.T) {
 		{"search unknown match field", `{"card":"search","query":"x","dir":"/","files":[{"path":"a","count":1,"matches":[{"line":1,"text":"a","col":1}]}],"total":1}`, false},
 		{"exit code string", `{"card":"terminal","exitCode":"0"}`, false},
 		{"exit code fractional", `{"card":"terminal","exitCode":1.5}`, false},
+		{"question without choices", `{"card":"question","title":"x","question":"x"}`, true},
+		{"question choice without label", `{"card":"question","title":"x","question":"x","choices":[{"id":"1","label":""}]}`, true},
+		{"question choice id twice", `{"card":"question","title":"x","question":"x","choices":[{"id":"1","label":"a"},{"id":"1","label":"b"}]}`, true},
+		{"question answer not offered", `{"card":"question","question":"x","choices":[{"id":"1","label":"a"}],"answer":{"id":"2","text":"b"}}`, false},
+		{"plan answer not offered", `{"card":"plan","plan":"x","choices":[{"id":"keep","label":"a"}],"answer":{"id":"auto"}}`, false},
+		{"plan result without choices", `{"card":"plan","plan":"x","answer":{}}`, false},
+		{"plan unknown field", `{"card":"plan","title":"x","plan":"x","mode":"auto"}`, true},
 		{"invalid utf8 in string", "{\"card\":\"generic\",\"title\":\"\xff\"}", false},
 	}
 	for _, tt := range tests {

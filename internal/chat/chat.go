@@ -109,7 +109,8 @@ type Model struct {
 	permCard   string
 	permFull   bool      // the approval box shows the whole change, unfolded
 	permFolded bool      // the approval box hides part of the change ([e] shows it)
-	permAt     time.Time // when perm was shown
+	permAt     time.Time // when perm (or ask) was shown
+	ask        *askBox   // a tool's question waiting for the user
 	typedAt    time.Time // the last key press
 
 	status host.Status // the session's, as the host last published it
@@ -273,7 +274,7 @@ func (m *Model) attach(o Opened) {
 		m.status = o.Session.Status()
 	}
 	m.useRegistry(o.Registry)
-	m.running, m.perm, m.permCard = false, nil, ""
+	m.running, m.perm, m.permCard, m.ask = false, nil, "", nil
 	m.live, m.liveOrder = map[string]*liveCall{}, nil
 	m.stream.Reset()
 	m.thinking.Reset()
@@ -329,7 +330,7 @@ func (m *Model) waitEvents() tea.Cmd {
 					return eventsMsg{gen: gen, events: batch, closed: true}
 				}
 				batch = append(batch, e)
-				if e.Kind == host.KindPermission {
+				if e.Kind == host.KindPermission || e.Kind == host.KindQuestion {
 					return eventsMsg{gen: gen, events: batch}
 				}
 			default:
@@ -408,6 +409,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case permDoneMsg:
 		if m.perm == msg.p {
 			m.perm, m.permCard = nil, ""
+		}
+	case askDoneMsg:
+		if m.ask != nil && m.ask.q == msg.q {
+			m.ask = nil
 		}
 	case printedMsg:
 		m.printing = false
@@ -489,6 +494,8 @@ func (m *Model) event(e host.Event) tea.Cmd {
 		p := e.Permission
 		return tea.Batch(m.notify("dsh: "+toolName(p.Request.Tool)+" waits for your answer"),
 			func() tea.Msg { <-p.Done(); return permDoneMsg{p} })
+	case host.KindQuestion:
+		return m.showQuestion(e.Question)
 	case host.KindStatus:
 		m.status = e.Status
 	case host.KindUsage:
@@ -630,6 +637,8 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	}
 	if deliberate := m.deliberate(); m.perm != nil && deliberate {
 		return m.permKey(ks)
+	} else if m.ask != nil && deliberate {
+		return m.askKey(k)
 	}
 	if m.picker != nil {
 		return m.pickerKey(k)
@@ -693,6 +702,9 @@ func (m *Model) interrupt() tea.Cmd {
 	m.lastCtrlC, m.cancelledByCtrlC = now, m.running
 	if m.perm != nil {
 		m.perm.Answer(agent.Reject)
+	}
+	if m.ask != nil {
+		m.answer(card.Answer{})
 	}
 	if m.running {
 		m.sess.Cancel()
@@ -903,6 +915,8 @@ func (m *Model) view() tea.View {
 	switch {
 	case m.perm != nil:
 		b.WriteString(m.permView())
+	case m.ask != nil:
+		b.WriteString(m.askView())
 	case m.picker != nil:
 		b.WriteString(m.pickerView(m.picker))
 	}
@@ -1011,7 +1025,7 @@ func toolName(s string) string {
 func (m *Model) statusLine() string {
 	var parts []string
 	switch {
-	case m.perm != nil:
+	case m.perm != nil, m.ask != nil:
 		parts = append(parts, "waiting for you")
 	case m.busy():
 		parts = append(parts, m.spin.View()+" working (Esc to cancel)")

@@ -852,3 +852,72 @@ func TestStreamingRedrawsAtFrameRate(t *testing.T) {
 		t.Errorf("the tail keeps %d bytes, more than %d", n, tailBytes)
 	}
 }
+
+// A tool's question shows its card and choices; keys typed ahead do not
+// answer it, a number picks a choice, typed text is the user's own answer,
+// Esc is no answer. The answer goes back to the tool.
+func TestFrameQuestion(t *testing.T) {
+	h := newHarness(t, 80)
+	h.m.running = true
+	args := []byte(`{"plan":"# Notes\n\nWrite notes.txt.","files":["notes.txt"],"steps":["Write notes.txt"]}`)
+	h.events(recordEvent(session.Record{Type: session.TypeToolCall, CallID: "p1", Name: "plan", Args: args}))
+	ask := func(c card.Call, q tool.Question) *host.Question {
+		hq := host.NewQuestion(agent.QuestionRequest{CallID: "p1", Tool: "plan", Card: c, Question: q})
+		h.events(host.Event{Kind: host.KindQuestion, Question: hq})
+		return hq
+	}
+	answer := func(q *host.Question) card.Answer {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		a, err := q.Wait(ctx)
+		if err != nil {
+			t.Fatalf("no answer: %v", err)
+		}
+		return a
+	}
+	choices := []card.Choice{{ID: "default", Label: "Yes, and ask before each change"},
+		{ID: "accept-edits", Label: "Yes, and accept file edits"}, {ID: "keep", Label: "No, keep planning", Description: "say what to change"}}
+	q := ask(&card.PlanCall{Title: "Plan: Notes", Plan: "# Notes\n\nWrite notes.txt.", Files: []string{"notes.txt"}, Steps: []string{"Write notes.txt"}},
+		tool.Question{Text: "Implement this plan?", Choices: choices, FreeText: true})
+	h.frame("question-plan")
+	h.typeText("2") // typed ahead: the input gets it
+	if h.m.ask == nil || h.m.input.Value() != "2" {
+		t.Fatalf("a key typed ahead answered (box %v, input %q)", h.m.ask != nil, h.m.input.Value())
+	}
+	h.now = h.now.Add(time.Second)
+	h.typeText("2")
+	if a := answer(q); a != (card.Answer{ID: "accept-edits", Text: "Yes, and accept file edits"}) || h.m.ask != nil {
+		t.Errorf("2 answered %+v (box still shown: %v)", a, h.m.ask != nil)
+	}
+
+	qc := &card.QuestionCall{Title: "Which?", Question: "Which?", FreeText: true, Choices: []card.Choice{{ID: "1", Label: "A"}, {ID: "2", Label: "B"}}}
+	q = ask(qc, tool.Question{Text: "Which?", Choices: qc.Choices, FreeText: true})
+	h.now = h.now.Add(time.Second)
+	h.typeText("n")
+	h.now = h.now.Add(time.Second)
+	h.typeText("e")
+	h.now = h.now.Add(time.Second)
+	h.typeText("i")
+	h.frame("question-typed")
+	h.now = h.now.Add(time.Second)
+	h.send(key(tea.KeyEnter, 0))
+	if a := answer(q); a != (card.Answer{Text: "nei"}) {
+		t.Errorf("typed answer %+v", a)
+	}
+
+	q = ask(qc, tool.Question{Text: "Which?", Choices: qc.Choices, FreeText: true})
+	h.now = h.now.Add(time.Second)
+	h.send(key(tea.KeyDown, 0))
+	h.now = h.now.Add(time.Second)
+	h.send(key(tea.KeyEnter, 0))
+	if a := answer(q); a != (card.Answer{ID: "2", Text: "B"}) {
+		t.Errorf("↓ Enter answered %+v", a)
+	}
+	q = ask(qc, tool.Question{Text: "Which?", Choices: qc.Choices})
+	h.now = h.now.Add(time.Second)
+	h.send(key(tea.KeyEscape, 0))
+	if a := answer(q); !a.None() {
+		t.Errorf("Esc answered %+v", a)
+	}
+}

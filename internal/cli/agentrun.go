@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
 
 	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/termui"
@@ -46,6 +48,8 @@ func runAgentTurn(ctx context.Context, io IO, s *host.Session, r agentRun) (agen
 				result.fold(e.Record)
 			case host.KindPermission:
 				ask.ask(e.Permission)
+			case host.KindQuestion:
+				ask.question(e.Question)
 			case host.KindDelta, host.KindModelRequest, host.KindCallStarted, host.KindUsage, host.KindStatus:
 			}
 		}
@@ -53,10 +57,16 @@ func runAgentTurn(ctx context.Context, io IO, s *host.Session, r agentRun) (agen
 		js := &jsonConsumer{w: io.Out, pres: view.NewPresenter(s.Registry())}
 		_ = js.handle(s.Header()) // logged before anyone could subscribe
 		handle = func(e host.Event) {
-			if e.Kind == host.KindPermission {
+			switch e.Kind {
+			case host.KindPermission:
 				d, ok := ask.ask(e.Permission)
 				_ = js.event(e, d, ok)
 				return
+			case host.KindQuestion:
+				a, ok := ask.question(e.Question)
+				_ = js.question(e.Question, a, ok)
+				return
+			case host.KindRecord, host.KindDelta, host.KindModelRequest, host.KindCallStarted, host.KindUsage, host.KindStatus:
 			}
 			_ = js.event(e, 0, false) // a failing stdout must not stall the turn
 		}
@@ -70,6 +80,8 @@ func runAgentTurn(ctx context.Context, io IO, s *host.Session, r agentRun) (agen
 				spin.record(e.Record, term)
 			case host.KindPermission:
 				ask.ask(e.Permission)
+			case host.KindQuestion:
+				ask.question(e.Question)
 			case host.KindModelRequest:
 				spin.set("waiting for the model")
 			case host.KindDelta:
@@ -204,6 +216,58 @@ func (t *termAsker) decide(p *host.Permission) (agent.Decision, bool) {
 			return agent.Reject, true
 		}
 	}
+}
+
+// errNoAnswer is a question's failure when stdin has ended: no one is there
+// to answer.
+var errNoAnswer = errors.New("no user is available: dsh run reads answers from stdin, which has ended")
+
+// question asks a tool's question on the terminal: a number picks a choice,
+// other text is the user's own answer (where the question takes one), an
+// empty line none. ok is false when no answer was given: stdin ended, or the
+// question stopped waiting first.
+func (t *termAsker) question(q *host.Question) (card.Answer, bool) {
+	t.spin.pause()
+	defer t.spin.resume()
+	req := q.Request.Question
+	fmt.Fprintln(t.io.Err, termui.Sanitize(req.Text))
+	for i, c := range req.Choices {
+		line := fmt.Sprintf("  [%d] %s", i+1, c.Label)
+		if c.Description != "" {
+			line += " — " + c.Description
+		}
+		fmt.Fprintln(t.io.Err, termui.Sanitize(line))
+	}
+	how := "a number"
+	if req.FreeText {
+		how += ", or your own answer"
+	}
+	fmt.Fprintf(t.io.Err, "Answer with %s (empty: none): ", how)
+	select {
+	case <-q.Done():
+		fmt.Fprintln(t.io.Err)
+		return card.Answer{}, false
+	case line, ok := <-t.lines:
+		if !ok {
+			fmt.Fprintln(t.io.Err, "(no answer on stdin: the model is told no one can answer)")
+			q.Unanswered(errNoAnswer)
+			return card.Answer{}, false
+		}
+		a := pick(req.Choices, req.FreeText, strings.TrimSpace(line))
+		q.Answer(a)
+		return a, true
+	}
+}
+
+// pick is the answer a line gives.
+func pick(cs []card.Choice, free bool, line string) card.Answer {
+	if n, err := strconv.Atoi(line); err == nil && n >= 1 && n <= len(cs) {
+		return card.Answer{ID: cs[n-1].ID, Text: cs[n-1].Label}
+	}
+	if free && line != "" {
+		return card.Answer{Text: line}
+	}
+	return card.Answer{}
 }
 
 // drainTimeout bounds how long a command waits for its output to catch up.

@@ -26,7 +26,8 @@ type runOptions struct {
 
 const runSummary = `Runs one agent turn in the current directory (the workspace root): the model
 works with dsh's tools until it ends its turn, cards streaming to the terminal as
-they happen. Permissions are asked on the terminal unless --mode decides them.
+they happen. Permissions are asked on the terminal unless --mode decides them;
+so are the model's questions (ask_user, a plan's approval).
 The session is logged; replay it with dsh replay, go on with it with dsh -c (the
 chat) or dsh run -c. Ctrl-C cancels the turn; a second Ctrl-C exits at once.
 
@@ -40,7 +41,8 @@ record of the log ({"type": "user" | "assistant" | "tool_call" | "progress" |
 "tool_result" | "turn_end" | …, with its cards, like dsh replay --json}) and the
 moments between them ({"type": "delta", "delta": {"type": "text" | "thinking",
 "text"}}, {"type": "model_request"}, {"type": "call_started", "callId"},
-{"type": "permission", "callId", "tool", "decision"}, {"type": "usage", "usage"}).
+{"type": "permission", "callId", "tool", "decision"}, {"type": "question",
+"callId", "tool", "answer"}, {"type": "usage", "usage"}).
 
 Exit status: 0 the turn ended normally; 1 it failed (an error, the model's output
 limit, a refusal, too many steps) or dsh could not run it; 2 a mistake in the

@@ -4,6 +4,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/session"
 )
@@ -16,6 +17,7 @@ type streamEvent struct {
 	CallID   string         `json:"callId,omitempty"`
 	Tool     string         `json:"tool,omitempty"`
 	Decision string         `json:"decision,omitempty"`
+	Answer   *card.Answer   `json:"answer,omitempty"`
 	Usage    *session.Usage `json:"usage,omitempty"`
 }
 
@@ -47,6 +49,22 @@ func (j *jsonConsumer) event(e host.Event, d agent.Decision, decided bool) error
 		out = streamEvent{Type: "usage", Usage: &u}
 	case host.KindStatus:
 		return nil // the usage events and the records say it
+	case host.KindQuestion:
+		return nil // written by question, with its answer
+	}
+	b, err := json.Marshal(out, json.Deterministic(true))
+	if err != nil {
+		return err
+	}
+	_, err = j.w.Write(append(b, '\n'))
+	return err
+}
+
+// question writes the line of a question, with the answer given, if any.
+func (j *jsonConsumer) question(q *host.Question, a card.Answer, answered bool) error {
+	out := streamEvent{Type: "question", CallID: q.Request.CallID, Tool: q.Request.Tool}
+	if answered {
+		out.Answer = &a
 	}
 	b, err := json.Marshal(out, json.Deterministic(true))
 	if err != nil {

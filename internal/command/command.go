@@ -63,7 +63,7 @@ func Builtin() []Command {
 		{Name: "new", Description: "start a new session in this directory", Where: Terminal},
 		{Name: "resume", Description: "reopen an earlier session of this directory", ArgHint: "[id]", Where: Terminal},
 		{Name: "sessions", Description: "list this directory's sessions", Where: Terminal},
-		{Name: "mode", Description: "show or set the permission mode", ArgHint: "[default|accept-edits|auto|bypass|read-only]", Where: Both},
+		{Name: "mode", Description: "show or set the permission mode", ArgHint: "[default|accept-edits|auto|bypass|read-only|plan]", Where: Both},
 		{Name: "model", Description: "show or set the model and its thinking level", ArgHint: "[name [thinking]]", Where: Both},
 		{Name: "compact", Description: "summarise the conversation so far to free the context", ArgHint: "[focus]", Where: Both},
 		{Name: "cost", Description: "tokens used and their cost so far", Where: Both},

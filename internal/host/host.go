@@ -94,8 +94,9 @@ type Options struct {
 	// Provider returns the model provider. It is called when a prompt first
 	// needs it, so a missing key shows on the prompt, not when the session opens.
 	Provider func() (provider.Provider, error)
-	// Ask says that a consumer answers permission events. Without one, calls that
-	// need asking are refused with a message the model reads.
+	// Ask says that a consumer answers permission and question events. Without
+	// one, calls that need asking are refused and questions are not asked, with
+	// a message the model reads.
 	Ask bool
 
 	Now func() time.Time
@@ -283,7 +284,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 		Window:      s.window,
 	}
 	if o.Ask {
-		cfg.Permit = s.permit
+		cfg.Permit, cfg.Ask = s.permit, s.ask
 	}
 	cfg.ContextWindow, cfg.CompactAt = o.ContextWindow, o.CompactAt
 	s.agent = agent.New(cfg)
@@ -572,6 +573,13 @@ func (s *Session) permit(ctx context.Context, req agent.PermissionRequest) (agen
 	case <-ctx.Done():
 		return agent.Reject, ctx.Err()
 	}
+}
+
+// ask puts a tool's question to the subscribers and takes the first answer.
+func (s *Session) ask(ctx context.Context, req agent.QuestionRequest) (card.Answer, error) {
+	q := NewQuestion(req)
+	s.bus.publish(Event{Kind: KindQuestion, Question: q})
+	return q.Wait(ctx)
 }
 
 // live are the sessions open in this process, for KillAll.

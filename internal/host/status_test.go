@@ -129,7 +129,7 @@ func TestCommandValidation(t *testing.T) {
 		{"model", "gpt-4o", `Cannot set the model: unknown model "gpt-4o" (/model lists them).`},
 		{"model", "claude-haiku-4-5 lots", `Cannot set the model: thinking: want off, adaptive, low, medium, high, xhigh, max or a budget of at least 1024 tokens, got "lots".`},
 		{"model", "a b c", "Cannot set the model: want /model NAME [THINKING]."},
-		{"mode", "sometimes", `Cannot set the mode: unknown permission mode "sometimes" (want one of default, accept-edits, auto, bypass, read-only).`},
+		{"mode", "sometimes", `Cannot set the mode: unknown permission mode "sometimes" (want one of default, accept-edits, auto, bypass, read-only, plan).`},
 		{"mode", "auto", "Cannot set the mode: " + agent.ErrNoSandbox.Error() + "."},
 		{"compact", "", "There is nothing to compact yet."},
 	} {
@@ -145,7 +145,7 @@ func TestCommandValidation(t *testing.T) {
 	if err != nil || len(r.Models) != 2 || !strings.Contains(r.Text, "- claude-haiku-4-5 (Claude Haiku 4.5)") {
 		t.Errorf("/model = %q (%d models), %v; want the list", r.Text, len(r.Models), err)
 	}
-	if r, _ := s.Command(context.Background(), "mode", ""); r.Text != "The permission mode is bypass. Modes: default, accept-edits, bypass, read-only." {
+	if r, _ := s.Command(context.Background(), "mode", ""); r.Text != "The permission mode is bypass. Modes: default, accept-edits, bypass, read-only, plan." {
 		t.Errorf("/mode = %q", r.Text)
 	}
 	if _, err := s.Command(context.Background(), "help", ""); !errors.Is(err, ErrNotBuiltin) {

@@ -1,10 +1,12 @@
 package host
 
 import (
+	"context"
 	"sync"
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/session"
 )
@@ -22,6 +24,7 @@ const (
 	KindPermission               // Permission: the user is asked about a call
 	KindUsage                    // Usage: the tokens of a model call that just ended
 	KindStatus                   // Status: the session's facts changed (model, window, usage, cost, mode, cwd …)
+	KindQuestion                 // Question: a tool asks the user (the plan's approval, ask_user)
 )
 
 // Event is one item of a session's ordered stream.
@@ -33,7 +36,59 @@ type Event struct {
 	Permission *Permission
 	Usage      session.Usage
 	Status     Status
+	Question   *Question
 }
+
+// Question is a pending question of a tool to the user. The first Answer
+// decides it; Done is closed once it no longer waits.
+type Question struct {
+	Request agent.QuestionRequest
+	answer  chan answer
+	done    chan struct{}
+	once    sync.Once
+}
+
+// NewQuestion returns a pending question about req.
+func NewQuestion(req agent.QuestionRequest) *Question {
+	return &Question{Request: req, answer: make(chan answer, 1), done: make(chan struct{})}
+}
+
+// Wait waits for the answer, or for ctx to end, and then stops the question
+// waiting: it is the asking side's.
+func (q *Question) Wait(ctx context.Context) (card.Answer, error) {
+	defer q.end()
+	select {
+	case a := <-q.answer:
+		return a.a, a.err
+	case <-ctx.Done():
+		return card.Answer{}, ctx.Err()
+	}
+}
+
+type answer struct {
+	a   card.Answer
+	err error
+}
+
+// Answer answers the question; later answers are ignored. The zero Answer
+// says the user chose none of the choices.
+func (q *Question) Answer(a card.Answer) { q.decide(answer{a: a}) }
+
+// Unanswered says that no answer can be had, and why (dsh run's stdin is at
+// its end): the tool tells the model so.
+func (q *Question) Unanswered(why error) { q.decide(answer{err: why}) }
+
+func (q *Question) decide(a answer) {
+	select {
+	case q.answer <- a:
+	default:
+	}
+}
+
+// Done is closed when the question stops waiting.
+func (q *Question) Done() <-chan struct{} { return q.done }
+
+func (q *Question) end() { q.once.Do(func() { close(q.done) }) }
 
 // Permission is a pending permission request. The first Answer decides it; Done
 // is closed once it no longer waits (answered, or its turn was cancelled).

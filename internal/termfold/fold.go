@@ -123,6 +123,10 @@ func CallTitle(c card.Call) string {
 		t = "$ " + c.Title
 	case *card.DiffCall:
 		t = c.Title
+	case *card.PlanCall:
+		t = c.Title
+	case *card.QuestionCall:
+		t = "? " + c.Question
 	}
 	first, rest, more := strings.Cut(t, "\n")
 	r := []rune(first)

@@ -31,6 +31,14 @@ func (r *Renderer) callRows(c card.Call) ([]row, error) {
 		if c != nil {
 			return r.diffCall(c), nil
 		}
+	case *card.PlanCall:
+		if c != nil {
+			return r.planCall(c), nil
+		}
+	case *card.QuestionCall:
+		if c != nil {
+			return r.questionCall(c), nil
+		}
 	}
 	return nil, errNilCard
 }
@@ -57,6 +65,14 @@ func (r *Renderer) resultRows(res card.Result, isError bool) ([]row, error) {
 	case *card.SearchResult:
 		if res != nil {
 			return r.searchResult(res), nil
+		}
+	case *card.PlanResult:
+		if res != nil {
+			return r.planResult(res), nil
+		}
+	case *card.QuestionResult:
+		if res != nil {
+			return r.questionResult(res), nil
 		}
 	}
 	return nil, errNilCard

@@ -264,6 +264,21 @@ var scenes = []scene{
 	})},
 	{"search-empty", result(&card.SearchResult{Title: "No matches", Query: "nothing", Dir: "/w"})},
 	{"markdown", func(r *Renderer) error { return r.Assistant(markdownSample) }},
+	{"plan", all(
+		call(&card.PlanCall{Title: "Plan: Spell color", Plan: "# Spell color\n\nReplace **colour** in `a.txt`; a line long enough that it has to wrap at forty columns.\n\n1. edit\n2. test",
+			Files: []string{"a.txt", "/w/docs/b.md"}, Steps: []string{"Edit a.txt", "Run the tests"}}),
+		result(&card.PlanResult{Plan: "x", Choices: []card.Choice{{ID: "accept-edits", Label: "Yes"}}, Answer: card.Answer{ID: "accept-edits", Text: "Yes"}, Mode: "accept-edits"}),
+		result(&card.PlanResult{Plan: "x", Choices: []card.Choice{{ID: "keep", Label: "No"}}, Answer: card.Answer{Text: "use sed\x1b[31m instead"}}),
+		result(&card.PlanResult{Plan: "x", Choices: []card.Choice{{ID: "keep", Label: "No"}}, Answer: card.Answer{ID: "keep", Text: "No"}}),
+		result(&card.PlanResult{Plan: "x", Choices: []card.Choice{{ID: "keep", Label: "No"}}}),
+	)},
+	{"question", all(
+		call(&card.QuestionCall{Title: "Which database?", Question: "Which database should the cache use?", FreeText: true,
+			Choices: []card.Choice{{ID: "1", Label: "SQLite", Description: "one file, no server"}, {ID: "2", Label: "Postgres"}}}),
+		result(&card.QuestionResult{Question: "q", Choices: []card.Choice{{ID: "2", Label: "Postgres"}}, Answer: card.Answer{ID: "2", Text: "Postgres"}}),
+		result(&card.QuestionResult{Question: "q", Choices: []card.Choice{{ID: "2", Label: "Postgres"}}, Answer: card.Answer{Text: "neither:\nuse files"}}),
+		result(&card.QuestionResult{Question: "q", Choices: []card.Choice{{ID: "2", Label: "Postgres"}}}),
+	)},
 	{"long-output-wraps", func(r *Renderer) error {
 		exit := 1
 		return r.Result(&card.TerminalResult{

@@ -174,6 +174,23 @@ type Env struct {
 	Progress func(chunk string)
 	// Plan publishes the session's todo list to consumers. It may be nil.
 	Plan func([]PlanEntry)
+	// Ask puts a question to the user and waits for the answer (the plan
+	// tool's "Implement this plan?", ask_user). nil when no one can be asked.
+	Ask func(ctx context.Context, q Question) (card.Answer, error)
+	// SetMode switches the session's permission mode, logged, from the next
+	// call on. It may be nil.
+	SetMode func(mode string) error
+	// AutoMode says that the session may switch to the auto mode: its commands
+	// run in the sandbox.
+	AutoMode bool
+}
+
+// Question is what a tool asks the user: a text and the choices it offers;
+// FreeText lets the user answer in their own words where the UI can take them.
+type Question struct {
+	Text     string
+	Choices  []card.Choice
+	FreeText bool
 }
 
 // Emit sends a progress chunk if anyone listens.
@@ -213,6 +230,9 @@ type Approval struct {
 	// tell what they do, so the read-only mode asks about them rather than
 	// refusing them, and no mode takes them for confined.
 	Opaque bool
+	// ReadsOnly calls change nothing on this machine, though they execute
+	// (a fetch): the plan mode asks about them rather than refusing them.
+	ReadsOnly bool
 	// Paths are the files the call changes, as the call names them. The
 	// permission step asks about a path inside a .git directory in every mode
 	// that may ask, and, in the auto mode, about one outside the workspace.

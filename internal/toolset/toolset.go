@@ -4,9 +4,11 @@ package toolset
 import (
 	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/tool"
+	"github.com/dsh-dev/dsh/internal/tool/ask"
 	"github.com/dsh-dev/dsh/internal/tool/bash"
 	"github.com/dsh-dev/dsh/internal/tool/fetch"
 	"github.com/dsh-dev/dsh/internal/tool/fs"
+	"github.com/dsh-dev/dsh/internal/tool/plan"
 	"github.com/dsh-dev/dsh/internal/tool/search"
 	"github.com/dsh-dev/dsh/internal/tool/todo"
 )
@@ -32,7 +34,7 @@ func New(o Options) *tool.Registry {
 	if o.Sandbox == sandbox.NetworkOff {
 		fo.Offline = "web_fetch is off in this session: it runs with --sandbox network-off, so nothing may reach the network"
 	}
-	tools = append(tools, todo.Tool(), fetch.New(fo))
+	tools = append(tools, todo.Tool(), plan.Tool(), ask.Tool(), fetch.New(fo))
 	tools = append(tools, o.Extra...)
 	return tool.NewRegistry(tools...)
 }

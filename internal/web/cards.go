@@ -29,6 +29,23 @@ type callView struct {
 	Generic  *genericCallView
 	Terminal *card.TerminalCall
 	Diff     *diffCallView
+	Plan     *planView
+	Question *card.QuestionCall
+}
+
+// planView is a plan card: its Markdown rendered, the files, the steps.
+type planView struct {
+	Title string
+	Plan  safeHTML
+	Files []string
+	Steps []string
+}
+
+// answerView is what the user answered a plan or a question.
+type answerView struct {
+	Kind    string // plan-result or question-result
+	Outcome string // in the terminal's words
+	OK      bool   // approved or answered
 }
 
 type genericCallView struct {
@@ -52,6 +69,7 @@ type resultView struct {
 	Read     *readView
 	Diff     *diffResultView
 	Search   *searchView
+	Answer   *answerView
 	Raw      *rawView
 }
 
@@ -139,6 +157,10 @@ func (b *builder) callCard(callID string, c card.Call) *callView {
 		return &callView{Terminal: c}
 	case *card.DiffCall:
 		return &callView{Diff: &diffCallView{Title: c.Title, Files: b.diffs(callID, c.Diffs, false), Body: true}}
+	case *card.PlanCall:
+		return &callView{Plan: &planView{Title: c.Title, Plan: markdown(c.Plan), Files: c.Files, Steps: c.Steps}}
+	case *card.QuestionCall:
+		return &callView{Question: c}
 	}
 	return nil
 }
@@ -173,6 +195,10 @@ func (b *builder) resultCard(callID string, c card.Result) *resultView {
 		return &resultView{Diff: d}
 	case *card.SearchResult:
 		return &resultView{Search: b.search(callID, c)}
+	case *card.PlanResult:
+		return &resultView{Answer: &answerView{Kind: "plan-result", Outcome: c.Outcome(), OK: c.Mode != ""}}
+	case *card.QuestionResult:
+		return &resultView{Answer: &answerView{Kind: "question-result", Outcome: c.Outcome(), OK: !c.Answer.None()}}
 	}
 	return nil
 }
@@ -361,6 +387,7 @@ func (v *resultView) dropTitle(c *callView) {
 		call = c.Diff.Title
 	case c.Terminal != nil:
 		call = c.Terminal.Title
+	case c.Plan != nil, c.Question != nil: // their results have no title
 	}
 	switch {
 	case v.Generic != nil && v.Generic.Title == call:

@@ -121,6 +121,21 @@ func goldenCases() []goldenCase {
 			&card.GenericCall{Title: "Grep \"x\" (count)", ToolKind: "search"},
 			&card.SearchResult{Title: "4 matching lines", Query: "x", Dir: "/w", Total: 4,
 				Files: []card.SearchFile{{Path: "a.py", Count: 3}, {Path: "b.py", Count: 1}}}, ok),
+		cardCase("plan", "call_p", "plan",
+			&card.PlanCall{Title: "Plan: Spell color", Plan: "# Spell color\n\nReplace **colour** in `a.txt`.\n\n<script>alert(1)</script>",
+				Files: []string{"a.txt", "<b>x</b>.md"}, Steps: []string{"Edit a.txt", "Run <the> tests"}},
+			&card.PlanResult{Plan: "x", Choices: []card.Choice{{ID: "accept-edits", Label: "Yes"}}, Answer: card.Answer{ID: "accept-edits", Text: "Yes"}, Mode: "accept-edits"}, ok),
+		cardCase("plan-keep", "call_p", "plan",
+			&card.PlanCall{Title: "Plan", Plan: "Do it."},
+			&card.PlanResult{Plan: "Do it.", Choices: []card.Choice{{ID: "keep", Label: "No"}}, Answer: card.Answer{Text: "use <sed>\ninstead"}}, ok),
+		cardCase("question", "call_q", "ask_user",
+			&card.QuestionCall{Title: "Which database?", Question: "Which <database>?", FreeText: true,
+				Choices: []card.Choice{{ID: "1", Label: "SQLite", Description: "one <file>"}, {ID: "2", Label: "Postgres"}}},
+			&card.QuestionResult{Question: "Which <database>?", Choices: []card.Choice{{ID: "1", Label: "SQLite"}, {ID: "2", Label: "Postgres"}},
+				Answer: card.Answer{ID: "2", Text: "Postgres"}}, ok),
+		cardCase("question-none", "call_q", "ask_user",
+			&card.QuestionCall{Title: "Which?", Question: "Which?", Choices: []card.Choice{{ID: "1", Label: "A"}, {ID: "2", Label: "B"}}},
+			&card.QuestionResult{Question: "Which?", Choices: []card.Choice{{ID: "1", Label: "A"}, {ID: "2", Label: "B"}}}, ok),
 		cardCase("raw-error", "call_x", "read",
 			&card.GenericCall{Title: "Read missing.txt", ToolKind: "read"},
 			nil, &tool.Result{Content: []card.Content{card.Text("File not found: missing.txt")}, IsError: true}),
@@ -184,7 +199,7 @@ func TestGoldenCards(t *testing.T) {
 		})
 	}
 	for _, k := range []string{"generic-call", "terminal-call", "diff-call", "generic-result", "terminal-result",
-		"read-result", "diff-result", "search-result", "raw-result"} {
+		"read-result", "diff-result", "search-result", "raw-result", "plan-call", "plan-result", "question-call", "question-result"} {
 		if !kinds[k] {
 			t.Errorf("no golden shows a %s card", k)
 		}

@@ -3,6 +3,7 @@ package web
 import (
 	"strconv"
 
+	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/termfold"
 )
 
@@ -333,7 +334,59 @@ func (o out) call(c *callView) {
 			}
 		}
 		o.raw("</div>")
+	case c.Plan != nil:
+		o.plan(c.Plan)
+	case c.Question != nil:
+		o.question(c.Question)
 	}
+}
+
+func (o out) plan(p *planView) {
+	o.raw("<div class=\"card plan-call\" data-card=\"plan-call\"><div class=\"card-head\">")
+	o.title(p.Title)
+	o.raw("</div><div class=\"md\">")
+	o.raw(string(p.Plan))
+	o.raw("</div>")
+	if len(p.Files) > 0 {
+		o.raw("<p class=\"files\">Files:")
+		for _, f := range p.Files {
+			o.raw(" <code class=\"loc\">")
+			o.esc(f)
+			o.raw("</code>")
+		}
+		o.raw("</p>")
+	}
+	if len(p.Steps) > 0 {
+		o.raw("<ol class=\"steps\">")
+		for _, s := range p.Steps {
+			o.raw("<li>")
+			o.esc(s)
+			o.raw("</li>")
+		}
+		o.raw("</ol>")
+	}
+	o.raw("</div>")
+}
+
+func (o out) question(q *card.QuestionCall) {
+	o.raw("<div class=\"card question-call\" data-card=\"question-call\"><div class=\"card-head\">")
+	o.title(q.Question)
+	o.raw("</div><ol class=\"choices\">")
+	for _, c := range q.Choices {
+		o.raw("<li>")
+		o.esc(c.Label)
+		if c.Description != "" {
+			o.raw(" <span class=\"desc\">")
+			o.esc(c.Description)
+			o.raw("</span>")
+		}
+		o.raw("</li>")
+	}
+	o.raw("</ol>")
+	if q.FreeText {
+		o.raw("<p class=\"desc\">or an answer in the user's own words</p>")
+	}
+	o.raw("</div>")
 }
 
 func (o out) result(r *resultView) {
@@ -367,6 +420,18 @@ func (o out) result(r *resultView) {
 		o.raw("</div>")
 	case r.Search != nil:
 		o.search(r.Search)
+	case r.Answer != nil:
+		o.raw("<div class=\"card ")
+		o.esc(r.Answer.Kind)
+		o.raw("\" data-card=\"")
+		o.esc(r.Answer.Kind)
+		o.raw("\"><p class=\"answer")
+		if r.Answer.OK {
+			o.raw(" ok")
+		}
+		o.raw("\">→ ")
+		o.esc(r.Answer.Outcome)
+		o.raw("</p></div>")
 	case r.Raw != nil:
 		o.raw("<div class=\"card raw-result")
 		if r.Raw.IsError {

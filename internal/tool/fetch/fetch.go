@@ -148,7 +148,7 @@ func approval(p Params) tool.Approval {
 		return tool.Approval{}
 	}
 	h := hostKey(u)
-	return tool.Approval{Keys: []string{"fetch:" + h}, Label: "fetching from " + h, Remember: true}
+	return tool.Approval{Keys: []string{"fetch:" + h}, Label: "fetching from " + h, Remember: true, ReadsOnly: true}
 }
 
 // preview refuses a URL the tool will not fetch before anyone is asked.

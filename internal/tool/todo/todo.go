@@ -85,8 +85,14 @@ func fold(s *tool.Session, _ params, r tool.Result, m *meta) {
 	if r.IsError || m == nil {
 		return
 	}
+	Set(s, m.Todos)
+}
+
+// Set makes entries the session's todo list: todo_write's fold, and the plan
+// tool's when an approved plan's steps become the list.
+func Set(s *tool.Session, entries []tool.PlanEntry) {
 	l := sessionList(s)
 	l.mu.Lock()
-	l.entries = slices.Clone(m.Todos)
+	l.entries = slices.Clone(entries)
 	l.mu.Unlock()
 }
