@@ -157,6 +157,9 @@ func (s *Store) Snapshot(ctx context.Context) (Snapshot, error) {
 // bound turns a failure past the deadline into ErrTimeout.
 func (s *Store) bound(ctx context.Context, err error) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		// The killed git leaves its lock behind, which would fail every later
+		// snapshot.
+		_ = os.Remove(s.index + ".lock")
 		return ErrTimeout
 	}
 	return err

@@ -56,10 +56,10 @@ func (j *jsonConsumer) handle(rec session.Record) error {
 		if rec.Name == "" {
 			out.Name = it.Name
 		}
-	case session.TypeCompaction, session.TypeInstructions:
+	case session.TypeCompaction, session.TypeInstructions, session.TypeRestore:
 		out.Call, out.Card = it.Call, it.Result
 	case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking,
-		session.TypeProgress, session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged:
+		session.TypeProgress, session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged, session.TypeCheckpoint:
 	}
 	b, err := json.Marshal(out, json.Deterministic(true))
 	if err != nil {

@@ -126,6 +126,8 @@ type Session struct {
 
 	modelsOnce sync.Once
 	models     []models.Info
+
+	undo undoState
 }
 
 func (o *Options) normalize() {
@@ -205,6 +207,7 @@ func Load(o Options, path string, replay func(*Session, session.Record) error) (
 		} else {
 			s.agent.Fold(r)
 		}
+		s.undo.fold(r)
 		n := recordSize(r)
 		budget.take(n)
 		recs <- r
@@ -344,6 +347,13 @@ func (s *Session) Prompt(ctx context.Context, text string, images ...card.Conten
 		return agent.StopError, err
 	}
 	defer done()
+	// The workspace is snapshotted before the prompt and at its end: what it
+	// changed can be undone, and what the user changes after it told apart.
+	s.undo.mu.Lock()
+	n := s.undo.prompts + 1
+	s.undo.mu.Unlock()
+	s.checkpoint(tctx, n, session.PhaseBefore)
+	defer s.checkpoint(s.ctx, n, session.PhaseAfter)
 	return s.agent.Prompt(tctx, withNotes(text, s.notes.take()), images...)
 }
 
@@ -499,7 +509,7 @@ func closeAll(cs []io.Closer) error {
 type recorder struct{ s *Session }
 
 func (r recorder) Put(rec session.Record) (session.Record, error) {
-	return r.s.bus.put(r.s.log, rec)
+	return r.s.put(rec)
 }
 
 // hostProvider resolves the provider lazily and tells subscribers when a model

@@ -158,7 +158,7 @@ func (s *Server) sessionPage(sid string, recs []session.Record, live bool) sessi
 			continue
 		case session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypePlan,
 			session.TypeDamaged, session.TypeCompaction, session.TypeInstructions, session.TypeModel,
-			session.TypeMode, session.TypeAllow:
+			session.TypeMode, session.TypeAllow, session.TypeCheckpoint, session.TypeRestore:
 			// b.item decides what shows, for the page and the stream alike.
 		}
 		jobs = append(jobs, job{recs: []session.Record{r}})
@@ -273,7 +273,13 @@ func (b *builder) item(it view.Item, name string) *itemView {
 		}
 		v.Markdown = markdown(r.Text)
 		v.Long = !b.full && strings.Count(r.Text, "\n") >= msgClampLines
+	case session.TypeRestore:
+		// An undo is drawn as the call it stands in for: its diff.
+		v.Type = "tool"
+		v.Tool = &toolView{ElemID: fmt.Sprintf("restore-%d", r.Restore.To), Name: it.Name, State: "done",
+			Call: b.callCard("", it.Call), Result: b.resultCard("", it.Result)}
 	case session.TypeHeader, session.TypeProgress, session.TypeMode, session.TypeAllow, session.TypeModel,
+		session.TypeCheckpoint,
 		session.TypePlan: // the todo_write card right before it shows the plan, as in the terminal
 		return nil
 	}
