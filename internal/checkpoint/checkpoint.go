@@ -43,6 +43,9 @@ var (
 type Options struct {
 	MaxFile int64
 	Timeout time.Duration
+	// Exclude are directories (absolute) never snapshotted, such as dsh's
+	// session logs when they are inside the workspace; the store's own is one.
+	Exclude []string
 }
 
 // Store is one workspace's shadow object store, with one index (its stat cache)
@@ -166,12 +169,25 @@ func (s *Store) bound(ctx context.Context, err error) error {
 }
 
 // syncExcludes makes the repository's own info/exclude (not versioned, so not
-// seen as a .gitignore) part of the store's ignore rules.
+// seen as a .gitignore) part of the store's ignore rules, after the
+// directories that are dsh's own.
 func (s *Store) syncExcludes() error {
-	b, err := os.ReadFile(filepath.Join(s.root, ".git", "info", "exclude"))
+	user, err := os.ReadFile(filepath.Join(s.root, ".git", "info", "exclude"))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
+	var b []byte
+	for _, d := range append([]string{s.dir}, s.o.Exclude...) {
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			d = r
+		}
+		if rel, err := filepath.Rel(s.root, d); err == nil && rel != "." && filepath.IsLocal(rel) {
+			b = append(b, "/"+escapeGlob(filepath.ToSlash(rel))+"/\n"...)
+		}
+	}
+	// The user's rules come last, but cannot bring dsh's directories back:
+	// git does not look inside an excluded directory.
+	b = append(b, user...)
 	path := filepath.Join(s.dir, "info", "exclude")
 	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
 		return nil
@@ -183,6 +199,18 @@ func (s *Store) syncExcludes() error {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	return nil
+}
+
+// escapeGlob makes a path a literal gitignore pattern.
+func escapeGlob(p string) string {
+	var b strings.Builder
+	for _, r := range p {
+		if strings.ContainsRune(`\*?[!# `, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // Change is one file that differs between two trees, with its line counts

@@ -168,6 +168,30 @@ func TestIgnoredAndBigFilesStayOut(t *testing.T) {
 	}
 }
 
+// dsh's own files inside the workspace (the store, the session logs) are never
+// part of a snapshot, so an undo cannot take them back.
+func TestOwnFilesStayOut(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "a.txt", "a\n")
+	write(t, root, "state/sessions/s1.jsonl", "{}\n")
+	s, err := Open(filepath.Join(root, "state", "sessions", "checkpoints", "k"), root, "s1",
+		Options{Exclude: []string{filepath.Join(root, "state", "sessions")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sn, err := s.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := s.Changes(context.Background(), EmptyTree, sn.Tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 1 || cs[0].Path != "a.txt" {
+		t.Errorf("the tree holds %+v", cs)
+	}
+}
+
 func TestSymlinkCannotLeadOut(t *testing.T) {
 	root, s := newRepo(t)
 	// dir becomes a link to a directory outside: the restore must not write there.

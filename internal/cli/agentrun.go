@@ -21,8 +21,11 @@ import (
 // agentRun is one prompt driven to the end of its turn.
 type agentRun struct {
 	Prompt string
-	Color  bool
-	Output string // text, json or stream-json
+	// Command, instead of a prompt, is a built-in command of the host run on
+	// Args (dsh run --rewind), its reply printed.
+	Command, Args string
+	Color         bool
+	Output        string // text, json or stream-json
 }
 
 // runAgentTurn runs one turn on s, renders the session's stream as it happens
@@ -69,6 +72,7 @@ func runAgentTurn(ctx context.Context, io IO, s *host.Session, r agentRun) (agen
 				_ = term.handle(e.Record) // a failing terminal must not stall the turn
 				spin.record(e.Record, term)
 			case host.KindPermission:
+				_ = term.ask(e.Permission)
 				ask.ask(e.Permission)
 			case host.KindModelRequest:
 				spin.set("waiting for the model")
@@ -79,8 +83,20 @@ func runAgentTurn(ctx context.Context, io IO, s *host.Session, r agentRun) (agen
 		}
 	}
 	sub := s.Subscribe(handle)
-	spin.set("waiting for the model")
-	stop, turnErr := s.Prompt(ctx, r.Prompt)
+	var stop agent.StopReason
+	var turnErr error
+	if r.Command != "" {
+		var reply host.Reply
+		stop = agent.StopEndTurn
+		reply, turnErr = s.Command(ctx, r.Command, r.Args)
+		sub.Flush(drainTimeout)
+		if reply.Text != "" {
+			fmt.Fprintln(io.Err, reply.Text)
+		}
+	} else {
+		spin.set("waiting for the model")
+		stop, turnErr = s.Prompt(ctx, r.Prompt)
+	}
 	sub.Flush(drainTimeout)
 	spin.stop()
 	closeErr := s.Close()

@@ -535,7 +535,11 @@ func (p hostProvider) Stream(ctx context.Context, req provider.Request, onDelta 
 // permit asks the subscribers: the permission event carries the request and
 // takes the first answer.
 func (s *Session) permit(ctx context.Context, req agent.PermissionRequest) (agent.Decision, error) {
-	p := &Permission{Request: req, answer: make(chan agent.Decision, 1), done: make(chan struct{})}
+	return s.ask(ctx, &Permission{Request: req})
+}
+
+func (s *Session) ask(ctx context.Context, p *Permission) (agent.Decision, error) {
+	p.answer, p.done = make(chan agent.Decision, 1), make(chan struct{})
 	defer p.end()
 	s.bus.publish(Event{Kind: KindPermission, Permission: p})
 	select {

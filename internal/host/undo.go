@@ -84,7 +84,7 @@ func (s *Session) checkpointStore() (*checkpoint.Store, error) {
 	u.once.Do(func() {
 		key := sha256.Sum256([]byte(s.ws.Root()))
 		dir := filepath.Join(s.o.SessionDir, "checkpoints", hex.EncodeToString(key[:8]))
-		u.store, u.storeErr = checkpoint.Open(dir, s.ws.Root(), s.ID(), checkpoint.Options{})
+		u.store, u.storeErr = checkpoint.Open(dir, s.ws.Root(), s.ID(), checkpoint.Options{Exclude: []string{s.o.SessionDir}})
 	})
 	return u.store, u.storeErr
 }
@@ -348,10 +348,10 @@ func (s *Session) approveRestore(ctx context.Context, rs session.Restore) (bool,
 		return false, nil
 	}
 	call, _ := view.RestoreCards(rs, false)
-	d, err := s.permit(ctx, agent.PermissionRequest{
+	d, err := s.ask(ctx, &Permission{Unlogged: true, Request: agent.PermissionRequest{
 		CallID: fmt.Sprintf("dsh-undo-%d", len(s.undo.list())+1), Tool: "undo", Card: call,
 		Approval: tool.Approval{Label: "this undo", Remember: false},
-	})
+	}})
 	return err == nil && d != agent.Reject, err
 }
 
