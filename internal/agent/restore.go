@@ -93,7 +93,7 @@ func (b *builder) fold(r session.Record) {
 	case session.TypeCompaction:
 		b.compact(r)
 		return
-	case session.TypeHeader, session.TypeProgress, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged:
+	case session.TypeHeader, session.TypeProgress, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged, session.TypeCheckpoint, session.TypeRestore:
 		return
 	}
 	b.compacted = false

@@ -192,8 +192,10 @@ type (
 		gen  int
 		text string
 		err  error
-		// models, from /model without a name, open the model picker.
+		// models, from /model without a name, open the model picker; points,
+		// from /rewind without one, the rewind list.
 		models []models.Info
+		points []host.Point
 	}
 	permDoneMsg struct{ p *host.Permission }
 	printedMsg  struct{}
@@ -400,9 +402,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case replyMsg:
 		if msg.gen == m.gen {
-			if msg.err == nil && len(msg.models) > 0 {
+			switch {
+			case msg.err == nil && len(msg.models) > 0:
 				m.picker = m.modelPicker(msg.models)
-			} else {
+			case msg.err == nil && len(msg.points) > 0:
+				m.picker = m.rewindPicker(msg.points)
+			default:
 				m.reply(msg.text, msg.err)
 			}
 		}
@@ -536,7 +541,7 @@ func (m *Model) record(rec session.Record) {
 			}
 		}
 	case session.TypeHeader, session.TypeUser, session.TypeTurnEnd, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeDamaged,
-		session.TypeCompaction, session.TypeInstructions, session.TypeModel:
+		session.TypeCompaction, session.TypeInstructions, session.TypeModel, session.TypeCheckpoint, session.TypeRestore:
 	}
 	m.sb.record(rec)
 	if rec.Type == session.TypeToolCall {
@@ -597,6 +602,9 @@ func (m *Model) hostCommand(name, args string) tea.Cmd {
 			msg := replyMsg{gen: gen, text: r.Text, err: err}
 			if name == "model" && strings.TrimSpace(args) == "" {
 				msg.models = r.Models
+			}
+			if name == "rewind" && strings.TrimSpace(args) == "" {
+				msg.points = r.Points
 			}
 			return msg
 		})

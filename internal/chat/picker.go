@@ -3,6 +3,7 @@ package chat
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -209,6 +210,26 @@ func (m *Model) modelPicker(list []models.Info) *picker {
 	if p.level < 0 { // a token budget from the configuration
 		p.levels = append(slices.Clip(p.levels), host.ThinkingLevel{Value: think, Name: think + " tokens", Desc: "as configured"})
 		p.level = len(p.levels) - 1
+	}
+	return p
+}
+
+// rewindPicker offers the session's changes, newest first: Enter puts the
+// files back as they were before the one chosen (after the diff is approved).
+func (m *Model) rewindPicker(points []host.Point) *picker {
+	p := &picker{title: "Put the files back as they were before which change?",
+		choose: func(n string) tea.Cmd { return m.hostCommand("rewind", n) }}
+	for _, pt := range slices.Backward(points) {
+		label := fmt.Sprintf("%d. %s", pt.N, oneLine(pt.Text, 50))
+		switch {
+		case pt.Note != "":
+			label += "  — " + pt.Note
+		case len(pt.Files) == 0:
+			label += "  — no files changed"
+		default:
+			label += "  — " + host.FilesText(pt.Files)
+		}
+		p.items = append(p.items, pickItem{label: label, value: strconv.Itoa(pt.N)})
 	}
 	return p
 }

@@ -23,8 +23,11 @@ import (
 // agentRun is one prompt driven to the end of its turn.
 type agentRun struct {
 	Prompt string
-	Color  bool
-	Output string // text, json or stream-json
+	// Command, instead of a prompt, is a built-in command of the host run on
+	// Args (dsh run --rewind), its reply printed.
+	Command, Args string
+	Color         bool
+	Output        string // text, json or stream-json
 }
 
 // runAgentTurn runs one turn on s, renders the session's stream as it happens
@@ -79,6 +82,7 @@ func runAgentTurn(ctx context.Context, io IO, s *host.Session, r agentRun) (agen
 				_ = term.handle(e.Record) // a failing terminal must not stall the turn
 				spin.record(e.Record, term)
 			case host.KindPermission:
+				_ = term.ask(e.Permission)
 				ask.ask(e.Permission)
 			case host.KindQuestion:
 				ask.question(e.Question)
@@ -91,8 +95,20 @@ func runAgentTurn(ctx context.Context, io IO, s *host.Session, r agentRun) (agen
 		}
 	}
 	sub := s.Subscribe(handle)
-	spin.set("waiting for the model")
-	stop, turnErr := s.Prompt(ctx, r.Prompt)
+	var stop agent.StopReason
+	var turnErr error
+	if r.Command != "" {
+		var reply host.Reply
+		stop = agent.StopEndTurn
+		reply, turnErr = s.Command(ctx, r.Command, r.Args)
+		sub.Flush(drainTimeout)
+		if reply.Text != "" {
+			fmt.Fprintln(io.Err, reply.Text)
+		}
+	} else {
+		spin.set("waiting for the model")
+		stop, turnErr = s.Prompt(ctx, r.Prompt)
+	}
 	sub.Flush(drainTimeout)
 	spin.stop()
 	closeErr := s.Close()
@@ -144,7 +160,7 @@ func (j *jsonResult) fold(rec session.Record) {
 		j.Error = rec.Error
 	case session.TypeHeader, session.TypeUser, session.TypeThinking, session.TypeToolCall, session.TypeProgress,
 		session.TypeToolResult, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeDamaged,
-		session.TypeCompaction, session.TypeInstructions, session.TypeModel:
+		session.TypeCompaction, session.TypeInstructions, session.TypeModel, session.TypeCheckpoint, session.TypeRestore:
 	}
 }
 

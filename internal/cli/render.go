@@ -6,6 +6,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/termfold"
 	"github.com/dsh-dev/dsh/internal/termui"
@@ -26,6 +27,15 @@ func newTermConsumer(w io.Writer, reg *tool.Registry, o termui.Options, onError 
 }
 
 func (t *termConsumer) handle(rec session.Record) error { return t.fold.Record(t.ui, rec) }
+
+// ask draws the card of a permission request no record has shown (an undo's
+// diff), before the question.
+func (t *termConsumer) ask(p *host.Permission) error {
+	if !p.Unlogged {
+		return nil
+	}
+	return t.ui.Call(p.Request.Card)
+}
 
 // jsonItem is one line of `dsh replay --json` (and of `dsh run --output
 // stream-json`) for a record: the record as the log holds it, plus the cards
@@ -56,10 +66,10 @@ func (j *jsonConsumer) handle(rec session.Record) error {
 		if rec.Name == "" {
 			out.Name = it.Name
 		}
-	case session.TypeCompaction, session.TypeInstructions:
+	case session.TypeCompaction, session.TypeInstructions, session.TypeRestore:
 		out.Call, out.Card = it.Call, it.Result
 	case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking,
-		session.TypeProgress, session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged:
+		session.TypeProgress, session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged, session.TypeCheckpoint:
 	}
 	b, err := json.Marshal(out, json.Deterministic(true))
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/dsh-dev/dsh/internal/agent"
@@ -22,6 +23,11 @@ type runOptions struct {
 	sessionFlags
 	Output string
 	Prompt string
+	// Rewind, instead of a prompt, puts the files back as they were before
+	// change N of the session (0: lists the changes); Overwrite includes the
+	// files the user changed since.
+	Rewind    int
+	Overwrite bool
 }
 
 const runSummary = `Runs one agent turn in the current directory (the workspace root): the model
@@ -43,6 +49,11 @@ moments between them ({"type": "delta", "delta": {"type": "text" | "thinking",
 "text"}}, {"type": "model_request"}, {"type": "call_started", "callId"},
 {"type": "permission", "callId", "tool", "decision"}, {"type": "question",
 "callId", "tool", "answer"}, {"type": "usage", "usage"}).
+
+--rewind N, instead of a prompt, puts the files of the session (-c, the default,
+or --resume ID) back as they were before its change N, after showing the diff
+and asking; files you changed since the agent did are kept unless --overwrite.
+--rewind 0 lists the changes (each prompt and undo, with the files it changed).
 
 Exit status: 0 the turn ended normally; 1 it failed (an error, the model's output
 limit, a refusal, too many steps) or dsh could not run it; 2 a mistake in the
@@ -79,6 +90,8 @@ func runRunCmd(ctx context.Context, io IO, args []string) error {
 	o.register(fs)
 	fs.StringVar(&o.Resume, "resume", "", "go on with session `ID` (see dsh sessions)")
 	fs.StringVar(&o.Output, "output", "text", "what to print: text, json or stream-json")
+	fs.IntVar(&o.Rewind, "rewind", -1, "instead of a prompt, put the files back as they were before change `N` (0 lists them)")
+	fs.BoolVar(&o.Overwrite, "overwrite", false, "with --rewind: restore the files you changed since the agent did too")
 	pos, err := parseInterspersed(io, fs, args)
 	if err != nil {
 		return err
@@ -87,6 +100,9 @@ func runRunCmd(ctx context.Context, io IO, args []string) error {
 	case "text", "json", "stream-json":
 	default:
 		return usageErr(io, fs, "--output: want text, json or stream-json, got %q", o.Output)
+	}
+	if o.Rewind >= 0 {
+		return runRewindCmd(ctx, io, fs, o, pos)
 	}
 	fromStdin := false
 	switch {
@@ -120,6 +136,39 @@ func runRunCmd(ctx context.Context, io IO, args []string) error {
 	}
 	tellIgnored(io, st)
 	return runRun(ctx, io, o, &opener{io: io, o: o.sessionFlags, st: st})
+}
+
+// runRewindCmd is dsh run --rewind: the session (the last one unless --resume)
+// is reloaded and /rewind runs in its host, asking on the terminal.
+func runRewindCmd(ctx context.Context, io IO, fs *flag.FlagSet, o runOptions, pos []string) error {
+	if len(pos) > 0 {
+		return usageErr(io, fs, "--rewind takes no PROMPT")
+	}
+	if o.Resume == "" {
+		o.Continue = true
+	}
+	st, err := o.resolve(ctx, io)
+	if err != nil {
+		return settingsErr(io, fs, err)
+	}
+	op := &opener{io: io, o: o.sessionFlags, st: st}
+	id, err := op.target()
+	if err != nil {
+		return err
+	}
+	s, err := op.open(id, nil)
+	if err != nil {
+		return err
+	}
+	args := ""
+	if o.Rewind > 0 {
+		args = strconv.Itoa(o.Rewind)
+		if o.Overwrite {
+			args += " --overwrite"
+		}
+	}
+	_, err = runAgentTurn(ctx, io, s, agentRun{Command: "rewind", Args: args, Color: o.Color.enabled(io), Output: "text"})
+	return err
 }
 
 // maxStdinPrompt bounds a prompt read from stdin.

@@ -23,6 +23,9 @@ type Reply struct {
 	// Models is what /model without a name lists: the models it accepts, the
 	// ones the editor's model picker offers.
 	Models []models.Info
+	// Points is what /rewind without an argument lists: the changes it can go
+	// back before.
+	Points []Point
 }
 
 // modelListWait bounds how long listing the provider's models may take; the
@@ -30,7 +33,8 @@ type Reply struct {
 const modelListWait = 5 * time.Second
 
 // Command runs the built-in slash command name (without its slash) on args,
-// the one implementation every consumer calls: mode, model, compact and cost.
+// the one implementation every consumer calls: mode, model, compact, cost,
+// undo and rewind.
 // A bad argument is a Reply that says what is wrong; an error is a failure of
 // the session (closed, the log) or ErrNotBuiltin.
 func (s *Session) Command(ctx context.Context, name, args string) (Reply, error) {
@@ -42,6 +46,10 @@ func (s *Session) Command(ctx context.Context, name, args string) (Reply, error)
 		return s.modelCommand(args)
 	case "cost":
 		return Reply{Text: CostText(s.Status())}, nil
+	case "undo":
+		return s.undoCommand(ctx, args)
+	case "rewind":
+		return s.rewindCommand(ctx, args)
 	case "compact":
 		err := s.Compact(ctx, args)
 		switch {

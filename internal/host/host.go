@@ -132,6 +132,8 @@ type Session struct {
 
 	modelsOnce sync.Once
 	models     []models.Info
+
+	undo undoState
 }
 
 func (o *Options) normalize() {
@@ -235,6 +237,7 @@ func Load(o Options, path string, replay func(*Session, session.Record) error) (
 		} else {
 			s.agent.Fold(r)
 		}
+		s.undo.fold(r)
 		n := recordSize(r)
 		budget.take(n)
 		recs <- r
@@ -383,6 +386,13 @@ func (s *Session) Prompt(ctx context.Context, text string, images ...card.Conten
 		return agent.StopError, err
 	}
 	defer done()
+	// The workspace is snapshotted before the prompt and at its end: what it
+	// changed can be undone, and what the user changes after it told apart.
+	s.undo.mu.Lock()
+	n := s.undo.prompts + 1
+	s.undo.mu.Unlock()
+	s.checkpoint(tctx, n, session.PhaseBefore)
+	defer s.checkpoint(s.ctx, n, session.PhaseAfter)
 	return s.agent.Prompt(tctx, withNotes(text, s.notes.take()), images...)
 }
 
@@ -538,7 +548,7 @@ func closeAll(cs []io.Closer) error {
 type recorder struct{ s *Session }
 
 func (r recorder) Put(rec session.Record) (session.Record, error) {
-	return r.s.bus.put(r.s.log, rec)
+	return r.s.put(rec)
 }
 
 // hostProvider resolves the provider lazily and tells subscribers when a model
@@ -564,7 +574,11 @@ func (p hostProvider) Stream(ctx context.Context, req provider.Request, onDelta 
 // permit asks the subscribers: the permission event carries the request and
 // takes the first answer.
 func (s *Session) permit(ctx context.Context, req agent.PermissionRequest) (agent.Decision, error) {
-	p := &Permission{Request: req, answer: make(chan agent.Decision, 1), done: make(chan struct{})}
+	return s.askPermission(ctx, &Permission{Request: req})
+}
+
+func (s *Session) askPermission(ctx context.Context, p *Permission) (agent.Decision, error) {
+	p.answer, p.done = make(chan agent.Decision, 1), make(chan struct{})
 	defer p.end()
 	s.bus.publish(Event{Kind: KindPermission, Permission: p})
 	select {

@@ -309,8 +309,8 @@ func TestStreamOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-sub.Done()
-	want := []string{"user", "request", "delta", "assistant", "tool_call", "started c1", "tool_result",
-		"request", "delta", "assistant", "turn_end"}
+	want := []string{"checkpoint", "user", "request", "delta", "assistant", "tool_call", "started c1", "tool_result",
+		"request", "delta", "assistant", "turn_end", "checkpoint"}
 	if !slices.Equal(got, want) {
 		t.Errorf("stream:\n%q\nwant:\n%q", got, want)
 	}

@@ -94,9 +94,12 @@ func (q *Question) end() { q.once.Do(func() { close(q.done) }) }
 // is closed once it no longer waits (answered, or its turn was cancelled).
 type Permission struct {
 	Request agent.PermissionRequest
-	answer  chan agent.Decision
-	done    chan struct{}
-	once    sync.Once
+	// Unlogged says that no record has shown the request's card (an undo's
+	// diff): a consumer draws it with the question.
+	Unlogged bool
+	answer   chan agent.Decision
+	done     chan struct{}
+	once     sync.Once
 }
 
 // Answer decides the request; later answers are ignored.

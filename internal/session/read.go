@@ -109,6 +109,14 @@ func validate(r *Record) error {
 		if r.Path == "" {
 			return errors.New("instructions record has no path")
 		}
+	case TypeCheckpoint:
+		if c := r.Checkpoint; c == nil || c.Prompt < 1 || c.Phase != PhaseBefore && c.Phase != PhaseAfter {
+			return errors.New("checkpoint record has no prompt or phase")
+		}
+	case TypeRestore:
+		if c := r.Restore; c == nil || c.To < 1 || c.Before == "" {
+			return errors.New("restore record has no change or snapshot")
+		}
 	case TypeToolCall, TypeProgress:
 		if r.CallID == "" {
 			return fmt.Errorf("%s record has no callId", r.Type)

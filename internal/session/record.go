@@ -40,6 +40,14 @@ const (
 	// to the model context, with Text its (capped) content.
 	TypeInstructions RecordType = "instructions"
 	TypeModel        RecordType = "model" // Model, Thinking: the model and thinking level from here on
+	// TypeCheckpoint is the workspace's state just before a prompt (before its
+	// user record) and at its end (Checkpoint), so that what it changed can be
+	// undone, after a reload too.
+	TypeCheckpoint RecordType = "checkpoint"
+	// TypeRestore is an undo or rewind of the workspace (Restore): what it
+	// wrote, what it kept because the user had changed it, and its own
+	// snapshots, so that it can be undone in turn.
+	TypeRestore RecordType = "restore"
 	// TypeDamaged is never written: lenient readers (a web page following a log)
 	// hand it out in place of a line that does not decode, with Error saying why,
 	// and go on after it.
@@ -107,6 +115,55 @@ type Record struct {
 	// (off, adaptive, low … max or a token budget; "" the configured one).
 	Model    string `json:"model,omitempty"`
 	Thinking string `json:"thinking,omitempty"`
+
+	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
+	Restore    *Restore    `json:"restore,omitempty"`
+}
+
+// Checkpoint phases.
+const (
+	PhaseBefore = "before"
+	PhaseAfter  = "after"
+)
+
+// Checkpoint is a snapshot of the workspace around a prompt.
+type Checkpoint struct {
+	Prompt int    `json:"prompt"` // the session's prompts counted from 1
+	Phase  string `json:"phase"`  // PhaseBefore or PhaseAfter
+	// Tree is the snapshot in the workspace's shadow object store (outside the
+	// workspace); "" when none could be taken, and Note says why.
+	Tree string `json:"tree,omitempty"`
+	Note string `json:"note,omitempty"`
+	// Skipped are files left out of the snapshot (over the size cap).
+	Skipped []string `json:"skipped,omitempty"`
+}
+
+// Restore is an undo or a rewind of the workspace.
+type Restore struct {
+	// To is the change (counting the session's prompts and restores from 1)
+	// whose state before it the restore went back to; Prompt is its prompt (0
+	// when it is a restore).
+	To     int `json:"to"`
+	Prompt int `json:"prompt,omitzero"`
+	// Before and After are the workspace's snapshots around the restore.
+	Before string `json:"before"`
+	After  string `json:"after,omitempty"`
+	// Files are those it wrote (the diff it applied); Kept those it left alone
+	// because the user had changed them since the agent did.
+	Files []RestoredFile `json:"files,omitempty"`
+	Kept  []string       `json:"kept,omitempty"`
+	// Fork is the session the conversation was forked into, if it was.
+	Fork string `json:"fork,omitempty"`
+}
+
+// RestoredFile is one file a restore wrote: the diff it applied (texts capped,
+// "" for binary content) and its line counts (-1: binary).
+type RestoredFile struct {
+	Path    string  `json:"path"`
+	OldText *string `json:"oldText"` // nil: the file did not exist
+	NewText *string `json:"newText"` // nil: the restore removed it
+	Added   int     `json:"added"`
+	Removed int     `json:"removed"`
 }
 
 // Usage is the token usage of a turn.

@@ -86,7 +86,7 @@ func (f *Fold) Record(r *termui.Renderer, rec session.Record) error {
 		return r.Note(note)
 	case session.TypeDamaged:
 		return r.Note("a damaged log line: " + rec.Error)
-	case session.TypeCompaction, session.TypeInstructions:
+	case session.TypeCompaction, session.TypeInstructions, session.TypeRestore:
 		// What dsh added to the model's context, shown where it happened.
 		f.current = ""
 		if err := r.Call(it.Call); err != nil {
@@ -96,7 +96,7 @@ func (f *Fold) Record(r *termui.Renderer, rec session.Record) error {
 	case session.TypeHeader:
 		// Paths in the workspace show relative to it.
 		r.SetRoot(rec.Cwd)
-	case session.TypePlan, session.TypeAllow:
+	case session.TypePlan, session.TypeAllow, session.TypeCheckpoint:
 		// The todo_write result card shows the plan; approvals show in the
 		// prompt that made them.
 	}

@@ -5,6 +5,7 @@ package view
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/session"
@@ -70,13 +71,58 @@ func (p *Presenter) Present(r session.Record) (it Item) {
 		it.Call, it.Name = c.card, c.rec.Name
 	case session.TypeCompaction, session.TypeInstructions:
 		it.Name, it.Call, it.Result = noteCards(r)
+	case session.TypeRestore:
+		it.Name = "undo"
+		if r.Restore != nil {
+			it.Call, it.Result = RestoreCards(*r.Restore, true)
+		}
 	case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking,
-		session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged:
+		session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged, session.TypeCheckpoint:
 	}
 	if it.Err != nil && p.OnError != nil {
 		p.OnError(it.Err)
 	}
 	return it
+}
+
+// RestoreCards present an undo or rewind: the diff it applies (done false: the
+// one it asks to apply) as a diff call and result, titled with what it undoes
+// and the files it keeps because the user changed them.
+func RestoreCards(r session.Restore, done bool) (*card.DiffCall, *card.DiffResult) {
+	what := fmt.Sprintf("change %d", r.To)
+	if r.Prompt > 0 {
+		what = fmt.Sprintf("prompt %d", r.Prompt)
+	}
+	verb := "Undo " + what
+	if done {
+		verb = "Undid " + what
+	}
+	title := fmt.Sprintf("%s: %d %s", verb, len(r.Files), plural(len(r.Files), "file", "files"))
+	if len(r.Kept) > 0 {
+		title += fmt.Sprintf("; kept %s (changed since by you)", strings.Join(r.Kept, ", "))
+	}
+	if r.Fork != "" {
+		title += "; the conversation goes on in session " + r.Fork
+	}
+	diffs := make([]card.FileDiff, 0, len(r.Files))
+	locs := make([]card.Location, 0, len(r.Files))
+	for _, f := range r.Files {
+		d := card.FileDiff{Path: f.Path, OldText: f.OldText}
+		if f.NewText != nil {
+			d.NewText = *f.NewText
+		}
+		diffs = append(diffs, d)
+		locs = append(locs, card.Location{Path: f.Path})
+	}
+	return &card.DiffCall{Title: title, Diffs: diffs, Locations: locs},
+		&card.DiffResult{Title: title, Diffs: diffs, Locations: locs}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func (p *Presenter) call(r session.Record) (card.Call, error) { return CallCard(p.reg, r) }

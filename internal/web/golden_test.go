@@ -161,7 +161,21 @@ func goldenCases() []goldenCase {
 			Usage: &session.Usage{}}}},
 		{name: "turn-end", item: view.Item{Record: session.Record{Type: session.TypeTurnEnd, Time: t0, StopReason: "error",
 			Error: "provider: 529 <overloaded>", Usage: &session.Usage{InputTokens: 10, OutputTokens: 2}}}},
+		{name: "checkpoint", item: view.Item{Record: session.Record{Type: session.TypeCheckpoint, Time: t0,
+			Checkpoint: &session.Checkpoint{Prompt: 2, Phase: session.PhaseBefore, Tree: "4b825dc642cb6eb9a060e54bf8d69288fbee4904"}}}},
+		{name: "checkpoint-none", item: view.Item{Record: session.Record{Type: session.TypeCheckpoint, Time: t0,
+			Checkpoint: &session.Checkpoint{Prompt: 3, Phase: session.PhaseBefore, Note: "git is not installed: <no undo>"}}}},
+		restoreCase(),
 	}
+}
+
+// restoreCase is an undo as the page draws it: the diff it applied.
+func restoreCase() goldenCase {
+	old, now := "colour\n", "color\n"
+	r := session.Record{Type: session.TypeRestore, Time: t0, Restore: &session.Restore{To: 1, Prompt: 1, Before: "b", After: "a",
+		Files: []session.RestoredFile{{Path: "a.txt", OldText: &now, NewText: &old, Added: 1, Removed: 1}, {Path: "gen.txt", OldText: &now, Removed: 1}},
+		Kept:  []string{"keep.txt"}}}
+	return goldenCase{name: "restore", item: view.NewPresenter(toolset.New(toolset.Options{})).Present(r)}
 }
 
 func testBuilder(t *testing.T) *builder {

@@ -182,6 +182,12 @@ func (o out) item(it *itemView) {
 			o.raw("<details class=\"unclamp\"><summary>Show the whole summary</summary></details>")
 		}
 		o.raw("</section>")
+	case "checkpoint":
+		o.raw("<div class=\"item checkpoint\" data-item=\"checkpoint\"><span>")
+		o.esc(it.Title)
+		o.raw(" · ")
+		o.esc(it.Note)
+		o.raw("</span></div>")
 	case "note":
 		o.raw("<div class=\"item note\" data-item=\"note\"><pre class=\"error\">")
 		o.esc(it.Note)

@@ -72,8 +72,8 @@ type itemView struct {
 	Long     bool          // a long message, shown clamped
 	End      *endView
 	Tool     *toolView
-	Note     string // a record that could not be shown
-	Title    string // a context item's title
+	Note     string // a record that could not be shown; a checkpoint's state
+	Title    string // a context item's or a checkpoint's title
 }
 
 // pasteView is a paste of a user message: its chip (what stands for it in the
@@ -158,7 +158,7 @@ func (s *Server) sessionPage(sid string, recs []session.Record, live bool) sessi
 			continue
 		case session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypePlan,
 			session.TypeDamaged, session.TypeCompaction, session.TypeInstructions, session.TypeModel,
-			session.TypeMode, session.TypeAllow:
+			session.TypeMode, session.TypeAllow, session.TypeCheckpoint, session.TypeRestore:
 			// b.item decides what shows, for the page and the stream alike.
 		}
 		jobs = append(jobs, job{recs: []session.Record{r}})
@@ -273,6 +273,29 @@ func (b *builder) item(it view.Item, name string) *itemView {
 		}
 		v.Markdown = markdown(r.Text)
 		v.Long = !b.full && strings.Count(r.Text, "\n") >= msgClampLines
+	case session.TypeRestore:
+		// An undo is drawn as the call it stands in for: its diff.
+		v.Type = "tool"
+		t := &toolView{ElemID: fmt.Sprintf("restore-%d", r.Restore.To), Name: it.Name, State: "done",
+			Call: b.callCard("", it.Call), Result: b.resultCard("", it.Result)}
+		// As for a finished edit: the result holds the diff, the call its title.
+		t.Result.dropTitle(t.Call)
+		if t.Call.Diff != nil {
+			t.Call.Diff.Body = false
+		}
+		v.Tool = t
+	case session.TypeCheckpoint:
+		// The timeline marks where each prompt can be rewound to.
+		c := r.Checkpoint
+		if c.Phase != session.PhaseBefore {
+			return nil
+		}
+		v.Type = "checkpoint"
+		v.Title = fmt.Sprintf("Checkpoint %d", c.Prompt)
+		v.Note = "/rewind goes back here"
+		if c.Tree == "" {
+			v.Note = "no snapshot: " + c.Note
+		}
 	case session.TypeHeader, session.TypeProgress, session.TypeMode, session.TypeAllow, session.TypeModel,
 		session.TypePlan: // the todo_write card right before it shows the plan, as in the terminal
 		return nil

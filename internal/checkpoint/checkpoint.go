@@ -1,0 +1,440 @@
+// Package checkpoint snapshots a workspace into a shadow git object store kept
+// outside it, so that what a prompt changed — by the file tools or by shell
+// commands — can be put back. The user's own .git is never read or written:
+// git runs with GIT_DIR pointing at the shadow store and GIT_WORK_TREE at the
+// workspace, so the workspace's .gitignore files (and the repository's
+// info/exclude, copied in) keep build output and the like out of it.
+package checkpoint
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// EmptyTree is git's tree with nothing in it: the state before a file existed.
+const EmptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+// Defaults bound a snapshot.
+const (
+	DefaultMaxFile = 16 << 20 // bytes: larger files are left out of the snapshot
+	DefaultTimeout = 10 * time.Second
+)
+
+// Errors a snapshot can end with.
+var (
+	ErrNoGit   = errors.New("git is not installed: changes made by commands cannot be undone")
+	ErrTimeout = errors.New("the snapshot took too long: changes made by commands cannot be undone")
+)
+
+// Options bound a Store's snapshots; the zero value takes the defaults.
+type Options struct {
+	MaxFile int64
+	Timeout time.Duration
+	// Exclude are directories (absolute) never snapshotted, such as dsh's
+	// session logs when they are inside the workspace; the store's own is one.
+	Exclude []string
+}
+
+// Store is one workspace's shadow object store, with one index (its stat cache)
+// per user of it, so that sessions in the same workspace share objects without
+// contending for one index.
+type Store struct {
+	git, dir, root, index string
+	o                     Options
+}
+
+// Open opens (creating it if needed) the shadow store dir for the workspace
+// root, with the index named index (a session id). It is ErrNoGit without git.
+func Open(dir, root, index string, o Options) (*Store, error) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		return nil, ErrNoGit
+	}
+	if o.MaxFile <= 0 {
+		o.MaxFile = DefaultMaxFile
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	s := &Store{git: git, dir: dir, root: root, index: filepath.Join(dir, "indexes", index), o: o}
+	if _, err := os.Stat(filepath.Join(dir, "HEAD")); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Join(dir, "indexes"), 0o700); err != nil {
+			return nil, fmt.Errorf("checkpoint store: %w", err)
+		}
+		if _, err := s.run(context.Background(), nil, "init", "--quiet"); err != nil {
+			return nil, err
+		}
+	}
+	seedIndex(s.index)
+	return s, nil
+}
+
+// seedIndex starts a new index from the newest one beside it: its stat cache
+// spares the first snapshot of a session from hashing every file again.
+func seedIndex(index string) {
+	if _, err := os.Stat(index); err == nil {
+		return
+	}
+	ents, err := os.ReadDir(filepath.Dir(index))
+	if err != nil {
+		return
+	}
+	var newest string
+	var at time.Time
+	for _, e := range ents {
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() && !strings.HasSuffix(e.Name(), ".lock") && fi.ModTime().After(at) {
+			newest, at = filepath.Join(filepath.Dir(index), e.Name()), fi.ModTime()
+		}
+	}
+	if b, err := os.ReadFile(newest); err == nil && newest != "" {
+		_ = os.WriteFile(index, b, 0o600) // a missing seed only costs time
+	}
+}
+
+// Snapshot is one state of the workspace.
+type Snapshot struct {
+	Tree string
+	// Skipped are the files left out because they are over the size cap: what a
+	// command does to them cannot be undone.
+	Skipped []string
+}
+
+// Snapshot records the workspace as it is now. It lists what changed since the
+// index last saw it (one walk, honouring the ignore rules), hashes only those
+// files and writes the tree. It ends with ErrTimeout past the time bound.
+func (s *Store) Snapshot(ctx context.Context) (Snapshot, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
+	defer cancel()
+	if err := s.syncExcludes(); err != nil {
+		return Snapshot{}, err
+	}
+	out, err := s.run(ctx, nil, "ls-files", "-z", "--others", "--modified", "--exclude-standard")
+	if err != nil {
+		return Snapshot{}, s.bound(ctx, err)
+	}
+	var snap Snapshot
+	var paths []byte
+	seen := map[string]bool{}
+	for p := range strings.SplitSeq(strings.TrimSuffix(string(out), "\x00"), "\x00") {
+		// A nested repository lists as its directory; its files are its own.
+		if p == "" || strings.HasSuffix(p, "/") || seen[p] {
+			continue
+		}
+		seen[p] = true
+		fi, err := os.Lstat(filepath.Join(s.root, p))
+		if err == nil && fi.Mode().IsRegular() && fi.Size() > s.o.MaxFile {
+			snap.Skipped = append(snap.Skipped, p)
+			if _, err := s.run(ctx, nil, "update-index", "-z", "--force-remove", "--", p); err != nil {
+				return Snapshot{}, s.bound(ctx, err)
+			}
+			continue
+		}
+		paths = append(append(paths, p...), 0)
+	}
+	if len(paths) > 0 {
+		if _, err := s.run(ctx, paths, "update-index", "-z", "--add", "--remove", "--replace", "--stdin"); err != nil {
+			return Snapshot{}, s.bound(ctx, err)
+		}
+	}
+	tree, err := s.run(ctx, nil, "write-tree")
+	if err != nil {
+		return Snapshot{}, s.bound(ctx, err)
+	}
+	snap.Tree = strings.TrimSpace(string(tree))
+	return snap, nil
+}
+
+// bound turns a failure past the deadline into ErrTimeout.
+func (s *Store) bound(ctx context.Context, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		// The killed git leaves its lock behind, which would fail every later
+		// snapshot.
+		_ = os.Remove(s.index + ".lock")
+		return ErrTimeout
+	}
+	return err
+}
+
+// syncExcludes makes the repository's own info/exclude (not versioned, so not
+// seen as a .gitignore) part of the store's ignore rules, after the
+// directories that are dsh's own.
+func (s *Store) syncExcludes() error {
+	user, err := os.ReadFile(filepath.Join(s.root, ".git", "info", "exclude"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	var b []byte
+	for _, d := range append([]string{s.dir}, s.o.Exclude...) {
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			d = r
+		}
+		if rel, err := filepath.Rel(s.root, d); err == nil && rel != "." && filepath.IsLocal(rel) {
+			b = append(b, "/"+escapeGlob(filepath.ToSlash(rel))+"/\n"...)
+		}
+	}
+	// The user's rules come last, but cannot bring dsh's directories back:
+	// git does not look inside an excluded directory.
+	b = append(b, user...)
+	path := filepath.Join(s.dir, "info", "exclude")
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
+}
+
+// escapeGlob makes a path a literal gitignore pattern.
+func escapeGlob(p string) string {
+	var b strings.Builder
+	for _, r := range p {
+		if strings.ContainsRune(`\*?[!# `, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// Change is one file that differs between two trees, with its line counts
+// (-1 for a binary file).
+type Change struct {
+	Path           string
+	Added, Removed int
+}
+
+// Changes lists the files that differ from tree from to tree to, among paths
+// if any are given.
+func (s *Store) Changes(ctx context.Context, from, to string, paths ...string) ([]Change, error) {
+	args := append([]string{"--literal-pathspecs", "diff-tree", "-r", "-z", "--no-renames", "--numstat", from, to, "--"}, paths...)
+	out, err := s.run(ctx, nil, args...)
+	if err != nil {
+		return nil, err
+	}
+	var cs []Change
+	for f := range strings.SplitSeq(strings.TrimSuffix(string(out), "\x00"), "\x00") {
+		a, rest, ok1 := strings.Cut(f, "\t")
+		r, path, ok2 := strings.Cut(rest, "\t")
+		if !ok1 || !ok2 {
+			continue
+		}
+		c := Change{Path: path, Added: -1, Removed: -1}
+		if n, err := strconv.Atoi(a); err == nil {
+			c.Added = n
+		}
+		if n, err := strconv.Atoi(r); err == nil {
+			c.Removed = n
+		}
+		cs = append(cs, c)
+	}
+	return cs, nil
+}
+
+// Entry is a path's state in a tree: absent, or a blob with its mode.
+type Entry struct {
+	Mode string // "100644", "100755", "120000" (a symlink) or "160000" (a nested repository)
+	ID   string // "" when the tree does not hold the path
+}
+
+// Entries returns the state of each of paths in tree.
+func (s *Store) Entries(ctx context.Context, tree string, paths []string) (map[string]Entry, error) {
+	m := make(map[string]Entry, len(paths))
+	if len(paths) == 0 {
+		return m, nil
+	}
+	// --literal-pathspecs: a path is a name, never a pattern.
+	args := append([]string{"--literal-pathspecs", "ls-tree", "-r", "-z", "--full-tree", tree, "--"}, paths...)
+	out, err := s.run(ctx, nil, args...)
+	if err != nil {
+		return nil, err
+	}
+	for f := range strings.SplitSeq(strings.TrimSuffix(string(out), "\x00"), "\x00") {
+		meta, path, ok := strings.Cut(f, "\t")
+		fields := strings.Fields(meta)
+		if ok && len(fields) == 3 {
+			m[path] = Entry{Mode: fields[0], ID: fields[2]}
+		}
+	}
+	return m, nil
+}
+
+// Blobs reads the contents of the objects ids, in one git process.
+func (s *Store) Blobs(ctx context.Context, ids []string) (map[string][]byte, error) {
+	m := make(map[string][]byte, len(ids))
+	var in bytes.Buffer
+	for _, id := range ids {
+		if id != "" {
+			in.WriteString(id + "\n")
+		}
+	}
+	if in.Len() == 0 {
+		return m, nil
+	}
+	out, err := s.run(ctx, in.Bytes(), "cat-file", "--batch")
+	if err != nil {
+		return nil, err
+	}
+	r := bufio.NewReader(bytes.NewReader(out))
+	for {
+		head, err := r.ReadString('\n')
+		if errors.Is(err, io.EOF) {
+			return m, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint: reading objects: %w", err)
+		}
+		f := strings.Fields(head)
+		if len(f) != 3 {
+			return nil, fmt.Errorf("checkpoint: object %s is missing", strings.TrimSpace(head))
+		}
+		n, err := strconv.Atoi(f[2])
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint: object header %q: %w", head, err)
+		}
+		b := make([]byte, n+1) // the content and its newline
+		if _, err := io.ReadFull(r, b); err != nil {
+			return nil, fmt.Errorf("checkpoint: reading object %s: %w", f[0], err)
+		}
+		m[f[0]] = b[:n]
+	}
+}
+
+// Put makes each path of the workspace what want says (the state of a tree,
+// contents from Blobs): written with its mode, or removed when the entry is
+// absent, with directories made or emptied as needed. Paths are resolved inside
+// the workspace (os.Root): a symlink cannot lead a restore out of it.
+func (s *Store) Put(want map[string]Entry, blobs map[string][]byte) error {
+	root, err := os.OpenRoot(s.root)
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	defer func() { _ = root.Close() }()
+	paths := slices.Sorted(func(yield func(string) bool) {
+		for p := range want {
+			if !yield(p) {
+				return
+			}
+		}
+	})
+	// Removals first: a file may give way to a directory of the same name.
+	for _, p := range paths {
+		if want[p].ID == "" {
+			if err := removeFile(root, p); err != nil {
+				return err
+			}
+		}
+	}
+	for _, p := range paths {
+		e := want[p]
+		if e.ID == "" || e.Mode == "160000" {
+			continue
+		}
+		if err := putFile(root, p, e, blobs[e.ID]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func removeFile(root *os.Root, p string) error {
+	if err := root.RemoveAll(filepath.FromSlash(p)); err != nil {
+		return fmt.Errorf("restore %s: %w", p, err)
+	}
+	// Directories the file leaves empty go with it (git keeps no empty ones).
+	for d := parentDir(p); d != "."; d = parentDir(d) {
+		if root.Remove(filepath.FromSlash(d)) != nil {
+			break
+		}
+	}
+	return nil
+}
+
+func parentDir(p string) string {
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 {
+		return "."
+	}
+	return p[:i]
+}
+
+func putFile(root *os.Root, p string, e Entry, content []byte) error {
+	// A parent that is now a file (a directory replaced by one) gives way.
+	for d := parentDir(p); d != "."; d = parentDir(d) {
+		if fi, err := root.Lstat(filepath.FromSlash(d)); err == nil && !fi.IsDir() {
+			if err := root.Remove(filepath.FromSlash(d)); err != nil {
+				return fmt.Errorf("restore %s: %w", p, err)
+			}
+		}
+	}
+	name := filepath.FromSlash(p)
+	if d := filepath.Dir(name); d != "." {
+		if err := root.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("restore %s: %w", p, err)
+		}
+	}
+	if err := root.RemoveAll(name); err != nil {
+		return fmt.Errorf("restore %s: %w", p, err)
+	}
+	if e.Mode == "120000" {
+		if err := root.Symlink(string(content), name); err != nil {
+			return fmt.Errorf("restore %s: %w", p, err)
+		}
+		return nil
+	}
+	perm := os.FileMode(0o644)
+	if e.Mode == "100755" {
+		perm = 0o755
+	}
+	if err := root.WriteFile(name, content, perm); err != nil {
+		return fmt.Errorf("restore %s: %w", p, err)
+	}
+	return nil
+}
+
+// run runs git on the store with stdin in (nil: none) and returns its output.
+func (s *Store) run(ctx context.Context, in []byte, args ...string) ([]byte, error) {
+	base := []string{
+		// The store is dsh's own: no hooks, no monitor, no line-ending rewriting,
+		// no background gc of objects a session log still names.
+		"-c", "core.fsmonitor=false", "-c", "core.autocrlf=false", "-c", "core.safecrlf=false",
+		"-c", "gc.auto=0", "-c", "core.quotepath=off", "-c", "core.symlinks=true",
+	}
+	cmd := exec.CommandContext(ctx, s.git, append(base, args...)...)
+	cmd.Dir = s.root
+	cmd.Env = append(os.Environ(), "GIT_DIR="+s.dir, "GIT_WORK_TREE="+s.root, "GIT_INDEX_FILE="+s.index,
+		"GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool {
+		// The user's repository settings must not leak in from the environment.
+		return strings.HasPrefix(kv, "GIT_CEILING") || strings.HasPrefix(kv, "GIT_OBJECT_DIRECTORY=") ||
+			strings.HasPrefix(kv, "GIT_ALTERNATE_OBJECT_DIRECTORIES=") || strings.HasPrefix(kv, "GIT_COMMON_DIR=") ||
+			strings.HasPrefix(kv, "GIT_NAMESPACE=")
+	})
+	if in != nil {
+		cmd.Stdin = bytes.NewReader(in)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		verb := args[slices.IndexFunc(args, func(a string) bool { return !strings.HasPrefix(a, "-") })]
+		return nil, fmt.Errorf("checkpoint: git %s: %w: %s", verb, err, strings.TrimSpace(stderr.String()))
+	}
+	return out, nil
+}

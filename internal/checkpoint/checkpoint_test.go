@@ -1,0 +1,216 @@
+package checkpoint
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func write(t *testing.T, root, name, text string) {
+	t.Helper()
+	p := filepath.Join(root, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func read(t *testing.T, root, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// newRepo is a workspace that is a git repository of the user's, with one commit.
+func newRepo(t *testing.T) (root string, s *Store) {
+	t.Helper()
+	root = t.TempDir()
+	git(t, root, "init", "-q")
+	write(t, root, ".gitignore", "build/\n")
+	write(t, root, "a.txt", "one\ntwo\n")
+	write(t, root, "dir/b.txt", "bee\n")
+	git(t, root, "add", "-A")
+	git(t, root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+	s, err := Open(filepath.Join(t.TempDir(), "store"), root, "s1", Options{MaxFile: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, s
+}
+
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v: %s", args, err, out)
+	}
+	return string(out)
+}
+
+func snap(t *testing.T, s *Store) string {
+	t.Helper()
+	sn, err := s.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sn.Tree
+}
+
+func TestUndoSpanRestoresAndKeepsUserChanges(t *testing.T) {
+	root, s := newRepo(t)
+	head := git(t, root, "rev-parse", "HEAD")
+	status := git(t, root, "status", "--porcelain")
+	before := snap(t, s)
+	// The "agent": an edit, a created file, a deleted file, a removed directory.
+	write(t, root, "a.txt", "one\nTWO\n")
+	write(t, root, "new/gen.go", "package gen\n")
+	if err := os.RemoveAll(filepath.Join(root, "dir")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, root, "kept.txt", "agent\n")
+	after := snap(t, s)
+	// The user, since: kept.txt is theirs now.
+	write(t, root, "kept.txt", "user\n")
+	now := snap(t, s)
+	p, err := s.Plan(context.Background(), now, []Span{{before, after}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range p.Files {
+		got = append(got, f.Path+map[bool]string{true: " (user)"}[f.User])
+	}
+	want := []string{"a.txt", "dir/b.txt", "kept.txt (user)", "new/gen.go"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("plan = %q, want %q", got, want)
+	}
+	done, err := s.Apply(p, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(done, []string{"a.txt", "dir/b.txt", "new/gen.go"}) {
+		t.Errorf("applied %q", done)
+	}
+	if got := read(t, root, "a.txt"); got != "one\ntwo\n" {
+		t.Errorf("a.txt = %q", got)
+	}
+	if got := read(t, root, "dir/b.txt"); got != "bee\n" {
+		t.Errorf("dir/b.txt = %q", got)
+	}
+	if got := read(t, root, "kept.txt"); got != "user\n" {
+		t.Errorf("kept.txt = %q: the user's change was overwritten", got)
+	}
+	if _, err := os.Stat(filepath.Join(root, "new")); !os.IsNotExist(err) {
+		t.Errorf("the created directory is still there: %v", err)
+	}
+	// The user's repository saw nothing of it.
+	if h := git(t, root, "rev-parse", "HEAD"); h != head {
+		t.Errorf("HEAD moved: %s", h)
+	}
+	if st := git(t, root, "status", "--porcelain"); st != status+"?? kept.txt\n" {
+		t.Errorf("git status = %q", st)
+	}
+}
+
+func TestIgnoredAndBigFilesStayOut(t *testing.T) {
+	root, s := newRepo(t)
+	// A 1 GB build directory (sparse) with many files: ignored by .gitignore.
+	if err := os.MkdirAll(filepath.Join(root, "build", "obj"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(root, "build", "huge.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(1 << 30); err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Close()
+	for i := range 2000 {
+		write(t, root, filepath.Join("build", "obj", strings.Repeat("o", 1+i%7)+string(rune('a'+i%26))+".o"+string(rune('0'+i%10))), "x")
+	}
+	// The repository's own info/exclude counts too; a big file not ignored is
+	// left out, and said so.
+	write(t, root, ".git/info/exclude", "secret.env\n")
+	write(t, root, "secret.env", "KEY=1\n")
+	big := make([]byte, 2<<20)
+	if err := os.WriteFile(filepath.Join(root, "big.dat"), big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sn, err := s.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(sn.Skipped, []string{"big.dat"}) {
+		t.Errorf("skipped = %q", sn.Skipped)
+	}
+	cs, err := s.Changes(context.Background(), EmptyTree, sn.Tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, c := range cs {
+		paths = append(paths, c.Path)
+	}
+	if !slices.Equal(paths, []string{".gitignore", "a.txt", "dir/b.txt"}) {
+		t.Errorf("the tree holds %q", paths)
+	}
+}
+
+// dsh's own files inside the workspace (the store, the session logs) are never
+// part of a snapshot, so an undo cannot take them back.
+func TestOwnFilesStayOut(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "a.txt", "a\n")
+	write(t, root, "state/sessions/s1.jsonl", "{}\n")
+	s, err := Open(filepath.Join(root, "state", "sessions", "checkpoints", "k"), root, "s1",
+		Options{Exclude: []string{filepath.Join(root, "state", "sessions")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sn, err := s.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := s.Changes(context.Background(), EmptyTree, sn.Tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 1 || cs[0].Path != "a.txt" {
+		t.Errorf("the tree holds %+v", cs)
+	}
+}
+
+func TestSymlinkCannotLeadOut(t *testing.T) {
+	root, s := newRepo(t)
+	// dir becomes a link to a directory outside: the restore must not write there.
+	outside := t.TempDir()
+	if err := os.RemoveAll(filepath.Join(root, "dir")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "dir")); err != nil {
+		t.Fatal(err)
+	}
+	p := Plan{Files: []File{{Path: "dir/b.txt", Want: Entry{Mode: "100644", ID: "x"}, New: []byte("bee\n")}}}
+	if _, err := s.Apply(p, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "b.txt")); err == nil {
+		t.Fatal("the restore wrote outside the workspace")
+	}
+	// The link gave way to the directory the file belongs in.
+	if got := read(t, root, "dir/b.txt"); got != "bee\n" {
+		t.Errorf("dir/b.txt = %q", got)
+	}
+}
