@@ -1,11 +1,17 @@
 package fs
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	iofs "io/fs"
+	"strings"
+	"time"
+
+	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/lsp"
 
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/workspace"
@@ -138,20 +144,77 @@ func changeExecute(ctx context.Context, env tool.Env, plan func(context.Context,
 		return tool.Errorf("%s of %s cancelled: %v.", pl.title, pl.path, err), nil, nil
 	}
 	var (
-		m   diffMeta
-		msg string
-		h   = newPrefixHash()
+		m    diffMeta
+		msg  string
+		h    = newPrefixHash()
+		out  io.Writer = h
+		text *bytes.Buffer
+		lsps = lsp.From(env.Session)
 	)
+	if lsps.Known(pl.cur.loc.Real()) {
+		// The server gets the new text itself, not the file: it may not
+		// watch the disk.
+		text = &bytes.Buffer{}
+		out = io.MultiWriter(h, text)
+	}
 	fi, err := pl.cur.loc.Replace(func(w io.Writer) error {
 		var err error
-		m, msg, err = pl.run(io.MultiWriter(w, h))
+		m, msg, err = pl.run(io.MultiWriter(w, out))
 		return err
 	})
 	if err != nil {
 		return tool.Errorf("Cannot %s %s: %v.", pl.verb, pl.path, err), nil, nil
 	}
 	m.Stamp = stampOf(pl.cur.loc.Real(), fi, h)
+	if text != nil && text.Len() <= diagMaxBytes {
+		if r := lsps.Check(ctx, pl.cur.loc.Real(), text.Bytes()); r != nil {
+			m.Diagnostics, m.DiagnosticsMore = diagnosticsAt(pl.path, r.Diagnostics), r.More
+			msg += "\n\n" + diagnosticsText(pl.path, r, lsps.Wait())
+		}
+	}
 	return tool.Text(msg), &m, nil
+}
+
+// diagMaxBytes bounds the files whose changes go to a language server.
+const diagMaxBytes = 4 << 20
+
+// diagnosticsAt names the file as the call did.
+func diagnosticsAt(path string, ds []card.Diagnostic) []card.Diagnostic {
+	out := make([]card.Diagnostic, len(ds))
+	for i, d := range ds {
+		d.Path = path
+		out[i] = d
+	}
+	return out
+}
+
+// diagnosticsText is what the model reads of a check.
+func diagnosticsText(path string, r *lsp.Report, wait time.Duration) string {
+	switch {
+	case r.Failed != "":
+		return "No diagnostics: " + r.Failed + "."
+	case r.Pending:
+		return fmt.Sprintf("%s sent no diagnostics for %s within %s (it may still be loading); the diagnostics tool asks again.", r.Server, path, wait)
+	case len(r.Diagnostics) == 0:
+		return fmt.Sprintf("%s reports no errors or warnings in %s.", r.Server, path)
+	}
+	var b strings.Builder
+	n := len(r.Diagnostics) + r.More
+	fmt.Fprintf(&b, "%s reports %d problem", r.Server, n)
+	if n != 1 {
+		b.WriteString("s")
+	}
+	fmt.Fprintf(&b, " in %s after this change:", path)
+	for _, d := range r.Diagnostics {
+		fmt.Fprintf(&b, "\n%s:%d:%d: %s: %s", path, d.Line, d.Column, d.Severity, d.Message)
+		if d.Source != "" {
+			fmt.Fprintf(&b, " [%s]", d.Source)
+		}
+	}
+	if r.More > 0 {
+		fmt.Fprintf(&b, "\n… and %d more.", r.More)
+	}
+	return b.String()
 }
 
 // previewHolds reports whether the file is still the one the preview saw: still
