@@ -12,6 +12,7 @@ import (
 
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/lsp"
+	"github.com/dsh-dev/dsh/internal/proctest"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
@@ -101,19 +102,37 @@ func TestGoplsDiagnosticsAfterEdits(t *testing.T) {
 	bin := serverBin(t, "DSH_TEST_GO", "dsh-test-go", "bin/gopls")
 	f := newEditFixture(t)
 	f.put("go.mod", "module example.com/m\n\ngo 1.22\n", 0o644)
-	f.withServer("go", bin)
+	m := f.withServer("go", bin)
 	good := "package m\n\nfunc F() int {\n\treturn 1\n}\n"
 	bad := "package m\n\nfunc F() int {\n\treturn \"one\"\n}\n"
 	checkDiagnostics(t, f, "m.go", good, bad, "string", 4)
+	closedGone(t, f, m)
 }
 
 func TestPyrightDiagnosticsAfterEdits(t *testing.T) {
 	bin := serverBin(t, "DSH_TEST_NPM", "dsh-test-npm", "node_modules/.bin/pyright-langserver")
 	f := newEditFixture(t)
-	f.withServer("python", bin, "--stdio")
+	m := f.withServer("python", bin, "--stdio")
 	good := "def f() -> int:\n    return 1\n"
 	bad := "def f() -> int:\n    return \"one\"\n"
 	checkDiagnostics(t, f, "m.py", good, bad, "not assignable", 2)
+	closedGone(t, f, m)
+}
+
+// closedGone closes the session and proves its server, and all it started
+// (pyright's node workers, gopls's go list), is gone.
+func closedGone(t *testing.T, f *editFixture, m *lsp.Manager) {
+	t.Helper()
+	pids := m.Pids()
+	if len(pids) != 1 {
+		t.Fatalf("servers running: %v, want one", pids)
+	}
+	if err := f.sess.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, pg := range pids {
+		proctest.GroupGone(t, pg)
+	}
 }
 
 // A language without an installed server leaves edits as they were.
