@@ -46,6 +46,7 @@ type Config struct {
 	// SafeCommands are commands added to those the bash tool runs without asking.
 	SafeCommands []string
 	MCP          []MCPServer // sorted by name
+	LSP          LSP
 	// Files are the configuration files looked at, found or not.
 	Files []File
 	// Notices are project settings that were ignored, and why.
@@ -251,6 +252,13 @@ func (c *Config) merge(d *fileData, path string, trusted bool, mcp map[string]MC
 			c.ContextWindow.PerModel[m] = n
 			c.sources["context_window."+m] = path
 		}
+	}
+	switch {
+	case d.lsp == nil:
+	case trusted:
+		c.mergeLSP(d.lsp, path)
+	default:
+		ignore("lsp", "a project file may not start programs")
 	}
 	for _, name := range sortedKeys(d.MCP) {
 		if !trusted {
