@@ -48,6 +48,9 @@ type client struct {
 	send sync.Mutex // orders didOpen/didChange with their versions
 	mu   sync.Mutex
 	docs map[uri.URI]*doc
+	// all is the last publication for every file, open or not (gopls
+	// reports its workspace's packages).
+	all     map[uri.URI][]protocol.Diagnostic
 	stopped bool
 }
 
@@ -64,7 +67,7 @@ type doc struct {
 // startClient starts the server in the background; checks wait for it.
 func startClient(root string, bin string, args []string, env []string) *client {
 	c := &client{server: filepath.Base(bin), root: root, ids: map[string]string{},
-		ready: make(chan struct{}), docs: map[uri.URI]*doc{}}
+		ready: make(chan struct{}), docs: map[uri.URI]*doc{}, all: map[uri.URI][]protocol.Diagnostic{}}
 	go func() {
 		c.err = c.start(bin, args, env)
 		close(c.ready)
@@ -129,7 +132,6 @@ func (c *client) start(bin string, args []string, env []string) error {
 	params := &protocol.InitializeParams{
 		ProcessID:  int32(os.Getpid()),
 		ClientInfo: &protocol.ClientInfo{Name: "dsh"},
-		RootURI:    root,
 		Capabilities: protocol.ClientCapabilities{
 			TextDocument: &protocol.TextDocumentClientCapabilities{
 				PublishDiagnostics: &protocol.PublishDiagnosticsClientCapabilities{VersionSupport: true},
@@ -183,8 +185,13 @@ func (c *client) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc
 func (c *client) published(p *protocol.PublishDiagnosticsParams) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	d := c.docs[uri.URI(p.URI)]
+	d := c.docs[p.URI]
 	if d == nil {
+		if len(p.Diagnostics) == 0 {
+			delete(c.all, p.URI)
+		} else {
+			c.all[p.URI] = p.Diagnostics
+		}
 		return
 	}
 	if p.Version != 0 && int32(p.Version) < d.version {
@@ -192,6 +199,7 @@ func (c *client) published(p *protocol.PublishDiagnosticsParams) {
 	}
 	d.pubs++
 	d.diags, d.pubVer = p.Diagnostics, int32(p.Version)
+	c.all[p.URI] = p.Diagnostics
 	close(d.wake)
 	d.wake = make(chan struct{})
 }
@@ -235,7 +243,7 @@ func (c *client) check(ctx context.Context, path, text string) *Report {
 		// The whole text as the change: protocol's change event always
 		// carries a range, which would make it a ranged edit.
 		err = c.conn.Notify(ctx, protocol.MethodTextDocumentDidChange, &didChange{
-			TextDocument: protocol.VersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: u}, Version: v},
+			TextDocument:   protocol.VersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: u}, Version: v},
 			ContentChanges: []fullChange{{Text: text}}})
 		c.mu.Lock()
 	}
@@ -273,6 +281,22 @@ type fullChange struct {
 	Text string `json:"text"`
 }
 
+// known returns the errors and warnings last published for files under dir.
+func (c *client) known(dir string) []card.Diagnostic {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []card.Diagnostic
+	for u, ds := range c.all {
+		path := u.Filename()
+		if rel, err := filepath.Rel(dir, path); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			continue
+		}
+		r := c.report(path, ds)
+		out = append(out, r.Diagnostics...) // bounded per file
+	}
+	return out
+}
+
 // report turns a file's diagnostics into its errors and warnings, in order.
 func (c *client) report(path string, ds []protocol.Diagnostic) *Report {
 	r := &Report{Server: c.server, Diagnostics: []card.Diagnostic{}}
@@ -283,8 +307,10 @@ func (c *client) report(path string, ds []protocol.Diagnostic) *Report {
 			sev = card.SeverityError
 		case protocol.DiagnosticSeverityWarning:
 			sev = card.SeverityWarning
+		case protocol.DiagnosticSeverityInformation, protocol.DiagnosticSeverityHint:
+			continue // not problems to act on
 		default:
-			continue // information and hints are not problems to act on
+			continue
 		}
 		r.Diagnostics = append(r.Diagnostics, card.Diagnostic{Path: path, Line: int(d.Range.Start.Line) + 1,
 			Column: int(d.Range.Start.Character) + 1, Severity: sev, Message: d.Message, Source: d.Source})

@@ -12,6 +12,7 @@
 package lsp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -136,9 +137,9 @@ func (m *Manager) Check(ctx context.Context, path string, content []byte) *Repor
 	return c.check(ctx, path, string(content))
 }
 
-// Known reports whether a server is configured and installed for path's
+// Checks reports whether a server is configured and installed for path's
 // language, without starting it.
-func (m *Manager) Known(path string) bool {
+func (m *Manager) Checks(path string) bool {
 	lang, _ := languageOf(path)
 	if lang == nil || m.cfg.Off {
 		return false
@@ -204,6 +205,29 @@ func (m *Manager) environ() []string {
 		return m.cfg.Environ
 	}
 	return os.Environ()
+}
+
+// Known returns the errors and warnings the running servers last reported
+// for files under dir (an absolute path), by path and position: the files
+// checked in this session, and whatever else a server reports on its own
+// (gopls: its workspace's packages). It starts no server.
+func (m *Manager) Known(dir string) []card.Diagnostic {
+	m.mu.Lock()
+	var cs []*client
+	for _, c := range m.clients {
+		if c != nil {
+			cs = append(cs, c)
+		}
+	}
+	m.mu.Unlock()
+	var out []card.Diagnostic
+	for _, c := range cs {
+		out = append(out, c.known(dir)...)
+	}
+	slices.SortFunc(out, func(a, b card.Diagnostic) int {
+		return cmp.Or(strings.Compare(a.Path, b.Path), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
+	})
+	return out
 }
 
 // Close shuts every server down (shutdown, exit, then SIGTERM and SIGKILL)

@@ -66,7 +66,7 @@ func TestNoServer(t *testing.T) {
 		"off":           {Off: true, Servers: map[string]Server{"go": {Command: []string{hangServer(t)}}}},
 	} {
 		m := NewManager(root, cfg)
-		if m.Known(filepath.Join(root, "m.go")) {
+		if m.Checks(filepath.Join(root, "m.go")) {
 			t.Errorf("%s: Known", name)
 		}
 		if r := m.Check(context.Background(), filepath.Join(root, "m.go"), nil); r != nil {

@@ -146,12 +146,12 @@ func changeExecute(ctx context.Context, env tool.Env, plan func(context.Context,
 	var (
 		m    diffMeta
 		msg  string
-		h    = newPrefixHash()
+		h              = newPrefixHash()
 		out  io.Writer = h
 		text *bytes.Buffer
 		lsps = lsp.From(env.Session)
 	)
-	if lsps.Known(pl.cur.loc.Real()) {
+	if lsps.Checks(pl.cur.loc.Real()) {
 		// The server gets the new text itself, not the file: it may not
 		// watch the disk.
 		text = &bytes.Buffer{}

@@ -79,8 +79,6 @@ func checkDiagnostics(t *testing.T, f *editFixture, path, good, bad, badNeedle s
 	}
 }
 
-
-
 // diffResult presents a logged result and proves the card is in the union's shape.
 func diffResult(t *testing.T, tl tool.Tool, raw []byte, r tool.Result) *card.DiffResult {
 	t.Helper()
@@ -150,5 +148,53 @@ func TestMissingServerLeavesEditsAlone(t *testing.T) {
 	}
 	if f.get("m.go") != "package m // x\n" {
 		t.Errorf("file = %q", f.get("m.go"))
+	}
+}
+
+// The diagnostics tool checks a file as it is on disk, and lists what gopls
+// reported for the workspace's other packages; both as search cards whose
+// matches are the problems' lines.
+func TestDiagnosticsTool(t *testing.T) {
+	bin := serverBin(t, "DSH_TEST_GO", "dsh-test-go", "bin/gopls")
+	f := newEditFixture(t)
+	f.put("go.mod", "module example.com/m\n\ngo 1.22\n", 0o644)
+	f.put("a/a.go", "package a\n\nfunc A() int { return \"a\" }\n", 0o644)
+	f.put("b/b.go", "package b\n\nvar B int = \"b\"\n", 0o644)
+	f.withServer("go", bin)
+	tl := Diagnostics()
+	raw, r := f.ok(tl, map[string]any{"path": "a/a.go"})
+	c, ok := tl.PresentResult(raw, r).(*card.SearchResult)
+	if !ok || len(c.Files) != 1 || c.Files[0].Path != "a/a.go" || c.Files[0].Matches[0].Line != 3 ||
+		!strings.HasPrefix(c.Files[0].Matches[0].Text, "error: ") {
+		t.Fatalf("file card = %+v (text %q)", c, r.TextOf())
+	}
+	if !strings.Contains(r.TextOf(), "a/a.go:3:") {
+		t.Errorf("text = %q", r.TextOf())
+	}
+	// gopls reports b's package once its workspace is loaded, unasked; the
+	// directory listing shows it when it has come.
+	var dc *card.SearchResult
+	for range 200 {
+		raw, r = f.ok(tl, map[string]any{})
+		dc, _ = tl.PresentResult(raw, r).(*card.SearchResult)
+		if dc != nil && len(dc.Files) == 2 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if dc == nil || len(dc.Files) != 2 || dc.Files[1].Path != "b/b.go" {
+		t.Fatalf("workspace card = %+v (text %q)", dc, r.TextOf())
+	}
+	b, err := json.Marshal(dc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := card.DecodeResult(b); err != nil {
+		t.Errorf("card %s: %v", b, err)
+	}
+	// No server for the language: said, not an error.
+	f.put("notes.txt", "x\n", 0o644)
+	if _, r := f.ok(tl, map[string]any{"path": "notes.txt"}); !strings.Contains(r.TextOf(), "No language server") {
+		t.Errorf("text file: %q", r.TextOf())
 	}
 }
