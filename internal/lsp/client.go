@@ -362,6 +362,9 @@ func (c *client) stop(now bool) {
 	if now {
 		proc.Kill()
 		<-exited
+		if conn != nil {
+			_ = conn.Close()
+		}
 		return
 	}
 	if conn != nil {
