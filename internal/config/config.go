@@ -419,6 +419,9 @@ func (c Config) Settings() []Setting {
 	for _, s := range c.MCP {
 		out = append(out, Setting{Key: "mcp." + s.Name, Value: s.describe(), Source: c.sources["mcp."+s.Name]})
 	}
+	if src, ok := c.sources["lsp"]; ok {
+		out = append(out, Setting{Key: "lsp", Value: c.LSP.describe(), Source: src})
+	}
 	return out
 }
 

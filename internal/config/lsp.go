@@ -76,3 +76,21 @@ func (c *Config) mergeLSP(l *LSP, path string) {
 	}
 	c.sources["lsp"] = joinSource(c.sources["lsp"], path)
 }
+
+// describe shows the language servers set: "wait 5s; go: gopls -remote=auto; python: off".
+func (l LSP) describe() string {
+	var parts []string
+	if l.Wait > 0 {
+		parts = append(parts, "wait "+l.Wait.String())
+	}
+	for _, name := range sortedKeys(l.Servers) {
+		s := l.Servers[name]
+		switch {
+		case s.Disabled:
+			parts = append(parts, name+": off")
+		case len(s.Command) > 0:
+			parts = append(parts, name+": "+strings.Join(s.Command, " "))
+		}
+	}
+	return strings.Join(parts, "; ")
+}

@@ -28,6 +28,9 @@ enabled = false
 	if diff := cmp.Diff(want, c.LSP); diff != "" {
 		t.Errorf("lsp (-want +got):\n%s", diff)
 	}
+	if got := settings(c)["lsp"]; got.Value != "wait 5s; go: /opt/gopls -remote=auto; python: off" || got.Source != w.userPath() {
+		t.Errorf("lsp setting = %+v", got)
+	}
 	// An untrusted project may not choose programs to run.
 	if len(c.Notices) != 1 || !strings.Contains(c.Notices[0], "lsp ignored") {
 		t.Errorf("notices = %q", c.Notices)
