@@ -412,6 +412,12 @@ func (b *bridge) viewResult(u *sdk.SessionToolCallUpdate, call callView, lc *liv
 		if len(u.Locations) == 0 {
 			u.Locations = b.diffLocations(r.Diffs)
 		}
+		if len(r.Diagnostics) > 0 {
+			u.Content = append(u.Content, sdk.ToolContent(sdk.TextBlock(diagnosticsText(r.Diagnostics))))
+			if raw, err := r.MarshalJSON(); err == nil {
+				u.Meta = map[string]any{"dsh": map[string]any{"card": json.RawMessage(raw)}}
+			}
+		}
 	case *card.SearchResult:
 		setTitle(u, r.Title)
 		u.Content = []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(searchText(r)))}

@@ -206,11 +206,36 @@ type ReadResult struct {
 }
 
 // DiffResult is a change as applied: one contextual hunk per edit site, or one
-// whole-file diff (OldText nil) for a created file.
+// whole-file diff (OldText nil) for a created file. Diagnostics are the errors
+// and warnings the file's language server reported for the changed file after
+// the change; absent when no server checked it.
 type DiffResult struct {
-	Title     string     `json:"title,omitempty"`
-	Diffs     []FileDiff `json:"diffs"`
-	Locations []Location `json:"locations,omitempty"`
+	Title       string       `json:"title,omitempty"`
+	Diffs       []FileDiff   `json:"diffs"`
+	Locations   []Location   `json:"locations,omitempty"`
+	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
+}
+
+// Severity is how bad a diagnostic is.
+type Severity string
+
+// The severities a language server reports.
+const (
+	SeverityError   Severity = "error"
+	SeverityWarning Severity = "warning"
+	SeverityInfo    Severity = "info"
+	SeverityHint    Severity = "hint"
+)
+
+// Diagnostic is one problem a language server reported in a file: Line and
+// Column are 1-based (Column counts UTF-16 units, as the protocol does).
+type Diagnostic struct {
+	Path     string   `json:"path"`
+	Line     int      `json:"line"`
+	Column   int      `json:"column"`
+	Severity Severity `json:"severity"`
+	Message  string   `json:"message"`
+	Source   string   `json:"source,omitempty"`
 }
 
 // SearchResult is what a grep, glob or ls found: the lines that matched grouped by

@@ -242,7 +242,7 @@ func ValidateResult(r Result) error {
 		if r.Diffs == nil {
 			return fmt.Errorf("%w: diff: missing \"diffs\"", ErrDecode)
 		}
-		return nil
+		return validDiagnostics(r.Diagnostics)
 	case *SearchResult:
 		return validSearch(r)
 	case *PlanResult:
@@ -298,6 +298,25 @@ func validSearch(r *SearchResult) error {
 	}
 	if r.Total < shown || (!r.Truncated && r.Total != shown) {
 		return bad("total %d does not fit the %d shown (truncated: %v)", r.Total, shown, r.Truncated)
+	}
+	return nil
+}
+
+// validDiagnostics checks what a diagnostic's types cannot say: a path, a
+// 1-based position and a known severity.
+func validDiagnostics(ds []Diagnostic) error {
+	for i, d := range ds {
+		switch {
+		case d.Path == "":
+			return fmt.Errorf("%w: diagnostics[%d]: empty path", ErrDecode, i)
+		case d.Line < 1 || d.Column < 1:
+			return fmt.Errorf("%w: diagnostics[%d]: position %d:%d is not 1-based", ErrDecode, i, d.Line, d.Column)
+		}
+		switch d.Severity {
+		case SeverityError, SeverityWarning, SeverityInfo, SeverityHint:
+		default:
+			return fmt.Errorf("%w: diagnostics[%d]: unknown severity %q", ErrDecode, i, d.Severity)
+		}
 	}
 	return nil
 }

@@ -41,6 +41,9 @@ var everyResult = []Result{
 	&ReadResult{Path: "huge.log", Offset: 1, Lines: []ReadLine{{Number: 1, Text: "start"}}, TotalLines: 3001, TotalLinesAtLeast: true},
 	&DiffResult{Diffs: []FileDiff{{Path: "a.go", OldText: old("a\nb\n"), NewText: "a\nc\n", OldStart: 4, NewStart: 4}},
 		Locations: []Location{{Path: "a.go", Line: Ptr(4)}}},
+	&DiffResult{Title: "Edit a.go", Diffs: []FileDiff{{Path: "a.go", OldText: old("x\n"), NewText: "y\n", OldStart: 2, NewStart: 2}},
+		Diagnostics: []Diagnostic{{Path: "a.go", Line: 2, Column: 1, Severity: SeverityError, Message: "undefined: y", Source: "compiler"},
+			{Path: "a.go", Line: 7, Column: 3, Severity: SeverityWarning, Message: "unused"}}},
 	&SearchResult{Title: "Grep TODO", Query: "TODO", Dir: "/w", Total: 4, Truncated: true, Files: []SearchFile{
 		{Path: "a.go", Count: 2, Matches: []SearchMatch{
 			{Line: 3, Text: "// TODO: x TODO", Ranges: [][2]int{{3, 7}, {11, 15}}},
@@ -159,6 +162,10 @@ func TestDecodeRejects(t *testing.T) {
 		{"diff without diffs", `{"card":"diff","title":"x"}`, true},
 		{"diff item unknown field", `{"card":"diff","title":"x","diffs":[{"path":"a","oldText":null,"newText":"","x":1}]}`, true},
 		{"result unknown card", `{"card":"chart"}`, false},
+		{"diagnostic line zero", `{"card":"diff","diffs":[],"diagnostics":[{"path":"a","line":0,"column":1,"severity":"error","message":"m"}]}`, false},
+		{"diagnostic unknown severity", `{"card":"diff","diffs":[],"diagnostics":[{"path":"a","line":1,"column":1,"severity":"fatal","message":"m"}]}`, false},
+		{"diagnostic empty path", `{"card":"diff","diffs":[],"diagnostics":[{"path":"","line":1,"column":1,"severity":"error","message":"m"}]}`, false},
+		{"diagnostic unknown field", `{"card":"diff","diffs":[],"diagnostics":[{"path":"a","line":1,"column":1,"severity":"error","message":"m","code":1}]}`, false},
 		{"read missing lines", `{"card":"read","path":"a","offset":1,"totalLines":0}`, false},
 		{"read lines wrong type", `{"card":"read","path":"a","offset":1,"lines":{},"totalLines":0}`, false},
 		{"read line item unknown field", `{"card":"read","path":"a","offset":1,"lines":[{"number":1,"text":"x","n":2}],"totalLines":1}`, false},

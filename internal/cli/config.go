@@ -44,7 +44,10 @@ Keys (TOML):
   trust = "trusted"                 "Trust this folder?": the answer for the
   config_sha256 = "…"               project file with this hash
   [mcp.NAME]  command = "npx", args = [...], env = {K = "${VAR}"}
-              or url = "https://…", type = "http" | "sse", headers = {…}`
+              or url = "https://…", type = "http" | "sse", headers = {…}
+  [lsp]       wait = "3s"           how long an edit waits for diagnostics
+  [lsp.go]    command = ["gopls"], enabled = false   (also python, typescript,
+                                    rust, c): the language server for the files`
 
 func runConfigCmd(ctx context.Context, io IO, args []string) error {
 	var o configOptions

@@ -50,6 +50,7 @@ type Config struct {
 	// SafeCommands are commands added to those the bash tool runs without asking.
 	SafeCommands []string
 	MCP          []MCPServer // sorted by name
+	LSP          LSP
 	// Files are the configuration files looked at, found or not.
 	Files []File
 	// Notices are project settings that were ignored, and why.
@@ -257,6 +258,13 @@ func (c *Config) merge(d *fileData, path string, trusted bool, mcp map[string]MC
 			c.sources["context_window."+m] = path
 		}
 	}
+	switch {
+	case d.lsp == nil:
+	case trusted:
+		c.mergeLSP(d.lsp, path)
+	default:
+		ignore("lsp", "a project file may not start programs")
+	}
 	for _, name := range sortedKeys(d.MCP) {
 		if !trusted {
 			ignore("mcp."+name, "a project file may not start programs or connect to servers")
@@ -417,6 +425,9 @@ func (c Config) Settings() []Setting {
 	out = append(out, sc)
 	for _, s := range c.MCP {
 		out = append(out, Setting{Key: "mcp." + s.Name, Value: s.describe(), Source: c.sources["mcp."+s.Name]})
+	}
+	if src, ok := c.sources["lsp"]; ok {
+		out = append(out, Setting{Key: "lsp", Value: c.LSP.describe(), Source: src})
 	}
 	return out
 }

@@ -36,6 +36,7 @@ type rawFile struct {
 	TrustedProjects []string              `toml:"trusted_projects"`
 	Projects        map[string]rawProject `toml:"projects"`
 	MCP             map[string]rawMCP     `toml:"mcp"`
+	LSP             *rawLSP               `toml:"lsp"`
 }
 
 // rawProject is the user's answer to "Trust this folder?" for one project.
@@ -66,6 +67,7 @@ type fileData struct {
 	projects                                map[string]Decision // by canonical path
 	sum                                     string              // the file's SHA-256, hex
 	MCP                                     map[string]MCPServer
+	lsp                                     *LSP
 	lines                                   map[string]int // dotted key → line
 }
 
@@ -267,6 +269,9 @@ func parseFile(b []byte, getenv func(string) string) (*fileData, error) {
 			d.MCP = map[string]MCPServer{}
 		}
 		d.MCP[name] = s
+	}
+	if d.lsp, err = lspTable(r.LSP); err != nil {
+		return nil, bad("lsp", "%v", err)
 	}
 	return d, nil
 }

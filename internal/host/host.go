@@ -19,6 +19,7 @@ import (
 
 	"github.com/dsh-dev/dsh/internal/agent"
 	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/lsp"
 	"github.com/dsh-dev/dsh/internal/mcp"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/models"
@@ -80,9 +81,11 @@ type Options struct {
 	Sandbox sandbox.Mode
 	// SafeCommands are the user's additions to the commands that run unasked.
 	SafeCommands []string
-	Model        string
-	Thinking     string // the thinking level (provider.Request.Thinking) until a model record says otherwise
-	MaxTokens    int
+	// LSP configures the language servers that check the file tools' changes.
+	LSP       lsp.Config
+	Model     string
+	Thinking  string // the thinking level (provider.Request.Thinking) until a model record says otherwise
+	MaxTokens int
 	// ContextWindow overrides the model table's context window (0: the table's);
 	// CompactAt is the share of it past which a turn compacts the context first
 	// (0: agent.DefaultCompactAt).
@@ -268,6 +271,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 	reg := toolset.New(toolset.Options{KeepEnv: o.KeepEnv, Extra: o.Tools, Sandbox: o.Sandbox, SafeCommands: o.SafeCommands})
 	s := &Session{o: o, ws: ws, log: log, reg: reg, tools: tool.NewSession(id, ws), bus: newBus(), notes: notes}
 	s.tools.Files = o.Files
+	lsp.Attach(s.tools, lsp.NewManager(ws.Root(), o.LSP))
 	s.usage.f = usage.New(o.Model)
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	cfg := agent.Config{

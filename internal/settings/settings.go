@@ -21,6 +21,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/config"
 	"github.com/dsh-dev/dsh/internal/credentials"
 	"github.com/dsh-dev/dsh/internal/host"
+	"github.com/dsh-dev/dsh/internal/lsp"
 	"github.com/dsh-dev/dsh/internal/mcp"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/anthropic"
@@ -205,6 +206,7 @@ func (s Settings) Options() host.Options {
 		Provider:     s.provider,
 		Models:       s.models,
 		MCP:          mcpServers(cfg),
+		LSP:          lsp.Config{Wait: cfg.LSP.Wait, Servers: lspServers(cfg.LSP.Servers)},
 		Version:      s.in.Version,
 	}
 	// Per model: the window follows /model, and the meter and compaction use it.
@@ -213,6 +215,15 @@ func (s Settings) Options() host.Options {
 		o.ContextWindow = w
 	}
 	return o
+}
+
+// lspServers are the configuration's language servers as the client takes them.
+func lspServers(cfg map[string]config.LSPServer) map[string]lsp.Server {
+	out := make(map[string]lsp.Server, len(cfg))
+	for name, s := range cfg {
+		out[name] = lsp.Server{Command: s.Command, Disabled: s.Disabled}
+	}
+	return out
 }
 
 // mcpServers are the configuration's MCP servers as the MCP client takes them.

@@ -327,5 +327,6 @@ func (r *Renderer) diffResult(d *card.DiffResult) []row {
 		head = append(head, span{sgrDim, d.Title}, span{"", "  "})
 	}
 	rows := []row{{prefix: indented, body: append(head, statSpans(diffStat(hunks))...)}}
-	return append(rows, r.diffRows(d.Diffs, hunks, true)...)
+	rows = append(rows, r.diffRows(d.Diffs, hunks, true)...)
+	return append(rows, r.diagnosticRows(d.Diagnostics)...)
 }

@@ -223,6 +223,16 @@ var scenes = []scene{
 				OldText: card.Ptr("package b\n"), NewText: "// Package b is new.\npackage b\n"},
 		},
 	})},
+	{"diff-result-diagnostics", result(&card.DiffResult{
+		Title: "Edit m.go",
+		Diffs: []card.FileDiff{{Path: "m.go", OldStart: 3, NewStart: 3,
+			OldText: card.Ptr("func F() int {\n\treturn 1\n}\n"), NewText: "func F() int {\n\treturn \"one\"\n}\n"}},
+		Diagnostics: []card.Diagnostic{
+			{Path: "m.go", Line: 4, Column: 9, Severity: card.SeverityError,
+				Message: "cannot use \"one\" (untyped string constant) as int value in return statement", Source: "compiler"},
+			{Path: "m.go", Line: 9, Column: 2, Severity: card.SeverityWarning, Message: "unused write\nsecond line"},
+		},
+	})},
 	{"diff-result-create", result(&card.DiffResult{
 		Diffs: []card.FileDiff{{Path: "new.txt", NewStart: 1, NewText: "alpha\nbeta\n"}},
 	})},

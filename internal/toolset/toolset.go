@@ -27,7 +27,7 @@ type Options struct {
 
 // New returns the registry of every dsh tool.
 func New(o Options) *tool.Registry {
-	tools := []tool.Tool{fs.Read(), fs.Write(), fs.Edit()}
+	tools := []tool.Tool{fs.Read(), fs.Write(), fs.Edit(), fs.Diagnostics()}
 	tools = append(tools, search.Tools()...)
 	tools = append(tools, bash.Tools(bash.Options{KeepEnv: o.KeepEnv, Sandbox: o.Sandbox, SafeCommands: o.SafeCommands})...)
 	var fo fetch.Options

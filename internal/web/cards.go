@@ -94,10 +94,11 @@ type readView struct {
 }
 
 type diffResultView struct {
-	Title    string
-	Files    []diffView
-	Ins, Del int
-	Paths    int // distinct files: the card sums its counts only for several
+	Title       string
+	Files       []diffView
+	Ins, Del    int
+	Paths       int // distinct files: the card sums its counts only for several
+	Diagnostics []card.Diagnostic
 }
 
 type rawView struct {
@@ -184,7 +185,7 @@ func (b *builder) resultCard(callID string, c card.Result) *resultView {
 	case *card.ReadResult:
 		return &resultView{Read: b.read(callID, c)}
 	case *card.DiffResult:
-		d := &diffResultView{Title: c.Title, Files: b.diffs(callID, c.Diffs, true)}
+		d := &diffResultView{Title: c.Title, Files: b.diffs(callID, c.Diffs, true), Diagnostics: c.Diagnostics}
 		for _, f := range d.Files {
 			d.Ins += f.Ins
 			d.Del += f.Del

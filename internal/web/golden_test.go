@@ -100,6 +100,9 @@ func goldenCases() []goldenCase {
 			&card.DiffResult{Title: "Edited greet.py (2 sites)", Diffs: []card.FileDiff{
 				{Path: "greet.py", OldText: card.Ptr(oldEdit), NewText: "def greet(name):\n    return f\"Hello, {name}!\"\n\n", OldStart: 3, NewStart: 3},
 				{Path: "greet.py", OldText: card.Ptr("x = 1\ny = 2\n"), NewText: "x = 1\n", OldStart: 40, NewStart: 40},
+			}, Diagnostics: []card.Diagnostic{
+				{Path: "greet.py", Line: 4, Column: 12, Severity: card.SeverityError, Message: "\"<name>\" is not defined", Source: "Pyright"},
+				{Path: "greet.py", Line: 40, Column: 1, Severity: card.SeverityWarning, Message: "unused"},
 			}}, ok),
 		cardCase("diff-create", "call_w", "write",
 			&card.DiffCall{Title: "Write CHANGELOG.md", Diffs: []card.FileDiff{{Path: "CHANGELOG.md", NewText: "# Changelog\n\n- <b>bold</b>\n"}}},

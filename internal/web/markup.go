@@ -423,6 +423,7 @@ func (o out) result(r *resultView) {
 		for i := range d.Files {
 			o.diff(&d.Files[i])
 		}
+		o.diagnostics(d.Diagnostics)
 		o.raw("</div>")
 	case r.Search != nil:
 		o.search(r.Search)

@@ -7,6 +7,11 @@ import (
 	"fmt"
 	"io"
 	iofs "io/fs"
+	"strings"
+	"time"
+
+	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/lsp"
 
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/workspace"
@@ -145,22 +150,44 @@ func changeExecute(ctx context.Context, env tool.Env, plan func(context.Context,
 		return tool.Errorf("%s of %s cancelled: %v.", pl.title, pl.path, err), nil, nil
 	}
 	var (
-		m   diffMeta
-		msg string
-		h   = newPrefixHash()
+		m    diffMeta
+		msg  string
+		h              = newPrefixHash()
+		out  io.Writer = h
+		text *bytes.Buffer
+		lsps = lsp.From(env.Session)
 	)
+	if lsps.Checks(pl.cur.loc.Real()) {
+		// The server gets the new text itself, not the file: it may not
+		// watch the disk.
+		text = &bytes.Buffer{}
+		out = io.MultiWriter(h, text)
+	}
 	if editorWrites(env, pl.cur.loc) {
-		return editorExecute(ctx, env, pl)
+		var fail *tool.Result
+		if m, msg, text, fail = editorExecute(ctx, env, pl); fail != nil {
+			return *fail, nil, nil
+		}
+		if !lsps.Checks(pl.cur.loc.Real()) {
+			text = nil
+		}
+	} else {
+		fi, err := pl.cur.loc.Replace(func(w io.Writer) error {
+			var err error
+			m, msg, err = pl.run(io.MultiWriter(w, out))
+			return err
+		})
+		if err != nil {
+			return tool.Errorf("Cannot %s %s: %v.", pl.verb, pl.path, err), nil, nil
+		}
+		m.Stamp = stampOf(pl.cur.loc.Real(), fi, h)
 	}
-	fi, err := pl.cur.loc.Replace(func(w io.Writer) error {
-		var err error
-		m, msg, err = pl.run(io.MultiWriter(w, h))
-		return err
-	})
-	if err != nil {
-		return tool.Errorf("Cannot %s %s: %v.", pl.verb, pl.path, err), nil, nil
+	if text != nil && text.Len() <= diagMaxBytes {
+		if r := lsps.Check(ctx, pl.cur.loc.Real(), text.Bytes()); r != nil {
+			m.Diagnostics, m.DiagnosticsMore = diagnosticsAt(pl.path, r.Diagnostics), r.More
+			msg += "\n\n" + diagnosticsText(pl.path, r, lsps.Wait())
+		}
 	}
-	m.Stamp = stampOf(pl.cur.loc.Real(), fi, h)
 	return tool.Text(msg), &m, nil
 }
 
@@ -174,20 +201,66 @@ func editorWrites(env tool.Env, loc workspace.File) bool {
 // editorExecute applies a change through the editor, which tracks it for
 // review: dsh computes the new text and the hunks as for the disk, the editor
 // writes them. What the editor then holds is the stamp, as a read would see it.
-func editorExecute(ctx context.Context, env tool.Env, pl changePlan) (tool.Result, *diffMeta, error) {
+// It returns the meta, the model's message and the new text, or the result of
+// a failure.
+func editorExecute(ctx context.Context, env tool.Env, pl changePlan) (diffMeta, string, *bytes.Buffer, *tool.Result) {
 	var b bytes.Buffer
 	m, msg, err := pl.run(&b)
 	if err != nil {
-		return tool.Errorf("Cannot %s %s: %v.", pl.verb, pl.path, err), nil, nil
+		r := tool.Errorf("Cannot %s %s: %v.", pl.verb, pl.path, err)
+		return m, "", nil, &r
 	}
 	if err := env.Session.Files.WriteText(ctx, pl.cur.loc.Abs(), b.String()); err != nil {
-		return tool.Errorf("Cannot %s %s: the editor refused the change: %v. The file is as it was; read it before changing it again.", pl.verb, pl.path, err), nil, nil
+		r := tool.Errorf("Cannot %s %s: the editor refused the change: %v. The file is as it was; read it before changing it again.", pl.verb, pl.path, err)
+		return m, "", nil, &r
 	}
 	m.Editor = true
 	if fi, err := pl.cur.loc.Lstat(); err == nil {
 		m.Stamp = stampData(pl.cur.loc.Real(), fi, b.Bytes())
 	}
-	return tool.Text(msg), &m, nil
+	return m, msg, &b, nil
+}
+
+// diagMaxBytes bounds the files whose changes go to a language server.
+const diagMaxBytes = 4 << 20
+
+// diagnosticsAt names the file as the call did.
+func diagnosticsAt(path string, ds []card.Diagnostic) []card.Diagnostic {
+	out := make([]card.Diagnostic, len(ds))
+	for i, d := range ds {
+		d.Path = path
+		out[i] = d
+	}
+	return out
+}
+
+// diagnosticsText is what the model reads of a check.
+func diagnosticsText(path string, r *lsp.Report, wait time.Duration) string {
+	switch {
+	case r.Failed != "":
+		return "No diagnostics: " + r.Failed + "."
+	case r.Pending:
+		return fmt.Sprintf("%s sent no diagnostics for %s within %s (it may still be loading); the diagnostics tool asks again.", r.Server, path, wait)
+	case len(r.Diagnostics) == 0:
+		return fmt.Sprintf("%s reports no errors or warnings in %s.", r.Server, path)
+	}
+	var b strings.Builder
+	n := len(r.Diagnostics) + r.More
+	fmt.Fprintf(&b, "%s reports %d problem", r.Server, n)
+	if n != 1 {
+		b.WriteString("s")
+	}
+	fmt.Fprintf(&b, " in %s after this change:", path)
+	for _, d := range r.Diagnostics {
+		fmt.Fprintf(&b, "\n%s:%d:%d: %s: %s", path, d.Line, d.Column, d.Severity, d.Message)
+		if d.Source != "" {
+			fmt.Fprintf(&b, " [%s]", d.Source)
+		}
+	}
+	if r.More > 0 {
+		fmt.Fprintf(&b, "\n… and %d more.", r.More)
+	}
+	return b.String()
 }
 
 // previewHolds reports whether the file is still the one the preview saw: still

@@ -2,6 +2,7 @@ package fs
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
@@ -44,6 +45,11 @@ type diffMeta struct {
 	Stamp *fileStamp `json:"stamp,omitzero"`
 	// Editor: the change was applied through the editor, not written to disk.
 	Editor bool `json:"editor,omitzero"`
+	// Diagnostics are the errors and warnings the file's language server
+	// reported after the change (results only; absent when none checked it);
+	// DiagnosticsMore counts those beyond the bound.
+	Diagnostics     []card.Diagnostic `json:"diagnostics,omitempty"`
+	DiagnosticsMore int               `json:"diagnosticsMore,omitzero"`
 }
 
 // MarshalJSON writes meta for the log. Files need not be UTF-8 but JSON strings
@@ -91,6 +97,19 @@ func (m *diffMeta) Validate() error {
 		(m.Created || m.Unchanged) && (len(m.Hunks) > 0 || m.Omitted > 0),
 		!m.Created && !m.Unchanged && len(m.Hunks) == 0 && m.Omitted == 0:
 		return errors.New("flags disagree with the hunks")
+	}
+	if err := metaCount("diagnosticsMore", m.DiagnosticsMore, 0); err != nil {
+		return err
+	}
+	for _, d := range m.Diagnostics {
+		switch d.Severity {
+		case card.SeverityError, card.SeverityWarning, card.SeverityInfo, card.SeverityHint:
+		default:
+			return fmt.Errorf("diagnostic severity %q", d.Severity)
+		}
+		if d.Path != m.Path || metaCount("line", d.Line, 1) != nil || metaCount("column", d.Column, 1) != nil {
+			return errors.New("diagnostic of another file or at no position")
+		}
 	}
 	if m.Stamp != nil {
 		return m.Stamp.Validate()

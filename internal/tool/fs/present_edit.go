@@ -34,10 +34,12 @@ func editPresentResult(p editParams, r tool.Result, m *diffMeta) card.Result {
 	if r.IsError || !editFits(p, m) {
 		return nil
 	}
+	c := hunkCard("Edit "+p.Path, p.Path, m.Hunks, hunkOmittedNote(m.Omitted, len(m.Hunks), "site"))
 	if m.Created {
-		return hunkCreatedCard("Create "+p.Path, p.Path, p.NewString)
+		c = hunkCreatedCard("Create "+p.Path, p.Path, p.NewString)
 	}
-	return hunkCard("Edit "+p.Path, p.Path, m.Hunks, hunkOmittedNote(m.Omitted, len(m.Hunks), "site"))
+	c.Diagnostics = m.Diagnostics
+	return c
 }
 
 // editFits reports whether valid meta is edit's meta for this call: no

@@ -35,13 +35,17 @@ func writePresentResult(p writeParams, r tool.Result, m *diffMeta) card.Result {
 	if r.IsError || !writeFits(p, m) {
 		return nil
 	}
+	var c *card.DiffResult
 	switch {
 	case m.Created:
-		return hunkCreatedCard("Create "+p.Path, p.Path, p.Content)
+		c = hunkCreatedCard("Create "+p.Path, p.Path, p.Content)
 	case m.Unchanged:
 		return &card.GenericResult{Title: "No changes: " + p.Path, Content: []card.Content{card.Text(writeNoChange(p.Path))}}
+	default:
+		c = hunkCard("Write "+p.Path, p.Path, m.Hunks, hunkOmittedNote(m.Omitted, len(m.Hunks), "hunk"))
 	}
-	return hunkCard("Write "+p.Path, p.Path, m.Hunks, hunkOmittedNote(m.Omitted, len(m.Hunks), "hunk"))
+	c.Diagnostics = m.Diagnostics
+	return c
 }
 
 // writeFits reports whether valid meta is write's meta for this call.
