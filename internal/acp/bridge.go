@@ -516,6 +516,17 @@ func searchLocations(r *card.SearchResult) []sdk.ToolCallLocation {
 // one path per line, and a note of what is not shown.
 func searchText(r *card.SearchResult) string {
 	var b strings.Builder
+	size := 0
+	for _, f := range r.Files {
+		size += len(f.Path) + 8
+		for _, m := range f.Matches {
+			size += len(f.Path) + len(m.Text) + 10
+		}
+	}
+	for _, p := range r.Paths {
+		size += len(p) + 1
+	}
+	b.Grow(size) // one allocation: a result has thousands of lines
 	var num []byte
 	// Piece by piece, without a string per line: a result has thousands.
 	n := func(i int) {

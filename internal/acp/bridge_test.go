@@ -26,6 +26,7 @@ func TestFence(t *testing.T) {
 		{"a ``` b", "markdown", "````markdown\na ``` b\n````"},
 		{"````\n`", "", "`````\n````\n`\n`````"},
 		{"`", "console", "```console\n`\n```"},
+		{"``x````y`z```", "", "`````\n``x````y`z```\n`````"},
 	} {
 		if got := fence(tc.in, tc.lang); got != tc.want {
 			t.Errorf("fence(%q, %q) = %q, want %q", tc.in, tc.lang, got, tc.want)

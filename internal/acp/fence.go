@@ -9,14 +9,19 @@ import (
 // backtick longer than the longest run of backticks in s (three at least), so
 // nothing s holds can close it early.
 func fence(s, lang string) string {
-	longest, run := 0, 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == '`' {
+	longest := 0
+	for i := strings.IndexByte(s, '`'); i >= 0; { // from backtick to backtick: text has few
+		run := 1
+		for i+run < len(s) && s[i+run] == '`' {
 			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
 		}
+		longest = max(longest, run)
+		i += run
+		next := strings.IndexByte(s[i:], '`')
+		if next < 0 {
+			break
+		}
+		i += next
 	}
 	f := strings.Repeat("`", max(3, longest+1))
 	var b strings.Builder

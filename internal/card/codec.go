@@ -66,6 +66,9 @@ func (c *TerminalResult) MarshalJSON() ([]byte, error) {
 
 // MarshalJSON writes the card with its "card" discriminator.
 func (c *ReadResult) MarshalJSON() ([]byte, error) {
+	if b, ok := appendReadResult(make([]byte, 0, c.sizeHint()), c); ok {
+		return b, nil
+	}
 	return marshalTagged(KindRead, (*readResult)(c))
 }
 
@@ -76,6 +79,9 @@ func (c *DiffResult) MarshalJSON() ([]byte, error) {
 
 // MarshalJSON writes the card with its "card" discriminator.
 func (c *SearchResult) MarshalJSON() ([]byte, error) {
+	if b, ok := appendSearchResult(make([]byte, 0, c.sizeHint()), c); ok {
+		return b, nil
+	}
 	return marshalTagged(KindSearch, (*searchResult)(c))
 }
 

@@ -230,3 +230,37 @@ func TestDecodeAcceptsMinimal(t *testing.T) {
 		t.Errorf("oldText null/\"\" not kept apart: %#v", d)
 	}
 }
+
+// TestHandEncodingIsTheGeneralOne: the read and search results, written by
+// hand, are byte for byte what the reflection encoder writes, escapes included;
+// text that is not UTF-8 is refused as it refuses it.
+func TestHandEncodingIsTheGeneralOne(t *testing.T) {
+	odd := "tab\there \"q\" back\\slash <a&b> \x00\x01\x1f\x7f \u2028 é 😀 \r\n\b\f"
+	cases := append([]Result{
+		&ReadResult{Title: odd, Path: odd, Offset: -1, Lines: []ReadLine{{Number: 1, Text: odd}, {Number: 2}}, TotalLines: 2,
+			TotalLinesAtLeast: true, Lang: odd, Content: []Content{{Type: ContentImage, Data: "AA==", MimeType: "image/png", URI: odd}, Text(odd)}},
+		&SearchResult{Title: odd, Query: odd, Dir: odd, Files: []SearchFile{{Path: odd, Count: 1, Matches: []SearchMatch{
+			{Line: 1, Text: odd, Ranges: [][2]int{{0, 1}, {-2, 3}}}, {Line: 2, Text: odd, Ranges: [][2]int{}}}}, {Path: "x", Count: 3}},
+			Paths: []string{odd, ""}, Total: -4},
+	}, everyResult...)
+	for _, r := range cases {
+		var got []byte
+		var ok bool
+		switch r := r.(type) {
+		case *ReadResult:
+			got, ok = appendReadResult(nil, r)
+		case *SearchResult:
+			got, ok = appendSearchResult(nil, r)
+		case *GenericResult, *TerminalResult, *DiffResult:
+			continue
+		}
+		if want := generalEncoding(t, r); !ok || string(got) != string(want) {
+			t.Errorf("encoded by hand (%v):\n%s\nby reflection:\n%s", ok, got, want)
+		}
+	}
+	for _, r := range []Result{&ReadResult{Path: "a", Lines: []ReadLine{{Text: "\xff"}}}, &SearchResult{Query: "\xfe"}} {
+		if _, err := r.(json.Marshaler).MarshalJSON(); err == nil {
+			t.Errorf("%#v: invalid UTF-8 encoded", r)
+		}
+	}
+}

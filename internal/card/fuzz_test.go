@@ -31,9 +31,33 @@ func FuzzDecode(f *testing.F) {
 			if err != nil {
 				t.Fatalf("re-encoding %#v: %v", r, err)
 			}
+			if want := generalEncoding(t, r); want != nil {
+				if got, _ := r.(json.Marshaler).MarshalJSON(); string(got) != string(want) {
+					t.Fatalf("encoded by hand:\n%s\nby reflection:\n%s", got, want)
+				}
+			}
 			if _, err := DecodeResult(j); err != nil {
 				t.Fatalf("re-decoding %s: %v", j, err)
 			}
 		}
 	})
+}
+
+// generalEncoding is what the reflection encoder writes for the results that
+// are encoded by hand, nil for the others.
+func generalEncoding(t *testing.T, r Result) []byte {
+	var b []byte
+	var err error
+	switch r := r.(type) {
+	case *ReadResult:
+		b, err = marshalTagged(KindRead, (*readResult)(r))
+	case *SearchResult:
+		b, err = marshalTagged(KindSearch, (*searchResult)(r))
+	case *GenericResult, *TerminalResult, *DiffResult:
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -170,8 +170,11 @@ func (d *decoder) decodeStrict(line []byte) (r Record, ok bool, err error) {
 			return r, false, err
 		}
 	}
-	if err := json.Unmarshal(line, &r); err != nil {
-		return r, false, d.errorf("%w", err)
+	if !decodeFast(line, &r) {
+		r = Record{}
+		if err := json.Unmarshal(line, &r); err != nil {
+			return r, false, d.errorf("%w", err)
+		}
 	}
 	if err := validate(&r); err != nil {
 		return r, false, d.errorf("%w", err)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/alecthomas/chroma/v2"
 
@@ -386,6 +387,15 @@ func TestLiveFoldMatchesReplay(t *testing.T) {
 			if got := draw(true, chunk); got != want && n > 0 {
 				t.Errorf("%d lines in chunks of %d: live\n%s\nreplay\n%s", n, chunk, got, want)
 			}
+		}
+	}
+}
+
+// TestRuneWidth: the widths termui answers itself are go-runewidth's.
+func TestRuneWidth(t *testing.T) {
+	for r := rune(0); r <= utf8.MaxRune; r++ {
+		if got, want := runeWidth(r), cells.RuneWidth(r); got != want {
+			t.Errorf("runeWidth(%U) = %d, go-runewidth says %d", r, got, want)
 		}
 	}
 }

@@ -13,6 +13,19 @@ import (
 // here rather than read from the locale, so output is a function of the input alone.
 var cells = &runewidth.Condition{}
 
+// runeWidth is cells.RuneWidth, answered here for the runes dsh draws itself
+// (rules, bullets, arrows, ellipses, the spinner): go-runewidth builds a 2 MiB
+// table the first time it is asked about any rune from U+0300 on, some 10 ms
+// that a one-shot `dsh tool` would otherwise pay for its own frame.
+func runeWidth(r rune) int {
+	switch r {
+	case '—', '–', '−', '…', '⋮', '·', '•', '●', '▎', '│', '─', '┼', '→', '↳', '↑', '↓', '›', '\uFFFD',
+		'⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏':
+		return 1
+	}
+	return cells.RuneWidth(r)
+}
+
 // tabWidth is the distance between tab stops, counted from the start of a body.
 const tabWidth = 4
 
@@ -33,7 +46,7 @@ func clean(s string, col int) (string, int) {
 		switch {
 		case r == utf8.RuneError && size == 1:
 			b.WriteRune(utf8.RuneError)
-			col += cells.RuneWidth(utf8.RuneError)
+			col += runeWidth(utf8.RuneError)
 		case r == '\t':
 			n := tabWidth - col%tabWidth
 			b.WriteString(strings.Repeat(" ", n))
@@ -51,7 +64,7 @@ func clean(s string, col int) (string, int) {
 			col += len(v)
 		default:
 			b.WriteRune(r)
-			col += cells.RuneWidth(r)
+			col += runeWidth(r)
 		}
 	}
 	return b.String(), col
@@ -88,7 +101,7 @@ func width(s string) int {
 	}
 	w := 0
 	for _, r := range s {
-		w += cells.RuneWidth(r)
+		w += runeWidth(r)
 	}
 	return w
 }
@@ -97,7 +110,7 @@ func width(s string) int {
 func cut(s string, w int) string {
 	col := 0
 	for i, r := range s {
-		rw := cells.RuneWidth(r)
+		rw := runeWidth(r)
 		if col+rw > w {
 			return s[:i]
 		}

@@ -383,7 +383,9 @@ func plainASCII(s string) bool {
 // whitespace between tokens dropped, <, > and & in strings escaped. Raw JSON
 // with other bytes than ASCII is left to the general way.
 func appendRaw(dst []byte, raw []byte) ([]byte, bool) {
+	// Runs of bytes that stay as they are are copied whole: card JSON is long.
 	in := false
+	start := 0
 	for i := 0; i < len(raw); i++ {
 		c := raw[i]
 		switch {
@@ -392,24 +394,23 @@ func appendRaw(dst []byte, raw []byte) ([]byte, bool) {
 		case in:
 			switch c {
 			case '\\':
-				dst = append(dst, c, raw[i+1]) // valid JSON: an escape has its next byte
-				i++
-				continue
+				i++ // valid JSON: an escape has its next byte, kept as it is
 			case '"':
 				in = false
 			case '<', '>', '&':
+				dst = append(dst, raw[start:i]...)
 				dst = append(dst, `\u00`...)
 				dst = append(dst, hex[c>>4], hex[c&0xF])
-				continue
+				start = i + 1
 			}
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			continue
+			dst = append(dst, raw[start:i]...)
+			start = i + 1
 		case c == '"':
 			in = true
 		}
-		dst = append(dst, c)
 	}
-	return dst, true
+	return append(dst, raw[start:]...), true
 }
 
 const hex = "0123456789abcdef"
