@@ -29,6 +29,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/provider/providers"
 	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/skills"
 )
 
 // Input is what a command knows before it opens a session: the directory, the
@@ -205,6 +206,7 @@ func (s Settings) Options() host.Options {
 		Provider:     s.provider,
 		Models:       s.models,
 		MCP:          mcpServers(cfg),
+		SkillDirs:    skills.Dirs(s.in.Cwd, s.in.Getenv),
 		Version:      s.in.Version,
 	}
 	// Per model: the window follows /model, and the meter and compaction use it.
