@@ -8,6 +8,7 @@ import (
 
 	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/host"
+	"github.com/dsh-dev/dsh/internal/skills"
 )
 
 // editorCommands are the slash commands a session in cwd offers: dsh's own that
@@ -19,7 +20,8 @@ func (a *Agent) editorCommands(cwd string, warn func(string)) []command.Command 
 		a.o.Logger.Warn("reading custom commands", "err", err)
 		warn("custom commands not offered: " + err.Error())
 	}
-	return command.For(cmds, command.Editor)
+	ss, _ := skills.All(skills.Dirs(cwd, a.o.Getenv)) // the host tells what it refused
+	return command.For(command.WithSkills(cmds, ss), command.Editor)
 }
 
 func commandsUpdate(cmds []command.Command) sdk.SessionUpdate {

@@ -19,6 +19,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/settings"
+	"github.com/dsh-dev/dsh/internal/skills"
 )
 
 // sessionFlags are the flags of every command that opens an agent session.
@@ -200,6 +201,8 @@ func runChat(ctx context.Context, io IO, op *opener, pick bool) error {
 	}
 	model := op.options().Model
 	cmds, cerr := slash.All(slash.Dirs(io.Cwd, io.Getenv))
+	ss, _ := skills.All(skills.Dirs(io.Cwd, io.Getenv)) // the host tells what it refused
+	cmds = slash.WithSkills(cmds, ss)
 	hist, herr := chat.LoadHistory(chat.HistoryPath(io.Cwd, io.Getenv))
 	done := make(chan struct{})
 	defer close(done)

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/dsh-dev/dsh/internal/skills"
 	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
@@ -243,6 +244,23 @@ func parseCommand(b []byte, path, name string) Command {
 		}
 	}
 	return c
+}
+
+// WithSkills adds a command per skill (ss) whose name no command has: it has
+// the model load the skill and apply it to what is typed after it, as Claude
+// Code's skill commands do.
+func WithSkills(cmds []Command, ss []skills.Skill) []Command {
+	out := slices.Clone(cmds)
+	for _, sk := range ss {
+		if _, ok := Find(out, sk.Name); ok {
+			continue
+		}
+		out = append(out, Command{Name: sk.Name, Description: sk.Description, ArgHint: "[task]", Where: Both,
+			Source: filepath.Join(sk.Dir, "SKILL.md"),
+			Body:   "Load the skill " + sk.Name + " with the skill tool and follow it.\n\n$ARGUMENTS"})
+	}
+	slices.SortFunc(out, func(a, b Command) int { return cmp.Compare(a.Name, b.Name) })
+	return out
 }
 
 // Find returns the named command.

@@ -26,7 +26,9 @@ import (
 	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/session/usage"
+	"github.com/dsh-dev/dsh/internal/skills"
 	"github.com/dsh-dev/dsh/internal/tool"
+	"github.com/dsh-dev/dsh/internal/tool/skill"
 	"github.com/dsh-dev/dsh/internal/toolset"
 	"github.com/dsh-dev/dsh/internal/workspace"
 )
@@ -50,6 +52,8 @@ type Options struct {
 	SessionDir   string // where logs live (already resolved)
 	Root         string // the workspace root: the session's directory
 	AllowOutside bool   // let tools touch paths outside the root
+	// SkillDirs are where the session's skills are found (skills.Dirs).
+	SkillDirs []skills.Dir
 	// Roots are further directories the session works in (an editor's
 	// additional directories), confined and sandboxed like the root.
 	Roots   []string
@@ -118,6 +122,8 @@ type Session struct {
 	agent *agent.Agent
 	bus   *bus
 	notes *mcpNotes
+
+	skills []skills.Skill // what the skill tool loads, listed in the system prompt
 
 	provMu sync.Mutex
 	prov   provider.Provider
@@ -268,8 +274,14 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 	if o.Mode == agent.ModeAuto && !auto {
 		o.Warn(agent.ErrNoSandbox.Error() + "; asking before each command instead")
 	}
-	reg := toolset.New(toolset.Options{KeepEnv: o.KeepEnv, Extra: o.Tools, Sandbox: o.Sandbox, SafeCommands: o.SafeCommands})
-	s := &Session{o: o, ws: ws, log: log, reg: reg, tools: tool.NewSession(id, ws), bus: newBus(), notes: notes}
+	sk, err := skills.All(o.SkillDirs)
+	if err != nil {
+		o.Warn("skills not offered: " + err.Error())
+	}
+	reg := toolset.New(toolset.Options{KeepEnv: o.KeepEnv, Extra: o.Tools, Sandbox: o.Sandbox, SafeCommands: o.SafeCommands,
+		Skills: len(sk) > 0})
+	s := &Session{o: o, ws: ws, log: log, reg: reg, tools: tool.NewSession(id, ws), bus: newBus(), notes: notes, skills: sk}
+	skill.Offer(s.tools, sk)
 	s.tools.Files = o.Files
 	lsp.Attach(s.tools, lsp.NewManager(ws.Root(), o.LSP))
 	s.usage.f = usage.New(o.Model)
@@ -306,7 +318,7 @@ func (s *Session) systemPrompt() string {
 	if err != nil {
 		s.o.Warn(fmt.Sprintf("ignoring project instructions: %v", err))
 	}
-	return system
+	return system + skills.Prompt(s.skills)
 }
 
 // ID is the session id.

@@ -30,6 +30,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/provider/providers"
 	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/skills"
 )
 
 // Input is what a command knows before it opens a session: the directory, the
@@ -207,6 +208,7 @@ func (s Settings) Options() host.Options {
 		Models:       s.models,
 		MCP:          mcpServers(cfg),
 		LSP:          lsp.Config{Wait: cfg.LSP.Wait, Servers: lspServers(cfg.LSP.Servers)},
+		SkillDirs:    skills.Dirs(s.in.Cwd, s.in.Getenv),
 		Version:      s.in.Version,
 	}
 	// Per model: the window follows /model, and the meter and compaction use it.

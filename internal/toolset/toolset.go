@@ -10,6 +10,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/tool/fs"
 	"github.com/dsh-dev/dsh/internal/tool/plan"
 	"github.com/dsh-dev/dsh/internal/tool/search"
+	"github.com/dsh-dev/dsh/internal/tool/skill"
 	"github.com/dsh-dev/dsh/internal/tool/todo"
 )
 
@@ -23,6 +24,8 @@ type Options struct {
 	Sandbox sandbox.Mode
 	// SafeCommands are the user's additions to the commands that run unasked.
 	SafeCommands []string
+	// Skills offers the skill tool (the session has skills to load).
+	Skills bool
 }
 
 // New returns the registry of every dsh tool.
@@ -35,6 +38,9 @@ func New(o Options) *tool.Registry {
 		fo.Offline = "web_fetch is off in this session: it runs with --sandbox network-off, so nothing may reach the network"
 	}
 	tools = append(tools, todo.Tool(), plan.Tool(), ask.Tool(), fetch.New(fo))
+	if o.Skills {
+		tools = append(tools, skill.Tool())
+	}
 	tools = append(tools, o.Extra...)
 	return tool.NewRegistry(tools...)
 }
