@@ -135,22 +135,38 @@ func Big(sessions, ws string, size int64, result int) (string, int64, error) {
 }
 
 // Load spawns `dsh acp`, loads the session and returns the latency of
-// session/load and the process's peak RSS (VmHWM, bytes) after it. It reads
-// the replayed updates as cheaply as it can, so that dsh is what is measured.
+// session/load and the process's peak RSS (VmHWM, bytes) after it.
 func Load(dsh, ws, sessions, id string) (time.Duration, int64, error) {
+	st, err := LoadStats(dsh, ws, sessions, id)
+	return st.Latency, st.PeakRSS, err
+}
+
+// Stats are what one session/load cost dsh.
+type Stats struct {
+	Latency time.Duration
+	PeakRSS int64 // VmHWM after it, bytes
+	// CPU is dsh's user and system time during the load: on a shared machine
+	// it moves less than the latency.
+	CPU time.Duration
+}
+
+// LoadStats spawns `dsh acp` and loads the session. It reads the replayed
+// updates as cheaply as it can, so that dsh is what is measured.
+func LoadStats(dsh, ws, sessions, id string) (Stats, error) {
+	var st Stats
 	cmd := exec.Command(dsh, "acp", "--session-dir", sessions)
 	cmd.Dir = ws
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		return 0, 0, err
+		return st, err
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return 0, 0, err
+		return st, err
 	}
 	if err := cmd.Start(); err != nil {
-		return 0, 0, err
+		return st, err
 	}
 	defer func() {
 		_ = stdin.Close()
@@ -188,21 +204,52 @@ func Load(dsh, ws, sessions, id string) (time.Duration, int64, error) {
 		}
 	}
 	if err := send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`); err != nil {
-		return 0, 0, err
+		return st, err
 	}
 	if err := waitFor(1); err != nil {
-		return 0, 0, err
+		return st, err
+	}
+	cpu0, err := cpuTime(cmd.Process.Pid)
+	if err != nil {
+		return st, err
 	}
 	start := time.Now()
 	if err := send(`{"jsonrpc":"2.0","id":2,"method":"session/load","params":{"sessionId":"` + id + `","cwd":"` + ws + `","mcpServers":[]}}`); err != nil {
-		return 0, 0, err
+		return st, err
 	}
 	if err := waitFor(2); err != nil {
-		return 0, 0, err
+		return st, err
 	}
-	lat := time.Since(start)
-	rss, err := PeakRSS(cmd.Process.Pid)
-	return lat, rss, err
+	st.Latency = time.Since(start)
+	cpu1, err := cpuTime(cmd.Process.Pid)
+	if err != nil {
+		return st, err
+	}
+	st.CPU = cpu1 - cpu0
+	st.PeakRSS, err = PeakRSS(cmd.Process.Pid)
+	return st, err
+}
+
+// cpuTime is a process's user and system time so far (/proc/PID/stat).
+func cpuTime(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	_, rest, ok := strings.Cut(string(b), ") ") // the name may hold spaces
+	f := strings.Fields(rest)
+	if !ok || len(f) < 13 {
+		return 0, fmt.Errorf("odd /proc/%d/stat", pid)
+	}
+	var ticks int64
+	for _, v := range f[11:13] { // utime, stime (fields 14 and 15)
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, err
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / 100, nil // USER_HZ is 100 on Linux
 }
 
 // PeakRSS is a process's VmHWM in bytes.

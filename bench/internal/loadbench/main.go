@@ -64,20 +64,21 @@ func run(dsh string, runs, calls, big, result int) error {
 		if err != nil {
 			return fmt.Errorf("writing the %d-call log: %w", calls, err)
 		}
-		var lats []time.Duration
+		var lats, cpus []time.Duration
 		var rss int64
 		for range runs {
-			lat, peak, err := acpload.Load(dsh, ws, sessions, id)
+			st, err := acpload.LoadStats(dsh, ws, sessions, id)
 			if err != nil {
 				return err
 			}
-			lats = append(lats, lat)
-			rss = max(rss, peak)
+			lats, cpus = append(lats, st.Latency), append(cpus, st.CPU)
+			rss = max(rss, st.PeakRSS)
 		}
 		slices.Sort(lats)
+		slices.Sort(cpus)
 		lat := lats[len(lats)/2]
-		fmt.Printf("session/load, %d mixed calls (median of %d): %7.1f ms / %v target  %s  (peak RSS %.1f MiB)\n",
-			calls, runs, float64(lat)/1e6, loadTarget, verdict(lat <= loadTarget), float64(rss)/(1<<20))
+		fmt.Printf("session/load, %d mixed calls (median of %d): %7.1f ms / %v target  %s  (CPU %.0f ms, peak RSS %.1f MiB)\n",
+			calls, runs, float64(lat)/1e6, loadTarget, verdict(lat <= loadTarget), float64(cpus[len(cpus)/2])/1e6, float64(rss)/(1<<20))
 	}
 	if big > 0 {
 		id, size, err := acpload.Big(sessions, ws, int64(big)*1_000_000, result)
