@@ -19,6 +19,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/config"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/provider/models"
@@ -150,7 +151,7 @@ func (a *Agent) NewSession(_ context.Context, p sdk.NewSessionRequest) (sdk.NewS
 	if files != nil {
 		files.attach(s)
 	}
-	a.equip(s, st.Config, n)
+	a.equip(s, h, st.Config, n)
 	s.attach(h)
 	a.add(s)
 	// The client can place updates only once it has the session's id.
@@ -186,9 +187,9 @@ func (a *Agent) ignored(st settings.Settings) *notes {
 
 // equip gives a session what it offers besides the host's: its configuration,
 // commands and notes.
-func (a *Agent) equip(s *sess, cfg config.Config, n *notes) {
+func (a *Agent) equip(s *sess, h *host.Session, cfg config.Config, n *notes) {
 	s.cfg, s.notes = cfg, n
-	s.cmds = a.editorCommands(s.br.cwd, n.add)
+	s.cmds = command.WithMCP(a.editorCommands(s.br.cwd, n.add), h.PromptCommands())
 }
 
 // LoadSession replays a session's log as updates — the same cards it showed
@@ -269,7 +270,7 @@ func (a *Agent) reopen(id, cwd string, servers []sdk.McpServer, dirs []string, r
 	s.endReplay()
 	s.br.replaying = false
 	s.br.cwd = h.Root() // calls from now on run in the cwd the client gave
-	a.equip(s, st.Config, n)
+	a.equip(s, h, st.Config, n)
 	s.attach(h)
 	a.add(s)
 	s.announced() // the client named the session: it can take updates now

@@ -121,7 +121,7 @@ func TestSignIn(t *testing.T) {
 	if got := strings.Join(keys(), " "); got != key+" "+key {
 		t.Errorf("the API saw keys %q, want the key twice", got)
 	}
-	logs, _ := filepath.Glob(filepath.Join(sessions, "*"))
+	logs, _ := filepath.Glob(filepath.Join(sessions, "*.jsonl"))
 	if len(logs) != 3 {
 		t.Errorf("%d session logs, want 3", len(logs))
 	}

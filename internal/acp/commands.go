@@ -49,6 +49,12 @@ func (a *Agent) runCommand(s *sess, text string) (prompt string, handled bool, e
 	switch {
 	case !ok:
 		return text, false, nil
+	case c.MCP():
+		prompt, _, err := s.h.ExpandPrompt(context.Background(), c.Name, args)
+		if err != nil {
+			return "", true, err
+		}
+		return prompt, false, nil
 	case c.Custom():
 		return c.Expand(args), false, nil
 	}

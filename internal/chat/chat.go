@@ -52,6 +52,15 @@ type Opened struct {
 	Session  Session
 	Registry *tool.Registry
 	Events   <-chan host.Event
+	// Commands are the session's own slash commands (its MCP servers'
+	// prompts), offered beside Config.Commands.
+	Commands []command.Command
+}
+
+// PromptExpander is a session that expands its MCP servers' prompt commands
+// (host.Session does).
+type PromptExpander interface {
+	ExpandPrompt(ctx context.Context, name, args string) (string, bool, error)
 }
 
 // Replay receives the records of a resumed session's log, in order.
@@ -87,6 +96,8 @@ type Config struct {
 // Model is the chat's Bubble Tea model.
 type Model struct {
 	cfg Config
+	// base are Config.Commands as given; cfg.Commands adds the session's.
+	base []command.Command
 
 	sess   Session
 	reg    *tool.Registry
@@ -211,7 +222,7 @@ func New(cfg Config, o Opened) *Model {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	m := &Model{cfg: cfg, width: cfg.Width, height: cfg.Height, histIdx: -1, pastes: map[int]string{}, redraw: true}
+	m := &Model{cfg: cfg, base: cfg.Commands, width: cfg.Width, height: cfg.Height, histIdx: -1, pastes: map[int]string{}, redraw: true}
 	if m.width <= 0 {
 		m.width = 80
 	}
@@ -271,6 +282,7 @@ func (m *Model) termOpts() termui.Options {
 func (m *Model) attach(o Opened) {
 	m.gen++
 	m.sess, m.events = o.Session, o.Events
+	m.cfg.Commands = command.WithMCP(m.base, o.Commands)
 	m.status = host.Status{}
 	if o.Session != nil {
 		m.status = o.Session.Status()

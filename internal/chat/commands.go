@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -22,6 +23,9 @@ func (m *Model) slash(name, args string) tea.Cmd {
 		if m.running {
 			m.sb.note("a turn is running: wait, or Esc to cancel it")
 			return nil
+		}
+		if c.MCP() {
+			return m.mcpPrompt(c.Name, args)
 		}
 		return m.send(c.Expand(args), nil)
 	}
@@ -154,4 +158,20 @@ func (m *Model) pick() tea.Cmd {
 	}
 	m.picker = m.sessionPicker(others)
 	return nil
+}
+
+// mcpPrompt sends what an MCP server's prompt expands to; the server answers
+// within the host's bound, so the chat waits for it before the turn starts.
+func (m *Model) mcpPrompt(name, args string) tea.Cmd {
+	ex, ok := m.sess.(PromptExpander)
+	if !ok {
+		m.sb.note(fmt.Sprintf("/%s: this session has no MCP prompts", name))
+		return nil
+	}
+	text, _, err := ex.ExpandPrompt(context.Background(), name, args)
+	if err != nil {
+		m.sb.note(fmt.Sprintf("/%s: %v", name, err))
+		return nil
+	}
+	return m.send(text, nil)
 }

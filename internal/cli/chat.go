@@ -223,7 +223,7 @@ func runChat(ctx context.Context, io IO, op *opener, pick bool) error {
 			return chat.Opened{}, err
 		}
 		current = s
-		return chat.Opened{Session: s, Registry: s.Registry(), Events: events(s, done)}, nil
+		return chat.Opened{Session: s, Registry: s.Registry(), Events: events(s, done), Commands: s.PromptCommands()}, nil
 	}
 	m := chat.New(cfg, chat.Opened{})
 	for _, err := range []error{cerr, herr} {

@@ -45,6 +45,9 @@ type Command struct {
 // Custom reports whether the command is a user's prompt template.
 func (c Command) Custom() bool { return c.Source != "" }
 
+// MCP says the command is an MCP server's prompt, which the host expands.
+func (c Command) MCP() bool { return strings.HasPrefix(c.Source, "mcp:") }
+
 // Expand returns a custom command's prompt for the arguments typed after it.
 func (c Command) Expand(args string) string {
 	args = strings.TrimSpace(args)
@@ -258,6 +261,19 @@ func WithSkills(cmds []Command, ss []skills.Skill) []Command {
 		out = append(out, Command{Name: sk.Name, Description: sk.Description, ArgHint: "[task]", Where: Both,
 			Source: filepath.Join(sk.Dir, "SKILL.md"),
 			Body:   "Load the skill " + sk.Name + " with the skill tool and follow it.\n\n$ARGUMENTS"})
+	}
+	slices.SortFunc(out, func(a, b Command) int { return cmp.Compare(a.Name, b.Name) })
+	return out
+}
+
+// WithMCP adds the MCP servers' prompt commands (the host's) whose name no
+// command has.
+func WithMCP(cmds, prompts []Command) []Command {
+	out := slices.Clone(cmds)
+	for _, p := range prompts {
+		if _, ok := Find(out, p.Name); !ok {
+			out = append(out, p)
+		}
 	}
 	slices.SortFunc(out, func(a, b Command) int { return cmp.Compare(a.Name, b.Name) })
 	return out

@@ -63,6 +63,8 @@ type Options struct {
 	// Closers are closed when the session ends, after its tools' state. The
 	// session owns them from Create or Load on, even when opening fails.
 	Closers []io.Closer
+	// servers are the MCP servers startMCP started, for their prompts.
+	servers *mcp.Servers
 	// MCP are the session's MCP servers (the configuration's, an editor's),
 	// started in the workspace when the session opens (Create, Load) and
 	// stopped when it closes. A server that does not start, or stops, is told
@@ -124,6 +126,7 @@ type Session struct {
 	notes *mcpNotes
 
 	skills []skills.Skill // what the skill tool loads, listed in the system prompt
+	mcp    *mcp.Servers   // nil without servers
 
 	provMu sync.Mutex
 	prov   provider.Provider
@@ -280,7 +283,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 	}
 	reg := toolset.New(toolset.Options{KeepEnv: o.KeepEnv, Extra: o.Tools, Sandbox: o.Sandbox, SafeCommands: o.SafeCommands,
 		Skills: len(sk) > 0})
-	s := &Session{o: o, ws: ws, log: log, reg: reg, tools: tool.NewSession(id, ws), bus: newBus(), notes: notes, skills: sk}
+	s := &Session{o: o, ws: ws, log: log, reg: reg, tools: tool.NewSession(id, ws), bus: newBus(), notes: notes, skills: sk, mcp: o.servers}
 	skill.Offer(s.tools, sk)
 	s.tools.Files = o.Files
 	lsp.Attach(s.tools, lsp.NewManager(ws.Root(), o.LSP))

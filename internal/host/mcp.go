@@ -1,9 +1,11 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dsh-dev/dsh/internal/command"
 	"strings"
 	"sync"
 	"time"
@@ -65,6 +67,7 @@ func startMCP(o *Options, dir string) *mcpNotes {
 	}
 	o.Tools = append(o.Tools, servers.Tools()...)
 	o.Closers = append(o.Closers, servers)
+	o.servers = servers
 	return n
 }
 
@@ -86,4 +89,66 @@ func withNotes(text string, ns []string) string {
 		return text
 	}
 	return text + "\n\n[dsh: " + strings.Join(ns, ". ") + ".]"
+}
+
+// promptPrefix starts the name of an MCP prompt's command, as in Claude Code:
+// /mcp__SERVER__PROMPT.
+const promptPrefix = "mcp__"
+
+// PromptCommands are the MCP servers' prompts as slash commands, with their
+// arguments as the hint.
+func (s *Session) PromptCommands() []command.Command {
+	if s.mcp == nil {
+		return nil
+	}
+	var out []command.Command
+	for _, p := range s.mcp.Prompts() {
+		var hint []string
+		for _, a := range p.Args {
+			if a.Required {
+				hint = append(hint, a.Name)
+			} else {
+				hint = append(hint, "["+a.Name+"]")
+			}
+		}
+		out = append(out, command.Command{Name: promptPrefix + p.Server + "__" + p.Name,
+			Description: cmp.Or(p.Description, "MCP prompt "+p.Name+" of "+p.Server),
+			ArgHint:     strings.Join(hint, " "), Where: command.Both, Source: "mcp:" + p.Server})
+	}
+	return out
+}
+
+// ExpandPrompt is the text an MCP prompt's command (name, without the slash)
+// gives for what was typed after it: words fill the prompt's arguments in
+// order, the last one taking the rest. ok is false for a name that is not one.
+func (s *Session) ExpandPrompt(ctx context.Context, name, args string) (text string, ok bool, err error) {
+	if s.mcp == nil || !strings.HasPrefix(name, promptPrefix) {
+		return "", false, nil
+	}
+	for _, p := range s.mcp.Prompts() {
+		if promptPrefix+p.Server+"__"+p.Name != name {
+			continue
+		}
+		vals := map[string]string{}
+		rest := strings.TrimSpace(args)
+		for i, a := range p.Args {
+			if rest == "" {
+				if a.Required {
+					return "", true, fmt.Errorf("/%s needs %s", name, a.Name)
+				}
+				break
+			}
+			if i == len(p.Args)-1 {
+				vals[a.Name] = rest
+				break
+			}
+			word, more, _ := strings.Cut(rest, " ")
+			vals[a.Name], rest = word, strings.TrimSpace(more)
+		}
+		ctx, cancel := context.WithTimeout(ctx, mcpConnectTimeout)
+		defer cancel()
+		text, err := s.mcp.GetPrompt(ctx, p.Server, p.Name, vals)
+		return text, true, err
+	}
+	return "", false, nil
 }

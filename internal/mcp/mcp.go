@@ -12,6 +12,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -94,6 +95,7 @@ type server struct {
 	trusted bool
 	session *sdk.ClientSession
 	tools   []*sdk.Tool
+	prompts []*sdk.Prompt
 	proc    *supervisor.Process // stdio only
 	exited  chan struct{}       // stdio only: closed once the server and all it started are gone, and its stderr read
 	stderr  *tailBuffer
@@ -200,9 +202,22 @@ func connect(ctx context.Context, c ServerConfig, opts Options) (*server, error)
 		}
 		srv.tools = append(srv.tools, t)
 	}
+	if ir := session.InitializeResult(); ir != nil && ir.Capabilities != nil && ir.Capabilities.Prompts != nil {
+		for p, err := range session.Prompts(listCtx, nil) {
+			if err != nil {
+				break // its tools still work; it offers no prompts
+			}
+			if len(srv.prompts) < maxPrompts {
+				srv.prompts = append(srv.prompts, p)
+			}
+		}
+	}
 	go srv.watch(opts.OnExit)
 	return srv, nil
 }
+
+// maxPrompts bounds the prompts taken from one server: they become commands.
+const maxPrompts = 100
 
 // startStdio starts a stdio server under a supervisor, with a pipe for each of
 // its stdin, stdout and stderr, and returns the transport over the first two.
@@ -408,6 +423,75 @@ func (s *Servers) Tools() []tool.Tool {
 		out = append(out, srv.adapt(seen)...)
 	}
 	return out
+}
+
+// Prompt is a server's prompt (template), offered as a slash command.
+type Prompt struct {
+	Server, Name, Description string
+	Args                      []PromptArg
+}
+
+// PromptArg is one of a prompt's arguments.
+type PromptArg struct {
+	Name, Description string
+	Required          bool
+}
+
+// Prompts returns every server's prompts, in server then prompt order.
+func (s *Servers) Prompts() []Prompt {
+	var out []Prompt
+	for _, srv := range s.servers {
+		for _, p := range srv.prompts {
+			pr := Prompt{Server: srv.name, Name: p.Name, Description: cmp.Or(p.Description, p.Title)}
+			for _, a := range p.Arguments {
+				if a != nil {
+					pr.Args = append(pr.Args, PromptArg{Name: a.Name, Description: a.Description, Required: a.Required})
+				}
+			}
+			out = append(out, pr)
+		}
+	}
+	return out
+}
+
+// maxPromptText bounds the text a prompt expands to: it becomes the user's
+// message.
+const maxPromptText = 256 << 10
+
+// GetPrompt asks server for its prompt name with args and returns its
+// messages' text, which becomes the user's prompt.
+func (s *Servers) GetPrompt(ctx context.Context, server, name string, args map[string]string) (string, error) {
+	for _, srv := range s.servers {
+		if srv.name != server {
+			continue
+		}
+		res, err := srv.session.GetPrompt(ctx, &sdk.GetPromptParams{Name: name, Arguments: args})
+		if err != nil {
+			return "", fmt.Errorf("MCP server %s, prompt %s: %w", server, name, srv.explain(err))
+		}
+		var b strings.Builder
+		for _, m := range res.Messages {
+			if m == nil {
+				continue
+			}
+			switch c := m.Content.(type) {
+			case *sdk.TextContent:
+				if b.Len() > 0 {
+					b.WriteString("\n\n")
+				}
+				b.WriteString(c.Text)
+			case *sdk.EmbeddedResource:
+				if c.Resource != nil && c.Resource.Text != "" {
+					fmt.Fprintf(&b, "\n\n%s:\n%s", c.Resource.URI, c.Resource.Text)
+				}
+			}
+			if b.Len() > maxPromptText {
+				return "", fmt.Errorf("MCP server %s, prompt %s: longer than %d bytes", server, name, maxPromptText)
+			}
+		}
+		return b.String(), nil
+	}
+	return "", fmt.Errorf("no MCP server %s in this session", server)
 }
 
 // Names returns the names of the running servers.
