@@ -8,6 +8,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,7 +38,13 @@ func records(t *testing.T, c *client, id sdk.SessionId) []session.Record {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return recs
+	return withoutCheckpoints(recs)
+}
+
+// withoutCheckpoints drops the workspace snapshots logged around each prompt,
+// for tests about what a turn logged.
+func withoutCheckpoints(recs []session.Record) []session.Record {
+	return slices.DeleteFunc(recs, func(r session.Record) bool { return r.Type == session.TypeCheckpoint })
 }
 
 // TestHistory lists sessions newest first, of one cwd or all, with titles from

@@ -207,6 +207,7 @@ type (
 		// from /rewind without one, the rewind list.
 		models []models.Info
 		points []host.Point
+		fork   string // the session a /rewind of the conversation started: the chat goes on in it
 	}
 	permDoneMsg struct{ p *host.Permission }
 	printedMsg  struct{}
@@ -419,6 +420,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				m.picker = m.modelPicker(msg.models)
 			case msg.err == nil && len(msg.points) > 0:
 				m.picker = m.rewindPicker(msg.points)
+			case msg.err == nil && msg.fork != "":
+				m.reply(msg.text, nil)
+				cmds = append(cmds, m.open(msg.fork))
 			default:
 				m.reply(msg.text, msg.err)
 			}
@@ -618,6 +622,7 @@ func (m *Model) hostCommand(name, args string) tea.Cmd {
 			if name == "rewind" && strings.TrimSpace(args) == "" {
 				msg.points = r.Points
 			}
+			msg.fork = r.Fork
 			return msg
 		})
 	}

@@ -119,8 +119,9 @@ func testProgram(t *testing.T, first string) {
 			types = append(types, r.Type)
 		}
 	}
-	want = append(want, session.TypeUser, session.TypeAssistant, session.TypeToolCall,
-		session.TypeToolResult, session.TypeAssistant, session.TypeTurnEnd)
+	// The prompt is checkpointed before and at its end (the host's /undo).
+	want = append(want, session.TypeCheckpoint, session.TypeUser, session.TypeAssistant, session.TypeToolCall,
+		session.TypeToolResult, session.TypeAssistant, session.TypeTurnEnd, session.TypeCheckpoint)
 	if !equalTypes(types, want) {
 		t.Errorf("the log holds %v, want %v", types, want)
 	}

@@ -31,6 +31,10 @@ const EmptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 const (
 	DefaultMaxFile = 16 << 20 // bytes: larger files are left out of the snapshot
 	DefaultTimeout = 10 * time.Second
+	// ColdTimeout bounds the first snapshot of a workspace, which hashes every
+	// file; later ones (of any session there: indexes are seeded) hash only
+	// what changed.
+	ColdTimeout = 2 * time.Minute
 )
 
 // Errors a snapshot can end with.
@@ -116,7 +120,11 @@ type Snapshot struct {
 // index last saw it (one walk, honouring the ignore rules), hashes only those
 // files and writes the tree. It ends with ErrTimeout past the time bound.
 func (s *Store) Snapshot(ctx context.Context) (Snapshot, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
+	bound := s.o.Timeout
+	if _, err := os.Stat(s.index); err != nil {
+		bound = max(bound, ColdTimeout)
+	}
+	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	if err := s.syncExcludes(); err != nil {
 		return Snapshot{}, err

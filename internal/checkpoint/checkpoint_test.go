@@ -2,12 +2,14 @@ package checkpoint
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func write(t *testing.T, root, name, text string) {
@@ -213,4 +215,21 @@ func TestSymlinkCannotLeadOut(t *testing.T) {
 	if got := read(t, root, "dir/b.txt"); got != "bee\n" {
 		t.Errorf("dir/b.txt = %q", got)
 	}
+}
+
+// A snapshot past its bound is ErrTimeout, and leaves no lock that would fail
+// the next one.
+func TestSnapshotTimeout(t *testing.T) {
+	root, s := newRepo(t)
+	snap(t, s)
+	write(t, root, "a.txt", "changed\n")
+	quick := *s
+	quick.o.Timeout = time.Nanosecond
+	if _, err := quick.Snapshot(context.Background()); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("err = %v, want ErrTimeout", err)
+	}
+	if _, err := os.Stat(s.index + ".lock"); !os.IsNotExist(err) {
+		t.Errorf("the index lock is left: %v", err)
+	}
+	snap(t, s)
 }

@@ -26,6 +26,9 @@ type Reply struct {
 	// Points is what /rewind without an argument lists: the changes it can go
 	// back before.
 	Points []Point
+	// Fork is the session a /rewind of the conversation started: the consumer
+	// may go on in it.
+	Fork string
 }
 
 // modelListWait bounds how long listing the provider's models may take; the

@@ -140,8 +140,10 @@ func (s *Session) undoCommand(ctx context.Context, args string) (Reply, error) {
 	return s.Restore(ctx, n, overwrite)
 }
 
-// rewindCommand is /rewind [N [--overwrite]]: without N, the list of changes;
-// with N, the workspace goes back to what it was before change N.
+// rewindCommand is /rewind [N [code|conversation|both] [--overwrite]]:
+// without N, the list of changes; with N, the workspace goes back to what it
+// was before change N (code, the default), the conversation is forked before
+// it (conversation), or both.
 func (s *Session) rewindCommand(ctx context.Context, args string) (Reply, error) {
 	overwrite, rest := cutFlag(args, "--overwrite")
 	if rest == "" {
@@ -151,11 +153,46 @@ func (s *Session) rewindCommand(ctx context.Context, args string) (Reply, error)
 		}
 		return Reply{Text: PointsText(points), Points: points}, nil
 	}
-	n, err := strconv.Atoi(rest)
-	if err != nil {
-		return Reply{Text: "Cannot rewind: want /rewind [N] [--overwrite]."}, nil
+	num, what, _ := strings.Cut(rest, " ")
+	n, err := strconv.Atoi(num)
+	if what == "" {
+		what = "code"
 	}
-	return s.Restore(ctx, n, overwrite)
+	if err != nil || what != "code" && what != "conversation" && what != "both" {
+		return Reply{Text: "Cannot rewind: want /rewind [N [code|conversation|both]] [--overwrite]."}, nil
+	}
+	if what == "conversation" {
+		return s.forkCommand(n)
+	}
+	return s.restore(ctx, n, overwrite, what == "both")
+}
+
+// forkCommand forks the conversation before change n, a prompt, leaving the
+// files as they are.
+func (s *Session) forkCommand(n int) (Reply, error) {
+	spans := s.undo.list()
+	if n < 1 || n > len(spans) || spans[n-1].prompt == 0 {
+		return Reply{Text: fmt.Sprintf("Cannot rewind the conversation: change %d is not a prompt (/rewind lists them).", n)}, nil
+	}
+	id, err := s.fork(spans[n-1].prompt)
+	if err != nil {
+		return Reply{}, err
+	}
+	return Reply{Text: forkText(id, spans[n-1].prompt), Fork: id}, nil
+}
+
+// fork starts a new session whose log is this one's up to prompt's checkpoint;
+// this one stays as it is, in the session list.
+func (s *Session) fork(prompt int) (string, error) {
+	id := session.NewID(s.o.Now())
+	err := session.Fork(s.Path(), filepath.Dir(s.Path()), id, func(r session.Record) bool {
+		return r.Type == session.TypeCheckpoint && r.Checkpoint.Phase == session.PhaseBefore && r.Checkpoint.Prompt == prompt
+	})
+	return id, err
+}
+
+func forkText(id string, prompt int) string {
+	return fmt.Sprintf("The conversation before prompt %d goes on in the new session %s (/resume %s); this one stays in the list.", prompt, id, id)
 }
 
 func cutFlag(args, flag string) (bool, string) {
@@ -256,7 +293,16 @@ func FilesText(cs []checkpoint.Change) string {
 // the agent last did are kept unless overwrite is set. The restore is logged
 // with its own snapshots, so it can be undone in turn.
 func (s *Session) Restore(ctx context.Context, n int, overwrite bool) (Reply, error) {
+	return s.restore(ctx, n, overwrite, false)
+}
+
+// restore is Restore that also forks the conversation before change n, a
+// prompt, when fork is set.
+func (s *Session) restore(ctx context.Context, n int, overwrite, fork bool) (Reply, error) {
 	spans := s.undo.list()
+	if fork && n >= 1 && n <= len(spans) && spans[n-1].prompt == 0 {
+		return Reply{Text: fmt.Sprintf("Cannot rewind the conversation: change %d is not a prompt (/rewind lists them).", n)}, nil
+	}
 	if n < 1 || n > len(spans) {
 		return Reply{Text: fmt.Sprintf("Cannot rewind: there is no change %d (/rewind lists them).", n)}, nil
 	}
@@ -331,14 +377,25 @@ func (s *Session) Restore(ctx context.Context, n int, overwrite bool) (Reply, er
 		s.o.Warn(fmt.Sprintf("the snapshot after the undo: %v", err))
 	}
 	rs.After = after.Tree
+	if fork {
+		// The fork is cut before the restore is logged: it starts clean.
+		if rs.Fork, err = s.fork(rs.Prompt); err != nil {
+			return Reply{}, err
+		}
+	}
 	if _, err := s.put(session.Record{Type: session.TypeRestore, Restore: &rs}); err != nil {
 		return Reply{}, err
 	}
+	var r Reply
 	if len(rs.Kept) > 0 {
-		return Reply{Text: fmt.Sprintf("Kept %s: you changed them after the agent did; /rewind %d --overwrite puts them back too.",
-			strings.Join(rs.Kept, ", "), n)}, nil
+		r.Text = fmt.Sprintf("Kept %s: you changed them after the agent did; /rewind %d --overwrite puts them back too.",
+			strings.Join(rs.Kept, ", "), n)
 	}
-	return Reply{}, nil
+	if fork {
+		r.Text = strings.TrimSpace(r.Text + " " + forkText(rs.Fork, rs.Prompt))
+		r.Fork = rs.Fork
+	}
+	return r, nil
 }
 
 // approveRestore asks the user about the restore, shown as the diff it applies,

@@ -275,6 +275,41 @@ func TestRewindAfterReload(t *testing.T) {
 	if got := files(t, root); !equal(got, map[string]string{"a.txt": "a0\n"}) {
 		t.Errorf("after /rewind 1 the workspace is %q", got)
 	}
+
+	// The conversation forks before the second prompt: a new log with the
+	// first prompt only; this one goes on as it was, and the files stay.
+	fk, err := r.Command(t.Context(), "rewind", "2 conversation")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fk.Fork == "" || !strings.Contains(fk.Text, fk.Fork) {
+		t.Fatalf("the fork's reply: %+v", fk)
+	}
+	recs, err := session.ReadFile(filepath.Join(dir, fk.Fork+".jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prompts []string
+	for _, rec := range recs {
+		if rec.Type == session.TypeUser {
+			prompts = append(prompts, rec.Text)
+		}
+	}
+	if !slices.Equal(prompts, []string{"first"}) || recs[0].SessionID != fk.Fork || recs[len(recs)-1].Type != session.TypeCheckpoint {
+		t.Errorf("the fork holds the prompts %q, header %+v, last %+v", prompts, recs[0], recs[len(recs)-1])
+	}
+	if got := files(t, root); !equal(got, map[string]string{"a.txt": "a0\n"}) {
+		t.Errorf("rewinding the conversation changed the files: %q", got)
+	}
+	// The fork is a session of its own that rewinds too.
+	f, err := Load(o, filepath.Join(dir, fk.Fork+".jsonl"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = f.Close() }()
+	if ps, err := f.Points(t.Context()); err != nil || len(ps) != 1 || ps[0].Text != "first" {
+		t.Errorf("the fork's points: %+v, %v", ps, err)
+	}
 }
 
 func maps(base, over map[string]string) map[string]string {
