@@ -251,7 +251,7 @@ func TestHandEncodingIsTheGeneralOne(t *testing.T) {
 			got, ok = appendReadResult(nil, r)
 		case *SearchResult:
 			got, ok = appendSearchResult(nil, r)
-		case *GenericResult, *TerminalResult, *DiffResult:
+		case *GenericResult, *TerminalResult, *DiffResult, *PlanResult, *QuestionResult:
 			continue
 		}
 		if want := generalEncoding(t, r); !ok || string(got) != string(want) {
