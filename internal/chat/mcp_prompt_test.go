@@ -2,6 +2,7 @@ package chat
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
@@ -35,6 +36,11 @@ func TestMCPPromptCommands(t *testing.T) {
 	if _, ok := command.Find(h.m.cfg.Commands, "help"); !ok {
 		t.Errorf("the chat lost its own commands")
 	}
+	h.typeText("/args")
+	if v := h.m.View().Content; !strings.Contains(v, "/mcp__everything__args-prompt") || !strings.Contains(v, "A prompt with two arguments") {
+		t.Errorf("the palette does not offer the MCP prompt:\n%s", v)
+	}
+	h.send(key(tea.KeyEscape, 0))
 	h.m.input.SetValue("/mcp__everything__args-prompt Paris")
 	h.send(key(tea.KeyEnter, 0))
 	h.settle()

@@ -249,7 +249,8 @@ func parseCommand(b []byte, path, name string) Command {
 	return c
 }
 
-// WithSkills adds a command per skill (ss) whose name no command has: it has
+// WithSkills adds, after cmds, a command per skill (ss) whose name no command
+// has: it has
 // the model load the skill and apply it to what is typed after it, as Claude
 // Code's skill commands do.
 func WithSkills(cmds []Command, ss []skills.Skill) []Command {
@@ -262,12 +263,11 @@ func WithSkills(cmds []Command, ss []skills.Skill) []Command {
 			Source: filepath.Join(sk.Dir, "SKILL.md"),
 			Body:   "Load the skill " + sk.Name + " with the skill tool and follow it.\n\n$ARGUMENTS"})
 	}
-	slices.SortFunc(out, func(a, b Command) int { return cmp.Compare(a.Name, b.Name) })
 	return out
 }
 
-// WithMCP adds the MCP servers' prompt commands (the host's) whose name no
-// command has.
+// WithMCP adds, after cmds, the MCP servers' prompt commands (the host's)
+// whose name no command has.
 func WithMCP(cmds, prompts []Command) []Command {
 	out := slices.Clone(cmds)
 	for _, p := range prompts {
@@ -275,7 +275,6 @@ func WithMCP(cmds, prompts []Command) []Command {
 			out = append(out, p)
 		}
 	}
-	slices.SortFunc(out, func(a, b Command) int { return cmp.Compare(a.Name, b.Name) })
 	return out
 }
 
