@@ -117,6 +117,7 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 			SessionCapabilities: sdk.SessionCapabilities{
 				AdditionalDirectories: &sdk.SessionAdditionalDirectoriesCapabilities{},
 				Close:                 &sdk.SessionCloseCapabilities{},
+				Fork:                  &sdk.SessionForkCapabilities{},
 				List:                  &sdk.SessionListCapabilities{},
 				Resume:                &sdk.SessionResumeCapabilities{},
 			},

@@ -726,7 +726,10 @@ func schema(file, def string) (*jsonschema.Schema, error) {
 				"InitializeResponse", "NewSessionResponse", "LoadSessionResponse", "PromptResponse",
 				"SetSessionModeResponse", "CloseSessionResponse", "SessionNotification", "RequestPermissionRequest",
 				"ListSessionsResponse", "ResumeSessionResponse", "SetSessionConfigOptionResponse", "AuthenticateResponse",
-				"ReadTextFileRequest", "WriteTextFileRequest"} {
+				"ReadTextFileRequest", "WriteTextFileRequest", "ForkSessionResponse"} {
+				if d == "ForkSessionResponse" && file == stable {
+					continue
+				}
 				s, err := comp.Compile(file + "#/$defs/" + d)
 				if err != nil {
 					schemaErr = err
@@ -756,6 +759,7 @@ var resultDefs = map[string]string{
 	"session/list":     "ListSessionsResponse",
 	"session/resume":   "ResumeSessionResponse",
 	"authenticate":     "AuthenticateResponse",
+	"session/fork":     "ForkSessionResponse",
 
 	"session/set_config_option": "SetSessionConfigOptionResponse",
 }
@@ -820,6 +824,9 @@ func checkMessage(line string, methods map[string]string) error {
 		parts = append(parts, [2]any{resultDefs[methods[string(id)]], obj["result"]})
 	}
 	file := stable
+	if id, _ := json.Marshal(obj["id"]); method == "" && methods[string(id)] == "session/fork" {
+		file = unstable // session/fork is only in the unstable schema
+	}
 	if params, ok := obj["params"].(map[string]any); ok && method == "session/update" {
 		if u, ok := params["update"].(map[string]any); ok && u["sessionUpdate"] == "usage_update" {
 			file = unstable

@@ -153,7 +153,7 @@ func (h *harness) replay(ws string, evs []host.Event) {
 		switch e.Kind {
 		case host.KindDelta, host.KindStatus, host.KindUsage:
 			continue
-		case host.KindRecord, host.KindModelRequest, host.KindCallStarted, host.KindPermission:
+		case host.KindRecord, host.KindModelRequest, host.KindCallStarted, host.KindPermission, host.KindQuestion:
 		}
 		h.events(e)
 	}
