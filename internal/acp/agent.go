@@ -190,7 +190,7 @@ func (a *Agent) ignored(st settings.Settings) *notes {
 // commands and notes.
 func (a *Agent) equip(s *sess, h *host.Session, cfg config.Config, n *notes) {
 	s.cfg, s.notes = cfg, n
-	s.cmds = command.WithMCP(a.editorCommands(s.br.cwd, n.add), h.PromptCommands())
+	s.cmds = command.With(a.editorCommands(s.br.cwd, n.add), command.For(h.Commands(), command.Editor))
 }
 
 // LoadSession replays a session's log as updates — the same cards it showed

@@ -8,11 +8,11 @@ import (
 
 	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/host"
-	"github.com/dsh-dev/dsh/internal/skills"
 )
 
-// editorCommands are the slash commands a session in cwd offers: dsh's own that
-// make sense in an editor, and the user's and the project's custom commands.
+// editorCommands are the slash commands a session in cwd offers besides its
+// host's: dsh's own that make sense in an editor, and the user's and the
+// project's custom commands.
 // Files that were refused are told to the user through warn.
 func (a *Agent) editorCommands(cwd string, warn func(string)) []command.Command {
 	cmds, err := command.All(command.Dirs(cwd, a.o.Getenv))
@@ -20,8 +20,7 @@ func (a *Agent) editorCommands(cwd string, warn func(string)) []command.Command 
 		a.o.Logger.Warn("reading custom commands", "err", err)
 		warn("custom commands not offered: " + err.Error())
 	}
-	ss, _ := skills.All(skills.Dirs(cwd, a.o.Getenv)) // the host tells what it refused
-	return command.For(command.WithSkills(cmds, ss), command.Editor)
+	return command.For(cmds, command.Editor)
 }
 
 func commandsUpdate(cmds []command.Command) sdk.SessionUpdate {

@@ -52,8 +52,8 @@ type Opened struct {
 	Session  Session
 	Registry *tool.Registry
 	Events   <-chan host.Event
-	// Commands are the session's own slash commands (its MCP servers'
-	// prompts), offered beside Config.Commands.
+	// Commands are the session's own slash commands (its skills' and its MCP
+	// servers' prompts: host.Session.Commands), offered beside Config.Commands.
 	Commands []command.Command
 }
 
@@ -283,7 +283,7 @@ func (m *Model) termOpts() termui.Options {
 func (m *Model) attach(o Opened) {
 	m.gen++
 	m.sess, m.events = o.Session, o.Events
-	m.cfg.Commands = command.WithMCP(m.base, o.Commands)
+	m.cfg.Commands = command.With(m.base, command.For(o.Commands, command.Terminal))
 	m.status = host.Status{}
 	if o.Session != nil {
 		m.status = o.Session.Status()

@@ -19,7 +19,6 @@ import (
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/settings"
-	"github.com/dsh-dev/dsh/internal/skills"
 )
 
 // sessionFlags are the flags of every command that opens an agent session.
@@ -201,8 +200,6 @@ func runChat(ctx context.Context, io IO, op *opener, pick bool) error {
 	}
 	model := op.options().Model
 	cmds, cerr := slash.All(slash.Dirs(io.Cwd, io.Getenv))
-	ss, _ := skills.All(skills.Dirs(io.Cwd, io.Getenv)) // the host tells what it refused
-	cmds = slash.WithSkills(cmds, ss)
 	hist, herr := chat.LoadHistory(chat.HistoryPath(io.Cwd, io.Getenv))
 	done := make(chan struct{})
 	defer close(done)
@@ -223,7 +220,7 @@ func runChat(ctx context.Context, io IO, op *opener, pick bool) error {
 			return chat.Opened{}, err
 		}
 		current = s
-		return chat.Opened{Session: s, Registry: s.Registry(), Events: events(s, done), Commands: s.PromptCommands()}, nil
+		return chat.Opened{Session: s, Registry: s.Registry(), Events: events(s, done), Commands: s.Commands()}, nil
 	}
 	m := chat.New(cfg, chat.Opened{})
 	for _, err := range []error{cerr, herr} {

@@ -249,16 +249,11 @@ func parseCommand(b []byte, path, name string) Command {
 	return c
 }
 
-// WithSkills adds, after cmds, a command per skill (ss) whose name no command
-// has: it has
-// the model load the skill and apply it to what is typed after it, as Claude
-// Code's skill commands do.
-func WithSkills(cmds []Command, ss []skills.Skill) []Command {
-	out := slices.Clone(cmds)
+// Skills are a command per skill: it has the model load the skill and apply
+// it to what is typed after it, as Claude Code's skill commands do.
+func Skills(ss []skills.Skill) []Command {
+	out := make([]Command, 0, len(ss))
 	for _, sk := range ss {
-		if _, ok := Find(out, sk.Name); ok {
-			continue
-		}
 		out = append(out, Command{Name: sk.Name, Description: sk.Description, ArgHint: "[task]", Where: Both,
 			Source: filepath.Join(sk.Dir, "SKILL.md"),
 			Body:   "Load the skill " + sk.Name + " with the skill tool and follow it.\n\n$ARGUMENTS"})
@@ -266,13 +261,13 @@ func WithSkills(cmds []Command, ss []skills.Skill) []Command {
 	return out
 }
 
-// WithMCP adds, after cmds, the MCP servers' prompt commands (the host's)
-// whose name no command has.
-func WithMCP(cmds, prompts []Command) []Command {
+// With adds, after cmds, the commands of more whose name no command has (a
+// session's own: its skills' and its MCP servers' prompts).
+func With(cmds, more []Command) []Command {
 	out := slices.Clone(cmds)
-	for _, p := range prompts {
-		if _, ok := Find(out, p.Name); !ok {
-			out = append(out, p)
+	for _, c := range more {
+		if _, ok := Find(out, c.Name); !ok {
+			out = append(out, c)
 		}
 	}
 	return out

@@ -95,9 +95,15 @@ func withNotes(text string, ns []string) string {
 // /mcp__SERVER__PROMPT.
 const promptPrefix = "mcp__"
 
-// PromptCommands are the MCP servers' prompts as slash commands, with their
+// Commands are the session's own slash commands: one per skill, then its MCP
+// servers' prompts. Every consumer offers them beside dsh's and the user's.
+func (s *Session) Commands() []command.Command {
+	return command.With(command.Skills(s.skills), s.promptCommands())
+}
+
+// promptCommands are the MCP servers' prompts as slash commands, with their
 // arguments as the hint.
-func (s *Session) PromptCommands() []command.Command {
+func (s *Session) promptCommands() []command.Command {
 	if s.mcp == nil {
 		return nil
 	}
