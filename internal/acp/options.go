@@ -56,6 +56,12 @@ func (a *Agent) currentModel(s *sess) (model, thinking string) {
 
 func (a *Agent) configOptions(s *sess) []sdk.SessionConfigOption {
 	model, thinking := a.currentModel(s)
+	return a.configOptionsFor(s, model, thinking)
+}
+
+// configOptionsFor are the options with model and thinking in force: a model
+// record's, which is published before the agent folds it.
+func (a *Agent) configOptionsFor(s *sess, model, thinking string) []sdk.SessionConfigOption {
 	if thinking == "" {
 		thinking = thinkingDefault
 	}

@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strings"
@@ -51,6 +52,9 @@ type sess struct {
 	titled    bool           // the session has a title (its first prompt)
 	turnUsage *session.Usage // the last turn's, for its prompt response
 	lastUsage usageKey       // what the last usage_update was sent for
+	// settle: a turn's end or a compaction was published; the host's next
+	// status, which follows its fold, is the size they leave.
+	settle bool
 }
 
 // usageKey is what a usage_update is sent for: a model call's tokens (the
@@ -165,8 +169,11 @@ func (s *sess) sendUsage(st host.Status, settled bool) {
 }
 
 // settledUsage sends the context's size a turn's end or a compaction leaves.
-// The caller holds s.mu.
+// Their record is published before the agent folds it, so the host's status
+// may not hold them yet: the next status event is sent as settled too. The
+// caller holds s.mu.
 func (s *sess) settledUsage() {
+	s.settle = true
 	if st := s.h.Status(); st.InputTokens+st.OutputTokens > 0 {
 		s.sendUsage(st, true)
 	}
@@ -213,7 +220,8 @@ func (s *sess) handle(e host.Event) {
 	case host.KindStatus:
 		if e.Status.InputTokens+e.Status.OutputTokens > 0 { // nothing counted yet tells nothing
 			s.mu.Lock()
-			s.sendUsage(e.Status, false)
+			s.sendUsage(e.Status, s.settle)
+			s.settle = false
 			s.mu.Unlock()
 		}
 	case host.KindUsage:
@@ -247,7 +255,9 @@ func (s *sess) record(r session.Record) {
 		}
 		s.send(sdk.SessionUpdate{ConfigOptionUpdate: &sdk.SessionConfigOptionUpdate{ConfigOptions: opts}})
 	case session.TypeModel:
-		s.send(sdk.SessionUpdate{ConfigOptionUpdate: &sdk.SessionConfigOptionUpdate{ConfigOptions: s.a.configOptions(s)}})
+		// As for the mode: the record's model, not what the host may still say.
+		s.send(sdk.SessionUpdate{ConfigOptionUpdate: &sdk.SessionConfigOptionUpdate{
+			ConfigOptions: s.a.configOptionsFor(s, cmp.Or(r.Model, s.a.o.Model), r.Thinking)}})
 	case session.TypeUser:
 		s.titleFrom(r)
 	case session.TypeTurnEnd:
