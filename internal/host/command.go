@@ -37,7 +37,7 @@ const modelListWait = 5 * time.Second
 
 // Command runs the built-in slash command name (without its slash) on args,
 // the one implementation every consumer calls: mode, model, compact, cost,
-// undo and rewind.
+// mcp, undo and rewind.
 // A bad argument is a Reply that says what is wrong; an error is a failure of
 // the session (closed, the log) or ErrNotBuiltin.
 func (s *Session) Command(ctx context.Context, name, args string) (Reply, error) {
@@ -49,6 +49,8 @@ func (s *Session) Command(ctx context.Context, name, args string) (Reply, error)
 		return s.modelCommand(args)
 	case "cost":
 		return Reply{Text: CostText(s.Status())}, nil
+	case "mcp":
+		return s.mcpCommand(ctx), nil
 	case "undo":
 		return s.undoCommand(ctx, args)
 	case "rewind":

@@ -405,6 +405,7 @@ func (s *Session) Prompt(ctx context.Context, text string, images ...card.Conten
 		return agent.StopError, err
 	}
 	defer done()
+	images = s.attachMentions(tctx, text, images) // @SERVER:URI: the MCP resources it names
 	// The workspace is snapshotted before the prompt and at its end: what it
 	// changed can be undone, and what the user changes after it told apart.
 	s.undo.mu.Lock()

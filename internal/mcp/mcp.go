@@ -503,6 +503,31 @@ func (s *Servers) Names() []string {
 	return out
 }
 
+// ToolNames returns the names server gives its tools.
+func (s *Servers) ToolNames(server string) []string {
+	var out []string
+	for _, srv := range s.servers {
+		if srv.name == server {
+			for _, t := range srv.tools {
+				out = append(out, t.Name)
+			}
+		}
+	}
+	return out
+}
+
+// Stopped says whether server stopped on its own.
+func (s *Servers) Stopped(server string) bool {
+	for _, srv := range s.servers {
+		if srv.name == server {
+			srv.mu.Lock()
+			defer srv.mu.Unlock()
+			return srv.dead != nil
+		}
+	}
+	return false
+}
+
 // serverEnv is the environment of a stdio server: the base without
 // credentials, then the server's own variables.
 func serverEnv(base []string, own map[string]string) []string {
