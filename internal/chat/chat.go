@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -144,6 +145,10 @@ type Model struct {
 	compSel int
 	files   []string
 	walking bool // the @ completion's walk of the workspace is running
+	// mentions are the session's MCP resources (SERVER:URI) for @
+	// completion, nil until listed; listing says the listing runs.
+	mentions []string
+	listing  bool
 
 	pastes map[int]string
 	nPaste int
@@ -291,6 +296,7 @@ func (m *Model) attach(o Opened) {
 	m.useRegistry(o.Registry)
 	m.running, m.perm, m.permCard, m.ask = false, nil, "", nil
 	m.live, m.liveOrder = map[string]*liveCall{}, nil
+	m.mentions, m.listing = nil, false // another session, other servers
 	m.stream.Reset()
 	m.thinking.Reset()
 }
@@ -456,6 +462,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case filesMsg:
 		m.files, m.walking = msg.files, false
 		m.updateCompletion()
+	case resourcesMsg:
+		m.listed(msg)
 	case tea.FocusMsg:
 		m.blurred = false
 	case tea.BlurMsg:
@@ -875,17 +883,20 @@ func (m *Model) updateCompletion() tea.Cmd {
 	if !strings.HasPrefix(word, "@") {
 		return nil
 	}
+	list := m.listResources()
 	if m.files == nil {
 		if m.walking {
-			return nil
+			return list
 		}
 		m.walking = true
-		return m.walkFiles()
+		return tea.Batch(m.walkFiles(), list)
 	}
-	for _, f := range matchFiles(m.files, word[1:], 6) {
+	// With nothing typed after the @, the session's MCP resources come
+	// first: they are few, the files many.
+	for _, f := range matchFiles(append(slices.Clip(m.mentions), m.files...), word[1:], 6) {
 		m.comp = append(m.comp, completion{"@" + f, "@" + f})
 	}
-	return nil
+	return list
 }
 
 // complete puts the selected completion in place of the word being typed.

@@ -155,7 +155,7 @@ func (h *harness) settle() {
 		var next []tea.Cmd
 		for _, msg := range runAll(h.last) {
 			switch msg.(type) {
-			case openedMsg, preparedMsg, filesMsg:
+			case openedMsg, preparedMsg, filesMsg, resourcesMsg:
 				h.send(msg)
 				next = append(next, h.last)
 			}

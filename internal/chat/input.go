@@ -19,6 +19,7 @@ import (
 	"github.com/sahilm/fuzzy"
 
 	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/host"
 )
 
 // History is the prompts typed in one workspace, oldest first, kept in a small
@@ -141,7 +142,7 @@ func attachFiles(root, prompt string) ([]card.Content, []string) {
 		if rel == "" {
 			rel = strings.TrimRight(m[2], ".,;:!?)")
 		}
-		if seen[rel] {
+		if seen[rel] || host.IsMention(rel) { // the host attaches an MCP resource
 			continue
 		}
 		seen[rel] = true
