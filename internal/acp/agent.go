@@ -394,7 +394,7 @@ func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptRespon
 	if err != nil {
 		return sdk.PromptResponse{}, err
 	}
-	text, images, err := promptText(p.Prompt)
+	text, images, err := promptText(p.Prompt, func() map[string]string { return s.h.ResourceMentions(context.Background()) })
 	if err != nil {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
 	}

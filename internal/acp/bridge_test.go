@@ -45,6 +45,11 @@ func TestPromptText(t *testing.T) {
 		{"text", []sdk.ContentBlock{text("Fix "), text("the bug.")}, "Fix the bug.", ""},
 		{"link", []sdk.ContentBlock{text("Read "), sdk.ResourceLinkBlock("main.go", "file:///src/main.go")},
 			"Read [@main.go](file:///src/main.go)", ""},
+		{"MCP link", []sdk.ContentBlock{text("Read "), sdk.ResourceLinkBlock("doc.md", "demo://doc.md"), text(" now")},
+			"Read @everything:demo://doc.md now", ""},
+		{"MCP links apart", []sdk.ContentBlock{text("Read"), sdk.ResourceLinkBlock("doc.md", "demo://doc.md"),
+			sdk.ResourceLinkBlock("main.go", "file:///src/main.go"), text(", please")},
+			"Read @everything:demo://doc.md [@main.go](file:///src/main.go), please", ""},
 		{"embedded", []sdk.ContentBlock{text("Explain "), sdk.ResourceBlock(sdk.EmbeddedResourceResource{
 			TextResourceContents: &sdk.TextResourceContents{Uri: "file:///src/a.go", Text: "package a\n"}})},
 			"Explain [@a.go](file:///src/a.go)", ""},
@@ -56,7 +61,9 @@ func TestPromptText(t *testing.T) {
 		{"audio", []sdk.ContentBlock{text("Hear"), {Audio: &sdk.ContentBlockAudio{Data: "AAAA", MimeType: "audio/wav", Type: "audio"}}}, "", "audio"},
 		{"empty", []sdk.ContentBlock{text("  ")}, "", "empty"},
 	} {
-		got, _, err := promptText(tc.in)
+		got, _, err := promptText(tc.in, func() map[string]string {
+			return map[string]string{"demo://doc.md": "@everything:demo://doc.md"}
+		})
 		switch {
 		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
 			t.Errorf("%s: error %v, want one about %q", tc.name, err, tc.wantErr)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -17,18 +19,42 @@ const maxImages = 20
 
 // promptText turns a prompt's content blocks into the text the user typed and
 // the prompt's structured parts. Text is kept as written; a mentioned resource
-// becomes a Markdown link where it was mentioned; the text of an embedded
+// becomes a Markdown link where it was mentioned, or, when one of the
+// session's MCP servers lists it, its @SERVER:URI mention, which the host
+// reads and attaches (mcp gives the session's mentions by URI, asked only
+// for a prompt with links; nil: none); the text of an embedded
 // resource (a file an editor attaches) becomes a resource block (package
 // attach says how the model gets it and how every consumer shows it); images
 // follow. Audio is refused: dsh does not advertise it.
-func promptText(blocks []sdk.ContentBlock) (string, []card.Content, error) {
+func promptText(blocks []sdk.ContentBlock, mcp func() map[string]string) (string, []card.Content, error) {
 	var b strings.Builder
 	var images, files []card.Content
+	var served map[string]string
+	apart := false // a mention was just written: it ends at a space
 	for _, c := range blocks {
+		if c.Text != nil && c.Text.Text == "" {
+			continue
+		}
+		if apart && (c.Text == nil || !startsSpace(c.Text.Text)) {
+			b.WriteByte(' ')
+		}
+		apart = false
 		switch {
 		case c.Text != nil:
 			b.WriteString(c.Text.Text)
 		case c.ResourceLink != nil:
+			if served == nil && mcp != nil {
+				served = mcp()
+			}
+			if m, ok := served[c.ResourceLink.Uri]; ok {
+				// A mention starts after a space and ends at one.
+				if s := b.String(); s != "" && !endsSpace(s) {
+					b.WriteByte(' ')
+				}
+				b.WriteString(m)
+				apart = true
+				continue
+			}
 			b.WriteString(mention(c.ResourceLink.Name, c.ResourceLink.Uri))
 		case c.Resource != nil:
 			switch r := c.Resource.Resource; {
@@ -58,6 +84,16 @@ func promptText(blocks []sdk.ContentBlock) (string, []card.Content, error) {
 		return "", nil, errors.New("the prompt is empty")
 	}
 	return text, append(files, images...), nil
+}
+
+func startsSpace(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return unicode.IsSpace(r)
+}
+
+func endsSpace(s string) bool {
+	r, _ := utf8.DecodeLastRuneInString(s)
+	return unicode.IsSpace(r)
 }
 
 // image checks an image block: base64 data of an image type (the providers

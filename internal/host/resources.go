@@ -43,17 +43,18 @@ func (s *Session) Resources(ctx context.Context) ([]Resource, error) {
 	return s.mcp.Resources(ctx)
 }
 
-// ResourceMention is how a prompt mentions the resource uri of the
-// session's MCP server that lists it (ok false when none does, or its name
-// cannot be mentioned): an editor's link to it is attached like a mention.
-func (s *Session) ResourceMention(ctx context.Context, uri string) (mention string, ok bool) {
+// ResourceMentions maps the URI of each resource the session's MCP servers
+// list to how a prompt mentions it (@SERVER:URI), the first server's where
+// two list one: an editor's link to one is attached like a mention.
+func (s *Session) ResourceMentions(ctx context.Context) map[string]string {
 	rs, _ := s.Resources(ctx)
+	out := map[string]string{}
 	for _, r := range rs {
-		if m := Mention(r.Server, r.URI); !r.Template && r.URI == uri && IsMention(m[1:]) {
-			return m, true
+		if m := Mention(r.Server, r.URI); !r.Template && out[r.URI] == "" && IsMention(m[1:]) {
+			out[r.URI] = m
 		}
 	}
-	return "", false
+	return out
 }
 
 // Mention is how a prompt names server's resource uri: @SERVER:URI.
