@@ -76,6 +76,7 @@ func TestMCPResources(t *testing.T) {
 	if _, err := again.conn.LoadSession(again.ctx(), sdk.LoadSessionRequest{SessionId: id, Cwd: again.cwd, McpServers: []sdk.McpServer{}}); err != nil {
 		t.Fatal(err)
 	}
+	golden(t, "mcp-resources-load", again.transcript(from, id))
 	replay := strings.Join(again.transcript(from, id), "\n")
 	for _, chip := range []string{"attached " + arch + " (44 lines)", "attached " + start_ + " (73 lines)"} {
 		if !strings.Contains(replay, chip) {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // npmBin finds an npm reference server; .ci/run installs them into
@@ -59,4 +61,21 @@ func TestRunHasConfigMCP(t *testing.T) {
 	if !strings.Contains(out.String(), "mcp__everything__echo") {
 		t.Errorf("the model was not offered the config's MCP tools:\n%s\n%s", out.String(), errb.String())
 	}
+}
+
+// TestMCPScripts runs the scripts in testdata/mcpscript, which use npm's
+// reference servers: their bin directory is on PATH, so a config names them
+// as commands.
+func TestMCPScripts(t *testing.T) {
+	bin := filepath.Dir(npmBin(t, "mcp-server-everything"))
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/mcpscript",
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("XDG_STATE_HOME", e.WorkDir+"/state")
+			e.Setenv("NO_COLOR", "1")
+			e.Setenv("HOME", e.WorkDir+"/home")
+			e.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+			return nil
+		},
+	})
 }

@@ -76,7 +76,7 @@ func TestMentionAttachesResource(t *testing.T) {
 	notices := strings.Join(told, "\n")
 	mu.Unlock()
 	for _, want := range []string{
-		"not attached: @everything:demo://resource/static/document/nope.md: no such resource: MCP server everything has no resource demo://resource/static/document/nope.md; the prompt is sent without it",
+		"not attached: @everything:demo://resource/static/document/nope.md: MCP server everything: no such resource; the prompt is sent without it",
 		"not attached: @nowhere:test://x: no MCP server nowhere in this session (/mcp lists them)",
 	} {
 		if !strings.Contains(notices, want) {

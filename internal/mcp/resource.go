@@ -95,8 +95,8 @@ func (s *server) offersResources() bool {
 	return ir != nil && ir.Capabilities != nil && ir.Capabilities.Resources != nil
 }
 
-// ErrNoResource is ReadResource's error for a server or resource that is not
-// there.
+// ErrNoResource is ReadResource's error for a resource the server does not
+// have.
 var ErrNoResource = errors.New("no such resource")
 
 // ReadResource reads the resource uri of server as blocks to attach: text as a
@@ -109,7 +109,7 @@ func (s *Servers) ReadResource(ctx context.Context, server, uri string) ([]card.
 			return srv.read(ctx, uri)
 		}
 	}
-	return nil, fmt.Errorf("%w: no MCP server %s in this session", ErrNoResource, server)
+	return nil, fmt.Errorf("no MCP server %s in this session", server)
 }
 
 func (s *server) read(ctx context.Context, uri string) ([]card.Content, error) {
@@ -120,12 +120,12 @@ func (s *server) read(ctx context.Context, uri string) ([]card.Content, error) {
 		return nil, fmt.Errorf("MCP server %s is not running (%w)", s.name, dead)
 	}
 	if !s.offersResources() {
-		return nil, fmt.Errorf("%w: MCP server %s offers no resources", ErrNoResource, s.name)
+		return nil, fmt.Errorf("MCP server %s: %w (it offers none)", s.name, ErrNoResource)
 	}
 	res, err := s.session.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
 	if err != nil {
 		if isNotFound(err) {
-			return nil, fmt.Errorf("%w: MCP server %s has no resource %s", ErrNoResource, s.name, uri)
+			return nil, fmt.Errorf("MCP server %s: %w", s.name, ErrNoResource)
 		}
 		return nil, fmt.Errorf("MCP server %s, reading %s: %w", s.name, uri, s.explain(err))
 	}

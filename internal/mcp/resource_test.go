@@ -81,7 +81,7 @@ func TestEverythingResources(t *testing.T) {
 	if _, err := readResource(t, s, "everything", "demo://resource/static/document/nope.md"); !errors.Is(err, ErrNoResource) {
 		t.Errorf("a missing resource: %v", err)
 	}
-	if _, err := readResource(t, s, "other", doc); !errors.Is(err, ErrNoResource) || !strings.Contains(err.Error(), "no MCP server other") {
+	if _, err := readResource(t, s, "other", doc); err == nil || !strings.Contains(err.Error(), "no MCP server other") {
 		t.Errorf("a missing server: %v", err)
 	}
 }
