@@ -464,6 +464,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.updateCompletion()
 	case resourcesMsg:
 		m.listed(msg)
+	case NoteMsg:
+		m.sb.note("dsh: " + string(msg))
 	case tea.FocusMsg:
 		m.blurred = false
 	case tea.BlurMsg:

@@ -260,8 +260,9 @@ const maxFiles = 20000
 var skipDirs = []string{".git", "node_modules", ".hg", ".svn", "vendor", "__pycache__", ".venv", "target"}
 
 // listFiles walks root for @ completion: regular files, relative, slash-separated.
+// An empty workspace is an empty list, not nil: it was walked.
 func listFiles(root string) []string {
-	var out []string
+	out := []string{}
 	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil //nolint:nilerr // an unreadable directory is skipped, not the end of the list

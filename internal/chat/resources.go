@@ -15,6 +15,11 @@ type ResourceLister interface {
 	Resources(ctx context.Context) ([]host.Resource, error)
 }
 
+// NoteMsg is a note for the user from outside the chat's loop (the host's
+// warnings and MCP notices, such as a mention that could not be attached),
+// sent to the running program.
+type NoteMsg string
+
 // resourcesMsg is a session's resources as @ completion offers them:
 // SERVER:URI, without the @.
 type resourcesMsg struct {

@@ -67,3 +67,13 @@ func TestResourceCompletion(t *testing.T) {
 		t.Errorf("the chat tried to attach the mention as a file:\n%s", p)
 	}
 }
+
+// A note from the host (a mention it could not attach) is printed in the
+// chat, not written across it.
+func TestNoteMsg(t *testing.T) {
+	h := newHarness(t, 100)
+	h.send(NoteMsg("not attached: @everything:demo://x: MCP server everything: no such resource; the prompt is sent without it"))
+	if p := h.printed.String(); !strings.Contains(p, "dsh: not attached: @everything:demo://x: MCP server everything: no such resource") {
+		t.Errorf("printed:\n%s", p)
+	}
+}

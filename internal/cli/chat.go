@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
@@ -42,12 +43,43 @@ type opener struct {
 	io IO
 	o  sessionFlags
 	st settings.Settings
+	// note, when set, tells the user instead of stderr (the chat's
+	// scrollback while it runs).
+	note *chatNotes
 }
 
 func (op *opener) options() host.Options {
 	o := op.st.Options()
 	o.Ask, o.Now, o.Warn = true, op.io.Now, warner(op.io)
+	if op.note != nil {
+		o.Warn = op.note.tell
+	}
 	return o
+}
+
+// chatNotes puts the host's warnings and MCP notices in the chat while it
+// runs, where stderr would write across its view, and on stderr before and
+// after.
+type chatNotes struct {
+	mu   sync.Mutex
+	p    *tea.Program // nil while the chat does not run
+	warn func(string)
+}
+
+func (n *chatNotes) tell(msg string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.p == nil {
+		n.warn(msg)
+		return
+	}
+	go n.p.Send(chat.NoteMsg(msg)) // Send waits for the loop, which may be what warns
+}
+
+func (n *chatNotes) run(p *tea.Program) {
+	n.mu.Lock()
+	n.p = p
+	n.mu.Unlock()
 }
 
 // sessions lists this directory's sessions, newest first.
@@ -198,6 +230,7 @@ func runChat(ctx context.Context, io IO, op *opener, pick bool) error {
 	if err != nil {
 		return err
 	}
+	op.note = &chatNotes{warn: warner(io)}
 	model := op.options().Model
 	cmds, cerr := slash.All(slash.Dirs(io.Cwd, io.Getenv))
 	hist, herr := chat.LoadHistory(chat.HistoryPath(io.Cwd, io.Getenv))
@@ -245,6 +278,7 @@ func runChat(ctx context.Context, io IO, op *opener, pick bool) error {
 		opts = append(opts, tea.WithColorProfile(colorprofile.Ascii))
 	}
 	p := tea.NewProgram(m, opts...)
+	op.note.run(p)
 	go func() { // SIGTERM and SIGHUP (Ctrl-C is a key in the chat)
 		if io.Interrupts == nil {
 			return
@@ -256,6 +290,7 @@ func runChat(ctx context.Context, io IO, op *opener, pick bool) error {
 		}
 	}()
 	_, runErr := p.Run()
+	op.note.run(nil)
 	if m.Interrupted || errors.Is(runErr, tea.ErrProgramKilled) {
 		host.KillAll()
 	} else if current != nil {
