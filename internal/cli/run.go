@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/dsh-dev/dsh/internal/agent"
+	slash "github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/demo"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/provider"
@@ -194,7 +195,11 @@ func runRun(ctx context.Context, io IO, o runOptions, op *opener) error {
 	if err != nil {
 		return err
 	}
-	stop, err := runAgentTurn(ctx, io, s, agentRun{Prompt: o.Prompt, Color: o.Color.enabled(io), Output: o.Output})
+	r := agentRun{Prompt: o.Prompt, Color: o.Color.enabled(io), Output: o.Output}
+	if err := sessionCommand(ctx, s, &r); err != nil {
+		return errors.Join(err, s.Close())
+	}
+	stop, err := runAgentTurn(ctx, io, s, r)
 	if o.Output == "text" {
 		fmt.Fprintf(io.Err, "session %s — replay it with: dsh replay %s · go on with: dsh -c\n", s.ID(), s.ID())
 	}
@@ -202,6 +207,32 @@ func runRun(ctx context.Context, io IO, o runOptions, op *opener) error {
 		return err
 	}
 	return stopStatus(stop)
+}
+
+// sessionCommand makes a prompt that is one of the session's editor-side
+// commands what it runs, as over ACP: a built-in one (/cost, /mcp …) runs in
+// the host, an MCP server's prompt becomes the prompt the server writes, a
+// skill's the prompt it expands to. Anything else is sent as typed.
+func sessionCommand(ctx context.Context, s *host.Session, r *agentRun) error {
+	name, args, ok := slash.Parse(r.Prompt)
+	if !ok {
+		return nil
+	}
+	c, found := slash.Find(slash.With(slash.Builtin(), s.Commands()), name)
+	switch {
+	case !found || c.Where&slash.Editor == 0: // the chat's own (/help, /exit …)
+	case c.MCP():
+		text, _, err := s.ExpandPrompt(ctx, name, args)
+		if err != nil {
+			return err
+		}
+		r.Prompt = text
+	case c.Custom():
+		r.Prompt = c.Expand(args)
+	default:
+		r.Command, r.Args = name, args
+	}
+	return nil
 }
 
 // stopStatus is the exit status of a turn that ended with stop.
