@@ -16,6 +16,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -224,11 +225,12 @@ func printableURI(uri string) bool {
 	return true
 }
 
-// Label cleans a name a server gave for display on one line: control and
-// formatting characters go (an escape sequence would drive the terminal),
-// runs of space become one, and it is cut to maxLabel runes.
+// Label cleans a name a server gave for display on one line: escape
+// sequences, control and formatting characters go (they would drive the
+// terminal, or make the name read as another), runs of space become one, and
+// it is cut to maxLabel runes.
 func Label(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = ansi.Strip(strings.ToValidUTF8(s, "\uFFFD"))
 	var b strings.Builder
 	n, space := 0, false
 	for _, r := range s {
