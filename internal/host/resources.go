@@ -98,6 +98,12 @@ func (s *Session) attachMentions(ctx context.Context, text string, content []car
 		}
 		n++
 		blocks, err := s.readResource(ctx, server, uri)
+		if errors.Is(err, mcp.ErrNoResource) && uri != m[2] {
+			// The punctuation was the URI's own (…/a.), not the sentence's.
+			if b, err2 := s.readResource(ctx, server, m[2]); err2 == nil {
+				blocks, err = b, nil
+			}
+		}
 		if err != nil {
 			s.o.MCPNotice(fmt.Sprintf("not attached: %s: %v; the prompt is sent without it", Mention(server, uri), err))
 			continue

@@ -1,11 +1,17 @@
 package host
 
 import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/command"
@@ -163,5 +169,62 @@ func TestIsMention(t *testing.T) {
 		if got := IsMention(word); got != want {
 			t.Errorf("IsMention(%q) = %v, want %v", word, got, want)
 		}
+	}
+}
+
+// TestMentionEdges: a sentence's full stop after a mention is not the URI's,
+// but a URI's own trailing full stop is kept; a prompt attaches at most
+// maxMentions resources and says so about the rest.
+func TestMentionEdges(t *testing.T) {
+	srv := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "edges", Version: "v0"}, nil)
+	for _, uri := range []string{"test://end.", "test://plain", "test://1", "test://2", "test://3", "test://4", "test://5",
+		"test://6", "test://7", "test://8", "test://9"} {
+		srv.AddResource(&mcpsdk.Resource{URI: uri, Name: uri}, func(context.Context, *mcpsdk.ReadResourceRequest) (*mcpsdk.ReadResourceResult, error) {
+			return &mcpsdk.ReadResourceResult{Contents: []*mcpsdk.ResourceContents{{URI: uri, Text: "text of " + uri}}}, nil
+		})
+	}
+	web := httptest.NewServer(mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return srv }, nil))
+	t.Cleanup(web.Close)
+	root, dir := t.TempDir(), t.TempDir()
+	p := scripted(t, `{"turns": [{"text": "one"}, {"text": "two"}]}`)
+	var mu sync.Mutex
+	var told []string
+	o := options(t, root, dir, p)
+	o.MCP = []mcp.ServerConfig{{Name: "srv", Type: "http", URL: web.URL}}
+	o.MCPNotice = func(msg string) {
+		mu.Lock()
+		told = append(told, msg)
+		mu.Unlock()
+	}
+	s, err := Create(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	if _, err := s.Prompt(t.Context(), "See @srv:test://end. and @srv:test://plain."); err != nil {
+		t.Fatal(err)
+	}
+	user := userRecord(t, s.Path())
+	if len(user.Content) != 2 || user.Content[0] != card.Resource("test://end.", "text of test://end.") ||
+		user.Content[1] != card.Resource("test://plain", "text of test://plain") {
+		t.Errorf("attached %+v", user.Content)
+	}
+
+	var many []string
+	for i := range 11 {
+		many = append(many, fmt.Sprintf("@srv:test://%d", i))
+	}
+	mu.Lock()
+	told = nil
+	mu.Unlock()
+	if _, err := s.Prompt(t.Context(), strings.Join(many, " ")); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// test://0 is not there; test://10 is the eleventh.
+	if len(told) != 2 || !strings.Contains(told[0], "@srv:test://0: MCP server srv: no such resource") ||
+		told[1] != "not attached: @srv:test://10: a prompt attaches at most 10 resources" {
+		t.Errorf("told %q", told)
 	}
 }
