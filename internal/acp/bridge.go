@@ -84,7 +84,7 @@ func (b *bridge) updates(rec session.Record, replay bool) []sdk.SessionUpdate {
 		return one(b.toolResult(rec, it))
 	case session.TypePlan:
 		return one(planUpdate(rec.Plan))
-	case session.TypeCompaction, session.TypeInstructions, session.TypeRestore:
+	case session.TypeCompaction, session.TypeInstructions, session.TypeRestore, session.TypeHook:
 		return b.contextCard(rec, it)
 	case session.TypeHeader, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged, session.TypeCheckpoint:
 	}
