@@ -7,5 +7,5 @@ type hookInput struct {
 }
 
 func hookCall(p Params, _ string) (string, any) {
-	return "WebFetch", hookInput{URL: p.URL, Prompt: p.Prompt}
+	return "WebFetch", hookInput(p)
 }
