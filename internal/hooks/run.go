@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/dsh-dev/dsh/internal/secretenv"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/supervisor"
 )
@@ -335,4 +337,18 @@ func readCapped(rd io.Reader) string {
 	b, _ := io.ReadAll(io.LimitReader(rd, readCap))
 	_, _ = io.Copy(io.Discard, rd)
 	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
+
+// Env is dsh's environment without the credentials (secretenv.Secret), except
+// those named in keep: what the bash tool's commands get.
+func Env(keep []string) []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		name, value, _ := strings.Cut(kv, "=")
+		if secretenv.Secret(name, value) && !slices.Contains(keep, name) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }

@@ -124,8 +124,8 @@ func RestoreCards(r session.Restore, done bool) (*card.DiffCall, *card.DiffResul
 }
 
 // HookCards present a hook's run as a small generic call and result: the event,
-// the tool it ran for and the command in the title, what it decided, its error
-// and its output in the result.
+// the tool it ran for and the command in the call's title; what it decided, its
+// error and its output in the result, which has no title of its own.
 func HookCards(h session.Hook) (*card.GenericCall, *card.GenericResult) {
 	title := h.Event + " hook"
 	if h.Tool != "" {
@@ -149,10 +149,11 @@ func HookCards(h session.Hook) (*card.GenericCall, *card.GenericResult) {
 		}
 		lines = append(lines, d)
 	}
-	if h.Output != "" {
-		lines = append(lines, strings.TrimRight(h.Output, "\n"))
+	// A reason is most often the hook's stderr: it is not shown twice.
+	if out := strings.TrimRight(h.Output, "\n"); out != "" && out != h.Reason {
+		lines = append(lines, out)
 	}
-	res := &card.GenericResult{Title: title}
+	res := &card.GenericResult{}
 	if len(lines) > 0 {
 		res.Content = []card.Content{card.Text(strings.Join(lines, "\n"))}
 	}
