@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/hex"
 	"fmt"
+	"hash/fnv"
 	"iter"
 	"log/slog"
 	"net/url"
@@ -318,13 +319,18 @@ func totalsView(t usage.Totals) usageView { return usageView{ID: "usage", Totals
 // msgClampLines is how many lines a message has before it is shown clamped.
 const msgClampLines = 40
 
-// hookElemID is the element id of a hook's run: by the call it ran for, else
-// by its time (a prompt's hooks).
+// hookElemID is the element id of a hook's run, which the live page appends
+// (an element with the same id would be replaced): by its event, its command
+// (the hooks of one event are told apart by it) and the call it ran for, else
+// its time (a prompt's).
 func hookElemID(r session.Record) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(r.Hook.Command))
+	id := fmt.Sprintf("hook-%s-%08x-", r.Hook.Event, h.Sum32())
 	if r.Hook.Call != "" {
-		return "hook-" + r.Hook.Event + "-" + callElemID(r.Hook.Call)
+		return id + callElemID(r.Hook.Call)
 	}
-	return fmt.Sprintf("hook-%s-%d", r.Hook.Event, r.Time.UnixNano())
+	return id + strconv.FormatInt(r.Time.UnixNano(), 10)
 }
 
 // callElemID is the element id of a call's article. Call ids come from the model,
