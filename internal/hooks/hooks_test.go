@@ -217,3 +217,23 @@ func TestNilRunner(t *testing.T) {
 		t.Error("a nil runner ran something")
 	}
 }
+
+// Hooks get the environment commands get: no credentials, unless kept.
+func TestEnvIsScrubbed(t *testing.T) {
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
+	t.Setenv("DSH_TEST_PLAIN", "plain")
+	has := func(env []string, kv string) bool {
+		for _, e := range env {
+			if e == kv {
+				return true
+			}
+		}
+		return false
+	}
+	if env := Env(nil); has(env, "ANTHROPIC_API_KEY=sk-ant-secret") || !has(env, "DSH_TEST_PLAIN=plain") {
+		t.Error("a hook would see the API key, or not the plain variable")
+	}
+	if !has(Env([]string{"ANTHROPIC_API_KEY"}), "ANTHROPIC_API_KEY=sk-ant-secret") {
+		t.Error("a kept variable was scrubbed")
+	}
+}
