@@ -23,21 +23,23 @@ import (
 // rawFile is the file's shape; pointers tell a key that is absent from one set
 // to its zero value. Unknown keys are refused.
 type rawFile struct {
-	Provider        *string                   `toml:"provider"`
-	BaseURL         *string                   `toml:"base_url"`
-	Model           *string                   `toml:"model"`
-	Mode            *string                   `toml:"mode"`
-	Sandbox         *string                   `toml:"sandbox"`
-	Notify          *bool                     `toml:"notify"`
-	APIKeyStore     *string                   `toml:"api_key_store"`
-	Thinking        any                       `toml:"thinking"`       // a budget (integer) or a string
-	ContextWindow   any                       `toml:"context_window"` // an integer or a table of them
-	SafeCommands    []string                  `toml:"safe_commands"`
-	TrustedProjects []string                  `toml:"trusted_projects"`
-	Projects        map[string]rawProject     `toml:"projects"`
-	MCP             map[string]rawMCP         `toml:"mcp"`
-	LSP             *rawLSP                   `toml:"lsp"`
-	Hooks           map[string][]rawHookGroup `toml:"hooks"`
+	Provider        *string               `toml:"provider"`
+	BaseURL         *string               `toml:"base_url"`
+	Model           *string               `toml:"model"`
+	Mode            *string               `toml:"mode"`
+	Sandbox         *string               `toml:"sandbox"`
+	Notify          *bool                 `toml:"notify"`
+	APIKeyStore     *string               `toml:"api_key_store"`
+	Thinking        any                   `toml:"thinking"`       // a budget (integer) or a string
+	ContextWindow   any                   `toml:"context_window"` // an integer or a table of them
+	SafeCommands    []string              `toml:"safe_commands"`
+	TrustedProjects []string              `toml:"trusted_projects"`
+	Projects        map[string]rawProject `toml:"projects"`
+	MCP             map[string]rawMCP     `toml:"mcp"`
+	LSP             *rawLSP               `toml:"lsp"`
+
+	// Hooks are [[hooks.EVENT]] tables, in the shape of Claude Code's settings.
+	Hooks map[string][]rawHookGroup `toml:"hooks"`
 }
 
 // rawProject is the user's answer to "Trust this folder?" for one project.
