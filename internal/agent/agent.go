@@ -706,7 +706,8 @@ func (a *Agent) execute(ctx context.Context, t *turnState, c call) outcome {
 //
 // hook is what the call's PreToolUse hooks decided: allow runs it without
 // asking and ask asks even where the mode would not, as in Claude Code; no
-// hook lifts the refusals of the read-only and plan modes.
+// hook lifts the refusals of the read-only and plan modes, nor the question
+// about a risky path.
 func (a *Agent) permit(ctx context.Context, c call, hook string) (res tool.Result, ok bool, err error) {
 	if c.tool == nil {
 		return tool.Result{}, true, nil // Registry.Run answers with the list of real tools
@@ -734,7 +735,9 @@ func (a *Agent) permit(ctx context.Context, c call, hook string) (res tool.Resul
 		return tool.Errorf("This session is in read-only mode, so %s (which changes files or runs commands) was not run. "+
 			"Continue with tools that only read, or ask the user to change the mode.", c.name), false, nil
 	case gateAsk:
-		if hook == "allow" {
+		// A risky path (inside .git, outside the workspace) is asked about
+		// every time, whatever a hook says, as whatever "always" says.
+		if hook == "allow" && r.reason() == "" {
 			return tool.Result{}, true, nil
 		}
 	}
