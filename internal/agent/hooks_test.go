@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/hooks"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/tool"
+	"github.com/dsh-dev/dsh/internal/tool/fs"
 )
 
 // hooked is an agent with the probe tools and hs as its hooks.
@@ -169,5 +171,32 @@ func TestNotificationHook(t *testing.T) {
 	}
 	if !strings.Contains(out, `"message":"dsh needs your permission to use change"`) || !strings.Contains(out, `"notification_type":"permission_prompt"`) {
 		t.Errorf("the hook read %s", out)
+	}
+}
+
+// A hook's allow runs a write unasked, but not one inside .git: that is asked
+// about every time, whatever says otherwise.
+func TestPreToolUseAllowKeepsGitQuestion(t *testing.T) {
+	e := newEnv(t)
+	r, err := hooks.New([]hooks.Hook{{Event: hooks.PreToolUse, Matcher: "Write",
+		Command: `echo '{"hookSpecificOutput":{"permissionDecision":"allow"}}'`}}, e.dir, []string{"PATH=" + os.Getenv("PATH")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &fakeProvider{turns: []turnFunc{reply(
+		use("1", "write", `{"path":"a.txt","content":"a\n"}`),
+		use("2", "write", `{"path":".git/hooks/pre-commit","content":"evil\n"}`),
+	), reply(text("done"))}}
+	ask := &asker{answers: []Decision{Reject}}
+	a := New(Config{Provider: p, Registry: tool.NewRegistry(fs.Write()), Log: e.log, Tools: e.tools, Mode: ModeDefault,
+		Permit: ask.permit, Hooks: r})
+	if _, err := a.Prompt(t.Context(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ask.asked, []string{"write"}) {
+		t.Errorf("asked %q, want once (the .git write)", ask.asked)
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "a.txt")); err != nil {
+		t.Errorf("the allowed write did not run: %v", err)
 	}
 }
