@@ -163,6 +163,9 @@ func Load(projectRoot string, getenv func(string) string) (Config, error) {
 						path, d.lines[key], key, UserPath(getenv))
 				}
 			}
+			// The answer to "Trust this folder?" covers the project's Claude
+			// Code settings too: hooks added to them later are asked about anew.
+			d.sum = withClaudeSettings(d.sum, projectRoot)
 			f.SHA256 = d.sum
 			dec, answered := decisions[canonical(projectRoot, getenv)]
 			f.Decided = f.Trusted || (answered && dec.SHA256 == d.sum)

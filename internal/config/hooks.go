@@ -1,6 +1,7 @@
 package config
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -145,6 +146,31 @@ func claudeHooks(path, root string) ([]Hook, []string, error) {
 	return hs, notes, nil
 }
 
+// claudeProjectFiles are the project's Claude Code settings dsh reads hooks from.
+var claudeProjectFiles = []string{"settings.json", "settings.local.json"}
+
+// withClaudeSettings is the project file's hash sum, made to cover the
+// project's Claude Code settings when it has any (else unchanged): trusting
+// the project is trusting both, and a change of either asks again.
+func withClaudeSettings(sum, root string) string {
+	h := sha256.New()
+	found := false
+	for _, name := range claudeProjectFiles {
+		b, _, err := workspace.ReadProjectFile(root, filepath.Join(".claude", name), maxFileSize)
+		if err != nil {
+			continue // a missing or unreadable file: claudeHooks says why when it matters
+		}
+		found = true
+		fmt.Fprintf(h, "%s %d\n", name, len(b))
+		h.Write(b)
+	}
+	if !found {
+		return sum
+	}
+	fmt.Fprintf(h, "config.toml %s\n", sum)
+	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
 // claudeUserSettings is the user's Claude Code settings file ("" without HOME).
 func claudeUserSettings(getenv func(string) string) string {
 	if h := getenv("HOME"); filepath.IsAbs(h) {
@@ -179,7 +205,7 @@ func (c *Config) loadHooks(projectRoot string, trusted bool) error {
 	if projectRoot == "" {
 		return nil
 	}
-	for _, name := range []string{"settings.json", "settings.local.json"} {
+	for _, name := range claudeProjectFiles {
 		if err := add(filepath.Join(projectRoot, ".claude", name), projectRoot); err != nil {
 			return err
 		}
