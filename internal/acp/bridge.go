@@ -99,6 +99,11 @@ func (b *bridge) contextCard(rec session.Record, it view.Item) []sdk.SessionUpda
 	v := b.viewCall(id, nil, it.Call)
 	call := sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{ToolCallId: sdk.ToolCallId(id), Title: v.title,
 		Kind: v.kind, Status: sdk.ToolCallStatusPending, Content: v.content, Locations: v.locations, RawInput: v.rawInput}}
+	if rec.Hook != nil {
+		// A hook's run: its record for clients that show hooks their own way
+		// (the call it ran for, its event, decision and exit code).
+		call.ToolCall.Meta = map[string]any{"dsh": map[string]any{"hook": rec.Hook}}
+	}
 	status := sdk.ToolCallStatusCompleted
 	u := &sdk.SessionToolCallUpdate{ToolCallId: sdk.ToolCallId(id), Status: &status}
 	b.viewResult(u, v, nil, tool.Result{Content: []card.Content{card.Text(rec.Text)}}, it.Result)
