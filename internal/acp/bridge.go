@@ -84,7 +84,7 @@ func (b *bridge) updates(rec session.Record, replay bool) []sdk.SessionUpdate {
 		return one(b.toolResult(rec, it))
 	case session.TypePlan:
 		return one(planUpdate(rec.Plan))
-	case session.TypeCompaction, session.TypeInstructions, session.TypeRestore:
+	case session.TypeCompaction, session.TypeInstructions, session.TypeRestore, session.TypeHook:
 		return b.contextCard(rec, it)
 	case session.TypeHeader, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged, session.TypeCheckpoint:
 	}
@@ -99,6 +99,11 @@ func (b *bridge) contextCard(rec session.Record, it view.Item) []sdk.SessionUpda
 	v := b.viewCall(id, nil, it.Call)
 	call := sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{ToolCallId: sdk.ToolCallId(id), Title: v.title,
 		Kind: v.kind, Status: sdk.ToolCallStatusPending, Content: v.content, Locations: v.locations, RawInput: v.rawInput}}
+	if rec.Hook != nil {
+		// A hook's run: its record for clients that show hooks their own way
+		// (the call it ran for, its event, decision and exit code).
+		call.ToolCall.Meta = map[string]any{"dsh": map[string]any{"hook": rec.Hook}}
+	}
 	status := sdk.ToolCallStatusCompleted
 	u := &sdk.SessionToolCallUpdate{ToolCallId: sdk.ToolCallId(id), Status: &status}
 	b.viewResult(u, v, nil, tool.Result{Content: []card.Content{card.Text(rec.Text)}}, it.Result)

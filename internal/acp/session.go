@@ -114,7 +114,7 @@ func (s *sess) replayRecord(r session.Record) error {
 		s.titleFrom(r)
 	case session.TypeHeader, session.TypeAssistant, session.TypeThinking, session.TypeToolCall, session.TypeProgress,
 		session.TypeToolResult, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeDamaged,
-		session.TypeCompaction, session.TypeInstructions, session.TypeModel, session.TypeTurnEnd, session.TypeCheckpoint, session.TypeRestore:
+		session.TypeCompaction, session.TypeInstructions, session.TypeModel, session.TypeTurnEnd, session.TypeCheckpoint, session.TypeRestore, session.TypeHook:
 	}
 	return nil
 }
@@ -266,7 +266,7 @@ func (s *sess) record(r session.Record) {
 	case session.TypeCompaction:
 		s.settledUsage()
 	case session.TypeHeader, session.TypeToolCall, session.TypeAssistant, session.TypeThinking,
-		session.TypePlan, session.TypeAllow, session.TypeDamaged, session.TypeInstructions, session.TypeCheckpoint, session.TypeRestore:
+		session.TypePlan, session.TypeAllow, session.TypeDamaged, session.TypeInstructions, session.TypeCheckpoint, session.TypeRestore, session.TypeHook:
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/dsh-dev/dsh/internal/attach"
 	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/hooks"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/session"
@@ -104,6 +105,11 @@ type Config struct {
 	// compacted before a model call; 0 means DefaultCompactAt, 1 or more never.
 	ContextWindow int64
 	CompactAt     float64
+	// Hooks are the user's hooks (nil: none). HookBase, if set, gives the
+	// fields of a hook's input the agent does not know: the session id, the
+	// log's path and the working directory.
+	Hooks    *hooks.Runner
+	HookBase func() hooks.Input
 }
 
 // Agent is one session's conversation with the model. Everything it knows about
@@ -247,7 +253,7 @@ func (a *Agent) Fold(r session.Record) {
 	case session.TypeInstructions:
 		a.nested[filepath.Dir(r.Path)] = true
 	case session.TypeAssistant, session.TypeThinking,
-		session.TypeProgress, session.TypePlan, session.TypeTurnEnd, session.TypeCompaction, session.TypeDamaged, session.TypeCheckpoint, session.TypeRestore:
+		session.TypeProgress, session.TypePlan, session.TypeTurnEnd, session.TypeCompaction, session.TypeDamaged, session.TypeCheckpoint, session.TypeRestore, session.TypeHook:
 	}
 	a.mu.Unlock()
 	if call.CallID != "" && r.Result != nil && a.c.Tools != nil {
@@ -281,6 +287,9 @@ type turnState struct {
 
 	errMu  sync.Mutex
 	logErr error // the first failed append from a tool's live callbacks
+
+	hookStop   bool // a hook asked for the turn to end (continue: false)
+	stopBlocks int  // how often Stop hooks kept the turn going
 }
 
 func (t *turnState) noteLogErr(err error) {
@@ -356,13 +365,28 @@ func (a *Agent) Prompt(ctx context.Context, text string, images ...card.Content)
 			return StopError, err
 		}
 		if len(calls) == 0 {
-			return a.end(t, stopOf(resp.StopReason), nil)
+			reason := stopOf(resp.StopReason)
+			if reason == StopEndTurn {
+				more, err := a.stopHooks(ctx, t)
+				switch {
+				case err != nil:
+					return a.end(t, StopError, err)
+				case ctx.Err() != nil:
+					return a.end(t, StopCancelled, nil)
+				case more:
+					continue // the hook's reason is in the context now
+				}
+			}
+			return a.end(t, reason, nil)
 		}
 		if err := a.runCalls(ctx, t, calls); err != nil {
 			return a.end(t, StopError, err)
 		}
 		if ctx.Err() != nil {
 			return a.end(t, StopCancelled, nil)
+		}
+		if t.hookStop {
+			return a.end(t, StopEndTurn, nil)
 		}
 	}
 }
@@ -564,7 +588,18 @@ func (a *Agent) runCalls(ctx context.Context, t *turnState, calls []call) error 
 				outs[k] = outcome{res: *fail}
 				continue
 			}
-			res, ok, err := a.permit(ctx, *c)
+			denied, hook, ok, err := a.preToolUse(ctx, t, *c)
+			switch {
+			case err != nil:
+				return err
+			case ctx.Err() != nil:
+				outs[k] = outcome{cancelled: true}
+				continue
+			case !ok:
+				outs[k] = outcome{res: denied}
+				continue
+			}
+			res, ok, err := a.permit(ctx, *c, hook)
 			if c.direct {
 				res, ok, err = tool.Result{}, true, nil
 			}
@@ -607,6 +642,11 @@ func (a *Agent) runCalls(ctx context.Context, t *turnState, calls []call) error 
 			if err := a.nestedInstructions(c, res); err != nil {
 				return err
 			}
+			if o.ran && !o.cancelled {
+				if err := a.postToolUse(ctx, t, c, res); err != nil {
+					return err
+				}
+			}
 		}
 		i = j
 	}
@@ -637,6 +677,9 @@ func (a *Agent) env(t *turnState, c call) tool.Env {
 	}
 	if a.c.Ask != nil {
 		env.Ask = func(ctx context.Context, q tool.Question) (card.Answer, error) {
+			if err := a.notify(ctx, "dsh has a question for you: "+q.Text, "elicitation_dialog"); err != nil {
+				return card.Answer{}, err
+			}
 			cc, _ := view.CallCard(a.c.Registry, session.Record{Type: session.TypeToolCall, CallID: c.id, Name: c.name, Args: c.args, Preview: c.preview})
 			return a.c.Ask(ctx, QuestionRequest{CallID: c.id, Tool: c.name, Card: cc, Question: q})
 		}
@@ -660,7 +703,12 @@ func (a *Agent) execute(ctx context.Context, t *turnState, c call) outcome {
 // permit decides whether a call may run, asking the user when the mode says so.
 // When it may not, res is the error result the model gets; err is a failure to
 // log a remembered approval.
-func (a *Agent) permit(ctx context.Context, c call) (res tool.Result, ok bool, err error) {
+//
+// hook is what the call's PreToolUse hooks decided: allow runs it without
+// asking and ask asks even where the mode would not, as in Claude Code; no
+// hook lifts the refusals of the read-only and plan modes, nor the question
+// about a risky path.
+func (a *Agent) permit(ctx context.Context, c call, hook string) (res tool.Result, ok bool, err error) {
 	if c.tool == nil {
 		return tool.Result{}, true, nil // Registry.Run answers with the list of real tools
 	}
@@ -676,7 +724,9 @@ func (a *Agent) permit(ctx context.Context, c call) (res tool.Result, ok bool, e
 	}
 	switch modeGate(mode, perm, ap, r) {
 	case gateRun:
-		return tool.Result{}, true, nil
+		if hook != "ask" {
+			return tool.Result{}, true, nil
+		}
 	case gateRefuse:
 		if mode == ModePlan {
 			return tool.Errorf("This session is in plan mode, so %s (which changes files or runs commands) was not run. "+
@@ -685,9 +735,14 @@ func (a *Agent) permit(ctx context.Context, c call) (res tool.Result, ok bool, e
 		return tool.Errorf("This session is in read-only mode, so %s (which changes files or runs commands) was not run. "+
 			"Continue with tools that only read, or ask the user to change the mode.", c.name), false, nil
 	case gateAsk:
+		// A risky path (inside .git, outside the workspace) is asked about
+		// every time, whatever a hook says, as whatever "always" says.
+		if hook == "allow" && r.reason() == "" {
+			return tool.Result{}, true, nil
+		}
 	}
 
-	if ap.Safe || (ap.Remember && len(ap.Keys) > 0 && a.allAllowed(ap.Keys)) {
+	if hook != "ask" && (ap.Safe || (ap.Remember && len(ap.Keys) > 0 && a.allAllowed(ap.Keys))) {
 		return tool.Result{}, true, nil
 	}
 	if a.c.Permit == nil {
@@ -696,6 +751,9 @@ func (a *Agent) permit(ctx context.Context, c call) (res tool.Result, ok bool, e
 	// A presenter that panics must not take the turn down: the request shows the
 	// generic card, as the consumers' presenters show the call (and report it).
 	cc, _ := view.CallCard(a.c.Registry, session.Record{Type: session.TypeToolCall, CallID: c.id, Name: c.name, Args: c.args, Preview: c.preview})
+	if err := a.notify(ctx, "dsh needs your permission to use "+c.name, "permission_prompt"); err != nil {
+		return tool.Result{}, false, err
+	}
 	d, perr := a.c.Permit(ctx, PermissionRequest{CallID: c.id, Tool: c.name, Args: c.args, Card: cc, Permission: perm, Approval: ap})
 	if perr != nil {
 		return tool.Errorf("Could not ask the user for permission (%v). The call was not run.", perr), false, nil

@@ -227,6 +227,8 @@ func summary(recs []session.Record) []string {
 			out = append(out, "instructions "+r.Path)
 		case session.TypeModel:
 			out = append(out, "model "+r.Model+" "+r.Thinking)
+		case session.TypeHook:
+			out = append(out, fmt.Sprintf("hook %s %s %s", r.Hook.Event, r.Hook.Tool, r.Hook.Decision))
 		case session.TypeDamaged:
 		}
 	}

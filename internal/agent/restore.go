@@ -93,6 +93,18 @@ func (b *builder) fold(r session.Record) {
 	case session.TypeCompaction:
 		b.compact(r)
 		return
+	case session.TypeHook:
+		// What a hook told the model: after the results of the calls open
+		// (PostToolUse), else a user-side text (a prompt's, a stop's).
+		if r.Hook == nil || r.Hook.Context == "" {
+			return
+		}
+		p := provider.Part{Type: provider.PartText, Text: r.Hook.Context}
+		if len(b.open) > 0 {
+			b.pending = append(b.pending, p)
+		} else {
+			b.add(provider.RoleUser, p)
+		}
 	case session.TypeHeader, session.TypeProgress, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged, session.TypeCheckpoint, session.TypeRestore:
 		return
 	}

@@ -567,7 +567,7 @@ func (m *Model) record(rec session.Record) {
 			}
 		}
 	case session.TypeHeader, session.TypeUser, session.TypeTurnEnd, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeDamaged,
-		session.TypeCompaction, session.TypeInstructions, session.TypeModel, session.TypeCheckpoint, session.TypeRestore:
+		session.TypeCompaction, session.TypeInstructions, session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeHook:
 	}
 	m.sb.record(rec)
 	if rec.Type == session.TypeToolCall {

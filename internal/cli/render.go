@@ -66,7 +66,7 @@ func (j *jsonConsumer) handle(rec session.Record) error {
 		if rec.Name == "" {
 			out.Name = it.Name
 		}
-	case session.TypeCompaction, session.TypeInstructions, session.TypeRestore:
+	case session.TypeCompaction, session.TypeInstructions, session.TypeRestore, session.TypeHook:
 		out.Call, out.Card = it.Call, it.Result
 	case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking,
 		session.TypeProgress, session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged, session.TypeCheckpoint:

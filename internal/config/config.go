@@ -51,6 +51,9 @@ type Config struct {
 	SafeCommands []string
 	MCP          []MCPServer // sorted by name
 	LSP          LSP
+	// Hooks are the hook commands of the user's files and, when the project is
+	// trusted, the project's (dsh's config.toml, then Claude Code's settings).
+	Hooks []Hook
 	// Files are the configuration files looked at, found or not.
 	Files []File
 	// Notices are project settings that were ignored, and why.
@@ -130,6 +133,7 @@ func Load(projectRoot string, getenv func(string) string) (Config, error) {
 	c := Config{getenv: getenv, layers: map[string][]candidate{}, sources: map[string]string{}}
 	var trusted []string
 	var decisions map[string]Decision
+	projectTrusted := false
 	mcp := map[string]MCPServer{}
 	if path := UserPath(getenv); path != "" {
 		f := File{Path: path, Scope: "user"}
@@ -159,6 +163,9 @@ func Load(projectRoot string, getenv func(string) string) (Config, error) {
 						path, d.lines[key], key, UserPath(getenv))
 				}
 			}
+			// The answer to "Trust this folder?" covers the project's Claude
+			// Code settings too: hooks added to them later are asked about anew.
+			d.sum = withClaudeSettings(d.sum, projectRoot)
 			f.SHA256 = d.sum
 			dec, answered := decisions[canonical(projectRoot, getenv)]
 			f.Decided = f.Trusted || (answered && dec.SHA256 == d.sum)
@@ -172,6 +179,10 @@ func Load(projectRoot string, getenv func(string) string) (Config, error) {
 			c.merge(d, path, f.Trusted, mcp)
 		}
 		c.Files = append(c.Files, f)
+		projectTrusted = f.Trusted
+	}
+	if err := c.loadHooks(projectRoot, projectTrusted); err != nil {
+		return Config{}, err
 	}
 	for _, name := range sortedKeys(mcp) {
 		c.MCP = append(c.MCP, mcp[name])
@@ -264,6 +275,16 @@ func (c *Config) merge(d *fileData, path string, trusted bool, mcp map[string]MC
 		c.mergeLSP(d.lsp, path)
 	default:
 		ignore("lsp", "a project file may not start programs")
+	}
+	switch {
+	case len(d.hooks) == 0:
+	case trusted:
+		for _, h := range d.hooks {
+			h.Source = path
+			c.addHooks([]Hook{h})
+		}
+	default:
+		ignore("hooks", "a project file may not run commands")
 	}
 	for _, name := range sortedKeys(d.MCP) {
 		if !trusted {
@@ -428,6 +449,15 @@ func (c Config) Settings() []Setting {
 	}
 	if src, ok := c.sources["lsp"]; ok {
 		out = append(out, Setting{Key: "lsp", Value: c.LSP.describe(), Source: src})
+	}
+	if len(c.Hooks) > 0 {
+		var srcs []string
+		for _, h := range c.Hooks {
+			if !slices.Contains(srcs, h.Source) {
+				srcs = append(srcs, h.Source)
+			}
+		}
+		out = append(out, Setting{Key: "hooks", Value: describeHooks(c.Hooks), Source: strings.Join(srcs, " + ")})
 	}
 	return out
 }

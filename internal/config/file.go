@@ -37,6 +37,9 @@ type rawFile struct {
 	Projects        map[string]rawProject `toml:"projects"`
 	MCP             map[string]rawMCP     `toml:"mcp"`
 	LSP             *rawLSP               `toml:"lsp"`
+
+	// Hooks are [[hooks.EVENT]] tables, in the shape of Claude Code's settings.
+	Hooks map[string][]rawHookGroup `toml:"hooks"`
 }
 
 // rawProject is the user's answer to "Trust this folder?" for one project.
@@ -68,6 +71,7 @@ type fileData struct {
 	sum                                     string              // the file's SHA-256, hex
 	MCP                                     map[string]MCPServer
 	lsp                                     *LSP
+	hooks                                   []Hook
 	lines                                   map[string]int // dotted key → line
 }
 
@@ -272,6 +276,9 @@ func parseFile(b []byte, getenv func(string) string) (*fileData, error) {
 	}
 	if d.lsp, err = lspTable(r.LSP); err != nil {
 		return nil, bad("lsp", "%v", err)
+	}
+	if d.hooks, _, err = hookTable(r.Hooks, "", true); err != nil {
+		return nil, bad("hooks", "%v", err)
 	}
 	return d, nil
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/dsh-dev/dsh/internal/agent"
 	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/hooks"
 	"github.com/dsh-dev/dsh/internal/lsp"
 	"github.com/dsh-dev/dsh/internal/mcp"
 	"github.com/dsh-dev/dsh/internal/provider"
@@ -88,7 +89,10 @@ type Options struct {
 	// SafeCommands are the user's additions to the commands that run unasked.
 	SafeCommands []string
 	// LSP configures the language servers that check the file tools' changes.
-	LSP       lsp.Config
+	LSP lsp.Config
+	// Hooks are the user's hook commands (Claude Code's events), run in the
+	// workspace root; settings leave out an untrusted project's.
+	Hooks     []hooks.Hook
 	Model     string
 	Thinking  string // the thinking level (provider.Request.Thinking) until a model record says otherwise
 	MaxTokens int
@@ -146,6 +150,8 @@ type Session struct {
 	models     []models.Info
 
 	undo undoState
+
+	hooksStarted bool // the SessionStart hooks ran (guarded by mu)
 }
 
 func (o *Options) normalize() {
@@ -304,6 +310,8 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 		OnUsage:     s.onUsage,
 		Folded:      s.folded,
 		Window:      s.window,
+		Hooks:       hookRunner(o, ws.Root()),
+		HookBase:    s.hookBase,
 	}
 	if o.Ask {
 		cfg.Permit, cfg.Ask = s.permit, s.ask
@@ -395,7 +403,8 @@ func (s *Session) Subscribe(fn func(Event)) *Subscription { return s.bus.subscri
 
 // Prompt runs one turn on text and the images attached to it. It returns
 // ErrBusy while another turn runs and ErrClosed after Close; a missing provider
-// is an error before anything is logged.
+// is an error before anything is logged. A prompt a UserPromptSubmit hook
+// blocks is not sent: StopRefusal, with only the hooks' records logged.
 func (s *Session) Prompt(ctx context.Context, text string, images ...card.Content) (agent.StopReason, error) {
 	if _, err := s.Provider(); err != nil {
 		return agent.StopError, err
@@ -405,6 +414,14 @@ func (s *Session) Prompt(ctx context.Context, text string, images ...card.Conten
 		return agent.StopError, err
 	}
 	defer done()
+	if blocked, err := s.promptHooks(tctx, text); err != nil || blocked {
+		if err != nil {
+			return agent.StopError, err
+		}
+		// The turn did not happen, as after a refusal (ACP's: the prompt is
+		// not in the next one's context); the hook's card says why.
+		return agent.StopRefusal, nil
+	}
 	images = s.attachMentions(tctx, text, images) // @SERVER:URI: the MCP resources it names
 	// The workspace is snapshotted before the prompt and at its end: what it
 	// changed can be undone, and what the user changes after it told apart.

@@ -117,6 +117,10 @@ func validate(r *Record) error {
 		if c := r.Restore; c == nil || c.To < 1 || c.Before == "" {
 			return errors.New("restore record has no change or snapshot")
 		}
+	case TypeHook:
+		if h := r.Hook; h == nil || h.Event == "" {
+			return errors.New("hook record has no event")
+		}
 	case TypeToolCall, TypeProgress:
 		if r.CallID == "" {
 			return fmt.Errorf("%s record has no callId", r.Type)

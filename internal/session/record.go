@@ -48,6 +48,10 @@ const (
 	// wrote, what it kept because the user had changed it, and its own
 	// snapshots, so that it can be undone in turn.
 	TypeRestore RecordType = "restore"
+	// TypeHook is one run of a user's hook (Hook): which hook, for which event
+	// and call, what it decided and printed, and the text it added to the
+	// model context, which the context builder folds like instructions.
+	TypeHook RecordType = "hook"
 	// TypeDamaged is never written: lenient readers (a web page following a log)
 	// hand it out in place of a line that does not decode, with Error saying why,
 	// and go on after it.
@@ -118,6 +122,32 @@ type Record struct {
 
 	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
 	Restore    *Restore    `json:"restore,omitempty"`
+	Hook       *Hook       `json:"hook,omitempty"`
+}
+
+// Hook is one run of a hook command (a Claude Code compatible hook).
+type Hook struct {
+	Event   string `json:"event"` // PreToolUse, PostToolUse, UserPromptSubmit, Stop, SessionStart, Notification
+	Matcher string `json:"matcher,omitempty"`
+	Command string `json:"command"`
+	// Tool is the tool as the hook saw it (Claude Code's name where dsh maps
+	// one) and Call the call it ran for, on the tool events.
+	Tool string `json:"tool,omitempty"`
+	Call string `json:"call,omitempty"`
+	// ExitCode is the command's; -1 when it did not run or finish (Error says why).
+	ExitCode int    `json:"exitCode"`
+	Error    string `json:"error,omitempty"`
+	// Decision is what the run decided: allow, deny or ask (PreToolUse),
+	// block (the call's result, the prompt or the stop), stop (continue:
+	// false); "" when it decided nothing. Reason is the hook's why.
+	Decision string `json:"decision,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	// Output is what the command printed (stdout, then stderr), capped.
+	Output string `json:"output,omitempty"`
+	// Context is the text the run added to the model context: feedback after
+	// a call, a prompt's or the session's additional context, the reason a
+	// stop was blocked.
+	Context string `json:"context,omitempty"`
 }
 
 // Checkpoint phases.

@@ -20,6 +20,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/agent"
 	"github.com/dsh-dev/dsh/internal/config"
 	"github.com/dsh-dev/dsh/internal/credentials"
+	"github.com/dsh-dev/dsh/internal/hooks"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/lsp"
 	"github.com/dsh-dev/dsh/internal/mcp"
@@ -209,6 +210,7 @@ func (s Settings) Options() host.Options {
 		MCP:          mcpServers(cfg),
 		LSP:          lsp.Config{Wait: cfg.LSP.Wait, Servers: lspServers(cfg.LSP.Servers)},
 		SkillDirs:    skills.Dirs(s.in.Cwd, s.in.Getenv),
+		Hooks:        hookList(cfg.Hooks),
 		Version:      s.in.Version,
 	}
 	// Per model: the window follows /model, and the meter and compaction use it.
@@ -217,6 +219,15 @@ func (s Settings) Options() host.Options {
 		o.ContextWindow = w
 	}
 	return o
+}
+
+// hookList is the configuration's hooks as the hooks package runs them.
+func hookList(cfg []config.Hook) []hooks.Hook {
+	out := make([]hooks.Hook, 0, len(cfg))
+	for _, h := range cfg {
+		out = append(out, hooks.Hook{Event: hooks.Event(h.Event), Matcher: h.Matcher, Command: h.Command, Timeout: h.Timeout, Source: h.Source})
+	}
+	return out
 }
 
 // lspServers are the configuration's language servers as the client takes them.

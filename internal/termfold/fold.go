@@ -86,7 +86,7 @@ func (f *Fold) Record(r *termui.Renderer, rec session.Record) error {
 		return r.Note(note)
 	case session.TypeDamaged:
 		return r.Note("a damaged log line: " + rec.Error)
-	case session.TypeCompaction, session.TypeInstructions, session.TypeRestore:
+	case session.TypeCompaction, session.TypeInstructions, session.TypeRestore, session.TypeHook:
 		// What dsh added to the model's context, shown where it happened.
 		f.current = ""
 		if err := r.Call(it.Call); err != nil {

@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"unsafe"
@@ -231,4 +232,30 @@ func rawOrNil(args []byte) card.RawJSON {
 		return nil
 	}
 	return v.Clone()
+}
+
+// HookCall is the call as hooks see it (Spec.Hook); ok is false when the tool
+// has no mapping or the arguments do not decode.
+func (t *typed[P, M]) HookCall(args []byte, cwd string) (name string, input jsontext.Value, ok bool) {
+	if t.spec.Hook == nil {
+		return "", nil, false
+	}
+	p, err := t.decode(args, false)
+	if err != nil {
+		return "", nil, false
+	}
+	name, v := t.spec.Hook(p, cwd)
+	b, err := json.Marshal(v, json.Deterministic(true))
+	if err != nil {
+		return "", nil, false
+	}
+	return name, b, true
+}
+
+// AbsPath is p made absolute against cwd, for a Spec.Hook's tool_input.
+func AbsPath(cwd, p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(cwd, p)
 }

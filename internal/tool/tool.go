@@ -283,6 +283,19 @@ type Spec[P, M any] struct {
 	// changed, from its result: the agent adds the instructions (AGENTS.md) of
 	// the directories they are in to the context.
 	Touched func(p P, r Result, m *M) []string
+	// Hook, if set, is a call as Claude Code's hooks see it: the name Claude
+	// Code gives the tool (Bash, Read, …) and its tool_input, paths made
+	// absolute against cwd (the session's directory), so that hook scripts
+	// written for Claude Code read it unchanged. Nil: hooks see the tool's own
+	// name and arguments.
+	Hook func(p P, cwd string) (name string, input any)
+}
+
+// HookCaller is implemented by the tools of Specs: a call as Claude Code's
+// hooks see it (Spec.Hook). Tools without it (an MCP server's, whose names
+// are already Claude Code's) are seen by their own name and arguments.
+type HookCaller interface {
+	HookCall(args []byte, cwd string) (name string, input jsontext.Value, ok bool)
 }
 
 // Tool is a Spec with its types erased: arguments, previews and meta travel as

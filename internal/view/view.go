@@ -76,6 +76,11 @@ func (p *Presenter) Present(r session.Record) (it Item) {
 		if r.Restore != nil {
 			it.Call, it.Result = RestoreCards(*r.Restore, true)
 		}
+	case session.TypeHook:
+		it.Name = "hook"
+		if r.Hook != nil {
+			it.Call, it.Result = HookCards(*r.Hook)
+		}
 	case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking,
 		session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged, session.TypeCheckpoint:
 	}
@@ -116,6 +121,72 @@ func RestoreCards(r session.Restore, done bool) (*card.DiffCall, *card.DiffResul
 	}
 	return &card.DiffCall{Title: title, Diffs: diffs, Locations: locs},
 		&card.DiffResult{Title: title, Diffs: diffs, Locations: locs}
+}
+
+// HookCards present a hook's run as a small generic call and result: the event,
+// the tool it ran for and the command in the call's title; what it decided, its
+// error and its output in the result, which has no title of its own.
+func HookCards(h session.Hook) (*card.GenericCall, *card.GenericResult) {
+	title := h.Event + " hook"
+	if h.Tool != "" {
+		title += " (" + h.Tool + ")"
+	}
+	cmd, _, more := strings.Cut(h.Command, "\n")
+	if more || len(cmd) > maxHookTitle {
+		cmd = strings.ToValidUTF8(cmd[:min(len(cmd), maxHookTitle)], "") + "…"
+	}
+	title += ": " + cmd
+	var lines []string
+	switch {
+	case h.Error != "":
+		lines = append(lines, "Failed: "+h.Error)
+	case h.ExitCode != 0:
+		lines = append(lines, fmt.Sprintf("Exit code %d", h.ExitCode))
+	}
+	if d := hookDecision(h.Event, h.Decision); d != "" {
+		if h.Reason != "" {
+			d += ": " + h.Reason
+		}
+		lines = append(lines, d)
+	}
+	// A reason is most often the hook's stderr: it is not shown twice.
+	if out := strings.TrimRight(h.Output, "\n"); out != "" && out != h.Reason {
+		lines = append(lines, out)
+	}
+	res := &card.GenericResult{}
+	if len(lines) > 0 {
+		res.Content = []card.Content{card.Text(strings.Join(lines, "\n"))}
+	}
+	return &card.GenericCall{Title: title, ToolKind: card.ToolOther}, res
+}
+
+// maxHookTitle keeps a long inline command from filling the card's title.
+const maxHookTitle = 80
+
+func hookDecision(event, d string) string {
+	if d == "block" {
+		switch event {
+		case "UserPromptSubmit":
+			return "Blocked the prompt"
+		case "Stop":
+			return "Kept the turn going"
+		case "PostToolUse":
+			return "Told the model"
+		}
+	}
+	switch d {
+	case "allow":
+		return "Allowed the call"
+	case "deny":
+		return "Denied the call"
+	case "ask":
+		return "Asked the user"
+	case "block":
+		return "Blocked"
+	case "stop":
+		return "Stopped the turn"
+	}
+	return ""
 }
 
 func plural(n int, one, many string) string {

@@ -169,7 +169,17 @@ func goldenCases() []goldenCase {
 		{name: "checkpoint-none", item: view.Item{Record: session.Record{Type: session.TypeCheckpoint, Time: t0,
 			Checkpoint: &session.Checkpoint{Prompt: 3, Phase: session.PhaseBefore, Note: "git is not installed: <no undo>"}}}},
 		restoreCase(),
+		hookCase(),
 	}
+}
+
+// hookCase is a hook's run as the page draws it: a small finished call (a
+// hostile command and output are escaped).
+func hookCase() goldenCase {
+	r := session.Record{Type: session.TypeHook, Time: t0, Hook: &session.Hook{Event: "PreToolUse", Matcher: "Bash",
+		Command: ".claude/hooks/<block-rm>.sh", Tool: "Bash", Call: "c1", ExitCode: 2, Decision: "deny",
+		Reason: "rm is not allowed", Output: "rm is not allowed\n<script>alert(1)</script>"}}
+	return goldenCase{name: "hook", item: view.NewPresenter(toolset.New(toolset.Options{})).Present(r)}
 }
 
 // restoreCase is an undo as the page draws it: the diff it applied.

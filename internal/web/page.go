@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/hex"
 	"fmt"
+	"hash/fnv"
 	"iter"
 	"log/slog"
 	"net/url"
@@ -158,7 +159,7 @@ func (s *Server) sessionPage(sid string, recs []session.Record, live bool) sessi
 			continue
 		case session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypePlan,
 			session.TypeDamaged, session.TypeCompaction, session.TypeInstructions, session.TypeModel,
-			session.TypeMode, session.TypeAllow, session.TypeCheckpoint, session.TypeRestore:
+			session.TypeMode, session.TypeAllow, session.TypeCheckpoint, session.TypeRestore, session.TypeHook:
 			// b.item decides what shows, for the page and the stream alike.
 		}
 		jobs = append(jobs, job{recs: []session.Record{r}})
@@ -284,6 +285,15 @@ func (b *builder) item(it view.Item, name string) *itemView {
 			t.Call.Diff.Body = false
 		}
 		v.Tool = t
+	case session.TypeHook:
+		// A hook's run is a small finished call of its own, where it ran.
+		if it.Call == nil {
+			return nil
+		}
+		v.Type = "tool"
+		v.Tool = &toolView{ElemID: hookElemID(r), Name: it.Name, State: "done",
+			Call: b.callCard("", it.Call), Result: b.resultCard("", it.Result)}
+		v.Tool.Result.dropTitle(v.Tool.Call)
 	case session.TypeCheckpoint:
 		// The timeline marks where each prompt can be rewound to.
 		c := r.Checkpoint
@@ -308,6 +318,20 @@ func totalsView(t usage.Totals) usageView { return usageView{ID: "usage", Totals
 
 // msgClampLines is how many lines a message has before it is shown clamped.
 const msgClampLines = 40
+
+// hookElemID is the element id of a hook's run, which the live page appends
+// (an element with the same id would be replaced): by its event, its command
+// (the hooks of one event are told apart by it) and the call it ran for, else
+// its time (a prompt's).
+func hookElemID(r session.Record) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(r.Hook.Command))
+	id := fmt.Sprintf("hook-%s-%08x-", r.Hook.Event, h.Sum32())
+	if r.Hook.Call != "" {
+		return id + callElemID(r.Hook.Call)
+	}
+	return id + strconv.FormatInt(r.Time.UnixNano(), 10)
+}
 
 // callElemID is the element id of a call's article. Call ids come from the model,
 // so anything beyond a plain token is hex-encoded.

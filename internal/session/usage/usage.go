@@ -84,7 +84,7 @@ func (f *Fold) Record(r session.Record) bool {
 		return true
 	case session.TypeHeader, session.TypeAssistant, session.TypeThinking, session.TypeToolCall, session.TypeProgress,
 		session.TypeToolResult, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeInstructions,
-		session.TypeDamaged, session.TypeCheckpoint, session.TypeRestore:
+		session.TypeDamaged, session.TypeCheckpoint, session.TypeRestore, session.TypeHook:
 	}
 	return false
 }

@@ -70,6 +70,7 @@ func Tools(opts ...Options) []tool.Tool {
 			PresentCall:   presentCall,
 			PresentResult: presentResult,
 			Fold:          foldJob,
+			Hook:          hookCall,
 		}),
 		jobOutputTool(),
 		jobKillTool(),

@@ -92,6 +92,7 @@ func New(o Options) tool.Tool {
 	f := &fetcher{o: o}
 	return tool.New(tool.Spec[Params, Meta]{
 		Name:        "web_fetch",
+		Hook:        hookCall,
 		Description: description,
 		Guidance:    guidance,
 		ReadOnly:    true, // of the workspace: fetches run concurrently

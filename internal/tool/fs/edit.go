@@ -36,6 +36,7 @@ func Edit() tool.Tool {
 	return tool.New(tool.Spec[editParams, diffMeta]{
 		Approval:    func(p editParams) tool.Approval { return fileEdits(p.Path) },
 		Name:        "edit",
+		Hook:        editHook,
 		Description: editDescription,
 		Guidance:    editGuidance,
 		ReadOnly:    false,

@@ -40,6 +40,7 @@ type ReadParams struct {
 func Read() tool.Tool {
 	return tool.New(tool.Spec[ReadParams, readMeta]{
 		Name:          "read",
+		Hook:          readHook,
 		Description:   readDescription,
 		Guidance:      readGuidance,
 		ReadOnly:      true,

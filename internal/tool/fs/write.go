@@ -29,6 +29,7 @@ func Write() tool.Tool {
 	return tool.New(tool.Spec[writeParams, diffMeta]{
 		Approval:    func(p writeParams) tool.Approval { return fileEdits(p.Path) },
 		Name:        "write",
+		Hook:        writeHook,
 		Description: writeDescription,
 		Guidance:    writeGuidance,
 		ReadOnly:    false,

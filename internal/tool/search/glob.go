@@ -33,6 +33,7 @@ type GlobParams struct {
 func Glob() tool.Tool {
 	return tool.New(tool.Spec[GlobParams, Meta]{
 		Name:          "glob",
+		Hook:          globHook,
 		Description:   globDescription,
 		Guidance:      globGuidance,
 		ReadOnly:      true,

@@ -39,6 +39,7 @@ type GrepParams struct {
 func Grep() tool.Tool {
 	return tool.New(tool.Spec[GrepParams, Meta]{
 		Name:          "grep",
+		Hook:          grepHook,
 		Description:   grepDescription,
 		Guidance:      grepGuidance,
 		ReadOnly:      true,

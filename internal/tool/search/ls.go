@@ -29,6 +29,7 @@ type LSParams struct {
 func LS() tool.Tool {
 	return tool.New(tool.Spec[LSParams, Meta]{
 		Name:          "ls",
+		Hook:          lsHook,
 		Description:   lsDescription,
 		Guidance:      lsGuidance,
 		ReadOnly:      true,

@@ -1,0 +1,127 @@
+// Package hooks runs the user's hooks: commands that Claude Code would run at
+// the same moments (before and after a tool call, when a prompt is submitted,
+// when a turn would stop, when a session starts, when the user is asked), given
+// the same JSON on stdin and read back the same way (exit code 2 blocks, JSON
+// output may allow, deny or ask), so hook scripts written for Claude Code work
+// unchanged. Each run is a session.Hook, which the caller logs: the log shows
+// every run, and the text a run adds to the model context is in its record.
+//
+// Hooks run under the supervisor (nothing they start outlives them), in the
+// workspace root, with the scrubbed environment plus CLAUDE_PROJECT_DIR, and
+// with a timeout. A hook that cannot start, fails or times out is reported in
+// its record and decides nothing: the session goes on.
+package hooks
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Event is when a hook runs, named as in Claude Code.
+type Event string
+
+// The events dsh runs hooks for.
+const (
+	PreToolUse       Event = "PreToolUse"       // before a call's permission step; may allow, deny or ask
+	PostToolUse      Event = "PostToolUse"      // after a call ran; may tell the model something
+	UserPromptSubmit Event = "UserPromptSubmit" // before a prompt is sent; may block it or add context
+	Stop             Event = "Stop"             // when the model ends its turn; may keep it going
+	SessionStart     Event = "SessionStart"     // before a session's first prompt; may add context
+	Notification     Event = "Notification"     // when the user is asked something
+)
+
+// Events are the events dsh knows, in Claude Code's documentation's order.
+var Events = []Event{PreToolUse, PostToolUse, UserPromptSubmit, Stop, SessionStart, Notification}
+
+// Known reports whether e is an event dsh runs hooks for.
+func Known(e string) bool {
+	for _, k := range Events {
+		if string(k) == e {
+			return true
+		}
+	}
+	return false
+}
+
+// DefaultTimeout is a hook's timeout when it sets none, as in Claude Code.
+const DefaultTimeout = 60 * time.Second
+
+// Hook is one configured hook command.
+type Hook struct {
+	Event Event
+	// Matcher selects the tool calls (PreToolUse, PostToolUse), the sources
+	// (SessionStart: startup, resume) or the notification types it runs for:
+	// "" or "*" all; a plain name or names joined by | exactly those; anything
+	// else a regular expression that must match somewhere in the name.
+	Matcher string
+	Command string        // run with bash -c (sh when there is no bash)
+	Timeout time.Duration // 0: DefaultTimeout
+	// Source is where the hook was configured (a file's path), for the user.
+	Source string
+}
+
+// plainMatcher is a matcher Claude Code compares exactly: names and |.
+var plainMatcher = regexp.MustCompile(`^[A-Za-z0-9_|]+$`)
+
+// matcher is a compiled Hook.Matcher.
+type matcher struct {
+	all   bool
+	names []string
+	re    *regexp.Regexp
+}
+
+// CheckMatcher says whether m is a matcher hooks can use.
+func CheckMatcher(m string) error {
+	_, err := compile(m)
+	return err
+}
+
+func compile(m string) (matcher, error) {
+	switch {
+	case m == "" || m == "*":
+		return matcher{all: true}, nil
+	case plainMatcher.MatchString(m):
+		return matcher{names: strings.Split(m, "|")}, nil
+	}
+	re, err := regexp.Compile(m)
+	if err != nil {
+		return matcher{}, fmt.Errorf("matcher %q: %w", m, err)
+	}
+	return matcher{re: re}, nil
+}
+
+// match reports whether any of names (the name a call has in Claude Code and
+// in dsh) is selected. Names that are "" are not considered.
+func (m matcher) match(names ...string) bool {
+	if m.all {
+		return true
+	}
+	for _, n := range names {
+		if n == "" {
+			continue
+		}
+		if m.re != nil && m.re.MatchString(n) {
+			return true
+		}
+		for _, w := range m.names {
+			if w == n {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// PermissionMode is dsh's permission mode as Claude Code names it in a hook's
+// input (permission_mode); modes Claude Code lacks keep dsh's name.
+func PermissionMode(mode string) string {
+	switch mode {
+	case "accept-edits":
+		return "acceptEdits"
+	case "bypass":
+		return "bypassPermissions"
+	}
+	return mode
+}
