@@ -439,7 +439,7 @@ func stopReason(r agent.StopReason) (sdk.StopReason, error) {
 	switch r {
 	case agent.StopEndTurn:
 		return sdk.StopReasonEndTurn, nil
-	case agent.StopMaxTokens:
+	case agent.StopMaxTokens, agent.StopBudget:
 		return sdk.StopReasonMaxTokens, nil
 	case agent.StopMaxTurns:
 		return sdk.StopReasonMaxTurnRequests, nil

@@ -35,6 +35,7 @@ const (
 	StopMaxTokens StopReason = "max_tokens" // the model ran out of output tokens
 	StopRefusal   StopReason = "refusal"    // the model declined
 	StopMaxTurns  StopReason = "max_turns"  // Config.MaxTurns model round-trips were used up
+	StopBudget    StopReason = "budget"     // Config.TokenBudget tokens were used up
 	StopCancelled StopReason = "cancelled"  // the user cancelled
 	StopError     StopReason = "error"      // the model could not be reached or failed
 )
@@ -73,7 +74,10 @@ type Config struct {
 	Thinking  string // the thinking level (provider.Request.Thinking); "" the provider's
 	MaxTokens int    // per model response; 0 means DefaultMaxTokens
 	MaxTurns  int    // model round-trips per prompt; 0 means DefaultMaxTurns
-	Mode      Mode
+	// TokenBudget, if positive, ends a turn once its model calls have used
+	// that many tokens, input and output (a subagent's budget).
+	TokenBudget int64
+	Mode        Mode
 	// Auto says that commands run in the sandbox, so the auto mode may be set.
 	Auto   bool
 	Permit Permitter // asked in modes that ask; nil means nobody can be asked
@@ -364,6 +368,9 @@ func (a *Agent) Prompt(ctx context.Context, text string, images ...card.Content)
 		if ctx.Err() != nil {
 			return a.end(t, StopCancelled, nil)
 		}
+		if a.overBudget(t) {
+			return a.end(t, StopBudget, nil)
+		}
 	}
 }
 
@@ -613,13 +620,22 @@ func (a *Agent) runCalls(ctx context.Context, t *turnState, calls []call) error 
 	return nil
 }
 
-func readOnly(c call) bool { return c.tool != nil && c.tool.ReadOnly() }
+func readOnly(c call) bool {
+	if c.tool == nil {
+		return false
+	}
+	if per, ok := c.tool.(interface{ ReadOnlyCall(args []byte) bool }); ok {
+		return per.ReadOnlyCall(c.args)
+	}
+	return c.tool.ReadOnly()
+}
 
 // env is a call's tool environment, its live channels wired to the log.
 func (a *Agent) env(t *turnState, c call) tool.Env {
 	id := c.id
 	env := tool.Env{
 		Session: a.c.Tools,
+		CallID:  id,
 		Progress: func(chunk string) {
 			t.noteLogErr(a.record(session.Record{Type: session.TypeProgress, CallID: id, Chunk: chunk}))
 		},

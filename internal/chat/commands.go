@@ -43,7 +43,7 @@ func (m *Model) slash(name, args string) tea.Cmd {
 		return m.pick()
 	case "sessions":
 		m.sb.note(m.sessionList())
-	case "mode", "model", "cost", "compact", "undo", "rewind":
+	case "mode", "model", "cost", "compact", "undo", "rewind", "agents":
 		return m.hostCommand(name, args)
 	default:
 		m.sb.note(fmt.Sprintf("/%s does not work in the terminal", name))

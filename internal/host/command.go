@@ -49,6 +49,8 @@ func (s *Session) Command(ctx context.Context, name, args string) (Reply, error)
 		return s.modelCommand(args)
 	case "cost":
 		return Reply{Text: CostText(s.Status())}, nil
+	case "agents":
+		return Reply{Text: s.agentsText()}, nil
 	case "undo":
 		return s.undoCommand(ctx, args)
 	case "rewind":

@@ -4,6 +4,8 @@
 package session
 
 import (
+	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -72,6 +74,9 @@ type Record struct {
 	// reloaded session sends what the live one sent. Logs from before it was
 	// recorded have none.
 	System string `json:"system,omitempty"`
+	// Parent is, in a child session's header, the session and the task call
+	// that started it.
+	Parent *Parent `json:"parent,omitempty"`
 
 	// user, assistant, thinking
 	Text      string `json:"text,omitempty"`
@@ -118,6 +123,23 @@ type Record struct {
 
 	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
 	Restore    *Restore    `json:"restore,omitempty"`
+}
+
+// Parent is the session and call a child session (a subagent's) belongs to,
+// and the agent it runs.
+type Parent struct {
+	Session string `json:"session"`
+	CallID  string `json:"callId"`
+	Agent   string `json:"agent,omitempty"`
+}
+
+// ChildPath is the log of the child session id beside the log at path: a
+// task result names its child, whose log is in the same directory.
+func ChildPath(path, id string) (string, error) {
+	if !ValidID(id) {
+		return "", fmt.Errorf("invalid child session id %q", id)
+	}
+	return filepath.Join(filepath.Dir(path), id+".jsonl"), nil
 }
 
 // Checkpoint phases.

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/agents"
 	"github.com/dsh-dev/dsh/internal/config"
 	"github.com/dsh-dev/dsh/internal/credentials"
 	"github.com/dsh-dev/dsh/internal/host"
@@ -209,6 +210,7 @@ func (s Settings) Options() host.Options {
 		MCP:          mcpServers(cfg),
 		LSP:          lsp.Config{Wait: cfg.LSP.Wait, Servers: lspServers(cfg.LSP.Servers)},
 		SkillDirs:    skills.Dirs(s.in.Cwd, s.in.Getenv),
+		AgentDirs:    agents.Dirs(s.in.Cwd, s.in.Getenv),
 		Version:      s.in.Version,
 	}
 	// Per model: the window follows /model, and the meter and compaction use it.

@@ -168,6 +168,8 @@ func StopWords(reason string) string {
 		return "stopped: the model declined"
 	case "max_turns":
 		return "stopped: the turn used all its model round trips"
+	case "budget":
+		return "stopped: the subagent used its token budget"
 	case "cancelled":
 		return "cancelled"
 	case "error":
