@@ -249,6 +249,7 @@ func (a *Agent) reopen(id, cwd string, servers []sdk.McpServer, dirs []string, r
 				}
 				s = a.newSess(id, hcwd, h)
 				s.br.replaying = true
+				s.br.logPath = path
 			}
 			return s.replayRecord(r)
 		}
