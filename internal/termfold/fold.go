@@ -22,6 +22,21 @@ type Fold struct {
 	pres    *view.Presenter
 	current string
 	last    card.Call
+
+	// tasks are the open task calls' cards; children the folds of their
+	// subagents' sessions, drawn indented under them.
+	tasks    map[string]card.Call
+	children map[string]*nested
+	// ChildLog, if set, reads the records of a child session (a replay, which
+	// finds them in its log): a task's result draws them first, as the live
+	// stream drew them while it ran.
+	ChildLog func(id string, fn func(session.Record) error) error
+}
+
+// nested is a subagent's session being drawn under its task.
+type nested struct {
+	fold *Fold
+	ui   *termui.Renderer
 }
 
 // New returns a fold for a session with the tools reg. onError, if set, is told
@@ -58,6 +73,12 @@ func (f *Fold) Record(r *termui.Renderer, rec session.Record) error {
 		return r.Thinking(rec.Text)
 	case session.TypeToolCall:
 		f.current, f.last = rec.CallID, it.Call
+		if _, ok := it.Call.(*card.TaskCall); ok {
+			if f.tasks == nil {
+				f.tasks = map[string]card.Call{}
+			}
+			f.tasks[rec.CallID] = it.Call
+		}
 		return r.Call(it.Call)
 	case session.TypeProgress:
 		if err := f.follow(r, rec.CallID, it.Call); err != nil {
@@ -65,6 +86,11 @@ func (f *Fold) Record(r *termui.Renderer, rec session.Record) error {
 		}
 		return r.Progress(rec.Chunk)
 	case session.TypeToolResult:
+		if tr, ok := it.Result.(*card.TaskResult); ok {
+			if err := f.endTask(r, rec.CallID, tr.Session); err != nil {
+				return err
+			}
+		}
 		if err := f.follow(r, rec.CallID, it.Call); err != nil {
 			return err
 		}
@@ -103,6 +129,55 @@ func (f *Fold) Record(r *termui.Renderer, rec session.Record) error {
 	return nil
 }
 
+// Child draws a record of the child session id, the subagent of the task
+// call, indented under the task: its calls. Its prompt, its answer and how
+// its turn ended are the task's cards' to show.
+func (f *Fold) Child(r *termui.Renderer, call, id string, rec session.Record) error {
+	switch rec.Type {
+	case session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypeTurnEnd, session.TypeMode, session.TypeModel:
+		return nil
+	case session.TypeHeader, session.TypeToolCall, session.TypeProgress,
+		session.TypeToolResult, session.TypePlan, session.TypeAllow, session.TypeCompaction, session.TypeInstructions,
+		session.TypeCheckpoint, session.TypeRestore, session.TypeDamaged:
+	}
+	n, ok := f.children[id]
+	if !ok {
+		if f.children == nil {
+			f.children = map[string]*nested{}
+		}
+		n = &nested{fold: &Fold{pres: f.pres.Nested()}, ui: r.Nested()}
+		f.children[id] = n
+	}
+	if rec.Type != session.TypeHeader {
+		if err := f.follow(r, call, f.tasks[call]); err != nil {
+			return err
+		}
+	}
+	err := n.fold.Record(n.ui, rec)
+	r.Continue()
+	return err
+}
+
+// endTask draws, on a replay, the child session of a task before its result,
+// and forgets the task.
+func (f *Fold) endTask(r *termui.Renderer, call, id string) error {
+	_, drawn := f.children[id]
+	if f.ChildLog != nil && !drawn && id != "" {
+		err := f.ChildLog(id, func(rec session.Record) error {
+			if rec.Type == session.TypeProgress {
+				return nil
+			}
+			return f.Child(r, call, id, rec)
+		})
+		if err != nil {
+			_ = r.Note("the subagent's log cannot be read: " + err.Error())
+		}
+	}
+	delete(f.children, id)
+	delete(f.tasks, call)
+	return nil
+}
+
 // follow draws which call what comes next belongs to, unless it is obvious.
 func (f *Fold) follow(r *termui.Renderer, callID string, c card.Call) error {
 	if callID == f.current || c == nil {
@@ -127,6 +202,8 @@ func CallTitle(c card.Call) string {
 		t = c.Title
 	case *card.QuestionCall:
 		t = "? " + c.Question
+	case *card.TaskCall:
+		t = c.Agent + ": " + c.Title
 	}
 	first, rest, more := strings.Cut(t, "\n")
 	r := []rune(first)
