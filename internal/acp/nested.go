@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"path/filepath"
 	"strings"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -103,7 +104,7 @@ func (b *bridge) replayChild(r *card.TaskResult, call string) []sdk.SessionUpdat
 		return nil
 	}
 	var out []sdk.SessionUpdate
-	err := host.ReplayChild(b.logPath, r.Session, func(rec session.Record) error {
+	err := host.ReplayChild(filepath.Dir(b.logPath), r.Session, func(rec session.Record) error {
 		if rec.Type != session.TypeProgress {
 			out = append(out, b.childUpdates(call, r.Session, rec, true)...)
 		}

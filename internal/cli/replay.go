@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"text/tabwriter"
 	"time"
 
@@ -57,7 +58,9 @@ func runReplay(_ context.Context, io IO, o replayOptions) error {
 	} else {
 		term := newTermConsumer(io.Out, reg, termui.Options{Color: o.Color.enabled(io), Width: io.width()}, nil)
 		// A task's subagent is drawn under it from its own log.
-		term.fold.ChildLog = func(id string, fn func(session.Record) error) error { return host.ReplayChild(path, id, fn) }
+		term.fold.ChildLog = func(id string, fn func(session.Record) error) error {
+			return host.ReplayChild(filepath.Dir(path), id, fn)
+		}
 		handle = term.handle
 	}
 	// Progress records are folded away: the final card comes from the tool result.

@@ -245,10 +245,10 @@ func childModel(name, current string) string {
 }
 
 // ReplayChild hands fn the records of the child session id, which a task's
-// result card names, from its log beside the parent's log at parentLog: a
-// replay nests them under the task as the live stream did.
-func ReplayChild(parentLog, id string, fn func(session.Record) error) error {
-	path, err := session.ChildPath(parentLog, id)
+// result card names, from its log in dir, where its parent's is: a replay
+// nests them under the task as the live stream did.
+func ReplayChild(dir, id string, fn func(session.Record) error) error {
+	path, err := session.ChildPath(dir, id)
 	if err != nil {
 		return err
 	}

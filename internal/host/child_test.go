@@ -119,7 +119,7 @@ func TestParallelSubagents(t *testing.T) {
 		}
 		live := children[call]
 		var replayed []session.Record
-		if err := ReplayChild(path, id, func(r session.Record) error { replayed = append(replayed, r); return nil }); err != nil {
+		if err := ReplayChild(filepath.Dir(path), id, func(r session.Record) error { replayed = append(replayed, r); return nil }); err != nil {
 			t.Fatal(err)
 		}
 		if got, want := recordTypes(live), recordTypes(replayed); !slices.Equal(got, want) {

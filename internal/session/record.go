@@ -133,13 +133,13 @@ type Parent struct {
 	Agent   string `json:"agent,omitempty"`
 }
 
-// ChildPath is the log of the child session id beside the log at path: a
-// task result names its child, whose log is in the same directory.
-func ChildPath(path, id string) (string, error) {
+// ChildPath is the log of the child session id in dir, the directory of its
+// parent's log: a task's result names the child.
+func ChildPath(dir, id string) (string, error) {
 	if !ValidID(id) {
 		return "", fmt.Errorf("invalid child session id %q", id)
 	}
-	return filepath.Join(filepath.Dir(path), id+".jsonl"), nil
+	return filepath.Join(dir, id+".jsonl"), nil
 }
 
 // Checkpoint phases.

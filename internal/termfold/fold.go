@@ -31,6 +31,13 @@ type Fold struct {
 	// finds them in its log): a task's result draws them first, as the live
 	// stream drew them while it ran.
 	ChildLog func(id string, fn func(session.Record) error) error
+	// Collapsed draws a subagent's calls one line each (the chat); Expand
+	// then draws the last finished task's in full.
+	Collapsed bool
+	lastTask  struct {
+		call, id string
+		card     card.Call
+	}
 }
 
 // nested is a subagent's session being drawn under its task.
@@ -133,12 +140,8 @@ func (f *Fold) Record(r *termui.Renderer, rec session.Record) error {
 // call, indented under the task: its calls. Its prompt, its answer and how
 // its turn ended are the task's cards' to show.
 func (f *Fold) Child(r *termui.Renderer, call, id string, rec session.Record) error {
-	switch rec.Type {
-	case session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypeTurnEnd, session.TypeMode, session.TypeModel:
+	if !nestedShows(rec) {
 		return nil
-	case session.TypeHeader, session.TypeToolCall, session.TypeProgress,
-		session.TypeToolResult, session.TypePlan, session.TypeAllow, session.TypeCompaction, session.TypeInstructions,
-		session.TypeCheckpoint, session.TypeRestore, session.TypeDamaged:
 	}
 	n, ok := f.children[id]
 	if !ok {
@@ -148,6 +151,9 @@ func (f *Fold) Child(r *termui.Renderer, call, id string, rec session.Record) er
 		n = &nested{fold: &Fold{pres: f.pres.Nested()}, ui: r.Nested()}
 		f.children[id] = n
 	}
+	if f.Collapsed {
+		return f.collapsed(r, call, n, rec)
+	}
 	if rec.Type != session.TypeHeader {
 		if err := f.follow(r, call, f.tasks[call]); err != nil {
 			return err
@@ -155,6 +161,65 @@ func (f *Fold) Child(r *termui.Renderer, call, id string, rec session.Record) er
 	}
 	err := n.fold.Record(n.ui, rec)
 	r.Continue()
+	return err
+}
+
+// nestedShows says whether a child's record is drawn under its task: its
+// calls are; its prompt, answer and turn's end are the task's cards'.
+func nestedShows(rec session.Record) bool {
+	switch rec.Type {
+	case session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypeTurnEnd, session.TypeMode, session.TypeModel:
+		return false
+	case session.TypeHeader, session.TypeToolCall, session.TypeProgress,
+		session.TypeToolResult, session.TypePlan, session.TypeAllow, session.TypeCompaction, session.TypeInstructions,
+		session.TypeCheckpoint, session.TypeRestore, session.TypeDamaged:
+	}
+	return true
+}
+
+// collapsed draws a child's finished call as one line.
+func (f *Fold) collapsed(r *termui.Renderer, call string, n *nested, rec session.Record) error {
+	switch rec.Type {
+	case session.TypeToolCall:
+		n.fold.pres.Present(rec)
+		return nil
+	case session.TypeToolResult:
+	case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypeProgress,
+		session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeCompaction,
+		session.TypeInstructions, session.TypeCheckpoint, session.TypeRestore, session.TypeDamaged:
+		return nil
+	}
+	it := n.fold.pres.Present(rec)
+	if it.Call == nil {
+		return nil
+	}
+	if err := f.follow(r, call, f.tasks[call]); err != nil {
+		return err
+	}
+	err := n.ui.CallLine(CallTitle(it.Call), rec.Result == nil || rec.Result.IsError)
+	r.Continue()
+	return err
+}
+
+// Expand draws the calls of the last finished task's subagent in full, from
+// its log, under a line that names the task.
+func (f *Fold) Expand(r *termui.Renderer) error {
+	t := f.lastTask
+	if t.id == "" || f.ChildLog == nil {
+		return r.Note("no finished subagent to expand")
+	}
+	if err := r.Note("↳ " + CallTitle(t.card) + ": its calls in full"); err != nil {
+		return err
+	}
+	n := &nested{fold: &Fold{pres: f.pres.Nested()}, ui: r.Nested()}
+	err := f.ChildLog(t.id, func(rec session.Record) error {
+		if rec.Type == session.TypeProgress || !nestedShows(rec) {
+			return nil
+		}
+		return n.fold.Record(n.ui, rec)
+	})
+	r.Continue()
+	f.current = ""
 	return err
 }
 
@@ -173,6 +238,7 @@ func (f *Fold) endTask(r *termui.Renderer, call, id string) error {
 			_ = r.Note("the subagent's log cannot be read: " + err.Error())
 		}
 	}
+	f.lastTask.call, f.lastTask.id, f.lastTask.card = call, id, f.tasks[call]
 	delete(f.children, id)
 	delete(f.tasks, call)
 	return nil

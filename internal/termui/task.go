@@ -24,6 +24,19 @@ func (r *Renderer) taskResult(c *card.TaskResult) []row {
 	return rows
 }
 
+// CallLine draws a call as one line, its title, marked when it failed: a
+// collapsed subagent's call.
+func (r *Renderer) CallLine(title string, failed bool) error {
+	line := row{prefix: []span{{sgrDim, bullet}}, body: []span{{sgrDim, title}}}
+	if failed {
+		line.body = append(line.body, span{sgrRed, " ✗"})
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.live = stream{}
+	return r.attach([]row{line})
+}
+
 // nestPrefix starts every line a Nested renderer writes.
 const nestPrefix = "  │ "
 
