@@ -116,3 +116,41 @@ func byParent(ls []string) []string {
 	}
 	return ls
 }
+
+// TestSubagentPermission: a subagent's call that needs asking is asked about
+// over ACP as a nested call — its id the task's and its own, the link in
+// _meta, the title naming the agent — and a rejection leaves the file alone.
+func TestSubagentPermission(t *testing.T) {
+	cwd := t.TempDir()
+	dir := filepath.Join(cwd, ".claude", "agents")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "writer.md"), []byte("---\nname: writer\ndescription: Writes files.\ntools: Read, Write\n---\nWrite what you are told.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := start(t, options{cwd: cwd, mode: "default", script: script(t,
+		turn{ToolCalls: []call{{ID: "t1", Name: "task", Args: map[string]any{"description": "Write x", "prompt": "TASK-W: write x.txt", "subagent_type": "writer"}}}},
+		turn{Match: "TASK-W", ToolCalls: []call{{ID: "w1", Name: "write", Args: map[string]any{"path": "x.txt", "content": "x\n"}}}},
+		turn{Match: "TASK-W", Text: "It was rejected."},
+		turn{Text: "ok"})})
+	c.permit = func(r sdk.RequestPermissionRequest) sdk.RequestPermissionResponse {
+		return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected("reject_once")}
+	}
+	id := c.newSession()
+	c.mustPrompt(id, "Write x.", sdk.StopReasonEndTurn)
+	c.mu.Lock()
+	asked := c.asked
+	c.mu.Unlock()
+	if len(asked) != 1 {
+		t.Fatalf("asked %d times, want once", len(asked))
+	}
+	tc := asked[0].ToolCall
+	d, _ := tc.Meta["dsh"].(map[string]any)
+	if tc.ToolCallId != "t1/w1" || title(tc.Title) != "writer: Create x.txt" || d["parentToolCallId"] != "t1" {
+		t.Errorf("asked about %s %q (meta %v), want t1/w1 \"writer: Create x.txt\" under t1", tc.ToolCallId, title(tc.Title), tc.Meta)
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "x.txt")); err == nil {
+		t.Error("the rejected write ran")
+	}
+}
