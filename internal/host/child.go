@@ -188,13 +188,13 @@ func (sa *subagent) note(r session.Record) {
 // permit asks the parent's consumers about a child's call, the card titled
 // with the agent's name so the user knows who asks.
 func (sa *subagent) permit(ctx context.Context, child string, req agent.PermissionRequest) (agent.Decision, error) {
-	req.Card = Titled(req.Card, sa.agent)
+	req.Card = titled(req.Card, sa.agent)
 	return sa.parent.askPermission(ctx, &Permission{Request: req, Parent: sa.call, Child: child})
 }
 
-// Titled is a call card with the subagent's name in front of its title (a
+// titled is a call card with the subagent's name in front of its title (a
 // command's in front of its description: its title is the command).
-func Titled(c card.Call, agent string) card.Call {
+func titled(c card.Call, agent string) card.Call {
 	pre := agent + ": "
 	switch c := c.(type) {
 	case *card.GenericCall:

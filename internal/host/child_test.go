@@ -288,3 +288,26 @@ func TestCancelKillsSubagentCommands(t *testing.T) {
 		t.Errorf("the task's result %+v, want cancelled", got)
 	}
 }
+
+// /agents lists explore and the custom agents with what they are for, the
+// tools they get here (a tool the session lacks left out) and their model.
+func TestAgentsCommand(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir()
+	writeFiles(t, root, map[string]string{".claude/agents/reviewer.md": "---\nname: reviewer\ndescription: Reviews diffs.\ntools: Read, Grep, NotebookEdit\nmodel: sonnet\n---\nReview.\n"})
+	o := options(t, root, dir, scripted(t, `{"turns": [{"text": "ok"}]}`))
+	o.AgentDirs = agents.Dirs(root, func(string) string { return "" })
+	s, err := Create(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	r, err := s.Command(t.Context(), "agents", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"- explore (built in)", "- reviewer: Reviews diffs.", "tools: read, grep; model: sonnet;", "reviewer.md"} {
+		if !strings.Contains(r.Text, want) {
+			t.Errorf("/agents does not say %q:\n%s", want, r.Text)
+		}
+	}
+}
