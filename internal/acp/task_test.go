@@ -51,6 +51,9 @@ func TestSubagents(t *testing.T) {
 	sessions := append([]sdk.SessionId{id}, children...)
 	live := byParent(c.transcript(0, sessions...))
 	golden(t, "task", live)
+	if l, err := c.conn.ListSessions(c.ctx(), sdk.ListSessionsRequest{}); err != nil || len(l.Sessions) != 1 || l.Sessions[0].SessionId != id {
+		t.Errorf("session/list: %+v, %v; want the parent only (its subagents' sessions are under its tasks)", l.Sessions, err)
+	}
 
 	var nested []string
 	c.mu.Lock()

@@ -62,7 +62,8 @@ func (op *opener) sessions() ([]session.Info, error) {
 	}
 	var out []session.Info
 	for _, in := range all {
-		if here[filepath.Clean(in.Cwd)] {
+		// A subagent's session is its task's, not one to resume.
+		if here[filepath.Clean(in.Cwd)] && in.Parent == nil {
 			out = append(out, in)
 		}
 	}
