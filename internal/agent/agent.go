@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -194,6 +195,24 @@ func (a *Agent) Model() (model, thinking string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.model, a.think
+}
+
+// Allowed are the approvals remembered so far ("always allow"), sorted.
+func (a *Agent) Allowed() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	keys := make([]string, 0, len(a.allowed))
+	for k := range a.allowed {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// Allow remembers approvals as a logged allow record: a subagent's "always"
+// is its parent session's too.
+func (a *Agent) Allow(keys []string) error {
+	return a.record(session.Record{Type: session.TypeAllow, Keys: keys})
 }
 
 // record logs r and folds it.

@@ -103,6 +103,13 @@ func (s *Session) runTask(ctx context.Context, t tool.Task) (tool.TaskOutcome, e
 	}
 	c.log = log
 	c.agent.Fold(log.Header())
+	// What the parent always allows, the subagent does: logged in its log,
+	// which is the only state.
+	if keys := s.agent.Allowed(); len(keys) > 0 {
+		if err := c.agent.Allow(keys); err != nil {
+			return tool.TaskOutcome{}, errors.Join(err, c.Kill())
+		}
+	}
 	stop, perr := c.agent.Prompt(ctx, t.Prompt)
 	cerr := c.Close()
 	sa.mu.Lock()
@@ -189,7 +196,15 @@ func (sa *subagent) note(r session.Record) {
 // with the agent's name so the user knows who asks.
 func (sa *subagent) permit(ctx context.Context, child string, req agent.PermissionRequest) (agent.Decision, error) {
 	req.Card = titled(req.Card, sa.agent)
-	return sa.parent.askPermission(ctx, &Permission{Request: req, Parent: sa.call, Child: child})
+	d, err := sa.parent.askPermission(ctx, &Permission{Request: req, Parent: sa.call, Child: child})
+	if ap := req.Approval; err == nil && d == agent.AllowAlways && ap.Remember && len(ap.Keys) > 0 {
+		// "Always" answered a subagent is the session's: its next calls and
+		// subagents are not asked again.
+		if err := sa.parent.agent.Allow(ap.Keys); err != nil {
+			return agent.Reject, err
+		}
+	}
+	return d, err
 }
 
 // titled is a call card with the subagent's name in front of its title (a

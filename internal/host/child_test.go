@@ -101,6 +101,9 @@ func TestParallelSubagents(t *testing.T) {
 			}
 		}
 	}
+	if len(order) == 4 {
+		slices.Sort(order[:2]) // the two start at once, in either order
+	}
 	if want := []string{"start t1", "start t2", "result t1", "result t2"}; !slices.Equal(order, want) {
 		t.Errorf("parent calls %q, want %q", order, want)
 	}
@@ -309,5 +312,62 @@ func TestAgentsCommand(t *testing.T) {
 		if !strings.Contains(r.Text, want) {
 			t.Errorf("/agents does not say %q:\n%s", want, r.Text)
 		}
+	}
+}
+
+// "Always allow" answered to a subagent is the session's: the next
+// subagent's write of the same kind is not asked about, and the parent's log
+// holds the approval.
+func TestSubagentAlwaysAllowIsTheSessions(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir()
+	writeFiles(t, root, map[string]string{".dsh/agents/writer.md": "---\nname: writer\ndescription: Writes files.\ntools: Write\n---\n"})
+	p := scripted(t, `{"turns": [
+		{"tool_calls": [{"id": "t1", "name": "task", "args": {"description": "x", "prompt": "TASK-X: write x.txt", "subagent_type": "writer"}}]},
+		{"match": "TASK-X", "tool_calls": [{"id": "x1", "name": "write", "args": {"path": "x.txt", "content": "x\n"}}]},
+		{"match": "TASK-X", "text": "Wrote x."},
+		{"tool_calls": [{"id": "t2", "name": "task", "args": {"description": "y", "prompt": "TASK-Y: write y.txt", "subagent_type": "writer"}}]},
+		{"match": "TASK-Y", "tool_calls": [{"id": "y1", "name": "write", "args": {"path": "y.txt", "content": "y\n"}}]},
+		{"match": "TASK-Y", "text": "Wrote y."},
+		{"text": "ok"}]}`)
+	o := options(t, root, dir, p)
+	o.Mode, o.Ask = agent.ModeDefault, true
+	o.AgentDirs = agents.Dirs(root, func(string) string { return "" })
+	s, err := Create(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var asked []string
+	sub := s.Subscribe(func(e Event) {
+		if e.Kind == KindPermission {
+			mu.Lock()
+			asked = append(asked, e.Permission.Request.CallID)
+			mu.Unlock()
+			e.Permission.Answer(agent.AllowAlways)
+		}
+	})
+	if _, err := s.Prompt(t.Context(), "write both"); err != nil {
+		t.Fatal(err)
+	}
+	sub.Flush(drainWait)
+	sub.Close()
+	path := s.Path()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(asked, []string{"x1"}) {
+		t.Errorf("asked about %q, want x1 only", asked)
+	}
+	for _, f := range []string{"x.txt", "y.txt"} {
+		if _, err := os.Stat(filepath.Join(root, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	recs, err := session.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(recs, func(r session.Record) bool { return r.Type == session.TypeAllow && len(r.Keys) > 0 }) {
+		t.Error("the parent's log holds no approval")
 	}
 }
