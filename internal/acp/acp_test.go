@@ -26,6 +26,7 @@ type turn struct {
 	WaitForCancel bool   `json:"wait_for_cancel,omitempty"`
 	InputTokens   int64  `json:"input_tokens,omitempty"`
 	OutputTokens  int64  `json:"output_tokens,omitempty"`
+	Match         string `json:"match,omitempty"`
 }
 
 type call struct {

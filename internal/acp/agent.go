@@ -249,6 +249,7 @@ func (a *Agent) reopen(id, cwd string, servers []sdk.McpServer, dirs []string, r
 				}
 				s = a.newSess(id, hcwd, h)
 				s.br.replaying = true
+				s.br.logPath = path
 			}
 			return s.replayRecord(r)
 		}
@@ -439,7 +440,7 @@ func stopReason(r agent.StopReason) (sdk.StopReason, error) {
 	switch r {
 	case agent.StopEndTurn:
 		return sdk.StopReasonEndTurn, nil
-	case agent.StopMaxTokens:
+	case agent.StopMaxTokens, agent.StopBudget:
 		return sdk.StopReasonMaxTokens, nil
 	case agent.StopMaxTurns:
 		return sdk.StopReasonMaxTurnRequests, nil

@@ -44,6 +44,10 @@ type bridge struct {
 	// streamed is the text already sent as deltas while the model wrote it, by
 	// record type; the complete record then sends only what is missing.
 	streamed map[session.RecordType]string
+	// children are the bridges of the subagents' sessions, by id; logPath
+	// is the session's log while it is replayed, beside which theirs are.
+	children map[string]*child
+	logPath  string
 }
 
 // liveCall is a call seen by the bridge whose result has not come yet.
@@ -81,6 +85,9 @@ func (b *bridge) updates(rec session.Record, replay bool) []sdk.SessionUpdate {
 	case session.TypeProgress:
 		return b.progress(rec, it.Call)
 	case session.TypeToolResult:
+		if r, ok := it.Result.(*card.TaskResult); ok && replay {
+			return append(b.replayChild(r, rec.CallID), b.toolResult(rec, it))
+		}
 		return one(b.toolResult(rec, it))
 	case session.TypePlan:
 		return one(planUpdate(rec.Plan))
@@ -228,6 +235,10 @@ func (b *bridge) viewCall(id string, args []byte, c card.Call) callView {
 		v.kind = sdk.ToolKindThink
 		v.title = c.Question
 		v.content = []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(questionText(c)))}
+	case *card.TaskCall:
+		v.kind = sdk.ToolKindThink
+		v.title = c.Agent + ": " + c.Title
+		v.content = []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(c.Prompt))}
 	}
 	return v
 }
@@ -439,6 +450,11 @@ func (b *bridge) viewResult(u *sdk.SessionToolCallUpdate, call callView, lc *liv
 		setTitle(u, r.Title)
 		u.Content = []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(r.Question)),
 			sdk.ToolContent(sdk.TextBlock("→ " + r.Outcome()))}
+	case *card.TaskResult:
+		setTitle(u, r.Agent+": "+r.Title)
+		u.Content = b.taskSummary(r)
+		delete(b.children, r.Session) // its calls are all in
+		u.Meta = map[string]any{"dsh": map[string]any{"childSessionId": r.Session}}
 	}
 }
 

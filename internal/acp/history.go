@@ -98,7 +98,8 @@ func (a *Agent) ListSessions(_ context.Context, p sdk.ListSessionsRequest) (sdk.
 	resp := sdk.ListSessionsResponse{Sessions: []sdk.SessionInfo{}}
 	var last session.Info
 	for _, in := range all {
-		if in.FirstPrompt == "" || (len(cwds) > 0 && !slices.Contains(cwds, filepath.Clean(in.Cwd))) {
+		// A subagent's session is shown under its task, not as a thread.
+		if in.FirstPrompt == "" || in.Parent != nil || (len(cwds) > 0 && !slices.Contains(cwds, filepath.Clean(in.Cwd))) {
 			continue
 		}
 		if from != nil && !from.after(in) {

@@ -224,7 +224,26 @@ func (s *sess) handle(e host.Event) {
 			s.settle = false
 			s.mu.Unlock()
 		}
+	case host.KindChild:
+		s.child(e.Child)
 	case host.KindUsage:
+	}
+}
+
+// child shows a subagent's event nested under its task call.
+func (s *sess) child(c *host.Child) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch c.Event.Kind {
+	case host.KindRecord:
+		for _, u := range s.br.childUpdates(c.Call, c.Session, c.Event.Record, false) {
+			s.send(u)
+		}
+	case host.KindCallStarted:
+		if u, ok := s.br.childStart(c.Call, c.Session, c.Event.CallID); ok {
+			s.send(u)
+		}
+	case host.KindDelta, host.KindModelRequest, host.KindPermission, host.KindUsage, host.KindStatus, host.KindQuestion, host.KindChild:
 	}
 }
 
@@ -323,6 +342,9 @@ func (s *sess) permit(p *host.Permission) {
 	req := p.Request
 	s.mu.Lock()
 	call := s.br.permissionCall(req.CallID, req.Args, req.Card)
+	if p.Parent != "" {
+		call = s.br.childPermission(p)
+	}
 	s.mu.Unlock()
 	// The request does not get the turn's context: cancelling it would make the
 	// SDK send $/cancel_request, which is not ACP. After session/cancel the client

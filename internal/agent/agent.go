@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -36,6 +37,7 @@ const (
 	StopMaxTokens StopReason = "max_tokens" // the model ran out of output tokens
 	StopRefusal   StopReason = "refusal"    // the model declined
 	StopMaxTurns  StopReason = "max_turns"  // Config.MaxTurns model round-trips were used up
+	StopBudget    StopReason = "budget"     // Config.TokenBudget tokens were used up
 	StopCancelled StopReason = "cancelled"  // the user cancelled
 	StopError     StopReason = "error"      // the model could not be reached or failed
 )
@@ -74,7 +76,10 @@ type Config struct {
 	Thinking  string // the thinking level (provider.Request.Thinking); "" the provider's
 	MaxTokens int    // per model response; 0 means DefaultMaxTokens
 	MaxTurns  int    // model round-trips per prompt; 0 means DefaultMaxTurns
-	Mode      Mode
+	// TokenBudget, if positive, ends a turn once its model calls have used
+	// that many tokens, input and output (a subagent's budget).
+	TokenBudget int64
+	Mode        Mode
 	// Auto says that commands run in the sandbox, so the auto mode may be set.
 	Auto   bool
 	Permit Permitter // asked in modes that ask; nil means nobody can be asked
@@ -196,6 +201,24 @@ func (a *Agent) Model() (model, thinking string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.model, a.think
+}
+
+// Allowed are the approvals remembered so far ("always allow"), sorted.
+func (a *Agent) Allowed() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	keys := make([]string, 0, len(a.allowed))
+	for k := range a.allowed {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// Allow remembers approvals as a logged allow record: a subagent's "always"
+// is its parent session's too.
+func (a *Agent) Allow(keys []string) error {
+	return a.record(session.Record{Type: session.TypeAllow, Keys: keys})
 }
 
 // record logs r and folds it.
@@ -387,6 +410,9 @@ func (a *Agent) Prompt(ctx context.Context, text string, images ...card.Content)
 		}
 		if t.hookStop {
 			return a.end(t, StopEndTurn, nil)
+		}
+		if a.overBudget(t) {
+			return a.end(t, StopBudget, nil)
 		}
 	}
 }
@@ -653,13 +679,22 @@ func (a *Agent) runCalls(ctx context.Context, t *turnState, calls []call) error 
 	return nil
 }
 
-func readOnly(c call) bool { return c.tool != nil && c.tool.ReadOnly() }
+func readOnly(c call) bool {
+	if c.tool == nil {
+		return false
+	}
+	if per, ok := c.tool.(interface{ ReadOnlyCall(args []byte) bool }); ok {
+		return per.ReadOnlyCall(c.args)
+	}
+	return c.tool.ReadOnly()
+}
 
 // env is a call's tool environment, its live channels wired to the log.
 func (a *Agent) env(t *turnState, c call) tool.Env {
 	id := c.id
 	env := tool.Env{
 		Session: a.c.Tools,
+		CallID:  id,
 		Progress: func(chunk string) {
 			t.noteLogErr(a.record(session.Record{Type: session.TypeProgress, CallID: id, Chunk: chunk}))
 		},

@@ -682,3 +682,23 @@ func TestAutoModeNeedsTheSandbox(t *testing.T) {
 		t.Errorf("auto asked about %q", ask.asked)
 	}
 }
+
+// A turn with a token budget ends once its model calls have used it: the
+// calls of the last answer run and are logged, and the model is not asked
+// again.
+func TestTokenBudget(t *testing.T) {
+	e := newEnv(t)
+	a := New(Config{Provider: scripted(t, `{"turns": [
+		{"tool_calls": [{"id": "x", "name": "look", "args": {"id": "x"}}], "input_tokens": 600, "output_tokens": 50},
+		{"tool_calls": [{"id": "y", "name": "look", "args": {"id": "y"}}], "input_tokens": 700, "output_tokens": 50},
+		{"text": "never asked"}]}`), Registry: tool.NewRegistry((&probe{}).tools()...), Log: e.log, Tools: e.tools, TokenBudget: 1000})
+	stop, err := a.Prompt(t.Context(), "go")
+	if err != nil || stop != StopBudget {
+		t.Fatalf("Prompt = %v, %v; want the budget's stop", stop, err)
+	}
+	recs := e.records(t)
+	if got, want := summary(recs), []string{"user go", `call x look {"id":"x"}`, "result x ok: look x done",
+		`call y look {"id":"y"}`, "result y ok: look y done", "end budget"}; !slices.Equal(got, want) {
+		t.Errorf("log = %q, want %q", got, want)
+	}
+}

@@ -38,3 +38,9 @@ func (b *builder) track(p provider.Part) {
 		b.msgs[old.msg].Parts = parts
 	}
 }
+
+// overBudget says the turn has used its token budget: the results of its last
+// calls are logged, and the model is not asked again.
+func (a *Agent) overBudget(t *turnState) bool {
+	return a.c.TokenBudget > 0 && t.usage.InputTokens+t.usage.OutputTokens >= a.c.TokenBudget
+}

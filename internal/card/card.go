@@ -38,8 +38,8 @@ const (
 )
 
 // Call is the call-side card: what the user sees while a tool call is proposed or
-// running. Its variants are *GenericCall, *TerminalCall, *DiffCall, *PlanCall and
-// *QuestionCall.
+// running. Its variants are *GenericCall, *TerminalCall, *DiffCall, *PlanCall,
+// *QuestionCall and *TaskCall.
 //
 //sumtype:decl
 type Call interface {
@@ -50,7 +50,7 @@ type Call interface {
 
 // Result is the result-side card: the finished call. Its variants are
 // *GenericResult, *TerminalResult, *ReadResult, *DiffResult, *SearchResult,
-// *PlanResult and *QuestionResult.
+// *PlanResult, *QuestionResult and *TaskResult.
 //
 //sumtype:decl
 type Result interface {

@@ -154,6 +154,12 @@ func DecodeCall(data []byte) (Call, error) {
 			return nil, err
 		}
 		c = f
+	case KindTask:
+		f, err := decodeTagged[taskCall](data, k)
+		if err != nil {
+			return nil, err
+		}
+		c = (*TaskCall)(f)
 	case KindRead, KindSearch:
 		return nil, fmt.Errorf("%w: %q is not a call card", ErrDecode, k)
 	default:
@@ -206,6 +212,12 @@ func DecodeResult(data []byte) (Result, error) {
 			return nil, err
 		}
 		r = f
+	case KindTask:
+		f, err := decodeTagged[taskResult](data, k)
+		if err != nil {
+			return nil, err
+		}
+		r = (*TaskResult)(f)
 	default:
 		return nil, fmt.Errorf("%w: unknown card %q", ErrDecode, k)
 	}
@@ -228,6 +240,8 @@ func Validate(c Call) error {
 		return nil
 	case *QuestionCall:
 		return validChoices(KindQuestion, c.Choices, Answer{})
+	case *TaskCall:
+		return nil
 	}
 	return nil
 }
@@ -255,6 +269,8 @@ func ValidateResult(r Result) error {
 		return validChoices(KindPlan, r.Choices, r.Answer)
 	case *QuestionResult:
 		return validChoices(KindQuestion, r.Choices, r.Answer)
+	case *TaskResult:
+		return nil
 	}
 	return nil
 }

@@ -26,6 +26,7 @@ var everyCall = []Call{
 	&PlanCall{Title: "Plan: add a flag", Plan: "# Add --quiet\n\n1. parse it", Files: []string{"main.go"}, Steps: []string{"Parse --quiet"}},
 	&QuestionCall{Title: "Which database?", Question: "Which database?", FreeText: true,
 		Choices: []Choice{{ID: "1", Label: "SQLite", Description: "one file"}, {ID: "2", Label: "Postgres"}}},
+	&TaskCall{Title: "Find the flag parsing", Agent: "explore", Prompt: "Where are flags parsed?"},
 }
 
 var everyResult = []Result{
@@ -59,6 +60,7 @@ var everyResult = []Result{
 	&QuestionResult{Question: "Which database?", Choices: []Choice{{ID: "1", Label: "SQLite"}, {ID: "2", Label: "Postgres"}},
 		Answer: Answer{ID: "2", Text: "Postgres"}},
 	&QuestionResult{Question: "Which?", Choices: []Choice{{ID: "1", Label: "A"}, {ID: "2", Label: "B"}}},
+	&TaskResult{Title: "Find the flag parsing", Agent: "explore", Session: "20260101-000000-abcd", Text: "In main.go.", Calls: 2, Stop: "end_turn", Tokens: 120},
 }
 
 // TestGolden pins the wire form of every variant (run with -update to rewrite).
@@ -251,7 +253,7 @@ func TestHandEncodingIsTheGeneralOne(t *testing.T) {
 			got, ok = appendReadResult(nil, r)
 		case *SearchResult:
 			got, ok = appendSearchResult(nil, r)
-		case *GenericResult, *TerminalResult, *DiffResult, *PlanResult, *QuestionResult:
+		case *GenericResult, *TerminalResult, *DiffResult, *PlanResult, *QuestionResult, *TaskResult:
 			continue
 		}
 		if want := generalEncoding(t, r); !ok || string(got) != string(want) {

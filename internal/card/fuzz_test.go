@@ -53,7 +53,7 @@ func generalEncoding(t *testing.T, r Result) []byte {
 		b, err = marshalTagged(KindRead, (*readResult)(r))
 	case *SearchResult:
 		b, err = marshalTagged(KindSearch, (*searchResult)(r))
-	case *GenericResult, *TerminalResult, *DiffResult, *PlanResult, *QuestionResult:
+	case *GenericResult, *TerminalResult, *DiffResult, *PlanResult, *QuestionResult, *TaskResult:
 		return nil
 	}
 	if err != nil {

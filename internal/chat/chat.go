@@ -31,6 +31,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/termfold"
 	"github.com/dsh-dev/dsh/internal/termui"
 	"github.com/dsh-dev/dsh/internal/tool"
+	"github.com/dsh-dev/dsh/internal/view"
 )
 
 // Session is what the chat needs of a live session; *host.Session is one.
@@ -92,6 +93,9 @@ type Config struct {
 	// Print, when set, takes what is printed above the chat instead of the
 	// terminal (tests).
 	Print func(string)
+	// SessionDir holds the sessions' logs, a subagent's too: Ctrl-O reads
+	// the last one's to draw its calls in full.
+	SessionDir string
 }
 
 // Model is the chat's Bubble Tea model.
@@ -260,6 +264,7 @@ func New(cfg Config, o Opened) *Model {
 	m.input = in
 	m.spin = spinner.New(spinner.WithSpinner(spinner.MiniDot))
 	m.sb = newScrollback(o.Registry, m.termOpts(), m.warn)
+	m.sb.childDir(m.cfg.SessionDir)
 	m.attach(o)
 	return m
 }
@@ -309,6 +314,7 @@ func (m *Model) useRegistry(reg *tool.Registry) {
 	m.reg = reg
 	if m.sb == nil {
 		m.sb = newScrollback(reg, m.termOpts(), m.warn)
+		m.sb.childDir(m.cfg.SessionDir)
 		return
 	}
 	m.sb.present(reg)
@@ -529,24 +535,75 @@ func (m *Model) event(e host.Event) tea.Cmd {
 		return m.showQuestion(e.Question)
 	case host.KindStatus:
 		m.status = e.Status
+	case host.KindChild:
+		m.child(e.Child)
 	case host.KindUsage:
 	}
 	return nil
 }
 
+// output keeps the end of a running call's output.
+func (lc *liveCall) output(c string) {
+	// Only the end is kept: a chunk as long as the tail replaces it, and
+	// the tail is cut before it is joined, so a flood copies little.
+	if len(c) >= tailBytes {
+		lc.tail = c[len(c)-tailBytes:]
+	} else {
+		lc.tail = lc.tail[max(0, len(lc.tail)+len(c)-tailBytes):] + c
+	}
+}
+
+// child follows a subagent's event: its running calls show live, indented
+// after its task's, and each finished one is a line under the task in the
+// scrollback (Ctrl-O draws them in full).
+func (m *Model) child(c *host.Child) {
+	switch c.Event.Kind {
+	case host.KindCallStarted:
+		if lc := m.live[c.Call+"/"+c.Event.CallID]; lc != nil {
+			lc.started = true
+		}
+	case host.KindRecord:
+		rec := c.Event.Record
+		id := c.Call + "/" + rec.CallID
+		switch rec.Type {
+		case session.TypeToolCall:
+			at := len(m.liveOrder)
+			for i, o := range m.liveOrder {
+				if o == c.Call || strings.HasPrefix(o, c.Call+"/") {
+					at = i + 1
+				}
+			}
+			m.liveOrder = slices.Insert(m.liveOrder, at, id)
+			cc, _ := view.CallCard(m.reg, rec)
+			m.live[id] = &liveCall{title: "│ " + termfold.CallTitle(cc)}
+		case session.TypeProgress:
+			if lc := m.live[id]; lc != nil {
+				lc.output(rec.Chunk)
+			}
+		case session.TypeToolResult:
+			m.endLive(id)
+		case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypePlan,
+			session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeCompaction, session.TypeInstructions,
+			session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeDamaged:
+		}
+		m.sb.child(c)
+	case host.KindDelta, host.KindModelRequest, host.KindPermission, host.KindUsage, host.KindStatus, host.KindQuestion, host.KindChild:
+	}
+}
+
+// endLive forgets a finished call.
+func (m *Model) endLive(id string) {
+	delete(m.live, id)
+	if i := slices.Index(m.liveOrder, id); i >= 0 {
+		m.liveOrder = slices.Delete(m.liveOrder, i, i+1)
+	}
+}
+
 func (m *Model) record(rec session.Record) {
 	switch rec.Type {
 	case session.TypeProgress:
-		lc := m.live[rec.CallID]
-		if lc == nil {
-			return
-		}
-		// Only the end is kept: a chunk as long as the tail replaces it, and
-		// the tail is cut before it is joined, so a flood copies little.
-		if c := rec.Chunk; len(c) >= tailBytes {
-			lc.tail = c[len(c)-tailBytes:]
-		} else {
-			lc.tail = lc.tail[max(0, len(lc.tail)+len(c)-tailBytes):] + c
+		if lc := m.live[rec.CallID]; lc != nil {
+			lc.output(rec.Chunk)
 		}
 		return
 	case session.TypeAssistant:
@@ -559,13 +616,7 @@ func (m *Model) record(rec session.Record) {
 		}
 		m.live[rec.CallID] = &liveCall{title: rec.Name}
 	case session.TypeToolResult:
-		delete(m.live, rec.CallID)
-		for i, id := range m.liveOrder {
-			if id == rec.CallID {
-				m.liveOrder = append(m.liveOrder[:i], m.liveOrder[i+1:]...)
-				break
-			}
-		}
+		m.endLive(rec.CallID)
 	case session.TypeHeader, session.TypeUser, session.TypeTurnEnd, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeDamaged,
 		session.TypeCompaction, session.TypeInstructions, session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeHook:
 	}
@@ -698,6 +749,9 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		if m.input.Value() == "" {
 			return m.exit()
 		}
+	case "ctrl+o":
+		m.sb.expand() // Update prints it
+		return nil
 	case "tab":
 		if m.comp != nil {
 			m.complete()

@@ -43,7 +43,7 @@ func (m *Model) slash(name, args string) tea.Cmd {
 		return m.pick()
 	case "sessions":
 		m.sb.note(m.sessionList())
-	case "mode", "model", "cost", "mcp", "compact", "undo", "rewind":
+	case "mode", "model", "cost", "mcp", "compact", "undo", "rewind", "agents":
 		return m.hostCommand(name, args)
 	default:
 		m.sb.note(fmt.Sprintf("/%s does not work in the terminal", name))
@@ -61,7 +61,7 @@ func (m *Model) help() string {
 		}
 		fmt.Fprintf(&b, "\n  %s — %s", name, c.Description)
 	}
-	b.WriteString("\nKeys: Enter sends · Shift+Enter or Ctrl-J a new line · ↑/↓ history · / lists the commands (type to filter) · @path attaches a file (Tab completes) · ←/→ in /model's list set the thinking · Esc cancels the turn · Ctrl-C twice exits")
+	b.WriteString("\nKeys: Enter sends · Shift+Enter or Ctrl-J a new line · ↑/↓ history · / lists the commands (type to filter) · @path attaches a file (Tab completes) · ←/→ in /model's list set the thinking · Esc cancels the turn · Ctrl-O shows the last subagent's calls in full · Ctrl-C twice exits")
 	return b.String()
 }
 

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -79,6 +81,12 @@ func TestFrames(t *testing.T) {
 			h.submitLogged()
 		}},
 		{"resumed", sceneResumed},
+		{"subagents-running", func(h *harness) { h.subagents(t, true) }},
+		{"subagents", func(h *harness) { h.subagents(t, false) }},
+		{"subagents-expanded", func(h *harness) {
+			h.subagents(t, false)
+			h.send(key('o', tea.ModCtrl))
+		}},
 	}
 	for _, sc := range scenes {
 		for _, w := range frameWidths {
@@ -153,7 +161,7 @@ func (h *harness) replay(ws string, evs []host.Event) {
 		switch e.Kind {
 		case host.KindDelta, host.KindStatus, host.KindUsage:
 			continue
-		case host.KindRecord, host.KindModelRequest, host.KindCallStarted, host.KindPermission, host.KindQuestion:
+		case host.KindRecord, host.KindModelRequest, host.KindCallStarted, host.KindPermission, host.KindQuestion, host.KindChild:
 		}
 		h.events(e)
 	}
@@ -216,4 +224,77 @@ func sceneResumed(h *harness) {
 	h.typeText("/resume 20261201-110000-resumedd")
 	h.send(key(tea.KeyEnter, 0))
 	h.settle()
+}
+
+// parallelTasks is a parent whose one message starts two subagents, each of
+// which reads a file and answers.
+const parallelTasks = `{"turns": [
+	{"tool_calls": [
+		{"id": "t1", "name": "task", "args": {"description": "Read a", "prompt": "TASK-A: what does a.txt say?"}},
+		{"id": "t2", "name": "task", "args": {"description": "Read b", "prompt": "TASK-B: what does b.txt say?"}}],
+	 "input_tokens": 100, "output_tokens": 10},
+	{"match": "TASK-A", "tool_calls": [{"id": "a1", "name": "read", "args": {"path": "a.txt"}}], "input_tokens": 20, "output_tokens": 2},
+	{"match": "TASK-B", "tool_calls": [{"id": "b1", "name": "grep", "args": {"pattern": "beta", "path": "b.txt"}}], "input_tokens": 30, "output_tokens": 3},
+	{"match": "TASK-A", "text": "a.txt says alpha.", "input_tokens": 40, "output_tokens": 4},
+	{"match": "TASK-B", "text": "b.txt says beta.", "input_tokens": 50, "output_tokens": 5},
+	{"text": "Both read.", "input_tokens": 200, "output_tokens": 20}]}`
+
+// subagents shows a real session's turn with two subagents running at once:
+// their events in a fixed order (each child's own order kept; the machine
+// interleaves them), up to the first child call running when running is set.
+func (h *harness) subagents(t *testing.T, running bool) {
+	ws, dir := t.TempDir(), t.TempDir()
+	for name, text := range map[string]string{"a.txt": "alpha\n", "b.txt": "beta\n"} {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := script.Parse([]byte(parallelTasks))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := host.Create(host.Options{SessionDir: dir, Root: ws, Mode: agent.ModeBypass,
+		Provider: func() (provider.Provider, error) { return p, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var evs []host.Event
+	sub := s.Subscribe(func(e host.Event) { mu.Lock(); evs = append(evs, e); mu.Unlock() })
+	if _, err := s.Prompt(context.Background(), "read both files"); err != nil {
+		t.Fatal(err)
+	}
+	sub.Flush(5 * time.Second)
+	sub.Close()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Each run of child events, ordered by task; the status (which the
+	// scenes leave out) and the streamed text do not break a run.
+	evs = slices.DeleteFunc(evs, func(e host.Event) bool {
+		return e.Kind == host.KindStatus || e.Kind == host.KindUsage || e.Kind == host.KindDelta
+	})
+	for i := 0; i < len(evs); {
+		j := i
+		for j < len(evs) && evs[j].Kind == host.KindChild {
+			j++
+		}
+		slices.SortStableFunc(evs[i:j], func(a, b host.Event) int { return strings.Compare(a.Child.Call, b.Child.Call) })
+		i = max(j, i+1)
+	}
+	if running {
+		for i, e := range evs {
+			if e.Kind == host.KindChild && e.Child.Event.Kind == host.KindCallStarted {
+				evs = evs[:i+1]
+				break
+			}
+		}
+	}
+	h.m.sb.childDir(dir)
+	h.typeText("read both files")
+	h.send(key(tea.KeyEnter, 0))
+	h.replay(ws, evs)
+	if !running {
+		h.send(turnDoneMsg{gen: h.m.gen, stop: agent.StopEndTurn})
+	}
 }

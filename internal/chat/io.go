@@ -53,11 +53,12 @@ func (m *Model) canOpen(id string) bool {
 // openCmd opens id ("" a new session) and renders its history, then closes the
 // session it replaces; it touches nothing of m.
 func (m *Model) openCmd(id string, then *pending) func() openedMsg {
-	open, old, opts := m.cfg.Open, m.sess, m.termOpts()
+	open, old, opts, dir := m.cfg.Open, m.sess, m.termOpts(), m.cfg.SessionDir
 	return func() openedMsg {
 		msg := openedMsg{id: id, then: then}
 		var reg *tool.Registry
 		sb := newScrollback(nil, opts, nil)
+		sb.childDir(dir)
 		sb.warn = func(s string) { sb.note("dsh: " + s) }
 		msg.o, msg.err = open(id, func(r *tool.Registry, rec session.Record) {
 			if r != reg {

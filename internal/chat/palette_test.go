@@ -47,7 +47,7 @@ func TestPalette(t *testing.T) {
 	if got := len(names()); got != len(h.m.cfg.Commands) {
 		t.Errorf("the palette lists %d commands, the chat has %d", got, len(h.m.cfg.Commands))
 	}
-	if v := ansi.Strip(h.m.View().Content); !strings.Contains(v, "/review") || !strings.Contains(v, "review a file") {
+	if v := ansi.Strip(h.m.View().Content); !strings.Contains(v, "/changelog") || !strings.Contains(v, "write the changelog entry") {
 		t.Errorf("a custom command shows with its description:\n%s", v)
 	}
 	h.typeText("mo")

@@ -2,12 +2,14 @@ package chat
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
 
 	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/termfold"
@@ -25,6 +27,7 @@ type scrollback struct {
 	out  bytes.Buffer // what is still to be printed
 	r    *termui.Renderer
 	warn func(string)
+	dir  string // where a subagent's log is, beside its parent's
 }
 
 func newScrollback(reg *tool.Registry, o termui.Options, warn func(string)) *scrollback {
@@ -41,6 +44,33 @@ func (s *scrollback) present(reg *tool.Registry) {
 		return
 	}
 	s.fold = termfold.New(reg, func(err error) { s.note("presenter: " + err.Error()) })
+	// A subagent's calls are one line each under its task; Ctrl-O draws the
+	// last one's in full from its log.
+	s.fold.Collapsed = true
+	s.fold.ChildLog = func(id string, fn func(session.Record) error) error {
+		if s.dir == "" {
+			return errors.New("the session directory is not known")
+		}
+		return host.ReplayChild(s.dir, id, fn)
+	}
+}
+
+// childDir says where the sessions' logs are.
+func (s *scrollback) childDir(dir string) { s.dir = dir }
+
+// child renders a subagent's record under its task.
+func (s *scrollback) child(c *host.Child) {
+	if s.fold == nil || c.Event.Kind != host.KindRecord || c.Event.Record.Type == session.TypeProgress {
+		return
+	}
+	s.draw(func(r *termui.Renderer) error { return s.fold.Child(r, c.Call, c.Session, c.Event.Record) })
+}
+
+// expand draws the last finished subagent's calls in full.
+func (s *scrollback) expand() {
+	if s.fold != nil {
+		s.draw(s.fold.Expand)
+	}
 }
 
 // resize makes the next blocks fit width.

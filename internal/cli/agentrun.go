@@ -53,7 +53,7 @@ func runAgentTurn(ctx context.Context, io IO, s *host.Session, r agentRun) (agen
 				ask.ask(e.Permission)
 			case host.KindQuestion:
 				ask.question(e.Question)
-			case host.KindDelta, host.KindModelRequest, host.KindCallStarted, host.KindUsage, host.KindStatus:
+			case host.KindDelta, host.KindModelRequest, host.KindCallStarted, host.KindUsage, host.KindStatus, host.KindChild:
 			}
 		}
 	case "stream-json":
@@ -69,7 +69,7 @@ func runAgentTurn(ctx context.Context, io IO, s *host.Session, r agentRun) (agen
 				a, ok := ask.question(e.Question)
 				_ = js.question(e.Question, a, ok)
 				return
-			case host.KindRecord, host.KindDelta, host.KindModelRequest, host.KindCallStarted, host.KindUsage, host.KindStatus:
+			case host.KindRecord, host.KindDelta, host.KindModelRequest, host.KindCallStarted, host.KindUsage, host.KindStatus, host.KindChild:
 			}
 			_ = js.event(e, 0, false) // a failing stdout must not stall the turn
 		}
@@ -90,6 +90,10 @@ func runAgentTurn(ctx context.Context, io IO, s *host.Session, r agentRun) (agen
 				spin.set("waiting for the model")
 			case host.KindDelta:
 				spin.set("the model is writing")
+			case host.KindChild:
+				if e.Child.Event.Kind == host.KindRecord {
+					_ = term.fold.Child(term.ui, e.Child.Call, e.Child.Session, e.Child.Event.Record)
+				}
 			case host.KindCallStarted, host.KindUsage, host.KindStatus:
 			}
 		}

@@ -94,7 +94,8 @@ func (op *opener) sessions() ([]session.Info, error) {
 	}
 	var out []session.Info
 	for _, in := range all {
-		if here[filepath.Clean(in.Cwd)] {
+		// A subagent's session is its task's, not one to resume.
+		if here[filepath.Clean(in.Cwd)] && in.Parent == nil {
 			out = append(out, in)
 		}
 	}
@@ -243,6 +244,7 @@ func runChat(ctx context.Context, io IO, op *opener, pick bool) error {
 		Color: op.o.Color.enabled(io), Width: io.width(), Height: io.Height,
 		Commands: slash.For(cmds, slash.Terminal), History: hist,
 		Sessions: op.sessions, Now: io.Now, Notify: op.st.Notify(),
+		SessionDir: op.st.SessionDir,
 	}
 	cfg.Open = func(id string, replay chat.Replay) (chat.Opened, error) {
 		s, err := op.open(id, func(s *host.Session, r session.Record) error {

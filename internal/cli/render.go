@@ -51,11 +51,34 @@ type jsonItem struct {
 
 // jsonConsumer writes each record as a jsonItem line.
 type jsonConsumer struct {
-	w    io.Writer
-	pres *view.Presenter
+	w        io.Writer
+	pres     *view.Presenter
+	children map[string]*jsonConsumer // subagents' sessions
 }
 
 func (j *jsonConsumer) handle(rec session.Record) error {
+	b, err := json.Marshal(j.item(rec), json.Deterministic(true))
+	if err != nil {
+		return err
+	}
+	_, err = j.w.Write(append(b, '\n'))
+	return err
+}
+
+// child is the consumer of a subagent's records, by its session.
+func (j *jsonConsumer) child(id string) *jsonConsumer {
+	if c, ok := j.children[id]; ok {
+		return c
+	}
+	if j.children == nil {
+		j.children = map[string]*jsonConsumer{}
+	}
+	c := &jsonConsumer{w: j.w, pres: j.pres.Nested()}
+	j.children[id] = c
+	return c
+}
+
+func (j *jsonConsumer) item(rec session.Record) *jsonItem {
 	it := j.pres.Present(rec)
 	out := jsonItem{Record: rec}
 	switch rec.Type {
@@ -71,10 +94,5 @@ func (j *jsonConsumer) handle(rec session.Record) error {
 	case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking,
 		session.TypeProgress, session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged, session.TypeCheckpoint:
 	}
-	b, err := json.Marshal(out, json.Deterministic(true))
-	if err != nil {
-		return err
-	}
-	_, err = j.w.Write(append(b, '\n'))
-	return err
+	return &out
 }

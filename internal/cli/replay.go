@@ -3,9 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"text/tabwriter"
 	"time"
 
+	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/termui"
 	"github.com/dsh-dev/dsh/internal/toolset"
@@ -54,7 +56,12 @@ func runReplay(_ context.Context, io IO, o replayOptions) error {
 	if o.JSON {
 		handle = (&jsonConsumer{w: io.Out, pres: view.NewPresenter(reg)}).handle
 	} else {
-		handle = newTermConsumer(io.Out, reg, termui.Options{Color: o.Color.enabled(io), Width: io.width()}, nil).handle
+		term := newTermConsumer(io.Out, reg, termui.Options{Color: o.Color.enabled(io), Width: io.width()}, nil)
+		// A task's subagent is drawn under it from its own log.
+		term.fold.ChildLog = func(id string, fn func(session.Record) error) error {
+			return host.ReplayChild(filepath.Dir(path), id, fn)
+		}
+		handle = term.handle
 	}
 	// Progress records are folded away: the final card comes from the tool result.
 	return session.Scan(path, func(r session.Record) error {
@@ -97,6 +104,9 @@ func runSessionsCmd(_ context.Context, io IO, args []string) error {
 		state := ""
 		if in.Live {
 			state = " (live)"
+		}
+		if in.Parent != nil {
+			state += " (subagent " + in.Parent.Agent + ")"
 		}
 		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\n", in.ID, state, in.Start.Local().Format(time.DateTime),
 			oneLine(in.Cwd, 200), oneLine(in.FirstPrompt, 60))

@@ -242,7 +242,7 @@ func stopStatus(stop agent.StopReason) error {
 		return nil
 	case agent.StopCancelled:
 		return exitError{130}
-	case agent.StopMaxTokens, agent.StopRefusal, agent.StopMaxTurns, agent.StopError:
+	case agent.StopMaxTokens, agent.StopRefusal, agent.StopMaxTurns, agent.StopBudget, agent.StopError:
 		return fmt.Errorf("the turn ended early: %s", strings.ReplaceAll(string(stop), "_", " "))
 	}
 	return nil

@@ -19,6 +19,9 @@ type streamEvent struct {
 	Decision string         `json:"decision,omitempty"`
 	Answer   *card.Answer   `json:"answer,omitempty"`
 	Usage    *session.Usage `json:"usage,omitempty"`
+	// A subagent's record: its session, nested under the task call CallID.
+	Session string    `json:"session,omitempty"`
+	Record  *jsonItem `json:"record,omitempty"`
 }
 
 type streamDelta struct {
@@ -51,6 +54,12 @@ func (j *jsonConsumer) event(e host.Event, d agent.Decision, decided bool) error
 		return nil // the usage events and the records say it
 	case host.KindQuestion:
 		return nil // written by question, with its answer
+	case host.KindChild:
+		c := e.Child
+		if c.Event.Kind != host.KindRecord {
+			return nil
+		}
+		out = streamEvent{Type: "child", CallID: c.Call, Session: c.Session, Record: j.child(c.Session).item(c.Event.Record)}
 	}
 	b, err := json.Marshal(out, json.Deterministic(true))
 	if err != nil {

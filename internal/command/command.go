@@ -71,6 +71,7 @@ func Builtin() []Command {
 		{Name: "model", Description: "show or set the model and its thinking level", ArgHint: "[name [thinking]]", Where: Both},
 		{Name: "compact", Description: "summarise the conversation so far to free the context", ArgHint: "[focus]", Where: Both},
 		{Name: "cost", Description: "tokens used and their cost so far", Where: Both},
+		{Name: "agents", Description: "list the agents the task tool can start", Where: Both},
 		{Name: "undo", Description: "put back the files the last prompt (or undo) changed, after showing the diff", ArgHint: "[--overwrite]", Where: Both},
 		{Name: "rewind", Description: "list the changes so far, or go back to before change N: the files (code), the conversation (a new session) or both", ArgHint: "[N [code|conversation|both]] [--overwrite]", Where: Both},
 		{Name: "exit", Description: "end the session and quit", Where: Terminal},

@@ -51,6 +51,8 @@ func (s *Session) Command(ctx context.Context, name, args string) (Reply, error)
 		return Reply{Text: CostText(s.Status())}, nil
 	case "mcp":
 		return s.mcpCommand(ctx), nil
+	case "agents":
+		return Reply{Text: s.agentsText()}, nil
 	case "undo":
 		return s.undoCommand(ctx, args)
 	case "rewind":

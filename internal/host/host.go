@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/agents"
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/hooks"
 	"github.com/dsh-dev/dsh/internal/lsp"
@@ -55,6 +56,10 @@ type Options struct {
 	AllowOutside bool   // let tools touch paths outside the root
 	// SkillDirs are where the session's skills are found (skills.Dirs).
 	SkillDirs []skills.Dir
+	// AgentDirs are where its custom agents are found (agents.Dirs).
+	AgentDirs []agents.Dir
+	// sub is set for a child session (a subagent's): see child.go.
+	sub *subagent
 	// Roots are further directories the session works in (an editor's
 	// additional directories), confined and sandboxed like the root.
 	Roots   []string
@@ -130,6 +135,7 @@ type Session struct {
 	notes *mcpNotes
 
 	skills []skills.Skill // what the skill tool loads, listed in the system prompt
+	agents []agents.Agent // the custom agents the task tool offers
 	mcp    *mcp.Servers   // nil without servers
 
 	provMu sync.Mutex
@@ -287,9 +293,23 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 	if err != nil {
 		o.Warn("skills not offered: " + err.Error())
 	}
-	reg := toolset.New(toolset.Options{KeepEnv: o.KeepEnv, Extra: o.Tools, Sandbox: o.Sandbox, SafeCommands: o.SafeCommands,
-		Skills: len(sk) > 0})
-	s := &Session{o: o, ws: ws, log: log, reg: reg, tools: tool.NewSession(id, ws), bus: newBus(), notes: notes, skills: sk, mcp: o.servers}
+	var ag []agents.Agent
+	if o.sub == nil {
+		if ag, err = agents.All(o.AgentDirs); err != nil {
+			o.Warn("agents not offered: " + err.Error())
+		}
+	}
+	var reg *tool.Registry
+	if o.sub != nil {
+		reg = o.sub.reg
+	} else {
+		reg = toolset.New(toolset.Options{KeepEnv: o.KeepEnv, Extra: o.Tools, Sandbox: o.Sandbox, SafeCommands: o.SafeCommands,
+			Skills: len(sk) > 0, Agents: ag})
+	}
+	s := &Session{o: o, ws: ws, log: log, reg: reg, tools: tool.NewSession(id, ws), bus: newBus(), notes: notes, skills: sk, agents: ag, mcp: o.servers}
+	if o.sub == nil {
+		s.tools.Subagents = subagents{s}
+	}
 	skill.Offer(s.tools, sk)
 	s.tools.Files = o.Files
 	lsp.Attach(s.tools, lsp.NewManager(ws.Root(), o.LSP))
@@ -316,6 +336,9 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 	if o.Ask {
 		cfg.Permit, cfg.Ask = s.permit, s.ask
 	}
+	if o.sub != nil {
+		o.sub.configure(s, &cfg)
+	}
 	cfg.ContextWindow, cfg.CompactAt = o.ContextWindow, o.CompactAt
 	s.agent = agent.New(cfg)
 	track(s)
@@ -329,7 +352,11 @@ func (s *Session) systemPrompt() string {
 	if err != nil {
 		s.o.Warn(fmt.Sprintf("ignoring project instructions: %v", err))
 	}
-	return system + skills.Prompt(s.skills)
+	system += skills.Prompt(s.skills)
+	if s.o.sub != nil {
+		system += s.o.sub.prompt()
+	}
+	return system
 }
 
 // ID is the session id.
@@ -611,6 +638,9 @@ func (p hostProvider) Stream(ctx context.Context, req provider.Request, onDelta 
 // permit asks the subscribers: the permission event carries the request and
 // takes the first answer.
 func (s *Session) permit(ctx context.Context, req agent.PermissionRequest) (agent.Decision, error) {
+	if s.o.sub != nil {
+		return s.o.sub.permit(ctx, s.ID(), req)
+	}
 	return s.askPermission(ctx, &Permission{Request: req})
 }
 

@@ -57,6 +57,13 @@ func (u *usageFold) call(c session.CallUsage) {
 	u.mu.Unlock()
 }
 
+// child notes a model call of the subagent of the task call callID.
+func (u *usageFold) child(callID string, c session.CallUsage) {
+	u.mu.Lock()
+	u.f.Child(callID, c)
+	u.mu.Unlock()
+}
+
 func (u *usageFold) total() usage.Totals {
 	u.mu.Lock()
 	defer u.mu.Unlock()

@@ -25,6 +25,7 @@ const (
 	KindUsage                    // Usage: the tokens of a model call that just ended
 	KindStatus                   // Status: the session's facts changed (model, window, usage, cost, mode, cwd …)
 	KindQuestion                 // Question: a tool asks the user (the plan's approval, ask_user)
+	KindChild                    // Child: an event of a subagent's session, nested under its task call
 )
 
 // Event is one item of a session's ordered stream.
@@ -37,6 +38,18 @@ type Event struct {
 	Usage      session.Usage
 	Status     Status
 	Question   *Question
+	Child      *Child
+}
+
+// Child is an event of a child session (a subagent's): its records and its
+// calls starting, which consumers nest under the parent's task call Call. A
+// replay finds the same records in the child's log, which the task's result
+// names (ReplayChild).
+type Child struct {
+	Call    string // the parent's task call
+	Session string // the child session's id
+	Agent   string
+	Event   Event // KindRecord or KindCallStarted
 }
 
 // Question is a pending question of a tool to the user. The first Answer
@@ -97,9 +110,12 @@ type Permission struct {
 	// Unlogged says that no record has shown the request's card (an undo's
 	// diff): a consumer draws it with the question.
 	Unlogged bool
-	answer   chan agent.Decision
-	done     chan struct{}
-	once     sync.Once
+	// Parent is, for a subagent's call, the parent's task call it runs under
+	// and Child the subagent's session: Request.CallID is the child's call.
+	Parent, Child string
+	answer        chan agent.Decision
+	done          chan struct{}
+	once          sync.Once
 }
 
 // Answer decides the request; later answers are ignored.
@@ -123,10 +139,13 @@ const maxQueue = 4096
 // put in the log and published under one lock, so every subscriber sees them in
 // the order the log holds them, with the ephemeral events where they happened.
 type bus struct {
-	mu     sync.Mutex
-	subs   map[*Subscription]struct{}
-	seq    uint64 // events published so far
-	closed bool
+	mu   sync.Mutex
+	subs map[*Subscription]struct{}
+	// forward, if set, gets every event too, in order (a child session's
+	// bus hands its events to the parent's).
+	forward func(Event)
+	seq     uint64 // events published so far
+	closed  bool
 }
 
 func newBus() *bus { return &bus{subs: map[*Subscription]struct{}{}} }
@@ -154,6 +173,9 @@ func (b *bus) publishLocked(e Event) {
 		return
 	}
 	b.seq++
+	if b.forward != nil {
+		b.forward(e)
+	}
 	for s := range b.subs {
 		s.push(e, b.seq)
 	}

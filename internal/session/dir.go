@@ -138,6 +138,8 @@ type Info struct {
 	// writer's lock), so more records may come: a viewer should follow it.
 	Live    bool
 	Records int // complete lines, header included
+	// Parent is a child session's parent (a subagent's): its header's.
+	Parent *Parent
 }
 
 // List returns the sessions in dir, most recently updated first. It decodes only
@@ -187,7 +189,7 @@ func summarize(path string) (Info, error) {
 		case !ok:
 			return nil
 		case r.Type == TypeHeader:
-			in.Cwd, in.Start = r.Cwd, r.Time
+			in.Cwd, in.Start, in.Parent = r.Cwd, r.Time, r.Parent
 		case r.Type == TypeUser:
 			in.FirstPrompt = r.Text
 			return errStop

@@ -20,6 +20,9 @@ type Options struct {
 	ProgressCap int
 	// System is the session's system prompt, which Create records in the header.
 	System string
+	// Parent links a child session (a subagent's) to its parent's call, in
+	// the header.
+	Parent *Parent
 }
 
 // Log is an open session log, the append-only writer. It keeps no records in
@@ -73,7 +76,7 @@ func Create(dir, id, cwd string, o Options) (_ *Log, err error) {
 		return nil, fmt.Errorf("session %s: %w", id, err)
 	}
 	l := newLog(path, f, o)
-	h := Record{Type: TypeHeader, Version: FormatVersion, SessionID: id, Cwd: cwd, System: o.System}
+	h := Record{Type: TypeHeader, Version: FormatVersion, SessionID: id, Cwd: cwd, System: o.System, Parent: o.Parent}
 	if _, err := l.Put(h); err != nil {
 		return nil, err
 	}

@@ -4,6 +4,8 @@
 package session
 
 import (
+	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -76,6 +78,9 @@ type Record struct {
 	// reloaded session sends what the live one sent. Logs from before it was
 	// recorded have none.
 	System string `json:"system,omitempty"`
+	// Parent is, in a child session's header, the session and the task call
+	// that started it.
+	Parent *Parent `json:"parent,omitempty"`
 
 	// user, assistant, thinking
 	Text      string `json:"text,omitempty"`
@@ -148,6 +153,23 @@ type Hook struct {
 	// a call, a prompt's or the session's additional context, the reason a
 	// stop was blocked.
 	Context string `json:"context,omitempty"`
+}
+
+// Parent is the session and call a child session (a subagent's) belongs to,
+// and the agent it runs.
+type Parent struct {
+	Session string `json:"session"`
+	CallID  string `json:"callId"`
+	Agent   string `json:"agent,omitempty"`
+}
+
+// ChildPath is the log of the child session id in dir, the directory of its
+// parent's log: a task's result names the child.
+func ChildPath(dir, id string) (string, error) {
+	if !ValidID(id) {
+		return "", fmt.Errorf("invalid child session id %q", id)
+	}
+	return filepath.Join(dir, id+".jsonl"), nil
 }
 
 // Checkpoint phases.

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/agents"
 	"github.com/dsh-dev/dsh/internal/config"
 	"github.com/dsh-dev/dsh/internal/credentials"
 	"github.com/dsh-dev/dsh/internal/hooks"
@@ -211,6 +212,7 @@ func (s Settings) Options() host.Options {
 		LSP:          lsp.Config{Wait: cfg.LSP.Wait, Servers: lspServers(cfg.LSP.Servers)},
 		SkillDirs:    skills.Dirs(s.in.Cwd, s.in.Getenv),
 		Hooks:        hookList(cfg.Hooks),
+		AgentDirs:    agents.Dirs(s.in.Cwd, s.in.Getenv),
 		Version:      s.in.Version,
 	}
 	// Per model: the window follows /model, and the meter and compaction use it.

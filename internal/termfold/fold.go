@@ -22,6 +22,28 @@ type Fold struct {
 	pres    *view.Presenter
 	current string
 	last    card.Call
+
+	// tasks are the open task calls' cards; children the folds of their
+	// subagents' sessions, drawn indented under them.
+	tasks    map[string]card.Call
+	children map[string]*nested
+	// ChildLog, if set, reads the records of a child session (a replay, which
+	// finds them in its log): a task's result draws them first, as the live
+	// stream drew them while it ran.
+	ChildLog func(id string, fn func(session.Record) error) error
+	// Collapsed draws a subagent's calls one line each (the chat); Expand
+	// then draws the last finished task's in full.
+	Collapsed bool
+	lastTask  struct {
+		call, id string
+		card     card.Call
+	}
+}
+
+// nested is a subagent's session being drawn under its task.
+type nested struct {
+	fold *Fold
+	ui   *termui.Renderer
 }
 
 // New returns a fold for a session with the tools reg. onError, if set, is told
@@ -58,6 +80,12 @@ func (f *Fold) Record(r *termui.Renderer, rec session.Record) error {
 		return r.Thinking(rec.Text)
 	case session.TypeToolCall:
 		f.current, f.last = rec.CallID, it.Call
+		if _, ok := it.Call.(*card.TaskCall); ok {
+			if f.tasks == nil {
+				f.tasks = map[string]card.Call{}
+			}
+			f.tasks[rec.CallID] = it.Call
+		}
 		return r.Call(it.Call)
 	case session.TypeProgress:
 		if err := f.follow(r, rec.CallID, it.Call); err != nil {
@@ -65,6 +93,11 @@ func (f *Fold) Record(r *termui.Renderer, rec session.Record) error {
 		}
 		return r.Progress(rec.Chunk)
 	case session.TypeToolResult:
+		if tr, ok := it.Result.(*card.TaskResult); ok {
+			if err := f.endTask(r, rec.CallID, tr.Session); err != nil {
+				return err
+			}
+		}
 		if err := f.follow(r, rec.CallID, it.Call); err != nil {
 			return err
 		}
@@ -103,6 +136,114 @@ func (f *Fold) Record(r *termui.Renderer, rec session.Record) error {
 	return nil
 }
 
+// Child draws a record of the child session id, the subagent of the task
+// call, indented under the task: its calls. Its prompt, its answer and how
+// its turn ended are the task's cards' to show.
+func (f *Fold) Child(r *termui.Renderer, call, id string, rec session.Record) error {
+	if !nestedShows(rec) {
+		return nil
+	}
+	n, ok := f.children[id]
+	if !ok {
+		if f.children == nil {
+			f.children = map[string]*nested{}
+		}
+		n = &nested{fold: &Fold{pres: f.pres.Nested()}, ui: r.Nested()}
+		f.children[id] = n
+	}
+	if f.Collapsed {
+		return f.collapsed(r, call, n, rec)
+	}
+	if rec.Type != session.TypeHeader {
+		if err := f.follow(r, call, f.tasks[call]); err != nil {
+			return err
+		}
+	}
+	err := n.fold.Record(n.ui, rec)
+	r.Continue()
+	return err
+}
+
+// nestedShows says whether a child's record is drawn under its task: its
+// calls are; its prompt, answer and turn's end are the task's cards'.
+func nestedShows(rec session.Record) bool {
+	switch rec.Type {
+	case session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypeTurnEnd, session.TypeMode, session.TypeModel:
+		return false
+	case session.TypeHeader, session.TypeToolCall, session.TypeProgress,
+		session.TypeToolResult, session.TypePlan, session.TypeAllow, session.TypeCompaction, session.TypeInstructions,
+		session.TypeCheckpoint, session.TypeRestore, session.TypeDamaged:
+	}
+	return true
+}
+
+// collapsed draws a child's finished call as one line.
+func (f *Fold) collapsed(r *termui.Renderer, call string, n *nested, rec session.Record) error {
+	switch rec.Type {
+	case session.TypeToolCall:
+		n.fold.pres.Present(rec)
+		return nil
+	case session.TypeToolResult:
+	case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypeProgress,
+		session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeCompaction,
+		session.TypeInstructions, session.TypeCheckpoint, session.TypeRestore, session.TypeDamaged:
+		return nil
+	}
+	it := n.fold.pres.Present(rec)
+	if it.Call == nil {
+		return nil
+	}
+	if err := f.follow(r, call, f.tasks[call]); err != nil {
+		return err
+	}
+	err := n.ui.CallLine(CallTitle(it.Call), rec.Result == nil || rec.Result.IsError)
+	r.Continue()
+	return err
+}
+
+// Expand draws the calls of the last finished task's subagent in full, from
+// its log, under a line that names the task.
+func (f *Fold) Expand(r *termui.Renderer) error {
+	t := f.lastTask
+	if t.id == "" || f.ChildLog == nil {
+		return r.Note("no finished subagent to expand")
+	}
+	if err := r.Note("↳ " + CallTitle(t.card) + ": its calls in full"); err != nil {
+		return err
+	}
+	n := &nested{fold: &Fold{pres: f.pres.Nested()}, ui: r.Nested()}
+	err := f.ChildLog(t.id, func(rec session.Record) error {
+		if rec.Type == session.TypeProgress || !nestedShows(rec) {
+			return nil
+		}
+		return n.fold.Record(n.ui, rec)
+	})
+	r.Continue()
+	f.current = ""
+	return err
+}
+
+// endTask draws, on a replay, the child session of a task before its result,
+// and forgets the task.
+func (f *Fold) endTask(r *termui.Renderer, call, id string) error {
+	_, drawn := f.children[id]
+	if f.ChildLog != nil && !drawn && id != "" {
+		err := f.ChildLog(id, func(rec session.Record) error {
+			if rec.Type == session.TypeProgress {
+				return nil
+			}
+			return f.Child(r, call, id, rec)
+		})
+		if err != nil {
+			_ = r.Note("the subagent's log cannot be read: " + err.Error())
+		}
+	}
+	f.lastTask.call, f.lastTask.id, f.lastTask.card = call, id, f.tasks[call]
+	delete(f.children, id)
+	delete(f.tasks, call)
+	return nil
+}
+
 // follow draws which call what comes next belongs to, unless it is obvious.
 func (f *Fold) follow(r *termui.Renderer, callID string, c card.Call) error {
 	if callID == f.current || c == nil {
@@ -127,6 +268,8 @@ func CallTitle(c card.Call) string {
 		t = c.Title
 	case *card.QuestionCall:
 		t = "? " + c.Question
+	case *card.TaskCall:
+		t = c.Agent + ": " + c.Title
 	}
 	first, rest, more := strings.Cut(t, "\n")
 	r := []rune(first)
@@ -168,6 +311,8 @@ func StopWords(reason string) string {
 		return "stopped: the model declined"
 	case "max_turns":
 		return "stopped: the turn used all its model round trips"
+	case "budget":
+		return "stopped: the subagent used its token budget"
 	case "cancelled":
 		return "cancelled"
 	case "error":

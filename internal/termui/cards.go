@@ -39,6 +39,10 @@ func (r *Renderer) callRows(c card.Call) ([]row, error) {
 		if c != nil {
 			return r.questionCall(c), nil
 		}
+	case *card.TaskCall:
+		if c != nil {
+			return r.taskCall(c), nil
+		}
 	}
 	return nil, errNilCard
 }
@@ -73,6 +77,10 @@ func (r *Renderer) resultRows(res card.Result, isError bool) ([]row, error) {
 	case *card.QuestionResult:
 		if res != nil {
 			return r.questionResult(res), nil
+		}
+	case *card.TaskResult:
+		if res != nil {
+			return r.taskResult(res), nil
 		}
 	}
 	return nil, errNilCard

@@ -289,6 +289,22 @@ var scenes = []scene{
 		result(&card.QuestionResult{Question: "q", Choices: []card.Choice{{ID: "2", Label: "Postgres"}}, Answer: card.Answer{Text: "neither:\nuse files"}}),
 		result(&card.QuestionResult{Question: "q", Choices: []card.Choice{{ID: "2", Label: "Postgres"}}}),
 	)},
+	{"task", all(
+		call(&card.TaskCall{Title: "Find the flags", Agent: "explore", Prompt: "Where are the command-line flags parsed? Report files and lines."}),
+		func(r *Renderer) error {
+			n := r.Nested()
+			if err := n.Call(&card.GenericCall{Title: "Grep \"flag.Parse\"", ToolKind: card.ToolSearch}); err != nil {
+				return err
+			}
+			if err := n.Result(&card.GenericResult{Content: []card.Content{card.Text("main.go:12")}}, nil, false); err != nil {
+				return err
+			}
+			r.Continue()
+			return nil
+		},
+		result(&card.TaskResult{Title: "Find the flags", Agent: "explore", Session: "s", Text: "In **main.go**, line 12.", Calls: 1, Stop: "end_turn", Tokens: 1200}),
+		result(&card.TaskResult{Title: "x", Agent: "runner", Session: "s", Text: "", Calls: 2, Stop: "cancelled"}),
+	)},
 	{"long-output-wraps", func(r *Renderer) error {
 		exit := 1
 		return r.Result(&card.TerminalResult{

@@ -75,7 +75,17 @@ func (t *typed[P, M]) Guidance() string       { return t.spec.Guidance }
 func (t *typed[P, M]) Schema() jsontext.Value { return t.schema.raw }
 func (t *typed[P, M]) ReadOnly() bool         { return t.spec.ReadOnly }
 func (t *typed[P, M]) Permission() Permission { return t.spec.Permission }
-func (t *typed[P, M]) Kind() card.ToolKind    { return t.spec.Kind }
+
+// ReadOnlyCall says whether one call only reads: Spec.ReadOnlyCall's answer,
+// else the tool's. Arguments that do not decode run alone.
+func (t *typed[P, M]) ReadOnlyCall(args []byte) bool {
+	if t.spec.ReadOnlyCall == nil {
+		return t.spec.ReadOnly
+	}
+	p, err := t.decode(args, false)
+	return err == nil && t.spec.ReadOnlyCall(p)
+}
+func (t *typed[P, M]) Kind() card.ToolKind { return t.spec.Kind }
 
 // decode decodes args strictly into P. With validate it first checks them
 // against the schema, so the model hears which field is missing or mistyped.

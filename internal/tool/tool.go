@@ -75,6 +75,9 @@ type Session struct {
 	// included) and apply changes through it, so the editor can review them.
 	// Nil: the disk.
 	Files Files
+	// Subagents starts the child sessions of the task tool; the host sets it.
+	// Nil: no subagent can be started here.
+	Subagents Subagents
 
 	mu     sync.Mutex
 	state  map[any]any
@@ -90,6 +93,40 @@ type Files interface {
 	CanWrite() bool
 	ReadText(ctx context.Context, abs string) (string, error)
 	WriteText(ctx context.Context, abs, content string) error
+}
+
+// Subagents runs a task in a child session: a subagent with its own context
+// and log, whose tools and mode are no wider than the session's.
+type Subagents interface {
+	Run(ctx context.Context, t Task) (TaskOutcome, error)
+}
+
+// Task is what a task call asks of a subagent. CallID is the parent call's,
+// which the child's log links to; Agent names a custom agent ("" the default).
+type Task struct {
+	CallID      string
+	Agent       string
+	Description string
+	Prompt      string
+}
+
+// TaskOutcome is how a subagent's task ended: its session, its final text,
+// its calls and tokens, the stop reason of its turn.
+type TaskOutcome struct {
+	Agent   string
+	Session string
+	Text    string
+	Calls   int
+	Stop    string
+	// Calls of the model, each with its model, so the parent prices them.
+	Usage []TaskUsage
+}
+
+// TaskUsage is one model call of a subagent.
+type TaskUsage struct {
+	Model        string `json:"model,omitempty"`
+	InputTokens  int64  `json:"inputTokens"`
+	OutputTokens int64  `json:"outputTokens"`
 }
 
 // NewSession returns the tool state of a new session.
@@ -169,6 +206,8 @@ func (s *Session) end(now bool) error {
 // Env is what one call's Execute gets: the session plus the call's live channels.
 type Env struct {
 	Session *Session
+	// CallID is the call's id in the session's log.
+	CallID string
 	// Progress receives live output while the call runs (a running command's
 	// output). It may be nil.
 	Progress func(chunk string)
@@ -256,8 +295,11 @@ type Spec[P, M any] struct {
 	// Guidance is the tool's paragraph in the system prompt: when and how to use it.
 	Guidance string
 	// ReadOnly tools change nothing and may run concurrently with each other.
-	ReadOnly   bool
-	Permission Permission
+	ReadOnly bool
+	// ReadOnlyCall, if set, says it of one call instead (a task whose
+	// subagent only reads).
+	ReadOnlyCall func(p P) bool
+	Permission   Permission
 	// Kind is the kind of work its calls do; the framework puts it on the
 	// tool's generic call cards, so presenters leave it out.
 	Kind card.ToolKind

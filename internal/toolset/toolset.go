@@ -2,6 +2,7 @@
 package toolset
 
 import (
+	"github.com/dsh-dev/dsh/internal/agents"
 	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/tool/ask"
@@ -11,6 +12,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/tool/plan"
 	"github.com/dsh-dev/dsh/internal/tool/search"
 	"github.com/dsh-dev/dsh/internal/tool/skill"
+	"github.com/dsh-dev/dsh/internal/tool/task"
 	"github.com/dsh-dev/dsh/internal/tool/todo"
 )
 
@@ -26,6 +28,8 @@ type Options struct {
 	SafeCommands []string
 	// Skills offers the skill tool (the session has skills to load).
 	Skills bool
+	// Agents are the custom agents the task tool offers besides explore.
+	Agents []agents.Agent
 }
 
 // New returns the registry of every dsh tool.
@@ -41,6 +45,18 @@ func New(o Options) *tool.Registry {
 	if o.Skills {
 		tools = append(tools, skill.Tool())
 	}
+	// The task tool asks the registry it is in whether an agent's tools only
+	// read; the registry exists once the tool does.
+	var reg *tool.Registry
+	tools = append(tools, task.Tool(o.Agents, func(names []string) bool {
+		for _, n := range names {
+			if t, ok := reg.Get(n); !ok || !t.ReadOnly() {
+				return false
+			}
+		}
+		return true
+	}))
 	tools = append(tools, o.Extra...)
-	return tool.NewRegistry(tools...)
+	reg = tool.NewRegistry(tools...)
+	return reg
 }

@@ -46,6 +46,14 @@ func NewPresenter(reg *tool.Registry) *Presenter {
 	return &Presenter{reg: reg, calls: map[string]seenCall{}}
 }
 
+// Nested is a presenter for the records of a child session (a subagent's):
+// the same tools, its own open calls, the same error report.
+func (p *Presenter) Nested() *Presenter {
+	n := NewPresenter(p.reg)
+	n.OnError = p.OnError
+	return n
+}
+
 // Present returns the item for r. It is a pure function of the records seen so
 // far. A presenter that panics is contained here, for every consumer: the call
 // shows as a generic card with its raw input and the result raw.

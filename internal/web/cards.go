@@ -31,6 +31,7 @@ type callView struct {
 	Diff     *diffCallView
 	Plan     *planView
 	Question *card.QuestionCall
+	Task     *card.TaskCall
 }
 
 // planView is a plan card: its Markdown rendered, the files, the steps.
@@ -70,6 +71,7 @@ type resultView struct {
 	Diff     *diffResultView
 	Search   *searchView
 	Answer   *answerView
+	Task     *taskView
 	Raw      *rawView
 }
 
@@ -162,6 +164,8 @@ func (b *builder) callCard(callID string, c card.Call) *callView {
 		return &callView{Plan: &planView{Title: c.Title, Plan: markdown(c.Plan), Files: c.Files, Steps: c.Steps}}
 	case *card.QuestionCall:
 		return &callView{Question: c}
+	case *card.TaskCall:
+		return &callView{Task: c}
 	}
 	return nil
 }
@@ -200,6 +204,8 @@ func (b *builder) resultCard(callID string, c card.Result) *resultView {
 		return &resultView{Answer: &answerView{Kind: "plan-result", Outcome: c.Outcome(), OK: c.Mode != ""}}
 	case *card.QuestionResult:
 		return &resultView{Answer: &answerView{Kind: "question-result", Outcome: c.Outcome(), OK: !c.Answer.None()}}
+	case *card.TaskResult:
+		return &resultView{Task: b.task(c)}
 	}
 	return nil
 }

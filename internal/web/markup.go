@@ -344,6 +344,8 @@ func (o out) call(c *callView) {
 		o.plan(c.Plan)
 	case c.Question != nil:
 		o.question(c.Question)
+	case c.Task != nil:
+		o.taskCall(c.Task)
 	}
 }
 
@@ -439,6 +441,8 @@ func (o out) result(r *resultView) {
 		o.raw("\">→ ")
 		o.esc(r.Answer.Outcome)
 		o.raw("</p></div>")
+	case r.Task != nil:
+		o.taskResult(r.Task)
 	case r.Raw != nil:
 		o.raw("<div class=\"card raw-result")
 		if r.Raw.IsError {

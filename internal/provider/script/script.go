@@ -52,6 +52,12 @@ type Turn struct {
 	// EchoSettings answers with the request's settings, so a test can check
 	// what a session was configured with: "model=M thinking=T tools=A,B,…".
 	EchoSettings bool `json:"echo_settings,omitzero"`
+	// Match makes the turn answer only a request whose first user message
+	// contains it (a subagent's task), so that sessions sharing the script —
+	// subagents running at once — each get their own turns in order. A
+	// request takes the first unused turn it matches, else the first unused
+	// turn without Match.
+	Match string `json:"match,omitempty"`
 }
 
 // ToolCall is one scripted tool call. Args defaults to {}; ID to "call_N", N
@@ -68,7 +74,7 @@ type Script struct {
 	turns []Turn
 
 	mu   sync.Mutex
-	next int
+	used []bool
 }
 
 type file struct {
@@ -134,7 +140,7 @@ func Parse(data []byte) (*Script, error) {
 			seen[c.ID] = at
 		}
 	}
-	return &Script{turns: f.Turns}, nil
+	return &Script{turns: f.Turns, used: make([]bool, len(f.Turns))}, nil
 }
 
 // decodeError says where in data a decoding error is, as line and column.
@@ -229,9 +235,9 @@ func (s *Script) Name() string { return "script" }
 func (s *Script) Stream(ctx context.Context, req provider.Request, onDelta func(provider.Delta)) (*provider.Response, error) {
 	s.mu.Lock()
 	turn := Turn{Text: Finished}
-	if s.next < len(s.turns) {
-		turn = s.turns[s.next]
-		s.next++
+	if i := s.pick(firstUser(req)); i >= 0 {
+		turn = s.turns[i]
+		s.used[i] = true
 	}
 	s.mu.Unlock()
 	if turn.EchoSettings {
@@ -320,4 +326,36 @@ func chunks(s string) []string {
 		runes = runes[n:]
 	}
 	return out
+}
+
+// pick is the turn a request whose first user message is first takes, -1
+// when none is left. The caller holds s.mu.
+func (s *Script) pick(first string) int {
+	plain := -1
+	for i, t := range s.turns {
+		switch {
+		case s.used[i]:
+		case t.Match != "" && strings.Contains(first, t.Match):
+			return i
+		case t.Match == "" && plain < 0:
+			plain = i
+		}
+	}
+	return plain
+}
+
+func firstUser(req provider.Request) string {
+	for _, m := range req.Messages {
+		if m.Role != provider.RoleUser {
+			continue
+		}
+		var b strings.Builder
+		for _, p := range m.Parts {
+			if p.Type == provider.PartText {
+				b.WriteString(p.Text)
+			}
+		}
+		return b.String()
+	}
+	return ""
 }

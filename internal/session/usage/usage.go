@@ -4,6 +4,8 @@
 package usage
 
 import (
+	"github.com/go-json-experiment/json"
+
 	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/session"
 )
@@ -48,6 +50,10 @@ type Fold struct {
 	lastTurn  Totals              // the last turn_end's
 	compacted session.Usage       // compactions' tokens since the last prompt, which a legacy turn_end's totals include
 	pending   []session.CallUsage // the running turn's calls, until its turn_end
+	// tasks are the task calls without a result yet; children their
+	// subagents' model calls so far, which the result's meta then replaces.
+	tasks    map[string]bool
+	children map[string][]session.CallUsage
 }
 
 // New is a fold of a session whose first model is model (its configuration's;
@@ -82,8 +88,17 @@ func (f *Fold) Record(r session.Record) bool {
 		f.compacted = session.Usage{}
 		f.lastTurn, f.turn = f.turn, Totals{}
 		return true
-	case session.TypeHeader, session.TypeAssistant, session.TypeThinking, session.TypeToolCall, session.TypeProgress,
-		session.TypeToolResult, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeInstructions,
+	case session.TypeToolCall:
+		if r.Name == taskTool {
+			if f.tasks == nil {
+				f.tasks = map[string]bool{}
+			}
+			f.tasks[r.CallID] = true
+		}
+	case session.TypeToolResult:
+		return f.taskResult(r)
+	case session.TypeHeader, session.TypeAssistant, session.TypeThinking, session.TypeProgress,
+		session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeInstructions,
 		session.TypeDamaged, session.TypeCheckpoint, session.TypeRestore, session.TypeHook:
 	}
 	return false
@@ -106,13 +121,52 @@ func (f *Fold) calls(u *session.Usage) {
 // the turn ends.
 func (f *Fold) Call(c session.CallUsage) { f.pending = append(f.pending, c) }
 
-// Total is the session's usage: what the log holds plus the running turn's calls.
+// Total is the session's usage: what the log holds plus the running turn's
+// calls and its subagents'.
 func (f *Fold) Total() Totals {
 	t := f.total
 	for _, c := range f.pending {
 		t.add(c.Model, c.InputTokens, c.OutputTokens)
 	}
+	for _, cs := range f.children {
+		for _, c := range cs {
+			t.add(c.Model, c.InputTokens, c.OutputTokens)
+		}
+	}
 	return t
+}
+
+// taskTool is the task tool's name: its results' meta holds the model calls
+// of the subagent (its child session), which count toward the session.
+const taskTool = "task"
+
+// Child notes a model call of the subagent of the running task call callID,
+// which the log holds only once the task's result is logged.
+func (f *Fold) Child(callID string, c session.CallUsage) {
+	if f.children == nil {
+		f.children = map[string][]session.CallUsage{}
+	}
+	f.children[callID] = append(f.children[callID], c)
+}
+
+// taskResult folds a task's result: its subagent's calls, from its meta.
+func (f *Fold) taskResult(r session.Record) bool {
+	if !f.tasks[r.CallID] {
+		return false
+	}
+	delete(f.tasks, r.CallID)
+	delete(f.children, r.CallID)
+	if r.Result == nil || len(r.Result.Meta) == 0 {
+		return false
+	}
+	var m struct {
+		Usage []session.CallUsage `json:"usage"`
+	}
+	if json.Unmarshal(r.Result.Meta, &m) != nil || len(m.Usage) == 0 {
+		return false
+	}
+	f.calls(&session.Usage{Calls: m.Usage})
+	return true
 }
 
 // LastTurn is what was spent from the end of the turn before the last turn_end

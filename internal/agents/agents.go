@@ -1,0 +1,259 @@
+// Package agents finds the custom agents a session's task tool may start:
+// Markdown files whose YAML front matter names the agent, says when to use it
+// and which tools and model it gets, and whose body is its system prompt —
+// Claude Code's subagent format, so its .claude/agents files work unchanged.
+// A project's agents are the repository's files, read inside it only
+// (workspace.ReadProjectFile's rule) and capped; an agent's tools only narrow
+// what the session offers, never widen it.
+package agents
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/dsh-dev/dsh/internal/workspace"
+)
+
+// Agent is one custom agent.
+type Agent struct {
+	Name        string
+	Description string
+	// Tools are the tools it may use, as dsh names them; nil: every tool the
+	// session lets a subagent have.
+	Tools []string
+	// Model is the model it runs ("" or "inherit": the session's).
+	Model  string
+	Prompt string // its system prompt: the file's body
+	Path   string // the file
+}
+
+// Dir is a directory of agent files.
+type Dir struct {
+	Path string
+	Root string // "": the user's own directory
+}
+
+// Dirs are where agents are looked for, in order of precedence: the user's
+// own ($XDG_CONFIG_HOME/dsh/agents, else ~/.config/dsh/agents, then
+// ~/.claude/agents), so a repository cannot replace an agent the user relies
+// on, then the project's .dsh/agents and .claude/agents.
+func Dirs(root string, getenv func(string) string) []Dir {
+	var dirs []Dir
+	if x := getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
+		dirs = append(dirs, Dir{Path: filepath.Join(x, "dsh", "agents")})
+	} else if h := getenv("HOME"); filepath.IsAbs(h) {
+		dirs = append(dirs, Dir{Path: filepath.Join(h, ".config", "dsh", "agents")})
+	}
+	if h := getenv("HOME"); filepath.IsAbs(h) {
+		dirs = append(dirs, Dir{Path: filepath.Join(h, ".claude", "agents")})
+	}
+	for _, d := range []string{".dsh", ".claude"} {
+		dirs = append(dirs, Dir{Path: filepath.Join(root, d, "agents"), Root: root})
+	}
+	return dirs
+}
+
+const (
+	maxFile        = 64 << 10
+	maxDescription = 1024
+	maxAgents      = 100
+)
+
+// validName is Claude Code's rule: lowercase letters, digits and hyphens.
+var validName = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+
+// claudeTools maps Claude Code's tool names to dsh's.
+var claudeTools = map[string]string{
+	"Bash": "bash", "Read": "read", "Edit": "edit", "MultiEdit": "edit", "Write": "write",
+	"Grep": "grep", "Glob": "glob", "LS": "ls", "WebFetch": "web_fetch", "TodoWrite": "todo_write",
+	"BashOutput": "job_output", "KillShell": "job_kill", "KillBash": "job_kill",
+}
+
+// ToolName is a tool as dsh names it: Claude Code's names are mapped, dsh's
+// and MCP tools' (mcp__server__tool) kept.
+func ToolName(n string) string {
+	if d, ok := claudeTools[n]; ok {
+		return d
+	}
+	return n
+}
+
+// All reads the agents of dirs; the first of a name wins. What cannot be read
+// or is malformed is skipped and told in the error.
+func All(dirs []Dir) ([]Agent, error) {
+	var out []Agent
+	var errs []error
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		entries, err := os.ReadDir(d.Path)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, fmt.Errorf("agents in %s: %w", d.Path, err))
+			}
+			continue
+		}
+		for _, e := range entries {
+			if !strings.HasSuffix(e.Name(), ".md") || e.IsDir() {
+				continue
+			}
+			if len(out) == maxAgents {
+				errs = append(errs, fmt.Errorf("agents in %s: more than %d; the rest are not offered", d.Path, maxAgents))
+				break
+			}
+			path := filepath.Join(d.Path, e.Name())
+			b, err := read(d, e.Name())
+			if err != nil {
+				errs = append(errs, fmt.Errorf("agent %s: %w", path, err))
+				continue
+			}
+			a, err := Parse(b)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("agent %s: %w", path, err))
+				continue
+			}
+			a.Path = path
+			if seen[a.Name] {
+				continue
+			}
+			seen[a.Name] = true
+			out = append(out, a)
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// Parse reads an agent file: front matter with name and description (tools,
+// model and Claude Code's other fields optional), then the system prompt.
+func Parse(b []byte) (Agent, error) {
+	b = bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n"))
+	rest, ok := bytes.CutPrefix(b, []byte("---\n"))
+	if !ok {
+		return Agent{}, errors.New("no front matter (a --- block with name and description)")
+	}
+	front, body, ok := bytes.Cut(rest, []byte("\n---\n"))
+	if !ok {
+		if front, ok = bytes.CutSuffix(rest, []byte("\n---")); !ok {
+			return Agent{}, errors.New("the front matter is not closed with ---")
+		}
+	}
+	var f struct {
+		Name        string    `yaml:"name"`
+		Description string    `yaml:"description"`
+		Tools       yaml.Node `yaml:"tools"`
+		Model       string    `yaml:"model"`
+	}
+	if err := yaml.Unmarshal(front, &f); err != nil {
+		return Agent{}, fmt.Errorf("front matter: %w", err)
+	}
+	a := Agent{Name: strings.TrimSpace(f.Name), Description: strings.Join(strings.Fields(f.Description), " "),
+		Model: strings.TrimSpace(f.Model), Prompt: strings.TrimSpace(string(body))}
+	switch {
+	case a.Name == "":
+		return Agent{}, errors.New("front matter: no name")
+	case len(a.Name) > 64 || !validName.MatchString(a.Name):
+		return Agent{}, fmt.Errorf("name %q: want lowercase letters, digits and hyphens, at most 64 characters", a.Name)
+	case a.Description == "":
+		return Agent{}, errors.New("front matter: no description")
+	case len(a.Description) > maxDescription:
+		return Agent{}, fmt.Errorf("description longer than %d characters", maxDescription)
+	}
+	tools, err := toolList(&f.Tools)
+	if err != nil {
+		return Agent{}, err
+	}
+	a.Tools = tools
+	if a.Model == "inherit" {
+		a.Model = ""
+	}
+	return a, nil
+}
+
+// toolList reads tools: a comma list ("Read, Grep") or a YAML list; absent
+// means every tool (nil), an empty list none.
+func toolList(n *yaml.Node) ([]string, error) {
+	var names []string
+	switch n.Kind {
+	case 0:
+		return nil, nil
+	case yaml.ScalarNode:
+		for t := range strings.SplitSeq(n.Value, ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				names = append(names, t)
+			}
+		}
+	case yaml.SequenceNode:
+		for _, c := range n.Content {
+			if c.Kind != yaml.ScalarNode {
+				return nil, errors.New("tools: want names")
+			}
+			names = append(names, strings.TrimSpace(c.Value))
+		}
+	case yaml.DocumentNode, yaml.MappingNode, yaml.AliasNode:
+		return nil, errors.New("tools: want a comma-separated list or a list of names")
+	}
+	out := []string{}
+	for _, t := range names {
+		if d := ToolName(t); !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// read reads an agent file, capped: a project's inside its repository, the
+// user's in their directory.
+func read(d Dir, name string) ([]byte, error) {
+	var b []byte
+	var more bool
+	var err error
+	if d.Root != "" {
+		rel, rerr := filepath.Rel(d.Root, filepath.Join(d.Path, name))
+		if rerr != nil {
+			return nil, rerr
+		}
+		b, more, err = workspace.ReadProjectFile(d.Root, rel, maxFile)
+	} else {
+		b, more, err = readOwn(filepath.Join(d.Path, name))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if more {
+		return nil, fmt.Errorf("larger than %d bytes", maxFile)
+	}
+	return b, nil
+}
+
+func readOwn(path string) ([]byte, bool, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, false, err
+	}
+	defer func() { _ = f.Close() }()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, false, workspace.ErrNotRegular
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxFile+1))
+	return b, len(b) > maxFile, err
+}
+
+// Find returns the named agent.
+func Find(as []Agent, name string) (Agent, bool) {
+	for _, a := range as {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return Agent{}, false
+}

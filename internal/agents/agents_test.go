@@ -1,0 +1,98 @@
+package agents
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// claudeReviewer is a subagent file as Claude Code's documentation writes
+// one, with a field dsh does not use (color).
+const claudeReviewer = `---
+name: code-reviewer
+description: Expert code review specialist. Proactively reviews code for quality, security, and maintainability. Use immediately after writing or modifying code.
+tools: Read, Grep, Glob, Bash
+model: inherit
+color: blue
+---
+
+You are a senior code reviewer ensuring high standards of code quality and security.
+
+When invoked:
+1. Run git diff to see recent changes
+`
+
+func write(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A Claude Code agent file in .claude/agents is read unchanged: its tools
+// mapped to dsh's, model inherit as the session's, the body its prompt. The
+// user's agent of a name wins over the project's; a YAML list of tools works
+// too; a malformed file is skipped and told.
+func TestClaudeCodeAgentFiles(t *testing.T) {
+	root, home := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(root, ".claude/agents/code-reviewer.md"), claudeReviewer)
+	write(t, filepath.Join(root, ".dsh/agents/finder.md"), "---\nname: finder\ndescription: Finds files.\ntools:\n  - Glob\n  - mcp__docs__search\nmodel: haiku\n---\nFind.\n")
+	write(t, filepath.Join(root, ".dsh/agents/broken.md"), "---\ndescription: no name\n---\n")
+	write(t, filepath.Join(root, ".dsh/agents/notes.txt"), "not an agent")
+	write(t, filepath.Join(home, ".claude/agents/finder.md"), "---\nname: finder\ndescription: The user's own finder.\n---\n")
+	env := func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	}
+	got, err := All(Dirs(root, env))
+	if err == nil || !strings.Contains(err.Error(), "broken.md: front matter: no name") {
+		t.Errorf("error %v, want the broken file named", err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("agents %+v, want finder (the user's) and code-reviewer", got)
+	}
+	if got[0].Name != "finder" || got[0].Description != "The user's own finder." || got[0].Tools != nil {
+		t.Errorf("finder %+v: the user's (every tool) wins over the project's", got[0])
+	}
+	r := got[1]
+	if r.Name != "code-reviewer" || !strings.HasPrefix(r.Description, "Expert code review specialist.") ||
+		!slices.Equal(r.Tools, []string{"read", "grep", "glob", "bash"}) || r.Model != "" ||
+		!strings.HasPrefix(r.Prompt, "You are a senior code reviewer") || !strings.HasSuffix(r.Path, "code-reviewer.md") {
+		t.Errorf("code-reviewer %+v", r)
+	}
+	f, err := Parse([]byte("---\nname: finder\ndescription: Finds files.\ntools:\n  - Glob\n  - mcp__docs__search\nmodel: haiku\n---\nFind.\n"))
+	if err != nil || !slices.Equal(f.Tools, []string{"glob", "mcp__docs__search"}) || f.Model != "haiku" || f.Prompt != "Find." {
+		t.Errorf("list of tools: %+v, %v", f, err)
+	}
+	if none, err := Parse([]byte("---\nname: none\ndescription: No tools.\ntools: \"\"\n---\n")); err != nil || none.Tools == nil || len(none.Tools) != 0 {
+		t.Errorf("an empty tools field gives no tools: %#v, %v", none.Tools, err)
+	}
+	for _, bad := range []string{"name: Bad Name\ndescription: x", "name: x", "name: x\ndescription: y\ntools: {a: b}"} {
+		if _, err := Parse([]byte("---\n" + bad + "\n---\n")); err == nil {
+			t.Errorf("%q was accepted", bad)
+		}
+	}
+}
+
+// A project's agent file that links out of the repository is not read.
+func TestProjectAgentsStayInside(t *testing.T) {
+	root, out := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(out, "evil.md"), "---\nname: evil\ndescription: Outside.\n---\n")
+	if err := os.MkdirAll(filepath.Join(root, ".dsh/agents"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(out, "evil.md"), filepath.Join(root, ".dsh/agents/evil.md")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := All([]Dir{{Path: filepath.Join(root, ".dsh/agents"), Root: root}})
+	if len(got) != 0 || err == nil {
+		t.Errorf("agents %+v, error %v: a link out of the repository was followed", got, err)
+	}
+}

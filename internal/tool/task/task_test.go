@@ -1,0 +1,77 @@
+package task_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dsh-dev/dsh/internal/agents"
+	"github.com/dsh-dev/dsh/internal/tool"
+	"github.com/dsh-dev/dsh/internal/tool/task"
+	"github.com/dsh-dev/dsh/internal/toolset"
+)
+
+func names(ts []tool.Tool) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.Name())
+	}
+	return out
+}
+
+// A subagent's tools are the session's, narrowed: explore's only read, an
+// agent's are those it names (all without a list), and none is ever the
+// task tool itself, ask_user, plan or todo_write. A task call runs beside
+// others only when its agent's tools all read.
+func TestChildTools(t *testing.T) {
+	writer := agents.Agent{Name: "writer", Description: "w", Tools: []string{"read", "write", "nonesuch"}}
+	reader := agents.Agent{Name: "reader", Description: "r", Tools: []string{"read", "grep"}}
+	all := agents.Agent{Name: "all", Description: "a"}
+	reg := toolset.New(toolset.Options{Agents: []agents.Agent{writer, reader, all}})
+
+	explore := names(task.ChildTools(reg, nil))
+	for _, n := range explore {
+		if tl, _ := reg.Get(n); !tl.ReadOnly() {
+			t.Errorf("explore gets %s, which does not only read", n)
+		}
+	}
+	if !slices.Contains(explore, "read") || !slices.Contains(explore, "grep") {
+		t.Errorf("explore's tools %q", explore)
+	}
+	if got := names(task.ChildTools(reg, &writer)); !slices.Equal(got, []string{"read", "write"}) {
+		t.Errorf("writer's tools %q, want read and write (no tool the session lacks)", got)
+	}
+	every := names(task.ChildTools(reg, &all))
+	for _, n := range []string{"task", "ask_user", "plan", "todo_write"} {
+		if slices.Contains(every, n) || slices.Contains(explore, n) {
+			t.Errorf("a subagent gets %s", n)
+		}
+	}
+	if !slices.Contains(every, "bash") || !slices.Contains(every, "edit") {
+		t.Errorf("an agent without a tools list gets %q", every)
+	}
+
+	tt, _ := reg.Get("task")
+	ro, ok := tt.(interface{ ReadOnlyCall([]byte) bool })
+	if !ok {
+		t.Fatal("the task tool does not say which calls only read")
+	}
+	for args, want := range map[string]bool{
+		`{"description":"d","prompt":"p"}`:                           true,
+		`{"description":"d","prompt":"p","subagent_type":"explore"}`: true,
+		`{"description":"d","prompt":"p","subagent_type":"reader"}`:  true,
+		`{"description":"d","prompt":"p","subagent_type":"writer"}`:  false,
+		`{"description":"d","prompt":"p","subagent_type":"all"}`:     false,
+		`{"description":"d","prompt":"p","subagent_type":"nobody"}`:  false,
+	} {
+		if got := ro.ReadOnlyCall([]byte(args)); got != want {
+			t.Errorf("%s runs beside others: %v, want %v", args, got, want)
+		}
+	}
+	d := tt.Description()
+	for _, want := range []string{"- writer: w", "- reader: r", "- all: a"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("the description does not list %q:\n%s", want, d)
+		}
+	}
+}
