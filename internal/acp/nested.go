@@ -49,6 +49,20 @@ func (b *bridge) childUpdates(call, id string, rec session.Record, replay bool) 
 		session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeCompaction, session.TypeInstructions,
 		session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeDamaged:
 		return nil
+	case session.TypeHook:
+		// A hook that ran for a child's call: its card under the task too,
+		// its id the child's so it cannot meet the parent's hook cards.
+		us := b.child(call, id).br.updates(rec, replay)
+		for _, u := range us {
+			switch {
+			case u.ToolCall != nil:
+				u.ToolCall.ToolCallId = sdk.ToolCallId(nestedID(call, string(u.ToolCall.ToolCallId)))
+			case u.ToolCallUpdate != nil:
+				u.ToolCallUpdate.ToolCallId = sdk.ToolCallId(nestedID(call, string(u.ToolCallUpdate.ToolCallId)))
+			}
+			link(u, call)
+		}
+		return us
 	}
 	c := b.child(call, id)
 	rec.CallID = nestedID(call, rec.CallID)

@@ -584,7 +584,7 @@ func (m *Model) child(c *host.Child) {
 			m.endLive(id)
 		case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypePlan,
 			session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeCompaction, session.TypeInstructions,
-			session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeDamaged:
+			session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeDamaged, session.TypeHook:
 		}
 		m.sb.child(c)
 	case host.KindDelta, host.KindModelRequest, host.KindPermission, host.KindUsage, host.KindStatus, host.KindQuestion, host.KindChild:

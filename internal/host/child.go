@@ -188,7 +188,7 @@ func (sa *subagent) note(r session.Record) {
 		}
 	case session.TypeHeader, session.TypeUser, session.TypeThinking, session.TypeProgress, session.TypeToolResult,
 		session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeCompaction, session.TypeInstructions,
-		session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeDamaged:
+		session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeDamaged, session.TypeHook:
 	}
 }
 
