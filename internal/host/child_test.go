@@ -13,6 +13,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/agent"
 	"github.com/dsh-dev/dsh/internal/agents"
 	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/hooks"
 	"github.com/dsh-dev/dsh/internal/proctest"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/view"
@@ -369,5 +370,58 @@ func TestSubagentAlwaysAllowIsTheSessions(t *testing.T) {
 	}
 	if !slices.ContainsFunc(recs, func(r session.Record) bool { return r.Type == session.TypeAllow && len(r.Keys) > 0 }) {
 		t.Error("the parent's log holds no approval")
+	}
+}
+
+// The session's hooks hold inside its subagents: a PreToolUse hook that
+// blocks rm blocks a subagent's rm too (the file stays, the child's model
+// reads why), and the hook's run is a record of the child's log, shown under
+// the task.
+func TestHooksHoldInSubagents(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir()
+	writeFiles(t, root, map[string]string{
+		"victim.txt":              "keep me\n",
+		".claude/agents/shell.md": "---\nname: shell\ndescription: Runs commands.\ntools: Bash\n---\nRun what you are told.\n",
+	})
+	p := scripted(t, `{"turns": [
+		{"tool_calls": [{"id": "t1", "name": "task", "args": {"description": "Clean", "prompt": "TASK-C: remove victim.txt", "subagent_type": "shell"}}]},
+		{"match": "TASK-C", "tool_calls": [{"id": "c1", "name": "bash", "args": {"command": "rm victim.txt"}}]},
+		{"match": "TASK-C", "text": "Blocked."},
+		{"text": "ok"}]}`)
+	o := options(t, root, dir, p)
+	o.Mode = agent.ModeBypass
+	o.AgentDirs = agents.Dirs(root, func(string) string { return "" })
+	o.Hooks = []hooks.Hook{{Event: hooks.PreToolUse, Matcher: "Bash",
+		Command: `if grep -q '"rm '; then echo "rm is not allowed here" >&2; exit 2; fi`}}
+	s, err := Create(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev events
+	sub := s.Subscribe(ev.handle)
+	if _, err := s.Prompt(t.Context(), "clean up"); err != nil {
+		t.Fatal(err)
+	}
+	sub.Flush(drainWait)
+	sub.Close()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(root, "victim.txt")); err != nil || string(b) != "keep me\n" {
+		t.Errorf("victim.txt: %q, %v; the hook should have kept it", b, err)
+	}
+	var nested *session.Hook
+	var child string
+	for _, e := range ev.all {
+		if e.Kind == KindChild && e.Child.Event.Kind == KindRecord && e.Child.Event.Record.Hook != nil {
+			nested, child = e.Child.Event.Record.Hook, e.Child.Session
+		}
+	}
+	if nested == nil || nested.Decision != "deny" || nested.Call != "c1" {
+		t.Fatalf("the hook under the task: %+v, want c1 denied", nested)
+	}
+	r := resultText(t, filepath.Join(dir, child+".jsonl"), "c1")
+	if !r.IsError || !strings.Contains(r.TextOf(), "rm is not allowed here") {
+		t.Errorf("the child's model read %q (error %v), want the hook's reason", r.TextOf(), r.IsError)
 	}
 }
