@@ -74,7 +74,7 @@ func runAgentTurn(ctx context.Context, io IO, s *host.Session, r agentRun) (agen
 			_ = js.event(e, 0, false) // a failing stdout must not stall the turn
 		}
 	default:
-		term := newTermConsumer(io.Out, s.Registry(), termui.Options{Color: r.Color, Width: io.width()},
+		term := newTermConsumer(io.Out, s.Registry(), termui.Options{Color: r.Color, Width: io.width(), Root: s.Root()},
 			func(err error) { warner(io)(err.Error()) })
 		handle = func(e host.Event) {
 			switch e.Kind {

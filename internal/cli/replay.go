@@ -51,7 +51,7 @@ func runReplay(_ context.Context, io IO, o replayOptions) error {
 	if err != nil {
 		return err
 	}
-	reg := toolset.New(toolset.Options{})
+	reg := toolset.All()
 	var handle func(session.Record) error
 	if o.JSON {
 		handle = (&jsonConsumer{w: io.Out, pres: view.NewPresenter(reg)}).handle

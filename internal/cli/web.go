@@ -27,7 +27,7 @@ func runWebCmd(ctx context.Context, io IO, args []string) error {
 		return err
 	}
 	token := web.NewToken()
-	srv, err := web.New(web.Options{Dir: dir, Token: token, Registry: toolset.New(toolset.Options{})})
+	srv, err := web.New(web.Options{Dir: dir, Token: token, Registry: toolset.All()})
 	if err != nil {
 		return err
 	}

@@ -60,3 +60,8 @@ func New(o Options) *tool.Registry {
 	reg = tool.NewRegistry(tools...)
 	return reg
 }
+
+// All returns a registry of every tool a log may name, for presenting logs
+// (dsh replay, dsh web): a session offers the skill tool only when it has
+// skills, but its calls must replay as the cards they were.
+func All() *tool.Registry { return New(Options{Skills: true}) }
