@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/dsh-dev/dsh/internal/config"
@@ -20,7 +21,11 @@ func askTrust(ctx context.Context, io IO, f settingsFlags, st settings.Settings)
 	if !ok || proj.Decided || len(st.Ignored()) == 0 {
 		return st, nil
 	}
-	fmt.Fprintf(io.Err, "Trust this folder (%s)? Its %s may then set what is ignored above. [y/N] ", io.Cwd, proj.Path)
+	what := proj.Path
+	if proj.Claude {
+		what = filepath.Join(filepath.Dir(filepath.Dir(proj.Path)), ".claude", "settings.json")
+	}
+	fmt.Fprintf(io.Err, "Trust this folder (%s)? Its %s may then set what is ignored above. [y/N] ", io.Cwd, what)
 	a := strings.ToLower(strings.TrimSpace(readLine(io.In)))
 	yes := a == "y" || a == "yes"
 	if err := config.RecordTrust(io.Getenv, io.Cwd, proj.SHA256, yes); err != nil {
@@ -28,7 +33,7 @@ func askTrust(ctx context.Context, io IO, f settingsFlags, st settings.Settings)
 		return st, nil
 	}
 	if !yes {
-		fmt.Fprintf(io.Err, "Not trusted; dsh will not ask again until %s changes.\n", proj.Path)
+		fmt.Fprintf(io.Err, "Not trusted; dsh will not ask again until %s changes.\n", what)
 		return st, nil
 	}
 	return f.resolve(ctx, io)

@@ -84,3 +84,47 @@ func TestTrustFolder(t *testing.T) {
 		t.Errorf("changed since trusted: mode %s, printed:\n%s", mode, out)
 	}
 }
+
+// TestTrustClaudeSettings: a project with only Claude Code's settings (no
+// .dsh/config.toml) is asked about too; its hooks run once trusted, and are
+// ignored again, and asked about, once the settings change.
+func TestTrustClaudeSettings(t *testing.T) {
+	w := newTrustWorld(t, "")
+	if err := os.RemoveAll(filepath.Join(w.project, ".dsh")); err != nil {
+		t.Fatal(err)
+	}
+	write := func(cmd string) {
+		t.Helper()
+		text := `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "` + cmd + `"}]}]}}`
+		if err := os.MkdirAll(filepath.Join(w.project, ".claude"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(w.project, ".claude", "settings.json"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hooks := func(answer string) (string, int) {
+		t.Helper()
+		var errb strings.Builder
+		io := IO{In: strings.NewReader(answer), Err: &errb, Cwd: w.project, Getenv: func(k string) string { return w.env[k] }}
+		st, err := settingsFlags{}.resolve(context.Background(), io)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st, err = askTrust(context.Background(), io, settingsFlags{}, st); err != nil {
+			t.Fatal(err)
+		}
+		return errb.String(), len(st.Config.Hooks)
+	}
+	write("./check.sh")
+	if out, n := hooks("y\n"); !strings.Contains(out, "Trust this folder") || !strings.Contains(out, filepath.Join(".claude", "settings.json")) || n != 1 {
+		t.Fatalf("first start: %d hooks, printed:\n%s", n, out)
+	}
+	if out, n := hooks(""); strings.Contains(out, "Trust this folder") || n != 1 {
+		t.Errorf("trusted: %d hooks, printed:\n%s", n, out)
+	}
+	write("./other.sh")
+	if out, n := hooks(""); !strings.Contains(out, "hooks ignored") || !strings.Contains(out, "Trust this folder") || n != 0 {
+		t.Errorf("changed since trusted: %d hooks, printed:\n%s", n, out)
+	}
+}

@@ -83,6 +83,10 @@ type File struct {
 	// not trusted as it is now.
 	Changed bool
 	SHA256  string // the file's, hex; "" when it does not exist
+	// Claude says that the project has no .dsh/config.toml but has Claude
+	// Code settings (.claude/settings.json): they are what "Trust this
+	// folder?" is about, and SHA256 is theirs.
+	Claude bool
 }
 
 // MCPServer is one [mcp.NAME] table. Its fields match mcp.ServerConfig so one
@@ -177,6 +181,15 @@ func Load(projectRoot string, getenv func(string) string) (Config, error) {
 				c.Notices = append(c.Notices, fmt.Sprintf("%s changed since you trusted it: its settings that need trust are ignored until you trust it again", path))
 			}
 			c.merge(d, path, f.Trusted, mcp)
+		} else if sum := withClaudeSettings("", projectRoot); sum != "" {
+			// Only Claude Code's settings: their hooks are asked about as a
+			// config.toml's settings are, by their hash.
+			f.Claude, f.SHA256 = true, sum
+			dec, answered := decisions[canonical(projectRoot, getenv)]
+			f.Decided = f.Trusted || (answered && dec.SHA256 == sum)
+			if !f.Trusted && answered && dec.Trusted {
+				f.Trusted = dec.SHA256 == sum
+			}
 		}
 		c.Files = append(c.Files, f)
 		projectTrusted = f.Trusted

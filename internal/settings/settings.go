@@ -306,11 +306,11 @@ func KeepEnv(getenv func(string) string) []string {
 // Ignored are the project's settings that were not applied, and why.
 func (s Settings) Ignored() []string { return s.Config.Notices }
 
-// Project is the project's configuration file; ok is false when it does not
-// exist.
+// Project is the project's configuration file (or, without one, its Claude
+// Code settings); ok is false when it has neither.
 func (s Settings) Project() (f config.File, ok bool) {
 	for _, f := range s.Config.Files {
-		if f.Scope == "project" && f.Exists {
+		if f.Scope == "project" && (f.Exists || f.Claude) {
 			return f, true
 		}
 	}
