@@ -165,18 +165,43 @@ var empty [0]uint64
 
 func sliceDecoder(t reflect.Type, elem *plan) decoder {
 	size := t.Elem().Size()
+	// The elements are decoded into a scratch slice, then copied into one of
+	// their number: growing the slice itself left twice its size behind in
+	// garbage, and a reload decodes a meta of thousands of lines per call.
+	var scratch sync.Pool // *reflect.Value of t, empty
 	return func(d *Reader, ptr unsafe.Pointer) bool {
-		h := (*sliceHeader)(ptr)
-		*h = sliceHeader{data: unsafe.Pointer(&empty)}
-		return d.Array(func() bool {
+		sv, _ := scratch.Get().(*reflect.Value)
+		if sv == nil {
+			v := reflect.New(t).Elem()
+			sv = &v
+		}
+		h := (*sliceHeader)(sv.Addr().UnsafePointer())
+		ok := d.Array(func() bool {
 			if h.len == h.cap {
-				reflect.NewAt(t, ptr).Elem().Grow(1) // as append grows it, in place
+				sv.Grow(1) // as append grows it, in place
 			}
 			h.len++
 			return elem.dec(d, unsafe.Add(h.data, uintptr(h.len-1)*size))
 		})
+		if n := h.len; ok && n > 0 {
+			out := reflect.NewAt(t, ptr).Elem()
+			out.Grow(n)
+			out.SetLen(n)
+			reflect.Copy(out, *sv)
+		} else if ok {
+			*(*sliceHeader)(ptr) = sliceHeader{data: unsafe.Pointer(&empty)}
+		}
+		sv.Clear() // the scratch must not keep what it held alive
+		h.len = 0
+		if h.cap <= maxScratch/max(int(size), 1) {
+			scratch.Put(sv)
+		}
+		return ok
 	}
 }
+
+// maxScratch bounds, in bytes, the scratch slice kept between decodings.
+const maxScratch = 1 << 20
 
 type field struct {
 	name     string
