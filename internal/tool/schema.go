@@ -13,6 +13,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	gjs "github.com/google/jsonschema-go/jsonschema"
 	"github.com/invopop/jsonschema"
+
+	"github.com/dsh-dev/dsh/internal/jsonfast"
 )
 
 type schema struct {
@@ -68,11 +70,21 @@ func (s *schema) complete(args []byte) bool {
 	if len(s.required) == 0 {
 		return true
 	}
+	seen := 0
+	fast := jsonfast.NewReader(args)
+	if fast.Object(func(name []byte) bool {
+		if slices.Contains(s.required, string(name)) {
+			seen++ // the reader refuses duplicate names
+		}
+		return fast.Skip(0)
+	}) && fast.End() {
+		return seen == len(s.required)
+	}
 	d := jsontext.NewDecoder(bytes.NewReader(args))
 	if t, err := d.ReadToken(); err != nil || t.Kind() != '{' {
 		return false
 	}
-	seen := 0
+	seen = 0
 	for d.PeekKind() == '"' {
 		k, err := d.ReadToken()
 		if err != nil {
