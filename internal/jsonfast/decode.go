@@ -1,10 +1,13 @@
 package jsonfast
 
 import (
+	"encoding"
 	"reflect"
 	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/go-json-experiment/json"
 )
 
 // Decode decodes b into v, a pointer to a fresh (zero) value, as
@@ -146,13 +149,16 @@ func ownDecoding(t reflect.Type) bool {
 		return true
 	}
 	pt := reflect.PointerTo(t)
-	for _, m := range []string{"UnmarshalJSON", "UnmarshalJSONFrom", "UnmarshalText"} {
-		if _, ok := pt.MethodByName(m); ok {
-			return true
-		}
-	}
-	return false
+	return pt.Implements(unmarshaler) || pt.Implements(unmarshalerFrom) || pt.Implements(textUnmarshaler)
 }
+
+// The methods json.Unmarshal decodes through. (Implements, unlike looking
+// methods up by name, lets the linker drop the methods no one calls.)
+var (
+	unmarshaler     = reflect.TypeFor[json.Unmarshaler]()
+	unmarshalerFrom = reflect.TypeFor[json.UnmarshalerFrom]()
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
 
 // sliceHeader is a slice as the runtime lays it out.
 type sliceHeader struct {
