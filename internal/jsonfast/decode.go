@@ -137,7 +137,10 @@ func (b *builder) build(t reflect.Type) *plan {
 		}
 	case reflect.Struct:
 		p.dec = b.structDecoder(t)
-	default: // maps, interfaces, floats, unsigned integers, …
+	case reflect.Invalid, reflect.Int8, reflect.Int16, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32,
+		reflect.Uint64, reflect.Uintptr, reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128,
+		reflect.Chan, reflect.Func, reflect.Interface, reflect.Map, reflect.UnsafePointer:
+		// not taken: json.Unmarshal's rules for them are not worth repeating here
 	}
 	return p
 }
