@@ -503,7 +503,18 @@ const maxSearchLocations = 200
 // searchLocations are the matching lines of a search (the files of a file list),
 // absolute, for the client to follow.
 func searchLocations(r *card.SearchResult) []sdk.ToolCallLocation {
-	var out []sdk.ToolCallLocation
+	// Sized, and the line numbers in one slice, before they are made: a
+	// replay makes them for every search.
+	n := len(r.Paths)
+	for _, f := range r.Files {
+		n += max(1, len(f.Matches))
+	}
+	n = min(n, maxSearchLocations)
+	if n == 0 {
+		return nil
+	}
+	out := make([]sdk.ToolCallLocation, 0, n)
+	lines := make([]int, 0, n)
 	abs := func(p string) string {
 		if filepath.IsAbs(p) {
 			return filepath.Clean(p)
@@ -520,7 +531,8 @@ func searchLocations(r *card.SearchResult) []sdk.ToolCallLocation {
 		}
 		for _, m := range f.Matches {
 			if m.Ranges != nil && len(out) < maxSearchLocations {
-				out = append(out, sdk.ToolCallLocation{Path: path, Line: sdk.Ptr(m.Line)})
+				lines = append(lines, m.Line)
+				out = append(out, sdk.ToolCallLocation{Path: path, Line: &lines[len(lines)-1]})
 			}
 		}
 	}
@@ -534,58 +546,83 @@ func searchLocations(r *card.SearchResult) []sdk.ToolCallLocation {
 
 // searchText is a search result as a fenced block in ripgrep's own format:
 // "path:line:text" for a match, "path-line-text" for context, "path:count" or
-// one path per line, and a note of what is not shown.
+// one path per line, and a note of what is not shown. It is written fenced in
+// one allocation: a replay writes one per search, of thousands of lines.
 func searchText(r *card.SearchResult) string {
-	var b strings.Builder
-	size := 0
+	if len(r.Files) == 0 && len(r.Paths) == 0 {
+		return "No matches."
+	}
+	size, longest := 0, 0 // no run of backticks spans two pieces: a separator is between
 	for _, f := range r.Files {
 		size += len(f.Path) + 8
+		longest = max(longest, backticks(f.Path))
 		for _, m := range f.Matches {
 			size += len(f.Path) + len(m.Text) + 10
+			longest = max(longest, backticks(m.Text))
 		}
 	}
 	for _, p := range r.Paths {
 		size += len(p) + 1
+		longest = max(longest, backticks(p))
 	}
-	b.Grow(size) // one allocation: a result has thousands of lines
+	fc := fenceFor(longest)
+	var b strings.Builder
+	b.Grow(size + 2*len(fc) + 2 + 40)
+	b.WriteString(fc)
 	var num []byte
-	// Piece by piece, without a string per line: a result has thousands.
+	// Piece by piece, without a string per line: a result has thousands. Each
+	// line starts with its newline, so the last has none, as fence wants it.
 	n := func(i int) {
 		num = strconv.AppendInt(num[:0], int64(i), 10)
 		b.Write(num)
 	}
+	last := byte(0)
 	for _, f := range r.Files {
 		if len(f.Matches) == 0 {
+			b.WriteByte('\n')
 			b.WriteString(f.Path)
 			b.WriteByte(':')
 			n(f.Count)
-			b.WriteByte('\n')
+			last = '0'
 		}
 		for _, m := range f.Matches {
 			sep := byte('-')
 			if m.Ranges != nil {
 				sep = ':'
 			}
+			b.WriteByte('\n')
 			b.WriteString(f.Path)
 			b.WriteByte(sep)
 			n(m.Line)
 			b.WriteByte(sep)
 			b.WriteString(m.Text)
-			b.WriteByte('\n')
+			last = sep
+			if m.Text != "" {
+				last = m.Text[len(m.Text)-1]
+			}
 		}
 	}
 	for _, p := range r.Paths {
+		if p == "" && b.Len() == len(fc) {
+			last = 0 // the text is empty: it does not end with a newline
+		} else if p == "" {
+			last = '\n'
+		} else {
+			last = p[len(p)-1]
+		}
+		b.WriteByte('\n')
 		b.WriteString(p)
+	}
+	if last != '\n' {
 		b.WriteByte('\n')
 	}
-	if b.Len() == 0 {
-		return "No matches."
-	}
-	text := fence(strings.TrimSuffix(b.String(), "\n"), "")
+	b.WriteString(fc)
 	if r.Truncated {
-		text += "\n(" + itoa(r.Total) + " in all; not all are shown.)"
+		b.WriteString("\n(")
+		n(r.Total)
+		b.WriteString(" in all; not all are shown.)")
 	}
-	return text
+	return b.String()
 }
 
 // abandon fails a call whose result will never come: a loaded log that ends
@@ -661,11 +698,28 @@ func readText(r *card.ReadResult) string {
 		}
 		return b.String()
 	}
-	lines := make([]string, len(r.Lines))
-	for i, l := range r.Lines {
-		lines[i] = l.Text
+	// fence(the lines joined), written in one allocation: a replay writes one
+	// per read. No run of backticks spans two lines: a newline is between.
+	size, longest := 0, 0
+	for _, l := range r.Lines {
+		size += len(l.Text) + 1
+		longest = max(longest, backticks(l.Text))
 	}
-	return fence(strings.Join(lines, "\n"), r.Lang)
+	fc := fenceFor(longest)
+	var b strings.Builder
+	b.Grow(size + 2*len(fc) + len(r.Lang) + 2)
+	b.WriteString(fc)
+	b.WriteString(r.Lang)
+	for _, l := range r.Lines {
+		b.WriteByte('\n')
+		b.WriteString(l.Text)
+	}
+	end := r.Lines[len(r.Lines)-1].Text
+	if end != "" && end[len(end)-1] != '\n' || end == "" && len(r.Lines) == 1 {
+		b.WriteByte('\n')
+	}
+	b.WriteString(fc)
+	return b.String()
 }
 
 func setTitle(u *sdk.SessionToolCallUpdate, title string) {

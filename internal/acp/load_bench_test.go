@@ -94,6 +94,22 @@ func BenchmarkLoadSession(b *testing.B) {
 	_ = a.Close()
 }
 
+// BenchmarkNewSession is session/new as the agent answers it (settings,
+// host, commands, the first updates encoded), without the pipe.
+func BenchmarkNewSession(b *testing.B) {
+	root, dir := b.TempDir(), b.TempDir()
+	a := New(Options{SessionDir: dir})
+	a.setPeer(&encodingPeer{})
+	for b.Loop() {
+		if _, err := a.NewSession(b.Context(), sdk.NewSessionRequest{Cwd: root, McpServers: []sdk.McpServer{}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := a.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
 // BenchmarkLoadMixed is session/load, through Serve and an OS pipe, of a log of
 // 10 000 calls of every built-in tool (their results really computed once),
 // the way an editor reopens a long session.

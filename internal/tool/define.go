@@ -12,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/jsonfast"
 )
 
 // New erases P and M from a Spec. It panics if P's schema cannot be generated,
@@ -104,6 +105,10 @@ func (t *typed[P, M]) decode(args []byte, validate bool) (P, error) {
 			return p, err
 		}
 	}
+	if decodeFast(args, &p) {
+		return p, nil
+	}
+	p = *new(P)
 	if err := json.Unmarshal(args, &p, json.RejectUnknownMembers(true)); err != nil {
 		return p, err
 	}
@@ -189,6 +194,10 @@ func (t *typed[P, M]) PresentResult(args []byte, r Result) card.Result {
 
 func (t *typed[P, M]) Fold(s *Session, args []byte, r Result) {
 	if t.spec.Fold == nil {
+		// Decoded all the same, into the memo: every consumer presents the
+		// result next, and a reload then decodes it on the fold's goroutine,
+		// beside the replay's, rather than on the replay's.
+		t.meta(r.Meta)
 		return
 	}
 	p, err := t.decode(args, false)
@@ -226,13 +235,32 @@ func DecodeMeta[M any](raw jsontext.Value) *M {
 		return nil
 	}
 	m := new(M)
-	if err := json.Unmarshal(raw, m, json.RejectUnknownMembers(true)); err != nil {
-		return nil
+	if !decodeFast(raw, m) {
+		*m = *new(M)
+		if err := json.Unmarshal(raw, m, json.RejectUnknownMembers(true)); err != nil {
+			return nil
+		}
 	}
 	if v, ok := any(m).(Validator); ok && v.Validate() != nil {
 		return nil
 	}
 	return m
+}
+
+// FastDecoder is meta whose UnmarshalJSON is stricter than plain JSON
+// decoding: DecodeFast decodes the plainest input to what UnmarshalJSON makes
+// of it, without reflection (jsonfast.Decode into a copy of the type without
+// the method), and reports false for the rest, which UnmarshalJSON decides.
+type FastDecoder interface{ DecodeFast(b []byte) bool }
+
+// decodeFast decodes b into a fresh *v as json.Unmarshal would, if b is plain
+// enough to do it without reflection: every reload decodes every logged call's
+// arguments and meta, which was most of what it cost.
+func decodeFast(b []byte, v any) bool {
+	if f, ok := v.(FastDecoder); ok {
+		return f.DecodeFast(b)
+	}
+	return jsonfast.Decode(b, v)
 }
 
 // rawOrNil returns args as a raw JSON value if they are valid JSON.

@@ -2,7 +2,6 @@ package tool
 
 import (
 	"context"
-	stdjson "encoding/json"
 	"errors"
 	"fmt"
 
@@ -38,11 +37,7 @@ func NewDynamic(d Dynamic) (Tool, error) {
 	if len(d.Schema) == 0 {
 		d.Schema = jsontext.Value(`{"type":"object"}`)
 	}
-	var g gjs.Schema
-	if err := stdjson.Unmarshal(d.Schema, &g); err != nil {
-		return nil, fmt.Errorf("tool %s: schema: %w", d.Name, err)
-	}
-	resolved, err := g.Resolve(nil)
+	resolved, err := resolve(d.Schema) // now: a server's schema that does not resolve is refused
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: schema: %w", d.Name, err)
 	}
@@ -52,7 +47,7 @@ func NewDynamic(d Dynamic) (Tool, error) {
 	if d.Title == "" {
 		d.Title = d.Name
 	}
-	return &dynamic{d: d, schema: &schema{raw: d.Schema.Clone(), resolved: resolved}}, nil
+	return &dynamic{d: d, schema: &schema{raw: d.Schema.Clone(), resolved: func() (*gjs.Resolved, error) { return resolved, nil }}}, nil
 }
 
 type dynamic struct {

@@ -13,12 +13,26 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	gjs "github.com/google/jsonschema-go/jsonschema"
 	"github.com/invopop/jsonschema"
+
+	"github.com/dsh-dev/dsh/internal/jsonfast"
 )
 
 type schema struct {
 	raw      jsontext.Value
-	resolved *gjs.Resolved
 	required []string // the top-level members every call has
+	// resolved is the validator, built on the first call that is validated:
+	// opening a session needs only raw (the model's tool list), and a
+	// process that answers session/new should not pay for it.
+	resolved func() (*gjs.Resolved, error)
+}
+
+// resolve builds the validator of a JSON schema.
+func resolve(raw []byte) (*gjs.Resolved, error) {
+	var g gjs.Schema
+	if err := stdjson.Unmarshal(raw, &g); err != nil {
+		return nil, err
+	}
+	return g.Resolve(nil)
 }
 
 // schemas holds each parameter type's schema, built on first use and shared
@@ -50,15 +64,7 @@ func schemaFor[P any]() (*schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	var g gjs.Schema
-	if err := stdjson.Unmarshal(raw, &g); err != nil {
-		return nil, err
-	}
-	resolved, err := g.Resolve(nil)
-	if err != nil {
-		return nil, err
-	}
-	return &schema{raw: jsontext.Value(raw), resolved: resolved, required: s.Required}, nil
+	return &schema{raw: jsontext.Value(raw), required: s.Required, resolved: sync.OnceValues(func() (*gjs.Resolved, error) { return resolve(raw) })}, nil
 }
 
 // complete reports whether args, an object that decoded into the parameters,
@@ -68,11 +74,21 @@ func (s *schema) complete(args []byte) bool {
 	if len(s.required) == 0 {
 		return true
 	}
+	seen := 0
+	fast := jsonfast.NewReader(args)
+	if fast.Object(func(name []byte) bool {
+		if slices.Contains(s.required, string(name)) {
+			seen++ // the reader refuses duplicate names
+		}
+		return fast.Skip(0)
+	}) && fast.End() {
+		return seen == len(s.required)
+	}
 	d := jsontext.NewDecoder(bytes.NewReader(args))
 	if t, err := d.ReadToken(); err != nil || t.Kind() != '{' {
 		return false
 	}
-	seen := 0
+	seen = 0
 	for d.PeekKind() == '"' {
 		k, err := d.ReadToken()
 		if err != nil {
@@ -94,7 +110,11 @@ func (s *schema) validate(args []byte) error {
 	if err := stdjson.Unmarshal(args, &inst); err != nil {
 		return fmt.Errorf("arguments are not valid JSON: %w", err)
 	}
-	if err := s.resolved.Validate(inst); err != nil {
+	resolved, err := s.resolved()
+	if err != nil {
+		return fmt.Errorf("the tool's schema: %w", err)
+	}
+	if err := resolved.Validate(inst); err != nil {
 		return errors.New(phrase(err.Error()))
 	}
 	return nil

@@ -2,8 +2,12 @@ package toolset
 
 import (
 	"runtime"
+	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/dsh-dev/dsh/internal/tool"
+	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
 // Every session builds its registry; the tools' schemas are built once per
@@ -21,6 +25,28 @@ func TestRegistriesShareSchemas(t *testing.T) {
 		b := second.Tools()[i]
 		if unsafe.SliceData(a.Schema()) != unsafe.SliceData(b.Schema()) {
 			t.Errorf("%s: each registry holds its own copy of the schema", a.Name())
+		}
+	}
+}
+
+// Every tool's schema resolves into a validator, which is built only when a
+// call is first validated: a call with an unknown member is refused for that
+// member.
+func TestSchemasResolve(t *testing.T) {
+	ws, err := workspace.New(t.TempDir(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess := tool.NewSession("t", ws)
+	defer func() { _ = sess.Close() }()
+	reg := New(Options{})
+	for _, tl := range reg.Tools() {
+		res, err := reg.Run(t.Context(), tool.Env{Session: sess}, tl.Name(), []byte(`{"no_such_member":1}`), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tl.Name(), err)
+		}
+		if text := res.TextOf(); !res.IsError || strings.Contains(text, "schema") || !strings.Contains(text, "no_such_member") {
+			t.Errorf("%s: %q, want the unknown member refused", tl.Name(), text)
 		}
 	}
 }

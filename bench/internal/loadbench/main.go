@@ -1,9 +1,10 @@
 // Command loadbench measures session/load through a real `dsh acp`: the
 // latency of loading a log of -calls calls of every built-in tool (median of
 // -runs), and the peak RSS of loading a log of about -big MB made of
-// -result-byte tool results. It prints each as now / target.
+// -result-byte tool results. It prints each as now / target, and, with
+// -before, the mixed load of that binary too, interleaved, and the ratios.
 //
-//	loadbench -dsh ./dsh [-runs 5] [-calls 10000] [-big 500] [-result 4194304]
+//	loadbench -dsh ./dsh [-before ./dsh-old] [-runs 5] [-calls 10000] [-big 500] [-result 4194304]
 package main
 
 import (
@@ -25,6 +26,7 @@ const (
 
 func main() {
 	dsh := flag.String("dsh", "", "the dsh binary")
+	before := flag.String("before", "", "a dsh binary to compare with (optional)")
 	runs := flag.Int("runs", 5, "loads of the mixed log; the median is reported")
 	calls := flag.Int("calls", 10000, "tool calls in the mixed log")
 	big := flag.Int("big", 500, "size in MB of the log of large results (0: skip)")
@@ -34,13 +36,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: loadbench -dsh BIN [-runs N] [-calls N] [-big MB] [-result BYTES]")
 		os.Exit(2)
 	}
-	if err := run(*dsh, *runs, *calls, *big, *result); err != nil {
+	if err := run(*dsh, *before, *runs, *calls, *big, *result); err != nil {
 		fmt.Fprintln(os.Stderr, "loadbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dsh string, runs, calls, big, result int) error {
+func run(dsh, before string, runs, calls, big, result int) error {
 	tmp, err := os.MkdirTemp("", "loadbench-")
 	if err != nil {
 		return err
@@ -64,21 +66,38 @@ func run(dsh string, runs, calls, big, result int) error {
 		if err != nil {
 			return fmt.Errorf("writing the %d-call log: %w", calls, err)
 		}
-		var lats, cpus []time.Duration
-		var rss int64
-		for range runs {
-			st, err := acpload.LoadStats(dsh, ws, sessions, id)
-			if err != nil {
-				return err
-			}
-			lats, cpus = append(lats, st.Latency), append(cpus, st.CPU)
-			rss = max(rss, st.PeakRSS)
+		type figures struct {
+			lats, cpus []time.Duration
+			rss        int64
 		}
-		slices.Sort(lats)
-		slices.Sort(cpus)
-		lat := lats[len(lats)/2]
+		bins := []string{dsh}
+		if before != "" {
+			bins = append(bins, before)
+		}
+		figs := make([]figures, len(bins))
+		for range runs {
+			for i, bin := range bins { // interleaved: a loaded machine disturbs both alike
+				st, err := acpload.LoadStats(bin, ws, sessions, id)
+				if err != nil {
+					return err
+				}
+				f := &figs[i]
+				f.lats, f.cpus = append(f.lats, st.Latency), append(f.cpus, st.CPU)
+				f.rss = max(f.rss, st.PeakRSS)
+			}
+		}
+		median := func(d []time.Duration) time.Duration {
+			slices.Sort(d)
+			return d[len(d)/2]
+		}
+		lat, cpu := median(figs[0].lats), median(figs[0].cpus)
 		fmt.Printf("session/load, %d mixed calls (median of %d): %7.1f ms / %v target  %s  (CPU %.0f ms, peak RSS %.1f MiB)\n",
-			calls, runs, float64(lat)/1e6, loadTarget, verdict(lat <= loadTarget), float64(cpus[len(cpus)/2])/1e6, float64(rss)/(1<<20))
+			calls, runs, float64(lat)/1e6, loadTarget, verdict(lat <= loadTarget), float64(cpu)/1e6, float64(figs[0].rss)/(1<<20))
+		if before != "" {
+			blat, bcpu := median(figs[1].lats), median(figs[1].cpus)
+			fmt.Printf("  before: %7.1f ms (CPU %.0f ms, peak RSS %.1f MiB); now / before: latency ×%.2f, CPU ×%.2f\n",
+				float64(blat)/1e6, float64(bcpu)/1e6, float64(figs[1].rss)/(1<<20), float64(lat)/float64(blat), float64(cpu)/float64(bcpu))
+		}
 	}
 	if big > 0 {
 		id, size, err := acpload.Big(sessions, ws, int64(big)*1_000_000, result)

@@ -58,6 +58,7 @@ const keepLine = 256 << 10
 // not nil, is called on its own goroutine once each response to a client's
 // request has been written.
 func New(in io.Reader, out io.Writer, written func(Response)) *Conn {
+	growPipe(out)
 	pr, pw := io.Pipe()
 	c := &Conn{sdkIn: pr, sdkOut: pw, in: in, w: bufio.NewWriterSize(out, batchSize), pending: map[string]string{},
 		answered: make(chan struct{}, 1), written: written}

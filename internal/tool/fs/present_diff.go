@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/jsonfast"
 )
 
 // diffHunk is one contextual hunk of an applied change. OldText and NewText are the
@@ -63,6 +64,12 @@ func (m *diffMeta) MarshalJSON() ([]byte, error) {
 func (m *diffMeta) UnmarshalJSON(b []byte) error {
 	type plain diffMeta
 	return metaUnmarshal(b, reflect.TypeFor[plain](), (*plain)(m))
+}
+
+// DecodeFast is UnmarshalJSON for the plainest input, without reflection.
+func (m *diffMeta) DecodeFast(b []byte) bool {
+	type plain diffMeta
+	return jsonfast.Decode(b, (*plain)(m))
 }
 
 // Validate checks what well-typed JSON can still get wrong: 1-based starts,

@@ -12,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/jsonfast"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
@@ -115,6 +116,12 @@ func (m *readMeta) MarshalJSON() ([]byte, error) {
 func (m *readMeta) UnmarshalJSON(b []byte) error {
 	type plain readMeta
 	return metaUnmarshal(b, reflect.TypeFor[plain](), (*plain)(m))
+}
+
+// DecodeFast is UnmarshalJSON for the plainest input, without reflection.
+func (m *readMeta) DecodeFast(b []byte) bool {
+	type plain readMeta
+	return jsonfast.Decode(b, (*plain)(m))
 }
 
 // Validate checks what well-typed JSON can still get wrong: a non-empty path, a
