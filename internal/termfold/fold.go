@@ -172,7 +172,7 @@ func nestedShows(rec session.Record) bool {
 		return false
 	case session.TypeHeader, session.TypeToolCall, session.TypeProgress,
 		session.TypeToolResult, session.TypePlan, session.TypeAllow, session.TypeCompaction, session.TypeInstructions,
-		session.TypeCheckpoint, session.TypeRestore, session.TypeDamaged:
+		session.TypeCheckpoint, session.TypeRestore, session.TypeDamaged, session.TypeHook:
 	}
 	return true
 }
@@ -183,7 +183,7 @@ func (f *Fold) collapsed(r *termui.Renderer, call string, n *nested, rec session
 	case session.TypeToolCall:
 		n.fold.pres.Present(rec)
 		return nil
-	case session.TypeToolResult:
+	case session.TypeToolResult, session.TypeHook: // a hook's run is a line, as a call is
 	case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypeProgress,
 		session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeCompaction,
 		session.TypeInstructions, session.TypeCheckpoint, session.TypeRestore, session.TypeDamaged:
