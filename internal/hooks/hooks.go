@@ -35,16 +35,6 @@ const (
 // Events are the events dsh knows, in Claude Code's documentation's order.
 var Events = []Event{PreToolUse, PostToolUse, UserPromptSubmit, Stop, SessionStart, Notification}
 
-// Known reports whether e is an event dsh runs hooks for.
-func Known(e string) bool {
-	for _, k := range Events {
-		if string(k) == e {
-			return true
-		}
-	}
-	return false
-}
-
 // DefaultTimeout is a hook's timeout when it sets none, as in Claude Code.
 const DefaultTimeout = 60 * time.Second
 
