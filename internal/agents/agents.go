@@ -11,14 +11,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 
 	"go.yaml.in/yaml/v3"
 
@@ -224,7 +222,7 @@ func read(d Dir, name string) ([]byte, error) {
 		}
 		b, more, err = workspace.ReadProjectFile(d.Root, rel, maxFile)
 	} else {
-		b, more, err = readOwn(filepath.Join(d.Path, name))
+		b, more, err = workspace.ReadOwnFile(filepath.Join(d.Path, name), maxFile)
 	}
 	if err != nil {
 		return nil, err
@@ -233,19 +231,6 @@ func read(d Dir, name string) ([]byte, error) {
 		return nil, fmt.Errorf("larger than %d bytes", maxFile)
 	}
 	return b, nil
-}
-
-func readOwn(path string) ([]byte, bool, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
-	if err != nil {
-		return nil, false, err
-	}
-	defer func() { _ = f.Close() }()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, false, workspace.ErrNotRegular
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxFile+1))
-	return b, len(b) > maxFile, err
 }
 
 // Find returns the named agent.

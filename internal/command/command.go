@@ -7,13 +7,10 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/dsh-dev/dsh/internal/skills"
 	"github.com/dsh-dev/dsh/internal/workspace"
@@ -195,7 +192,7 @@ func walkOwn(dir string, keep func(string) bool) ([]workspace.ProjectEntry, erro
 		if d.IsDir() || !keep(d.Name()) {
 			return nil
 		}
-		b, more, err := readOwn(path)
+		b, more, err := workspace.ReadOwnFile(path, maxCommandFile)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("command %s: %w", path, err))
 			return nil
@@ -205,19 +202,6 @@ func walkOwn(dir string, keep func(string) bool) ([]workspace.ProjectEntry, erro
 		return nil
 	})
 	return out, errors.Join(append(errs, err)...)
-}
-
-func readOwn(path string) ([]byte, bool, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
-	if err != nil {
-		return nil, false, err
-	}
-	defer func() { _ = f.Close() }()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, false, workspace.ErrNotRegular
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxCommandFile+1))
-	return b, len(b) > maxCommandFile, err
 }
 
 // parseCommand reads a custom command: an optional front matter block with a

@@ -11,14 +11,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 
 	"go.yaml.in/yaml/v3"
 
@@ -204,7 +202,7 @@ func (s Skill) read(rel string) ([]byte, error) {
 		}
 		b, more, err = workspace.ReadProjectFile(s.Root, r, maxFile)
 	} else {
-		b, more, err = readOwn(filepath.Join(s.Dir, rel))
+		b, more, err = workspace.ReadOwnFile(filepath.Join(s.Dir, rel), maxFile)
 	}
 	if err != nil {
 		return nil, err
@@ -213,19 +211,6 @@ func (s Skill) read(rel string) ([]byte, error) {
 		return nil, fmt.Errorf("%s is larger than %d bytes", rel, maxFile)
 	}
 	return b, nil
-}
-
-func readOwn(path string) ([]byte, bool, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
-	if err != nil {
-		return nil, false, err
-	}
-	defer func() { _ = f.Close() }()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, false, workspace.ErrNotRegular
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxFile+1))
-	return b, len(b) > maxFile, err
 }
 
 // Prompt is the system prompt's list of the skills, "" without any.

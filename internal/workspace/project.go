@@ -150,3 +150,19 @@ func WalkProject(root, dir string, limit int, keep func(name string) bool) ([]Pr
 	}
 	return out, errors.Join(errs...)
 }
+
+// ReadOwnFile reads at most limit bytes of the regular file at path, a file of
+// the user's own (their configuration directory): opened without blocking on a
+// FIFO or taking a terminal, a device refused. more says it is longer than limit.
+func ReadOwnFile(path string, limit int) (data []byte, more bool, err error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, false, err
+	}
+	defer func() { _ = f.Close() }()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, false, ErrNotRegular
+	}
+	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+	return b, len(b) > limit, err
+}
