@@ -40,6 +40,10 @@ type Log struct {
 	progress map[string]int // persisted progress bytes of calls without a result; -1 once over the cap
 	closed   bool
 	broken   error // a write that could not be undone: the log takes no more
+
+	syncing bool           // a background sync is due: later writes share it
+	syncErr error          // what a background sync failed with, for the next Put
+	syncers sync.WaitGroup // the background syncs, which Close waits for
 }
 
 func (o Options) normalize() (func() time.Time, int) {
@@ -153,7 +157,9 @@ func (l *Log) Header() Record {
 }
 
 // Append writes r as one line with a single write. A zero r.Time is stamped from
-// Options.Now. The file is synced after the header, tool results and turn ends.
+// Options.Now. The file is synced after the header and turn ends before Append
+// returns, and after a tool result within moments, in the background (a command
+// does not wait for the disk; a failed sync is the next Append's error).
 // Progress beyond the per-call cap is not persisted. Only Create writes a header.
 func (l *Log) Append(r Record) error {
 	_, err := l.Put(r)
@@ -174,6 +180,10 @@ func (l *Log) Put(r Record) (Record, error) {
 		return Record{}, l.broken
 	case r.Type == TypeHeader && l.header.Type == TypeHeader:
 		return Record{}, errors.New("session log already has a header")
+	case l.syncErr != nil:
+		err := l.syncErr
+		l.syncErr = nil
+		return Record{}, fmt.Errorf("session log %s: sync: %w", l.path, err)
 	}
 	if r.Time.IsZero() {
 		r.Time = l.now()
@@ -229,12 +239,38 @@ func (l *Log) write(line []byte, t RecordType) error {
 		return fmt.Errorf("session log %s: write: %w", l.path, err)
 	}
 	l.size += int64(len(line))
-	if t == TypeHeader || t == TypeToolResult || t == TypeTurnEnd {
+	switch t {
+	case TypeHeader, TypeTurnEnd:
 		if err := l.f.Sync(); err != nil {
 			return fmt.Errorf("session log %s: sync: %w", l.path, err)
 		}
+	case TypeToolResult:
+		l.syncSoon()
 	}
 	return nil
+}
+
+// syncSoon syncs the file in the background; the results of a burst of calls
+// share one sync. Called with mu held.
+func (l *Log) syncSoon() {
+	if l.syncing {
+		return
+	}
+	l.syncing = true
+	l.syncers.Add(1)
+	go func() {
+		defer l.syncers.Done()
+		l.mu.Lock()
+		l.syncing = false // what is written from here on needs a sync of its own
+		l.mu.Unlock()
+		if err := l.f.Sync(); err != nil {
+			l.mu.Lock()
+			if l.syncErr == nil {
+				l.syncErr = err
+			}
+			l.mu.Unlock()
+		}
+	}()
 }
 
 // Close closes the file.
@@ -245,7 +281,20 @@ func (l *Log) Close() error {
 		return nil
 	}
 	l.closed = true
-	return l.f.Close()
+	l.mu.Unlock()
+	l.syncers.Wait() // a sync in flight, before its file is closed
+	l.mu.Lock()
+	err := l.syncErr
+	if serr := l.f.Sync(); serr != nil && err == nil {
+		err = serr
+	}
+	if cerr := l.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("session log %s: %w", l.path, err)
+	}
+	return nil
 }
 
 // syncDir makes a new file's directory entry durable; failure only weakens

@@ -87,8 +87,12 @@ func (c *checker) isSafe(prog string, args []word) bool {
 	}
 	for _, e := range c.extra {
 		if len(words) >= len(e) && slices.Equal(words[:len(e)], e) {
+			c.runsGit = true // a user's addition ("make test") may run anything
 			return true
 		}
+	}
+	if prog == "git" || prog == "go" {
+		c.runsGit = true
 	}
 	for _, e := range safeTable {
 		n := strings.Count(e.cmd, " ") + 1

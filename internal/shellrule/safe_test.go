@@ -95,3 +95,26 @@ func TestExtraSafe(t *testing.T) {
 		t.Errorf("make test is safe without the user's addition")
 	}
 }
+
+// TestRunsGit: a safe command is guarded against the repository's git config
+// exactly when some part may run git.
+func TestRunsGit(t *testing.T) {
+	for _, tc := range []struct {
+		cmd   string
+		extra []string
+		want  bool
+	}{
+		{cmd: "ls -la", want: false},
+		{cmd: "cat go.mod | wc -l", want: false},
+		{cmd: "git status", want: true},
+		{cmd: "ls && git log --oneline -3", want: true},
+		{cmd: "go list ./...", want: true},
+		{cmd: "make test", extra: []string{"make test"}, want: true},
+		{cmd: "echo x | make test", extra: []string{"make test"}, want: true},
+		{cmd: "git commit -m x", want: false}, // not safe: the user is asked, no guard
+	} {
+		if got := Classify(tc.cmd, tc.extra).RunsGit; got != tc.want {
+			t.Errorf("Classify(%q).RunsGit = %v, want %v", tc.cmd, got, tc.want)
+		}
+	}
+}

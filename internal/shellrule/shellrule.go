@@ -30,6 +30,10 @@ type Verdict struct {
 	// Safe: Rememberable and every part is in the table of known read-only commands
 	// (or the user's additions), so it may run without asking.
 	Safe bool
+	// RunsGit: Safe, and some part may run git (git itself, the go command, or a
+	// user's addition, which may run anything), so it needs the guard against a
+	// repository's git config. Safe commands that run no git need none.
+	RunsGit bool
 	// Reason says, for a user, why the command is not rememberable: what it
 	// "redirects output to a file (> out.txt)". Empty when Rememberable.
 	Reason string
@@ -72,16 +76,18 @@ func Classify(cmd string, extraSafe []string) Verdict {
 	if c.reason != "" {
 		return Verdict{Reason: c.reason}
 	}
-	return Verdict{Keys: c.keys, Rememberable: true, Safe: c.safe}
+	return Verdict{Keys: c.keys, Rememberable: true, Safe: c.safe, RunsGit: c.safe && c.runsGit}
 }
 
 // checker walks a parsed command line; the first refusal wins.
 type checker struct {
-	extra  [][]string
-	keys   []string
-	seen   map[string]bool
-	safe   bool
-	reason string
+	extra [][]string
+	keys  []string
+	seen  map[string]bool
+	safe  bool
+	// runsGit: a part that was found safe may run git.
+	runsGit bool
+	reason  string
 }
 
 func (c *checker) refuse(reason string) {

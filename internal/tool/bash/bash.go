@@ -19,6 +19,7 @@ import (
 
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/sandbox"
+	"github.com/dsh-dev/dsh/internal/shellrule"
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/workspace"
 )
@@ -133,8 +134,8 @@ func (b *bashTool) env() []string { return scrub(os.Environ(), b.keep) }
 // commandEnv is the environment of command, run in dir: a known-safe one,
 // which nobody was asked about, runs guarded (guard.go).
 func (b *bashTool) commandEnv(command, dir string) []string {
-	if CommandApproval(command, b.safe).Safe {
-		return guardEnv(dir, b.env())
+	if v := shellrule.Classify(command, b.safe); v.Safe {
+		return guardEnv(dir, b.env(), v.RunsGit)
 	}
 	return b.env()
 }

@@ -33,9 +33,15 @@ var fixedGuard = [][2]string{
 var driverKeys = []string{"diff.external", ".textconv", ".command", ".clean", ".smudge", ".process"}
 
 // guardEnv returns env with the guard added, for a safe command run in dir.
-func guardEnv(dir string, env []string) []string {
+// Only a command that may run git (runsGit) has the repository's config read
+// for drivers to switch off: that read is a git process, which `ls` need not pay.
+func guardEnv(dir string, env []string, runsGit bool) []string {
 	pairs := append([][2]string(nil), fixedGuard...)
-	for _, key := range localProgramKeys(dir, env, pairs) {
+	var local []string
+	if runsGit {
+		local = localProgramKeys(dir, env, pairs)
+	}
+	for _, key := range local {
 		value := "false" // fails closed: git reports the driver failed
 		if strings.HasSuffix(key, ".textconv") {
 			value = "cat" // the file as it is, which is what no textconv shows

@@ -67,7 +67,7 @@ func TestSafeGitRunsNothingOfTheRepository(t *testing.T) {
 	}
 	f := newFixture(t)
 	marks := hostileRepo(t, f.root, ".git")
-	for _, cmd := range []string{"git status", "git diff", "git log -p", "git show", "git blame f.txt"} {
+	for _, cmd := range []string{"git status", "git diff", "git log -p", "git show", "git blame f.txt", "ls && git diff"} {
 		if err := os.Chtimes(filepath.Join(f.root, "f.txt"), oldTime, oldTime); err != nil {
 			t.Fatal(err)
 		}

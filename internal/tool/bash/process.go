@@ -66,13 +66,29 @@ type process struct {
 	termOnce sync.Once
 }
 
-// shell is bash if there is one, else /bin/sh.
+// shell is bash if there is one on $PATH, else /bin/sh. The lookup stats every
+// $PATH entry, so it is kept for as long as $PATH stays the same.
 func shell() string {
-	if p, err := exec.LookPath("bash"); err == nil {
-		return p
+	path := os.Getenv("PATH")
+	shellMu.Lock()
+	defer shellMu.Unlock()
+	if shellFor.path != path || shellFor.sh == "" {
+		shellFor.path, shellFor.sh = path, "/bin/sh"
+		if p, err := exec.LookPath("bash"); err == nil {
+			shellFor.sh = p
+		}
 	}
-	return "/bin/sh"
+	return shellFor.sh
 }
+
+var (
+	shellMu  sync.Mutex
+	shellFor struct{ path, sh string }
+)
+
+// readBufs are the output readers' buffers: a command's 256 KiB are reused by
+// the next instead of allocated and zeroed again.
+var readBufs = sync.Pool{New: func() any { return new([readSize]byte) }}
 
 func spawn(s spec) (*process, error) {
 	outR, outW, err := os.Pipe()
@@ -120,7 +136,9 @@ func (p *process) supervise(outR, cwdR *os.File, out io.Writer) {
 	outDone := make(chan struct{})
 	go func() {
 		defer close(outDone)
-		buf := make([]byte, readSize)
+		bp := readBufs.Get().(*[readSize]byte)
+		defer readBufs.Put(bp)
+		buf := bp[:]
 		for {
 			n, err := outR.Read(buf)
 			if n > 0 {
