@@ -5,6 +5,7 @@ import (
 
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/provider/models"
 )
 
 // outputBudget bounds the tool output the model context holds, in bytes: far
@@ -34,7 +35,9 @@ func (b *builder) track(p provider.Part) {
 		b.outputs = b.outputs[1:]
 		b.outputBytes -= old.size
 		parts := slices.Clone(b.msgs[old.msg].Parts)
+		b.est -= models.EstimatePart(parts[old.part])
 		parts[old.part].Content = []card.Content{card.Text(msgElided)}
+		b.est += models.EstimatePart(parts[old.part])
 		b.msgs[old.msg].Parts = parts
 	}
 }

@@ -27,6 +27,7 @@ const msgInterrupted = "The call was interrupted before it finished; its effects
 type builder struct {
 	outputCap int
 	msgs      []provider.Message
+	est       int64 // the estimate of msgs, kept as parts come and go
 	open      []string
 	results   map[string]provider.Part
 	// The tool outputs held, oldest first, for outputBudget.
@@ -125,7 +126,7 @@ func (b *builder) next(role provider.Role) pos {
 func (b *builder) compact(r session.Record) {
 	b.closeCalls()
 	msgs, turns := b.msgs, b.turns
-	b.msgs, b.turns = nil, nil
+	b.msgs, b.turns, b.est = nil, nil, 0
 	b.outputs, b.outputBytes = nil, 0
 	b.known, b.base, b.compacted = 0, 0, true
 	b.add(provider.RoleUser, provider.Part{Type: provider.PartText, Text: summaryText(r)})
@@ -167,11 +168,21 @@ func (b *builder) counted(n, extra int64) {
 	b.known, b.base = n, b.estimate()+extra
 }
 
-// estimate is the estimated size of the messages.
+// estimate is the estimated size of the messages: what is folded, plus the
+// answers messages() gives the open calls (not less the older outputs those
+// would elide: it errs high). It is asked at every record, so it does not walk
+// the conversation.
 func (b *builder) estimate() int64 {
-	var n int64
-	for _, m := range b.messages() {
-		n += models.EstimateMessage(m)
+	n := b.est
+	for _, id := range b.open {
+		if p, ok := b.results[id]; ok {
+			n += models.EstimatePart(p)
+		} else {
+			n += models.EstimatePart(interrupted(id))
+		}
+	}
+	for _, p := range b.pending {
+		n += models.EstimatePart(p)
 	}
 	return n
 }
@@ -221,6 +232,7 @@ func (b *builder) messages() []provider.Message {
 }
 
 func (b *builder) add(role provider.Role, p provider.Part) {
+	b.est += models.EstimatePart(p)
 	if n := len(b.msgs); n > 0 && b.msgs[n-1].Role == role {
 		// A full slice copies; a message handed out never sees later parts.
 		last := &b.msgs[n-1]
@@ -266,7 +278,7 @@ func (b *builder) closeCalls() {
 	for _, id := range b.open {
 		p, ok := b.results[id]
 		if !ok {
-			p = provider.Part{Type: provider.PartToolResult, ID: id, Content: tool.Errorf(msgInterrupted).Content, IsError: true}
+			p = interrupted(id)
 		}
 		b.add(provider.RoleUser, p)
 		b.track(p)
@@ -275,4 +287,9 @@ func (b *builder) closeCalls() {
 		b.add(provider.RoleUser, p)
 	}
 	b.open, b.results, b.pending = nil, nil, nil
+}
+
+// interrupted answers a call whose result the log lacks.
+func interrupted(id string) provider.Part {
+	return provider.Part{Type: provider.PartToolResult, ID: id, Content: tool.Errorf(msgInterrupted).Content, IsError: true}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
@@ -183,5 +184,49 @@ func TestOutputBudgetElidesTheOldest(t *testing.T) {
 	}
 	if b.outputBytes > outputBudget {
 		t.Errorf("holds %d bytes of output, budget %d", b.outputBytes, outputBudget)
+	}
+}
+
+// The builder keeps its estimate as records fold; at every step it is what a
+// walk of the conversation messages() hands out gives (no less, with calls
+// open): through open calls and their interrupted answers, pending
+// instructions, elided outputs and compactions.
+func TestEstimateKeptEqualsWalk(t *testing.T) {
+	b := builder{outputCap: 1 << 30}
+	big := tool.Text(strings.Repeat("y", outputBudget/3))
+	small := tool.Text("ok")
+	var recs []session.Record
+	for i := range 6 {
+		id := fmt.Sprint(i)
+		recs = append(recs,
+			session.Record{Type: session.TypeUser, Text: "go " + id},
+			session.Record{Type: session.TypeThinking, Text: "hmm", Signature: "sig"},
+			session.Record{Type: session.TypeToolCall, CallID: id + "a", Name: "look", Args: []byte(`{"x":1}`)},
+			session.Record{Type: session.TypeToolCall, CallID: id + "b", Name: "look", Continues: true},
+			session.Record{Type: session.TypeInstructions, Path: "sub/AGENTS.md", Text: "SUB " + id},
+			session.Record{Type: session.TypeToolResult, CallID: id + "a", Result: &big},
+			session.Record{Type: session.TypeAssistant, Text: "done " + id}, // b is interrupted
+			session.Record{Type: session.TypeToolCall, CallID: id + "c", Name: "look"},
+			session.Record{Type: session.TypeToolResult, CallID: id + "c", Result: &small},
+			session.Record{Type: session.TypeTurnEnd},
+		)
+		if i == 3 {
+			recs = append(recs, session.Record{Type: session.TypeCompaction, Text: "S", Keep: 1})
+		}
+	}
+	for i, r := range recs {
+		b.fold(r)
+		var walk int64
+		for _, m := range b.messages() {
+			walk += models.EstimateMessage(m)
+		}
+		// With calls open, the elision their answers would cause is not
+		// counted: the estimate errs high.
+		if got := b.estimate(); got != walk && (len(b.open) == 0 || got < walk) {
+			t.Fatalf("after record %d (%s): estimate %d, a walk of the messages %d", i, r.Type, got, walk)
+		}
+	}
+	if b.est == 0 {
+		t.Fatal("nothing was estimated")
 	}
 }

@@ -31,13 +31,20 @@ func Estimate(req provider.Request) int64 {
 func EstimateMessage(m provider.Message) int64 {
 	var n int64
 	for _, p := range m.Parts {
-		n += partOverhead + tokens(len(p.Text)+len(p.Signature)+len(p.Name)+len(p.Args))
-		for _, c := range p.Content {
-			if c.Type == "image" {
-				n += imageTokens
-			} else {
-				n += tokens(len(c.Text))
-			}
+		n += EstimatePart(p)
+	}
+	return n
+}
+
+// EstimatePart guesses the tokens of one message part; a message's estimate is
+// the sum of its parts'.
+func EstimatePart(p provider.Part) int64 {
+	n := partOverhead + tokens(len(p.Text)+len(p.Signature)+len(p.Name)+len(p.Args))
+	for _, c := range p.Content {
+		if c.Type == "image" {
+			n += imageTokens
+		} else {
+			n += tokens(len(c.Text))
 		}
 	}
 	return n
