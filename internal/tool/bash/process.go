@@ -149,12 +149,13 @@ func (p *process) supervise(outR, cwdR *os.File, out io.Writer) {
 			}
 		}
 	}()
-	var cwd strings.Builder
+	var cwd []byte
 	cwdDone := make(chan struct{})
 	go func() {
 		defer close(cwdDone)
 		if cwdR != nil {
-			_, _ = io.Copy(&cwd, io.LimitReader(cwdR, 64<<10))
+			// ReadAll starts small: a path, where io.Copy takes 32 KiB.
+			cwd, _ = io.ReadAll(io.LimitReader(cwdR, 64<<10))
 		}
 	}()
 
@@ -175,7 +176,7 @@ func (p *process) supervise(outR, cwdR *os.File, out io.Writer) {
 		}
 		_ = r.f.Close()
 	}
-	p.cwd = strings.TrimSuffix(cwd.String(), "\n")
+	p.cwd = strings.TrimSuffix(string(cwd), "\n")
 	close(p.done)
 }
 
