@@ -273,7 +273,8 @@ func (l *Log) syncSoon() {
 	}()
 }
 
-// Close closes the file.
+// Close waits for the syncs due and closes the file; a sync that failed is its
+// error.
 func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -282,12 +283,9 @@ func (l *Log) Close() error {
 	}
 	l.closed = true
 	l.mu.Unlock()
-	l.syncers.Wait() // a sync in flight, before its file is closed
+	l.syncers.Wait() // the syncs due, before their file is closed
 	l.mu.Lock()
 	err := l.syncErr
-	if serr := l.f.Sync(); serr != nil && err == nil {
-		err = serr
-	}
 	if cerr := l.f.Close(); err == nil {
 		err = cerr
 	}

@@ -382,6 +382,10 @@ func TestConcurrentAppends(t *testing.T) {
 		wg.Go(func() {
 			for i := range each {
 				r := Record{Type: TypeProgress, CallID: fmt.Sprint("w", w), Chunk: fmt.Sprintf("%d %s\n", i, strings.Repeat("x", i))}
+				if i%20 == 19 { // synced in the background, while the others write
+					res := tool.Text("done")
+					r = Record{Type: TypeToolResult, CallID: fmt.Sprint("r", w, "-", i), Result: &res}
+				}
 				if err := l.Append(r); err != nil {
 					t.Error(err)
 					return
@@ -390,7 +394,9 @@ func TestConcurrentAppends(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	l.Close()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
 	recs, err := ReadFile(l.Path()) // fails on any interleaved line
 	if err != nil {
 		t.Fatal(err)
@@ -400,6 +406,10 @@ func TestConcurrentAppends(t *testing.T) {
 	}
 	next := map[string]int{}
 	for _, r := range recs[1:] {
+		if r.Type == TypeToolResult {
+			next["w"+strings.TrimPrefix(strings.Split(r.CallID, "-")[0], "r")]++
+			continue
+		}
 		want := fmt.Sprintf("%d %s\n", next[r.CallID], strings.Repeat("x", next[r.CallID]))
 		if r.Chunk != want {
 			t.Fatalf("writer %s: chunk %q, want %q (lost or reordered)", r.CallID, r.Chunk, want)
