@@ -149,32 +149,24 @@ func (p *process) supervise(outR, cwdR *os.File, out io.Writer) {
 			}
 		}
 	}()
-	var cwd []byte
-	cwdDone := make(chan struct{})
-	go func() {
-		defer close(cwdDone)
-		if cwdR != nil {
-			// ReadAll starts small: a path, where io.Copy takes 32 KiB.
-			cwd, _ = io.ReadAll(io.LimitReader(cwdR, 64<<10))
-		}
-	}()
 
 	// The supervisor returns once the shell and everything it started are
 	// gone, leftovers killed; so the pipes reach EOF at once.
 	p.exit = p.sup.Wait()
 	close(p.exited)
-	for _, r := range []struct {
-		f    *os.File
-		done chan struct{}
-	}{{outR, outDone}, {cwdR, cwdDone}} {
-		if r.f == nil {
-			continue
-		}
-		if !waitOrTimeout(r.done, closeWait) {
-			_ = r.f.SetReadDeadline(time.Now()) // a process outside dsh's reach holds it
-			<-r.done
-		}
-		_ = r.f.Close()
+	if !waitOrTimeout(outDone, closeWait) {
+		_ = outR.SetReadDeadline(time.Now()) // a process outside dsh's reach holds it
+		<-outDone
+	}
+	_ = outR.Close()
+	var cwd []byte
+	if cwdR != nil {
+		// Read here, not by a goroutine of its own: the shell wrote it
+		// before it exited (a pipe holds far more than a path), and no
+		// command has the pipe (fd 3 is closed for it).
+		_ = cwdR.SetReadDeadline(time.Now().Add(closeWait))
+		cwd, _ = io.ReadAll(io.LimitReader(cwdR, 64<<10))
+		_ = cwdR.Close()
 	}
 	p.cwd = strings.TrimSuffix(string(cwd), "\n")
 	close(p.done)
