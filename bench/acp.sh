@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark of `dsh acp` startup, as an editor sees it, for this tree and for a
-# build of BEFORE (default 3819471, the commit before this round), interleaved
+# build of BEFORE (default 321f09d, the previous build the issue measured against), interleaved
 # in one run: medians of RUNS runs of spawn → initialize, session/new, idle RSS
 # and PSS (after initialize + session/new), session/load of a written log of
 # CALLS (10 000) calls of every built-in tool, a one-shot `dsh tool read`, and
@@ -10,9 +10,10 @@
 # Go SDK's example agent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export CGO_ENABLED=0 # dsh as the README builds it: static
 
 runs=${RUNS:-10}
-before=${BEFORE:-3819471}
+before=${BEFORE:-321f09d}
 tmp=$(mktemp -d)
 trap 'git worktree remove --force "$tmp/before" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
 

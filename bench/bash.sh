@@ -11,6 +11,7 @@
 #    RSS (target <= 64 MiB). Each side runs RUNS times; the best counts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export CGO_ENABLED=0 # dsh as the README builds it: static
 
 size=$((1 << 30))
 runs=${RUNS:-3}

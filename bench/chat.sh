@@ -7,6 +7,7 @@
 #      into the scrollback (target <= 80 MiB: the chat keeps no history).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export CGO_ENABLED=0 # dsh as the README builds it: static
 command -v tmux >/dev/null || { echo "bench/chat.sh needs tmux" >&2; exit 1; }
 
 tmp=$(mktemp -d)

@@ -2,12 +2,13 @@
 # Many sessions in one `dsh acp` (issue: fast again): N (100) sessions opened
 # and prompted at once — wall time and peak RSS (targets: peak <= 80 MiB) — and
 # the memory kept per finished session (target <= 0.2 MiB), for this tree and
-# for a build of BEFORE (default 3819471, the commit before this round), in one
+# for a build of BEFORE (default 321f09d, the previous build the issue measured against), in one
 # run: now / before / ratio.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export CGO_ENABLED=0 # dsh as the README builds it: static
 
-before=${BEFORE:-3819471}
+before=${BEFORE:-321f09d}
 tmp=$(mktemp -d)
 trap 'git worktree remove --force "$tmp/before" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
 

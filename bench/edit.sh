@@ -11,6 +11,7 @@
 # printed: on a busy machine the CPU figures are the steadier ones.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export CGO_ENABLED=0 # dsh as the README builds it: static
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

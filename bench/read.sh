@@ -12,6 +12,7 @@
 # requested lines; the scan (every byte, to count totalLines exactly) is the same.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export CGO_ENABLED=0 # dsh as the README builds it: static
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -5,6 +5,7 @@
 # the same run. Prints the time ratio (target <= 1.0) and dsh's peak RSS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export CGO_ENABLED=0 # dsh as the README builds it: static
 command -v jq >/dev/null || { echo "replay.sh needs jq (apt-get install jq)" >&2; exit 1; }
 RUNS=${RUNS:-3}
 N=${N:-100000}

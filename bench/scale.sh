@@ -7,6 +7,7 @@
 # and of a generated BIG MB log (target: bounded, <= 100 MiB).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export CGO_ENABLED=0 # dsh as the README builds it: static
 
 calls=${CALLS:-10000}
 big=${BIG:-500}

@@ -23,6 +23,7 @@
 # The regex uses explicit classes: rg's \w is Unicode-aware, RE2's is ASCII.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export CGO_ENABLED=0 # dsh as the README builds it: static
 
 if ! command -v rg >/dev/null; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ripgrep >/dev/null
