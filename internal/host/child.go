@@ -97,7 +97,7 @@ func (s *Session) runTask(ctx context.Context, t tool.Task) (tool.TaskOutcome, e
 	id := session.NewID(o.Now())
 	c := assemble(o, ws, nil, id, &mcpNotes{})
 	log, err := session.Create(filepath.Dir(s.log.Path()), id, ws.Root(), session.Options{Now: o.Now, System: c.systemPrompt(),
-		Parent: &session.Parent{Session: s.ID(), CallID: t.CallID, Agent: name}})
+		Parent: &session.Parent{Session: s.ID(), CallID: t.CallID, Agent: name}, Scratch: o.ScratchLog})
 	if err != nil {
 		return tool.TaskOutcome{}, errors.Join(err, c.Kill())
 	}

@@ -54,6 +54,9 @@ type Options struct {
 	SessionDir   string // where logs live (already resolved)
 	Root         string // the workspace root: the session's directory
 	AllowOutside bool   // let tools touch paths outside the root
+	// ScratchLog: the logs are removed when the process ends (dsh tool's), so
+	// they are not synced to disk (session.Options.Scratch).
+	ScratchLog bool
 	// SkillDirs are where the session's skills are found (skills.Dirs).
 	SkillDirs []skills.Dir
 	// AgentDirs are where its custom agents are found (agents.Dirs).
@@ -210,7 +213,7 @@ func Create(o Options) (*Session, error) {
 	s := assemble(o, ws, nil, id, notes)
 	// The system prompt is rendered once and logged in the header, which the
 	// agent folds like a reloaded session does.
-	log, err := session.Create(o.SessionDir, id, ws.Root(), session.Options{Now: o.Now, System: s.systemPrompt()})
+	log, err := session.Create(o.SessionDir, id, ws.Root(), session.Options{Now: o.Now, System: s.systemPrompt(), Scratch: o.ScratchLog})
 	if err != nil {
 		return nil, errors.Join(err, s.Kill())
 	}

@@ -23,15 +23,19 @@ type Options struct {
 	// Parent links a child session (a subagent's) to its parent's call, in
 	// the header.
 	Parent *Parent
+	// Scratch is a log that goes with its process (dsh tool's, in a directory
+	// removed at exit): nothing is synced, since nothing is kept.
+	Scratch bool
 }
 
 // Log is an open session log, the append-only writer. It keeps no records in
 // memory (a session's history is read back from the file), so a long session costs
 // what its open calls cost. Its methods are safe for concurrent use.
 type Log struct {
-	path string
-	now  func() time.Time
-	cap  int
+	path    string
+	now     func() time.Time
+	cap     int
+	scratch bool
 
 	mu       sync.Mutex
 	f        *os.File
@@ -84,7 +88,9 @@ func Create(dir, id, cwd string, o Options) (_ *Log, err error) {
 	if _, err := l.Put(h); err != nil {
 		return nil, err
 	}
-	syncDir(dir)
+	if !o.Scratch {
+		syncDir(dir)
+	}
 	return l, nil
 }
 
@@ -140,7 +146,7 @@ func Open(path string, o Options, each func(Record) error) (_ *Log, err error) {
 
 func newLog(path string, f *os.File, o Options) *Log {
 	now, c := o.normalize()
-	return &Log{path: path, now: now, cap: c, f: f, progress: map[string]int{}}
+	return &Log{path: path, now: now, cap: c, scratch: o.Scratch, f: f, progress: map[string]int{}}
 }
 
 // ID returns the session id recorded in the header.
@@ -239,6 +245,9 @@ func (l *Log) write(line []byte, t RecordType) error {
 		return fmt.Errorf("session log %s: write: %w", l.path, err)
 	}
 	l.size += int64(len(line))
+	if l.scratch {
+		return nil
+	}
 	switch t {
 	case TypeHeader, TypeTurnEnd:
 		if err := l.f.Sync(); err != nil {
