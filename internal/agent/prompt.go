@@ -67,13 +67,42 @@ func SystemPrompt(p PromptInfo) string {
 	if s := strings.TrimSpace(p.Instructions); s != "" {
 		instructions = strings.Replace(instructionsText, "{{.Instructions}}", s, 1)
 	}
-	return strings.NewReplacer(
-		"{{.Root}}", p.Root,
-		"{{.Platform}}", p.Platform,
-		"{{.Date}}", p.Date.Format("2006-01-02 (Monday)"),
-		"{{.Guidance}}", guidance.String(),
-		"{{.Instructions}}", instructions,
-	).Replace(systemText)
+	value := func(name string) (string, bool) {
+		switch name {
+		case "Root":
+			return p.Root, true
+		case "Platform":
+			return p.Platform, true
+		case "Date":
+			return p.Date.Format("2006-01-02 (Monday)"), true
+		case "Guidance":
+			return guidance.String(), true
+		case "Instructions":
+			return instructions, true
+		}
+		return "", false
+	}
+	// One pass by hand: a strings.Replacer of these five built its lookup
+	// tables on every session/new, for a single use.
+	var b strings.Builder
+	b.Grow(len(systemText) + len(p.Root) + guidance.Len() + len(instructions) + 64)
+	rest := systemText
+	for {
+		before, after, found := strings.Cut(rest, "{{.")
+		b.WriteString(before)
+		if !found {
+			return b.String()
+		}
+		name, tail, closed := strings.Cut(after, "}}")
+		v, known := value(name)
+		if !closed || !known {
+			b.WriteString("{{.")
+			rest = after
+			continue
+		}
+		b.WriteString(v)
+		rest = tail
+	}
 }
 
 // instructionFiles are the project instruction files, in order of preference.

@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -69,7 +70,7 @@ const (
 )
 
 // validName is Claude Code's rule: lowercase letters, digits and hyphens.
-var validName = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+var validName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`) })
 
 // claudeTools maps Claude Code's tool names to dsh's.
 var claudeTools = map[string]string{
@@ -159,7 +160,7 @@ func Parse(b []byte) (Agent, error) {
 	switch {
 	case a.Name == "":
 		return Agent{}, errors.New("front matter: no name")
-	case len(a.Name) > 64 || !validName.MatchString(a.Name):
+	case len(a.Name) > 64 || !validName().MatchString(a.Name):
 		return Agent{}, fmt.Errorf("name %q: want lowercase letters, digits and hyphens, at most 64 characters", a.Name)
 	case a.Description == "":
 		return Agent{}, errors.New("front matter: no description")

@@ -14,12 +14,13 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/dsh-dev/dsh/internal/card"
 )
 
 // pasteRef is a paste's placeholder in the typed text.
-var pasteRef = regexp.MustCompile(`\[paste #(\d+): [^\]\n]*\]`)
+var pasteRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[paste #(\d+): [^\]\n]*\]`) })
 
 // Placeholder is what stands in the typed text for paste n (1-based).
 func Placeholder(n int, text string) string {
@@ -35,8 +36,8 @@ func Pastes(raw string, pastes map[int]string) (string, []card.Content) {
 		return raw, nil
 	}
 	var blocks []card.Content
-	text := pasteRef.ReplaceAllStringFunc(raw, func(ref string) string {
-		n, _ := strconv.Atoi(pasteRef.FindStringSubmatch(ref)[1])
+	text := pasteRef().ReplaceAllStringFunc(raw, func(ref string) string {
+		n, _ := strconv.Atoi(pasteRef().FindStringSubmatch(ref)[1])
 		p, ok := pastes[n]
 		if !ok {
 			return ref
@@ -54,8 +55,8 @@ func Pastes(raw string, pastes map[int]string) (string, []card.Content) {
 func ModelText(text string, content []card.Content) string {
 	pastes := blocks(content, card.ContentPaste)
 	if len(pastes) > 0 {
-		text = pasteRef.ReplaceAllStringFunc(text, func(ref string) string {
-			n, _ := strconv.Atoi(pasteRef.FindStringSubmatch(ref)[1])
+		text = pasteRef().ReplaceAllStringFunc(text, func(ref string) string {
+			n, _ := strconv.Atoi(pasteRef().FindStringSubmatch(ref)[1])
 			if n < 1 || n > len(pastes) {
 				return ref
 			}
@@ -89,8 +90,8 @@ func Images(content []card.Content) []card.Content { return blocks(content, card
 func View(text string, content []card.Content) (string, []string) {
 	pastes := blocks(content, card.ContentPaste)
 	if len(pastes) > 0 {
-		text = pasteRef.ReplaceAllStringFunc(text, func(ref string) string {
-			n, _ := strconv.Atoi(pasteRef.FindStringSubmatch(ref)[1])
+		text = pasteRef().ReplaceAllStringFunc(text, func(ref string) string {
+			n, _ := strconv.Atoi(pasteRef().FindStringSubmatch(ref)[1])
 			if n < 1 || n > len(pastes) {
 				return ref
 			}

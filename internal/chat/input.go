@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/sahilm/fuzzy"
@@ -127,7 +128,7 @@ const (
 
 // atRef finds @path mentions: after the start or a space, up to the next
 // space, or in quotes (@"a name with spaces").
-var atRef = regexp.MustCompile(`(?:^|\s)@(?:"([^"\n]+)"|([^\s@"]+))`)
+var atRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|\s)@(?:"([^"\n]+)"|([^\s@"]+))`) })
 
 // attachFiles reads the files a prompt mentions as @path: inside the workspace,
 // text as a resource and images (PNG, JPEG, GIF, WebP) as images. An absolute
@@ -137,7 +138,7 @@ func attachFiles(root, prompt string) ([]card.Content, []string) {
 	var files []card.Content
 	var skipped []string
 	seen := map[string]bool{}
-	for _, m := range atRef.FindAllStringSubmatch(prompt, -1) {
+	for _, m := range atRef().FindAllStringSubmatch(prompt, -1) {
 		rel := m[1]
 		if rel == "" {
 			rel = strings.TrimRight(m[2], ".,;:!?)")

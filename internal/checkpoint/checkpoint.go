@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -54,10 +55,30 @@ type Options struct {
 
 // Store is one workspace's shadow object store, with one index (its stat cache)
 // per user of it, so that sessions in the same workspace share objects without
-// contending for one index.
+// contending for one index. A Store may be shared: snapshots asked for while
+// one runs are taken together, by one snapshot that starts after they were
+// asked for.
 type Store struct {
 	git, dir, root, index string
 	o                     Options
+
+	mu      sync.Mutex
+	next    *flight // the snapshot the callers since the running one started wait for
+	running bool
+	// last is the tree the index was written to, and the index's stat then:
+	// while nothing changed since, the tree is the same and need not be
+	// written again. Only the running snapshot reads or writes it.
+	last struct {
+		tree string
+		fi   os.FileInfo
+	}
+}
+
+// flight is one snapshot and the callers waiting for it.
+type flight struct {
+	done chan struct{}
+	snap Snapshot
+	err  error
 }
 
 // Open opens (creating it if needed) the shadow store dir for the workspace
@@ -79,7 +100,11 @@ func Open(dir, root, index string, o Options) (*Store, error) {
 			return nil, fmt.Errorf("checkpoint store: %w", err)
 		}
 		if _, err := s.run(context.Background(), nil, "init", "--quiet"); err != nil {
-			return nil, err
+			// Another process may have made it meanwhile (git init locks the
+			// config it writes).
+			if _, serr := os.Stat(filepath.Join(dir, "HEAD")); serr != nil {
+				return nil, err
+			}
 		}
 	}
 	seedIndex(s.index)
@@ -103,8 +128,13 @@ func seedIndex(index string) {
 			newest, at = filepath.Join(filepath.Dir(index), e.Name()), fi.ModTime()
 		}
 	}
+	// A missing seed only costs time; a half-written one, read as the newest
+	// by another session, would fail its snapshots: it is written aside first.
 	if b, err := os.ReadFile(newest); err == nil && newest != "" {
-		_ = os.WriteFile(index, b, 0o600) // a missing seed only costs time
+		tmp := index + ".seed.lock"
+		if os.WriteFile(tmp, b, 0o600) == nil && os.Rename(tmp, index) != nil {
+			_ = os.Remove(tmp)
+		}
 	}
 }
 
@@ -119,12 +149,54 @@ type Snapshot struct {
 // Snapshot records the workspace as it is now. It lists what changed since the
 // index last saw it (one walk, honouring the ignore rules), hashes only those
 // files and writes the tree. It ends with ErrTimeout past the time bound.
+//
+// Callers at the same time share one snapshot that starts after each of them
+// called (many sessions of a workspace that start their prompts together take
+// one or two, not one each); the snapshot is not stopped by ctx, which only
+// ends the wait.
 func (s *Store) Snapshot(ctx context.Context) (Snapshot, error) {
+	s.mu.Lock()
+	f := s.next
+	if f == nil {
+		f = &flight{done: make(chan struct{})}
+		s.next = f
+		if !s.running {
+			s.running = true
+			go s.fly()
+		}
+	}
+	s.mu.Unlock()
+	select {
+	case <-f.done:
+		return Snapshot{Tree: f.snap.Tree, Skipped: slices.Clone(f.snap.Skipped)}, f.err
+	case <-ctx.Done():
+		return Snapshot{}, fmt.Errorf("checkpoint: %w", ctx.Err())
+	}
+}
+
+// fly takes the snapshots waited for, one after another, until none is.
+func (s *Store) fly() {
+	for {
+		s.mu.Lock()
+		f := s.next
+		s.next = nil
+		if f == nil {
+			s.running = false
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+		f.snap, f.err = s.snapshot()
+		close(f.done)
+	}
+}
+
+func (s *Store) snapshot() (Snapshot, error) {
 	bound := s.o.Timeout
 	if _, err := os.Stat(s.index); err != nil {
 		bound = max(bound, ColdTimeout)
 	}
-	ctx, cancel := context.WithTimeout(ctx, bound)
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	if err := s.syncExcludes(); err != nil {
 		return Snapshot{}, err
@@ -157,12 +229,28 @@ func (s *Store) Snapshot(ctx context.Context) (Snapshot, error) {
 			return Snapshot{}, s.bound(ctx, err)
 		}
 	}
+	// Nothing listed and the index as the last write left it: the same tree.
+	if len(out) == 0 && s.last.fi != nil {
+		if fi, err := os.Stat(s.index); err == nil && sameFile(fi, s.last.fi) {
+			snap.Tree = s.last.tree
+			return snap, nil
+		}
+	}
 	tree, err := s.run(ctx, nil, "write-tree")
 	if err != nil {
 		return Snapshot{}, s.bound(ctx, err)
 	}
 	snap.Tree = strings.TrimSpace(string(tree))
+	s.last.tree, s.last.fi = snap.Tree, nil
+	if fi, err := os.Stat(s.index); err == nil {
+		s.last.fi = fi
+	}
 	return snap, nil
+}
+
+// sameFile reports whether a and b are one file, unchanged between the two.
+func sameFile(a, b os.FileInfo) bool {
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }
 
 // bound turns a failure past the deadline into ErrTimeout.

@@ -3,11 +3,13 @@ package checkpoint
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -223,8 +225,10 @@ func TestSnapshotTimeout(t *testing.T) {
 	root, s := newRepo(t)
 	snap(t, s)
 	write(t, root, "a.txt", "changed\n")
-	quick := *s
-	quick.o.Timeout = time.Nanosecond
+	quick, err := Open(s.dir, root, "s1", Options{Timeout: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := quick.Snapshot(context.Background()); !errors.Is(err, ErrTimeout) {
 		t.Fatalf("err = %v, want ErrTimeout", err)
 	}
@@ -232,4 +236,45 @@ func TestSnapshotTimeout(t *testing.T) {
 		t.Errorf("the index lock is left: %v", err)
 	}
 	snap(t, s)
+}
+
+// Snapshots asked for at the same time are taken together, yet each holds what
+// was written before it was asked for.
+func TestConcurrentSnapshots(t *testing.T) {
+	root, s := newRepo(t)
+	snap(t, s)
+	const n = 20
+	trees := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			name := fmt.Sprintf("f%d.txt", i)
+			if err := os.WriteFile(filepath.Join(root, name), []byte(name), 0o644); err != nil {
+				t.Error(err)
+				return
+			}
+			sn, err := s.Snapshot(context.Background())
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			es, err := s.Entries(context.Background(), sn.Tree, []string{name})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if es[name].ID == "" {
+				t.Errorf("the snapshot after %s was written does not hold it", name)
+			}
+			trees[i] = sn.Tree
+		})
+	}
+	wg.Wait()
+	// Unchanged since: the same tree, whether or not it is written again.
+	if got, want := snap(t, s), snap(t, s); got != want {
+		t.Errorf("two snapshots of an unchanged workspace: %s, %s", got, want)
+	}
+	if !slices.Contains(trees, snap(t, s)) {
+		t.Errorf("the last concurrent snapshot %v is not the workspace's now", trees)
+	}
 }

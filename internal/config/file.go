@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/pelletier/go-toml/v2"
@@ -353,7 +354,7 @@ func mcpServer(name string, m rawMCP, getenv func(string) string) (MCPServer, er
 	return s, nil
 }
 
-var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+var envRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`) })
 
 // expandAll replaces ${VAR} in values with the environment's, so secrets such
 // as tokens stay out of the file.
@@ -363,8 +364,8 @@ func expandAll(m map[string]string, getenv func(string) string) map[string]strin
 	}
 	out := make(map[string]string, len(m))
 	for k, v := range m {
-		out[k] = envRef.ReplaceAllStringFunc(v, func(ref string) string {
-			return getenv(envRef.FindStringSubmatch(ref)[1])
+		out[k] = envRef().ReplaceAllStringFunc(v, func(ref string) string {
+			return getenv(envRef().FindStringSubmatch(ref)[1])
 		})
 	}
 	return out

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -53,7 +54,7 @@ type Hook struct {
 }
 
 // plainMatcher is a matcher Claude Code compares exactly: names and |.
-var plainMatcher = regexp.MustCompile(`^[A-Za-z0-9_|]+$`)
+var plainMatcher = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_|]+$`) })
 
 // matcher is a compiled Hook.Matcher.
 type matcher struct {
@@ -72,7 +73,7 @@ func compile(m string) (matcher, error) {
 	switch {
 	case m == "" || m == "*":
 		return matcher{all: true}, nil
-	case plainMatcher.MatchString(m):
+	case plainMatcher().MatchString(m):
 		return matcher{names: strings.Split(m, "|")}, nil
 	}
 	re, err := regexp.Compile(m)

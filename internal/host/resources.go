@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/card"
@@ -64,18 +65,20 @@ func Mention(server, uri string) string { return "@" + server + ":" + uri }
 // server name (letters, digits, _, - or .: a configured server's name), a
 // colon and a URI with its scheme (so @main.go and @a:b are not), up to the
 // next space. Trailing punctuation is the sentence's.
-var mentionRef = regexp.MustCompile(`(?:^|\s)@([A-Za-z0-9_.-]+):([A-Za-z][A-Za-z0-9+.-]*:[^\s"]+)`)
+var mentionRef = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?:^|\s)@([A-Za-z0-9_.-]+):([A-Za-z][A-Za-z0-9+.-]*:[^\s"]+)`)
+})
 
 // IsMention says whether an @ word (without its @) is an MCP resource
 // mention, which the chat leaves to the host instead of attaching a file.
-func IsMention(word string) bool { return mentionRef.MatchString("@" + word) }
+func IsMention(word string) bool { return mentionRef().MatchString("@" + word) }
 
 // attachMentions reads the resources text mentions and returns content with
 // them added, in the order mentioned. One already attached (an editor's
 // embedded copy) is not read again. A mention that cannot be attached stays
 // text, and the user is told why.
 func (s *Session) attachMentions(ctx context.Context, text string, content []card.Content) []card.Content {
-	ms := mentionRef.FindAllStringSubmatch(text, -1)
+	ms := mentionRef().FindAllStringSubmatch(text, -1)
 	if len(ms) == 0 {
 		return content
 	}

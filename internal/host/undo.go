@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -78,15 +79,45 @@ func (u *undoState) list() []span {
 }
 
 // checkpointStore is the workspace's shadow store, opened on first use: one per
-// workspace under the session directory, an index per session.
+// workspace under the session directory, shared by the process's sessions in
+// that workspace (their snapshots at the same time are taken as one), with an
+// index per process named by the first session that opened it.
 func (s *Session) checkpointStore() (*checkpoint.Store, error) {
 	u := &s.undo
 	u.once.Do(func() {
 		key := sha256.Sum256([]byte(s.ws.Root()))
 		dir := filepath.Join(s.o.SessionDir, "checkpoints", hex.EncodeToString(key[:8]))
-		u.store, u.storeErr = checkpoint.Open(dir, s.ws.Root(), s.ID(), checkpoint.Options{Exclude: []string{s.o.SessionDir}})
+		u.store, u.storeErr = openStore(dir, s.ws.Root(), s.ID(), checkpoint.Options{Exclude: []string{s.o.SessionDir}})
 	})
 	return u.store, u.storeErr
+}
+
+// stores are the process's open checkpoint stores, by directory.
+var stores struct {
+	sync.Mutex
+	m map[string]*checkpoint.Store
+}
+
+// openStore is the process's store dir, opened if it is not yet (or was
+// removed since). Opening under the lock keeps sessions that start together
+// from each initialising it.
+func openStore(dir, root, index string, o checkpoint.Options) (*checkpoint.Store, error) {
+	stores.Lock()
+	defer stores.Unlock()
+	if st := stores.m[dir]; st != nil {
+		if _, err := os.Stat(filepath.Join(dir, "HEAD")); err == nil {
+			return st, nil
+		}
+	}
+	st, err := checkpoint.Open(dir, root, index, o)
+	if err != nil {
+		return nil, err
+	}
+	if stores.m == nil {
+		stores.m = map[string]*checkpoint.Store{}
+	}
+	stores.m[dir] = st
+	return st, nil
 }
 
 // checkpoint snapshots the workspace and logs it as prompt's phase. A snapshot

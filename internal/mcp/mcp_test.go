@@ -327,7 +327,7 @@ func TestNameCollision(t *testing.T) {
 }
 
 func validName(s string) bool {
-	return len(s) > 0 && len(s) <= MaxNameLen && !unsafeChars.MatchString(s)
+	return len(s) > 0 && len(s) <= MaxNameLen && !unsafeChars().MatchString(s)
 }
 
 func TestServerEnv(t *testing.T) {

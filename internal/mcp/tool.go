@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"regexp"
+	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -18,13 +19,13 @@ import (
 // MaxNameLen is the longest tool name both providers accept.
 const MaxNameLen = 64
 
-var unsafeChars = regexp.MustCompile(`[^a-zA-Z0-9_-]`)
+var unsafeChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-zA-Z0-9_-]`) })
 
 // ToolName is the dsh name of a server's tool: mcp__<server>__<tool> with
 // every character outside [a-zA-Z0-9_-] replaced by _, cut to MaxNameLen with
 // a hash of the full name so that cut names stay distinct.
 func ToolName(server, name string) string {
-	n := "mcp__" + unsafeChars.ReplaceAllString(server, "_") + "__" + unsafeChars.ReplaceAllString(name, "_")
+	n := "mcp__" + unsafeChars().ReplaceAllString(server, "_") + "__" + unsafeChars().ReplaceAllString(name, "_")
 	if len(n) <= MaxNameLen {
 		return n
 	}

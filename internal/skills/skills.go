@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -63,7 +64,7 @@ const (
 
 // validName is the Agent Skills rule: lowercase letters, digits and single
 // hyphens, at most 64 characters.
-var validName = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+var validName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`) })
 
 // All reads the skills of dirs; the first of a name wins. What cannot be read
 // or is malformed is skipped and told in the error.
@@ -126,7 +127,7 @@ func (s *Skill) parse(front []byte) error {
 	switch {
 	case s.Name == "":
 		return errors.New("front matter: no name")
-	case len(s.Name) > 64 || !validName.MatchString(s.Name):
+	case len(s.Name) > 64 || !validName().MatchString(s.Name):
 		return fmt.Errorf("name %q: want lowercase letters, digits and hyphens, at most 64 characters", s.Name)
 	case s.Description == "":
 		return errors.New("front matter: no description")

@@ -33,15 +33,18 @@ type typed[P, M any] struct {
 	// memo holds the meta decoded last: a logged result is folded and presented
 	// from the same bytes (a reload presents a few records behind its fold, a
 	// live consumer a little after the agent), and a read window's meta is worth
-	// decoding once.
+	// decoding once. The entries are made on the first meta decoded: every
+	// session has every tool, and most tools are never called in most sessions.
 	memo struct {
 		sync.Mutex
 		next int
-		ent  [memoSize]struct {
-			raw jsontext.Value
-			m   *M
-		}
+		ent  *[memoSize]memoEntry[M]
 	}
+}
+
+type memoEntry[M any] struct {
+	raw jsontext.Value
+	m   *M
 }
 
 // memoSize covers the records a reload has in flight between fold and replay.
@@ -54,15 +57,20 @@ func (t *typed[P, M]) meta(raw jsontext.Value) *M {
 		return nil
 	}
 	t.memo.Lock()
-	for _, e := range t.memo.ent {
-		if len(e.raw) == len(raw) && unsafe.SliceData(e.raw) == unsafe.SliceData(raw) {
-			t.memo.Unlock()
-			return e.m
+	if t.memo.ent != nil {
+		for _, e := range t.memo.ent {
+			if len(e.raw) == len(raw) && unsafe.SliceData(e.raw) == unsafe.SliceData(raw) {
+				t.memo.Unlock()
+				return e.m
+			}
 		}
 	}
 	t.memo.Unlock()
 	m := DecodeMeta[M](raw)
 	t.memo.Lock()
+	if t.memo.ent == nil {
+		t.memo.ent = new([memoSize]memoEntry[M])
+	}
 	e := &t.memo.ent[t.memo.next]
 	e.raw, e.m = raw, m
 	t.memo.next = (t.memo.next + 1) % memoSize

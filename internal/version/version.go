@@ -3,15 +3,21 @@
 // revision when the build recorded one.
 package version
 
-import "runtime/debug"
+import (
+	"runtime/debug"
+	"sync"
+)
 
 // Version is set at build time:
 //
 //	go build -ldflags "-X github.com/dsh-dev/dsh/internal/version.Version=v1.2.3" ./cmd/dsh
 var Version string
 
-// String returns dsh's version.
-func String() string { return resolve(Version, debug.ReadBuildInfo) }
+// String returns dsh's version. It is resolved once: every session's settings
+// ask, and the build info is parsed anew on each read of it.
+func String() string { return resolved() }
+
+var resolved = sync.OnceValue(func() string { return resolve(Version, debug.ReadBuildInfo) })
 
 // resolve is String with its inputs injected, for tests.
 func resolve(stamped string, read func() (*debug.BuildInfo, bool)) string {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	anthropic "github.com/anthropics/anthropic-sdk-go/v2"
@@ -156,13 +157,15 @@ func listOpenAI(ctx context.Context, src Source) ([]Info, error) {
 // conversation: its list also holds embedding, audio, image and moderation
 // models, which a model picker should not offer.
 func chatModel(id string) bool {
-	if !notChat.MatchString(id) && chatFamily.MatchString(id) {
+	if !notChat().MatchString(id) && chatFamily().MatchString(id) {
 		return true
 	}
 	return Lookup(id).Known
 }
 
 var (
-	chatFamily = regexp.MustCompile(`^(gpt-|o[0-9]|chatgpt-)`)
-	notChat    = regexp.MustCompile(`embedding|audio|realtime|tts|transcribe|image|dall-e|whisper|moderation|search|instruct`)
+	chatFamily = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(gpt-|o[0-9]|chatgpt-)`) })
+	notChat    = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`embedding|audio|realtime|tts|transcribe|image|dall-e|whisper|moderation|search|instruct`)
+	})
 )

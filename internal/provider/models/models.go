@@ -7,6 +7,7 @@ package models
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Info is what dsh knows of one model.
@@ -107,7 +108,7 @@ func Lookup(model string) Info {
 			break
 		}
 		rest, ok := strings.CutPrefix(id, e.ID+"-")
-		if ok && snapshot(rest) && (best == nil || len(e.ID) > len(best.ID)) {
+		if ok && snapshot().MatchString(rest) && (best == nil || len(e.ID) > len(best.ID)) {
 			best = e
 		}
 	}
@@ -119,10 +120,12 @@ func Lookup(model string) Info {
 	return out
 }
 
-// snapshot reports whether rest is a snapshot suffix: a date (20250929,
+// snapshot matches a snapshot suffix: a date (20250929,
 // 2024-08-06) or "latest". Anything else (gpt-5 + "-mini", claude-opus-4 +
 // "-7") is another model.
-var snapshot = regexp.MustCompile(`^(latest|[0-9]{8}|[0-9]{4}-[0-9]{2}-[0-9]{2})$`).MatchString
+var snapshot = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(latest|[0-9]{8}|[0-9]{4}-[0-9]{2}-[0-9]{2})$`)
+})
 
 // Builtin returns the table's models of provider ("anthropic" or "openai"),
 // newest first; every model for "".

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/anthropic"
@@ -78,17 +79,52 @@ func FromEnv(getenv func(string) string, flags Flags) (provider.Provider, error)
 		if flags.Script == "" {
 			return nil, errors.New("--provider script needs --script FILE")
 		}
-		f, err := os.Open(flags.Script)
+		s, err := loadScript(flags.Script)
 		if err != nil {
 			return nil, err
-		}
-		defer func() { _ = f.Close() }()
-		s, err := script.Load(f)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", flags.Script, err)
 		}
 		return s, nil
 	default:
 		return nil, fmt.Errorf("unknown provider %q: use anthropic, openai or script", name)
 	}
+}
+
+// scripts are the script files read so far, by path: each session builds its
+// provider, and a process's sessions that play one unchanged file share its
+// parsed turns instead of each parsing (and keeping) them again.
+var scripts struct {
+	sync.Mutex
+	m map[string]scriptFile
+}
+
+type scriptFile struct {
+	fi os.FileInfo
+	s  *script.Script
+}
+
+// loadScript is the script in path, its turns none played yet.
+func loadScript(path string) (*script.Script, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	scripts.Lock()
+	defer scripts.Unlock()
+	if c, ok := scripts.m[path]; ok && os.SameFile(c.fi, fi) && c.fi.Size() == fi.Size() && c.fi.ModTime().Equal(fi.ModTime()) {
+		return c.s.Fresh(), nil
+	}
+	s, err := script.Load(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if scripts.m == nil {
+		scripts.m = map[string]scriptFile{}
+	}
+	scripts.m[path] = scriptFile{fi, s}
+	return s.Fresh(), nil
 }

@@ -151,3 +151,35 @@ func TestSettingsReachTheServer(t *testing.T) {
 		})
 	}
 }
+
+// Each provider built from a script plays it from its first turn, also when
+// the parsed file is shared; a file changed since is read again.
+func TestScriptEachFromTheStart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.json")
+	write := func(text string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(`{"turns":[{"text":"`+text+`"}]}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := func() string {
+		t.Helper()
+		p, err := FromEnv(env(nil), Flags{Script: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := p.Stream(context.Background(), provider.Request{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Message.Parts[0].Text
+	}
+	write("one")
+	if a, b := first(), first(); a != "one" || b != "one" {
+		t.Errorf("two providers' first turns: %q, %q; want one, one", a, b)
+	}
+	write("three") // of another size: a coarse clock may give it the same mtime
+	if got := first(); got != "three" {
+		t.Errorf("after the file changed: %q, want three", got)
+	}
+}

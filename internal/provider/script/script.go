@@ -227,6 +227,12 @@ func describeKind(k jsontext.Kind) string {
 	return "something else"
 }
 
+// Fresh is a Script of the same turns, none of them played yet; the turns,
+// which nothing changes, are shared.
+func (s *Script) Fresh() *Script {
+	return &Script{turns: s.turns, used: make([]bool, len(s.turns))}
+}
+
 // Name implements provider.Provider.
 func (s *Script) Name() string { return "script" }
 

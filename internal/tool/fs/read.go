@@ -138,16 +138,17 @@ func readFile(ctx context.Context, env tool.Env, p ReadParams) (tool.Result, *re
 		limit = readDefaultLimit
 	}
 	var src io.Reader = f
+	size := fi.Size()
 	fromEditor := editorReads(env, loc, fi)
 	if fromEditor {
 		text, err := env.Session.Files.ReadText(ctx, loc.Abs())
 		if err != nil {
 			return tool.Errorf("Cannot read %s: the editor did not give it: %v.", p.Path, err), nil
 		}
-		src = strings.NewReader(text)
+		src, size = strings.NewReader(text), int64(len(text))
 	}
 	h := newPrefixHash()
-	w, err := readScan(ctx, io.TeeReader(src, h), offset, limit, stampHashBytes)
+	w, err := readScan(ctx, io.TeeReader(src, h), offset, limit, stampHashBytes, size)
 	if err != nil {
 		return tool.Errorf("Cannot read %s: %v.", p.Path, err), nil
 	}
@@ -246,20 +247,33 @@ type readWindow struct {
 	capped  bool // the byte cap ended the window early
 }
 
+// chunkFor is the scan's read size for a source of size bytes (0 or less: not
+// known, as for /proc's files): a small file needs no 256 KiB buffer, which a
+// hundred sessions reading at once each allocated and zeroed. One byte more
+// than the size reads it whole and sees its end in the next read; a file that
+// grew meanwhile is read in chunks of at least 4 KiB.
+func chunkFor(size int64) int {
+	if size <= 0 || size >= readChunkBytes {
+		return readChunkBytes
+	}
+	return max(int(size)+1, 4<<10)
+}
+
 // readScan streams r once: it counts newlines up to line offset, keeps at most
 // limit lines and readMaxBytes of numbered output, and then counts the remaining
 // newlines without keeping anything, so memory stays O(window) for any file size.
 // A final line without a newline counts as a line. Once the window is complete
 // and bound bytes have been seen, it stops counting: the total is then a lower
-// bound (atLeast), so reading the start of a huge file stays fast.
-func readScan(ctx context.Context, r io.Reader, offset, limit int, bound int64) (readWindow, error) {
+// bound (atLeast), so reading the start of a huge file stays fast. sizeHint is
+// r's size as far as it is known (chunkFor).
+func readScan(ctx context.Context, r io.Reader, offset, limit int, bound, sizeHint int64) (readWindow, error) {
 	w := readWindow{lines: []card.ReadLine{}}
 	end := math.MaxInt
 	if limit <= math.MaxInt-offset {
 		end = offset + limit - 1
 	}
 	var (
-		buf      = make([]byte, readChunkBytes)
+		buf      = make([]byte, chunkFor(sizeHint))
 		newlines int    // '\n' seen so far: the current line is newlines+1
 		size     int64  // bytes seen so far
 		last     byte   // the last byte seen

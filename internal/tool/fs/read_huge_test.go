@@ -43,7 +43,7 @@ func TestReadScanStopsAtTheBound(t *testing.T) {
 		{"one endless line", "start", 1, 1},
 	} {
 		cr := &countingReader{r: io.MultiReader(strings.NewReader(c.head), zeros{})}
-		w, err := readScan(context.Background(), cr, c.offset, 2000, bound)
+		w, err := readScan(context.Background(), cr, c.offset, 2000, bound, -1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,13 +55,13 @@ func TestReadScanStopsAtTheBound(t *testing.T) {
 		}
 	}
 	// A file that ends within the bound is counted exactly.
-	w, err := readScan(context.Background(), strings.NewReader(strings.Repeat("x\n", 3000)), 1, 10, bound)
+	w, err := readScan(context.Background(), strings.NewReader(strings.Repeat("x\n", 3000)), 1, 10, bound, -1)
 	if err != nil || w.atLeast || w.total != 3000 {
 		t.Fatalf("small file: %+v, %v", w.total, err)
 	}
 	// So is one that ends right at it.
 	exact := bytes.Repeat([]byte("x\n"), bound/2)
-	w, err = readScan(context.Background(), bytes.NewReader(exact), 1, 10, bound)
+	w, err = readScan(context.Background(), bytes.NewReader(exact), 1, 10, bound, -1)
 	if err != nil || w.atLeast || w.total != bound/2 {
 		t.Fatalf("file of the bound's size: total %d atLeast %v, %v", w.total, w.atLeast, err)
 	}

@@ -663,7 +663,7 @@ func TestReadScanMatchesReference(t *testing.T) {
 			{"onebyte", iotest.OneByteReader(bytes.NewReader(data))},
 			{"half", iotest.HalfReader(bytes.NewReader(data))},
 		} {
-			w, err := readScan(context.Background(), r.rd, offset, limit, math.MaxInt64)
+			w, err := readScan(context.Background(), r.rd, offset, limit, math.MaxInt64, -1)
 			if err != nil {
 				t.Fatal(err)
 			}
