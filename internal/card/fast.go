@@ -164,13 +164,13 @@ func appendString(dst []byte, s string, ok bool) ([]byte, bool) {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
+		for i < len(s) && !stringStop[s[i]] {
+			i++
+		}
+		if i == len(s) {
+			break
+		}
 		c := s[i]
-		if c >= utf8.RuneSelf {
-			continue // checked below, once for the whole string
-		}
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
 		dst = append(dst, s[start:i]...)
 		switch c {
 		case '"', '\\':
@@ -196,3 +196,13 @@ func appendString(dst []byte, s string, ok bool) ([]byte, bool) {
 }
 
 const hexDigits = "0123456789abcdef"
+
+// stringStop holds the bytes appendString escapes; the others it copies in
+// runs (bytes that are not ASCII are checked once for the whole string).
+var stringStop = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()

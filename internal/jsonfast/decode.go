@@ -177,33 +177,41 @@ func sliceDecoder(t reflect.Type, elem *plan) decoder {
 	// The elements are decoded into a scratch slice, then copied into one of
 	// their number: growing the slice itself left twice its size behind in
 	// garbage, and a reload decodes a meta of thousands of lines per call.
-	var scratch sync.Pool // *reflect.Value of t, empty
+	// The scratch and the copy are reached through Values made once, with
+	// their headers' addresses: reflect.NewAt and Value.Addr look the pointer
+	// type up in a sync.Map, for every slice of every meta.
+	type scratchSlice struct {
+		v, out reflect.Value // of t, addressable; v holds the elements, out is empty
+		h, oh  *sliceHeader  // v's and out's
+	}
+	var scratch sync.Pool // *scratchSlice
 	return func(d *Reader, ptr unsafe.Pointer) bool {
-		sv, _ := scratch.Get().(*reflect.Value)
-		if sv == nil {
-			v := reflect.New(t).Elem()
-			sv = &v
+		sc, _ := scratch.Get().(*scratchSlice)
+		if sc == nil {
+			v, out := reflect.New(t).Elem(), reflect.New(t).Elem()
+			sc = &scratchSlice{v: v, out: out, h: (*sliceHeader)(v.Addr().UnsafePointer()), oh: (*sliceHeader)(out.Addr().UnsafePointer())}
 		}
-		h := (*sliceHeader)(sv.Addr().UnsafePointer())
+		h := sc.h
 		ok := d.Array(func() bool {
 			if h.len == h.cap {
-				sv.Grow(1) // as append grows it, in place
+				sc.v.Grow(1) // as append grows it, in place
 			}
 			h.len++
 			return elem.dec(d, unsafe.Add(h.data, uintptr(h.len-1)*size))
 		})
 		if n := h.len; ok && n > 0 {
-			out := reflect.NewAt(t, ptr).Elem()
-			out.Grow(n)
-			out.SetLen(n)
-			reflect.Copy(out, *sv)
+			sc.out.Grow(n)
+			sc.oh.len = n
+			reflect.Copy(sc.out, sc.v)
+			*(*sliceHeader)(ptr) = *sc.oh
+			*sc.oh = sliceHeader{}
 		} else if ok {
 			*(*sliceHeader)(ptr) = sliceHeader{data: unsafe.Pointer(&empty)}
 		}
-		sv.Clear() // the scratch must not keep what it held alive
+		sc.v.Clear() // the scratch must not keep what it held alive
 		h.len = 0
 		if h.cap <= maxScratch/max(int(size), 1) {
-			scratch.Put(sv)
+			scratch.Put(sc)
 		}
 		return ok
 	}

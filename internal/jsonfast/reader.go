@@ -9,7 +9,6 @@ package jsonfast
 
 import (
 	"bytes"
-	"encoding/binary"
 	"math"
 	"time"
 	"unicode/utf8"
@@ -137,9 +136,8 @@ func (d *Reader) scanString() (end int, escaped, ok bool) {
 	i := d.i + 1
 	ascii := true
 	for i < len(d.b) {
-		// Eight bytes at a time past those that need no look: most are.
-		for i+8 <= len(d.b) && plain8(binary.LittleEndian.Uint64(d.b[i:])) {
-			i += 8
+		for i < len(d.b) && !stringStop[d.b[i]] {
+			i++
 		}
 		if i == len(d.b) {
 			break
@@ -174,14 +172,20 @@ func (d *Reader) scanString() (end int, escaped, ok bool) {
 	return 0, false, false
 }
 
-// plain8 reports whether none of the eight bytes in x is a quote, a
-// backslash, a control character or not ASCII.
-func plain8(x uint64) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	zero := func(v uint64) uint64 { return (v - ones) &^ v & highs } // high bit set where a byte of v is 0
-	control := (x - ones*0x20) &^ x & highs                          // bytes below 0x20 (for ASCII bytes)
-	return (x|control|zero(x^ones*'"')|zero(x^ones*'\\'))&highs == 0
-}
+// stringStop holds the bytes scanString looks at: a quote, a backslash, a
+// control character or a byte that is not ASCII. It passes the runs of the
+// others in a tight loop: most strings are short, and a table beat eight bytes
+// at a time on them.
+var stringStop = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	for c := 0x80; c < 0x100; c++ {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
 
 // Str reads a string.
 func (d *Reader) Str() (string, bool) {

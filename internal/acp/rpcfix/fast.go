@@ -387,6 +387,16 @@ func appendRaw(dst []byte, raw []byte) ([]byte, bool) {
 	in := false
 	start := 0
 	for i := 0; i < len(raw); i++ {
+		stop := &rawStop[0]
+		if in {
+			stop = &rawStop[1]
+		}
+		for i < len(raw) && !stop[raw[i]] {
+			i++
+		}
+		if i == len(raw) {
+			break
+		}
 		c := raw[i]
 		switch {
 		case c >= 0x80:
@@ -413,6 +423,36 @@ func appendRaw(dst []byte, raw []byte) ([]byte, bool) {
 	return append(dst, raw[start:]...), true
 }
 
+// rawStop holds the bytes appendRaw must look at, outside strings ([0]) and
+// inside ([1]); it copies the runs of the others whole.
+var rawStop = func() (t [2][256]bool) {
+	for c := 0x80; c < 0x100; c++ {
+		t[0][c], t[1][c] = true, true
+	}
+	for _, c := range []byte{' ', '\t', '\n', '\r', '"'} {
+		t[0][c] = true
+	}
+	for _, c := range []byte{'\\', '"', '<', '>', '&'} {
+		t[1][c] = true
+	}
+	return t
+}()
+
+// stringStop holds the bytes appendString must look at; it copies the runs of
+// the others whole.
+var stringStop = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	for c := 0x80; c < 0x100; c++ {
+		t[c] = true
+	}
+	for _, c := range []byte{'\\', '"', '<', '>', '&'} {
+		t[c] = true
+	}
+	return t
+}()
+
 const hex = "0123456789abcdef"
 
 // appendString appends s quoted as wireOpts' encoding quotes it (encoding/json's
@@ -422,12 +462,14 @@ func appendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		for i < len(s) && !stringStop[s[i]] {
+			i++
+		}
+		if i == len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
 			dst = append(dst, s[start:i]...)
 			switch c {
 			case '"', '\\':
