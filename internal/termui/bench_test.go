@@ -3,6 +3,7 @@ package termui
 import (
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/dsh-dev/dsh/internal/card"
@@ -20,6 +21,19 @@ func BenchmarkReadCard(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := r.Result(rd, nil, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkProgressLongLine renders live output that is one long line (a
+// command printing NULs or minified JSON), which is wrapped to the width.
+func BenchmarkProgressLongLine(b *testing.B) {
+	chunk := strings.Repeat("x", 1<<20)
+	r := New(io.Discard, Options{Width: 100})
+	b.SetBytes(int64(len(chunk)))
+	for b.Loop() {
+		if err := r.Progress(chunk); err != nil {
 			b.Fatal(err)
 		}
 	}

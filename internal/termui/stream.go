@@ -48,7 +48,17 @@ func (r *Renderer) feed(b *strings.Builder, chunk string, final bool) {
 	s := &r.live
 	data := string(s.partial) + chunk
 	s.partial = nil
+	// The cleaned text put since s.line was last brought up to date: a long
+	// line grown a rune at a time by string concatenation took quadratic time.
+	var add []byte
+	sync := func() {
+		if len(add) > 0 {
+			s.line += string(add)
+			add = add[:0]
+		}
+	}
 	endLine := func() {
+		sync()
 		r.emit(b, true)
 		s.open, s.col = false, 0
 		s.lines++
@@ -62,7 +72,7 @@ func (r *Renderer) feed(b *strings.Builder, chunk string, final bool) {
 			return
 		}
 		t, col := clean(text, s.col)
-		s.line += t
+		add = append(add, t...)
 		s.col = col
 	}
 	for i := 0; i < len(data); {
@@ -97,6 +107,7 @@ func (r *Renderer) feed(b *strings.Builder, chunk string, final bool) {
 		}
 		return
 	}
+	sync()
 	r.emit(b, false)
 }
 
@@ -121,18 +132,17 @@ func (r *Renderer) emit(b *strings.Builder, eol bool) {
 		}
 		p.add(span{sgrDim, t})
 	}
-	for {
-		bps := wrapPoints(s.line, budget)
-		if len(bps) == 0 {
-			break
-		}
-		bp := bps[0]
-		write(s.line[s.written:bp.at])
+	// The points are those wrapPoints finds again in what is left after each:
+	// it breaks greedily from the start.
+	off := 0
+	for _, bp := range wrapPoints(s.line, budget) {
+		write(s.line[off+s.written : bp.at])
 		p.flush()
 		b.WriteByte('\n')
 		p.add(span{"", indent})
-		s.line, s.written = s.line[bp.at+bp.skip:], 0
+		off, s.written = bp.at+bp.skip, 0
 	}
+	s.line = s.line[off:]
 	end := len(s.line)
 	if !eol {
 		end = max(strings.LastIndexByte(s.line, ' '), s.written)

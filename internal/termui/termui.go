@@ -379,7 +379,7 @@ type wrapPoint struct{ at, skip int }
 func wrapPoints(s string, w int) []wrapPoint {
 	var out []wrapPoint
 	off := 0
-	for width(s[off:]) > w {
+	for wider(s[off:], w) {
 		head := cut(s[off:], w)
 		if head == "" { // a rune wider than w
 			_, n := utf8.DecodeRuneInString(s[off:])

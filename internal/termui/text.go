@@ -106,6 +106,19 @@ func width(s string) int {
 	return w
 }
 
+// wider reports whether cleaned text s is wider than w columns, measuring no
+// further than w: wrapping a line asks it once per wrapped piece, and a
+// megabyte line measured whole each time took quadratic time.
+func wider(s string, w int) bool {
+	col := 0
+	for _, r := range s {
+		if col += runeWidth(r); col > w {
+			return true
+		}
+	}
+	return false
+}
+
 // cut returns the longest prefix of cleaned text s that fits in w columns.
 func cut(s string, w int) string {
 	col := 0
