@@ -248,13 +248,14 @@ func (l *Log) write(line []byte, t RecordType) error {
 	if l.scratch {
 		return nil
 	}
-	switch t {
-	case TypeHeader, TypeTurnEnd:
+	if t == TypeToolResult {
+		l.syncSoon()
+		return nil
+	}
+	if t == TypeHeader || t == TypeTurnEnd {
 		if err := l.f.Sync(); err != nil {
 			return fmt.Errorf("session log %s: sync: %w", l.path, err)
 		}
-	case TypeToolResult:
-		l.syncSoon()
 	}
 	return nil
 }
