@@ -165,7 +165,8 @@ func (l *Log) Header() Record {
 // Append writes r as one line with a single write. A zero r.Time is stamped from
 // Options.Now. The file is synced after the header and turn ends before Append
 // returns, and after a tool result within moments, in the background (a command
-// does not wait for the disk; a failed sync is the next Append's error).
+// does not wait for the disk; a failed sync is the error of the next Append,
+// which is written all the same).
 // Progress beyond the per-call cap is not persisted. Only Create writes a header.
 func (l *Log) Append(r Record) error {
 	_, err := l.Put(r)
@@ -186,10 +187,6 @@ func (l *Log) Put(r Record) (Record, error) {
 		return Record{}, l.broken
 	case r.Type == TypeHeader && l.header.Type == TypeHeader:
 		return Record{}, errors.New("session log already has a header")
-	case l.syncErr != nil:
-		err := l.syncErr
-		l.syncErr = nil
-		return Record{}, fmt.Errorf("session log %s: sync: %w", l.path, err)
 	}
 	if r.Time.IsZero() {
 		r.Time = l.now()
@@ -208,6 +205,12 @@ func (l *Log) Put(r Record) (Record, error) {
 		if r.Type == TypeHeader {
 			l.header = rec
 		}
+	}
+	if err := l.syncErr; err != nil {
+		// An earlier record may not be on disk: said once, like a sync in
+		// place, after this one is written as it would have been.
+		l.syncErr = nil
+		return rec, fmt.Errorf("session log %s: sync: %w", l.path, err)
 	}
 	return rec, nil
 }
