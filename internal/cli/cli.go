@@ -45,7 +45,7 @@ func System() IO {
 	if err != nil {
 		cwd = "."
 	}
-	io := IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv, Now: time.Now, Cwd: cwd,
+	io := IO{In: pollable(os.Stdin), Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv, Now: time.Now, Cwd: cwd,
 		Interrupts: notifyInterrupts()}
 	if fd := int(os.Stdout.Fd()); term.IsTerminal(fd) {
 		io.OutIsTerminal = true

@@ -71,7 +71,11 @@ type Config struct {
 // be the supervisor.
 func init() {
 	if parent, ok := syscall.Getenv(EnvParent); ok {
-		os.Exit(supervise(parent))
+		// Not on init's goroutine, which the runtime locks to the main thread
+		// until main starts: every wake-up of a locked goroutine hands its P
+		// from thread to thread.
+		go func() { os.Exit(supervise(parent)) }()
+		select {}
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/card"
@@ -127,9 +128,23 @@ type bashTool struct {
 	keep    []string
 	safe    []string
 	sandbox sandbox.Mode
+
+	envMu             sync.Mutex
+	environ, scrubbed []string // the last environment scrubbed, and the result
 }
 
-func (b *bashTool) env() []string { return scrub(os.Environ(), b.keep) }
+// env is dsh's environment without its secrets. It is scrubbed again only
+// when the environment changed since the last command: matching every secret
+// pattern against every variable costs more than comparing them.
+func (b *bashTool) env() []string {
+	environ := os.Environ()
+	b.envMu.Lock()
+	defer b.envMu.Unlock()
+	if !slices.Equal(environ, b.environ) {
+		b.environ, b.scrubbed = environ, scrub(environ, b.keep)
+	}
+	return slices.Clip(b.scrubbed)
+}
 
 // commandEnv is the environment of command, run in dir: a known-safe one,
 // which nobody was asked about, runs guarded (guard.go).
@@ -203,7 +218,7 @@ func (b *bashTool) foreground(ctx context.Context, env tool.Env, p params) (tool
 	var timedOut, cancelled bool
 	timer := time.NewTimer(timeout)
 	select {
-	case <-proc.exited:
+	case <-proc.done:
 	case <-timer.C:
 		timedOut = true
 		proc.terminate()

@@ -296,6 +296,20 @@ func TestScrubbedEnvironment(t *testing.T) {
 	mustContain(t, out, "PLAIN_SETTING=plain")
 }
 
+// The scrubbed environment is kept between commands; a change to dsh's
+// environment must reach the next command, scrubbed too.
+func TestScrubbedEnvironmentFollowsChanges(t *testing.T) {
+	f := newFixture(t)
+	mustContain(t, f.terminal("", f.bash("echo \"[$LATER_SETTING]\"")).Output, "[]")
+	t.Setenv("LATER_SETTING", "now")
+	t.Setenv("LATER_API_KEY", "leak")
+	out := f.terminal("", f.bash("env")).Output
+	mustContain(t, out, "LATER_SETTING=now")
+	if strings.Contains(out, "LATER_API_KEY") {
+		t.Error("a secret set after the first command reached the second")
+	}
+}
+
 func TestCwdCarriesOver(t *testing.T) {
 	f := newFixture(t)
 	if err := os.MkdirAll(filepath.Join(f.root, "a", "b"), 0o755); err != nil {

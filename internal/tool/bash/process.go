@@ -133,37 +133,34 @@ func spawn(s spec) (*process, error) {
 }
 
 func (p *process) supervise(outR, cwdR *os.File, out io.Writer) {
-	outDone := make(chan struct{})
+	// The supervisor says how the command ended once the shell and everything
+	// it started are gone, leftovers killed; the output pipe then reaches EOF
+	// at once, unless a process outside dsh's reach holds it. The output is
+	// read here and the exit waited for on the side, so that the end of a
+	// command wakes each once instead of passing from goroutine to goroutine.
 	go func() {
-		defer close(outDone)
-		bp := readBufs.Get().(*[readSize]byte)
-		defer readBufs.Put(bp)
-		buf := bp[:]
-		for {
-			n, err := outR.Read(buf)
-			if n > 0 {
-				_, _ = out.Write(buf[:n])
-			}
-			if err != nil {
-				return
-			}
-		}
+		p.exit = p.sup.Wait()
+		close(p.exited)
+		_ = outR.SetReadDeadline(time.Now().Add(closeWait))
 	}()
-
-	// The supervisor returns once the shell and everything it started are
-	// gone, leftovers killed; so the pipes reach EOF at once.
-	p.exit = p.sup.Wait()
-	close(p.exited)
-	if !waitOrTimeout(outDone, closeWait) {
-		_ = outR.SetReadDeadline(time.Now()) // a process outside dsh's reach holds it
-		<-outDone
+	bp := readBufs.Get().(*[readSize]byte)
+	buf := bp[:]
+	for {
+		n, err := outR.Read(buf)
+		if n > 0 {
+			_, _ = out.Write(buf[:n])
+		}
+		if err != nil {
+			break
+		}
 	}
+	readBufs.Put(bp)
 	_ = outR.Close()
+	<-p.exited
 	var cwd []byte
 	if cwdR != nil {
-		// Read here, not by a goroutine of its own: the shell wrote it
-		// before it exited (a pipe holds far more than a path), and no
-		// command has the pipe (fd 3 is closed for it).
+		// The shell wrote it before it exited (a pipe holds far more than a
+		// path), and no command has the pipe (fd 3 is closed for it).
 		_ = cwdR.SetReadDeadline(time.Now().Add(closeWait))
 		cwd, _ = io.ReadAll(io.LimitReader(cwdR, 64<<10))
 		_ = cwdR.Close()
