@@ -38,9 +38,13 @@ func encode(r Record) ([]byte, Record, error) {
 	if err != nil {
 		return nil, Record{}, fmt.Errorf("encode %s record: %w", r.Type, err)
 	}
+	// Read back as a reload reads it (decodeFast, else json.Unmarshal).
 	var back Record
-	if err := json.Unmarshal(b, &back); err != nil {
-		return nil, Record{}, fmt.Errorf("encode %s record: it would not read back: %w", r.Type, err)
+	if !decodeFast(b, &back) {
+		back = Record{}
+		if err := json.Unmarshal(b, &back); err != nil {
+			return nil, Record{}, fmt.Errorf("encode %s record: it would not read back: %w", r.Type, err)
+		}
 	}
 	return append(b, '\n'), back, nil
 }

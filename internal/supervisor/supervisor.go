@@ -324,12 +324,13 @@ func (sp *spare) started() (int, error) {
 // before it could say.
 func (sp *spare) exit() (e Exit, ok bool) {
 	line, _ := sp.br.ReadString('\n')
-	var ws uint32
-	if n, _ := fmt.Sscanf(line, "exit %d %t", &ws, &e.Leftovers); n == 2 {
-		e.Status = syscall.WaitStatus(ws)
-		return e, true
+	rest, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "exit ")
+	status, leftovers, _ := strings.Cut(rest, " ")
+	ws, err := strconv.ParseUint(status, 10, 32)
+	if !ok || err != nil || (leftovers != "true" && leftovers != "false") {
+		return Exit{}, false
 	}
-	return Exit{}, false
+	return Exit{Status: syscall.WaitStatus(ws), Leftovers: leftovers == "true"}, true
 }
 
 // end waits for the supervisor process, which has ended or is ending.

@@ -24,7 +24,15 @@ type schema struct {
 	// opening a session needs only raw (the model's tool list), and a
 	// process that answers session/new should not pay for it.
 	resolved func() (*gjs.Resolved, error)
+
+	// passed are the last arguments that passed, kept if small: a call's
+	// arguments are checked for its permission step and again to run it.
+	mu     sync.Mutex
+	passed []byte
 }
+
+// maxPassed bounds the arguments schema.passed keeps.
+const maxPassed = 16 << 10
 
 // resolve builds the validator of a JSON schema.
 func resolve(raw []byte) (*gjs.Resolved, error) {
@@ -106,6 +114,24 @@ func (s *schema) complete(args []byte) bool {
 
 // validate checks args against the schema, phrasing the problem for a model.
 func (s *schema) validate(args []byte) error {
+	s.mu.Lock()
+	same := s.passed != nil && bytes.Equal(args, s.passed)
+	s.mu.Unlock()
+	if same {
+		return nil
+	}
+	if err := s.check(args); err != nil {
+		return err
+	}
+	if len(args) <= maxPassed {
+		s.mu.Lock()
+		s.passed = append(s.passed[:0:0], args...)
+		s.mu.Unlock()
+	}
+	return nil
+}
+
+func (s *schema) check(args []byte) error {
 	var inst any
 	if err := stdjson.Unmarshal(args, &inst); err != nil {
 		return fmt.Errorf("arguments are not valid JSON: %w", err)

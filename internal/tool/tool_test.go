@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -48,16 +49,22 @@ func TestRegistryRun(t *testing.T) {
 		{"array", "echo", `[]`, true, `want "object"`},
 		{"empty means {}", "echo", ``, true, `missing properties: ["path"]`},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := res(reg.Run(context.Background(), Env{}, tt.tool, []byte(tt.args), nil))
-			if r.IsError != tt.wantErr {
-				t.Errorf("IsError = %v, want %v (%q)", r.IsError, tt.wantErr, r.TextOf())
-			}
-			if !strings.Contains(r.TextOf(), tt.want) {
-				t.Errorf("result %q does not contain %q", r.TextOf(), tt.want)
-			}
-		})
+	// Twice, and each after the others: the arguments that passed last are
+	// not checked again, and that must not let other arguments through.
+	for round := range 2 {
+		for _, tt := range tests {
+			t.Run(fmt.Sprint(tt.name, round), func(t *testing.T) {
+				for range 2 {
+					r := res(reg.Run(context.Background(), Env{}, tt.tool, []byte(tt.args), nil))
+					if r.IsError != tt.wantErr {
+						t.Errorf("IsError = %v, want %v (%q)", r.IsError, tt.wantErr, r.TextOf())
+					}
+					if !strings.Contains(r.TextOf(), tt.want) {
+						t.Errorf("result %q does not contain %q", r.TextOf(), tt.want)
+					}
+				}
+			})
+		}
 	}
 }
 

@@ -15,50 +15,60 @@ const (
 )
 
 // live forwards a running command's output to emit in coalesced chunks of valid
-// UTF-8. Write may be called from the reading goroutine while the ticker flushes.
+// UTF-8. Write may be called from the reading goroutine while a timer flushes.
+// The timer is armed by the first output after a flush, so a command that
+// prints nothing costs no goroutine and no wake-up.
 type live struct {
 	emit func(string)
 
+	// emitting is held across a flush and its emit: chunks go out in order,
+	// and none after close.
+	emitting sync.Mutex
+
 	mu      sync.Mutex
 	pending *headTail
-	carry   []byte // the start of a rune cut by the previous flush
-
-	stop chan struct{}
-	done chan struct{}
+	carry   []byte      // the start of a rune cut by the previous flush
+	timer   *time.Timer // armed while output waits for its flush
+	closed  bool
 }
 
 func startLive(emit func(string)) *live {
-	l := &live{emit: emit, pending: newHeadTail(liveHead, liveTail), stop: make(chan struct{}), done: make(chan struct{})}
-	go l.loop()
-	return l
+	return &live{emit: emit, pending: newHeadTail(liveHead, liveTail)}
 }
 
 func (l *live) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.timer == nil && !l.closed {
+		l.timer = time.AfterFunc(liveInterval, l.tick)
+	}
 	return l.pending.Write(p)
 }
 
-func (l *live) loop() {
-	defer close(l.done)
-	t := time.NewTicker(liveInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-t.C:
-			l.flush(false)
-		case <-l.stop:
-			l.flush(true)
-			return
-		}
+func (l *live) tick() {
+	l.emitting.Lock()
+	defer l.emitting.Unlock()
+	l.mu.Lock()
+	closed := l.closed
+	l.timer = nil
+	l.mu.Unlock()
+	if !closed {
+		l.flush(false)
 	}
 }
 
-// close flushes what is left and stops the ticker; no chunk is emitted after it
+// close flushes what is left and stops the timer; no chunk is emitted after it
 // returns.
 func (l *live) close() {
-	close(l.stop)
-	<-l.done
+	l.emitting.Lock()
+	defer l.emitting.Unlock()
+	l.mu.Lock()
+	l.closed = true
+	if l.timer != nil {
+		l.timer.Stop()
+	}
+	l.mu.Unlock()
+	l.flush(true)
 }
 
 func (l *live) flush(final bool) {

@@ -91,7 +91,7 @@ var (
 var readBufs = sync.Pool{New: func() any { return new([readSize]byte) }}
 
 func spawn(s spec) (*process, error) {
-	outR, outW, err := os.Pipe()
+	outR, outW, err := commandPipe(true)
 	if err != nil {
 		return nil, fmt.Errorf("output pipe: %w", err)
 	}
@@ -103,7 +103,7 @@ func spawn(s spec) (*process, error) {
 	}
 	var cwdR, cwdW *os.File
 	if s.trackCwd {
-		if cwdR, cwdW, err = os.Pipe(); err != nil {
+		if cwdR, cwdW, err = commandPipe(false); err != nil {
 			_ = outR.Close()
 			_ = outW.Close()
 			return nil, fmt.Errorf("cwd pipe: %w", err)
@@ -160,13 +160,43 @@ func (p *process) supervise(outR, cwdR *os.File, out io.Writer) {
 	var cwd []byte
 	if cwdR != nil {
 		// The shell wrote it before it exited (a pipe holds far more than a
-		// path), and no command has the pipe (fd 3 is closed for it).
-		_ = cwdR.SetReadDeadline(time.Now().Add(closeWait))
+		// path), and no command has the pipe (fd 3 is closed for it): what
+		// is not there at once (EAGAIN) never comes.
 		cwd, _ = io.ReadAll(io.LimitReader(cwdR, 64<<10))
 		_ = cwdR.Close()
 	}
 	p.cwd = strings.TrimSuffix(string(cwd), "\n")
 	close(p.done)
+}
+
+// commandPipe returns a pipe for a command's output: the write end, which
+// only the command uses, a plain blocking descriptor; the read end read
+// through the poller when polled, else non-blocking without it (read once the
+// writer is gone). os.Pipe would register both ends with the poller, two
+// epoll_ctl calls each for a pipe per command.
+func commandPipe(polled bool) (r, w *os.File, err error) {
+	var p [2]int
+	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
+		return nil, nil, err
+	}
+	if polled {
+		err = syscall.SetNonblock(p[0], true) // os.NewFile polls a non-blocking descriptor
+	}
+	if err != nil {
+		_ = syscall.Close(p[0])
+		_ = syscall.Close(p[1])
+		return nil, nil, err
+	}
+	r, w = os.NewFile(uintptr(p[0]), "|0"), os.NewFile(uintptr(p[1]), "|1")
+	if !polled {
+		err = syscall.SetNonblock(p[0], true) // after NewFile: not polled
+	}
+	if err != nil {
+		_ = r.Close()
+		_ = w.Close()
+		return nil, nil, err
+	}
+	return r, w, nil
 }
 
 // growPipe enlarges the output pipe so that a fast writer and this reader switch
