@@ -6,7 +6,7 @@
 //
 // Go initialises packages in the order of their import paths, each once its
 // imports are done: this package therefore imports only the runtime's own
-// (errors, os, os/signal, syscall, time) and confine, which imports less, so that it
+// (errors, os, os/signal, syscall, time, unsafe) and confine, which imports less, so that it
 // comes before every heavy package (templates, regular expressions, the TUI's
 // terminal probes). Keep it so; GODEBUG=inittrace=1 shows the order.
 package entry
@@ -18,6 +18,7 @@ import (
 	"runtime"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/dsh-dev/dsh/internal/sandbox/confine"
 )
@@ -85,9 +86,8 @@ func supervise(parent string) int {
 	// Descriptors dsh inherited without close-on-exec stop here.
 	const sysCloseRange, closeRangeCloexec = 436, 4
 	_, _, _ = syscall.RawSyscall(sysCloseRange, ControlFD+1, ^uintptr(0), closeRangeCloexec)
-	status := os.NewFile(StatusFD, "status")
 	fail := func(err error) int {
-		_, _ = status.WriteString("error " + err.Error() + "\n")
+		say("error " + err.Error() + "\n")
 		return 1
 	}
 	// Orphaned descendants of the command become this process's children, so
@@ -116,7 +116,7 @@ func supervise(parent string) int {
 	control := os.NewFile(ControlFD, "control")
 	// Start maps this process's user namespace (if it has one) once it is
 	// here: dsh is not dumpable, so only a process that has run exec can be.
-	_, _ = status.WriteString("ready\n")
+	say("ready\n")
 	buf := make([]byte, MaxConfig)
 	m := receive(control, buf)
 	switch {
@@ -127,7 +127,7 @@ func supervise(parent string) int {
 	}
 	if !m.c.Stay {
 		_ = control.Close()
-		if err := run(m.c, m.files, status, sigs, chld, nil); err != nil {
+		if err := run(m.c, m.files, sigs, chld, nil); err != nil {
 			return fail(err)
 		}
 		return 0
@@ -149,18 +149,18 @@ func supervise(parent string) int {
 		case m.eof:
 			return 0
 		case m.err != nil:
-			_, _ = status.WriteString("error " + m.err.Error() + "\n")
+			say("error " + m.err.Error() + "\n")
 		case m.term: // for a command already gone
 		case m.c.Sandbox != nil:
 			// Its mounts and the thread that carries the sandbox are the
 			// command's alone: such a command gets a supervisor of its own.
 			closeAll(m.files)
-			_, _ = status.WriteString("error a sandboxed command needs a supervisor of its own\n")
+			say("error a sandboxed command needs a supervisor of its own\n")
 		default:
-			if err := run(m.c, m.files, status, sigs, chld, ctl); errors.Is(err, errEnded) {
+			if err := run(m.c, m.files, sigs, chld, ctl); errors.Is(err, errEnded) {
 				return 0
 			} else if err != nil {
-				_, _ = status.WriteString("error " + err.Error() + "\n")
+				say("error " + err.Error() + "\n")
 			}
 		}
 		select {
@@ -180,7 +180,7 @@ var errEnded = errString("the session ended")
 
 // run starts the command, reports it started, watches it and reports how it
 // ended. The error is why it could not start, or errEnded.
-func run(c Config, files []*os.File, status *os.File, sigs, chld <-chan os.Signal, ctl <-chan message) error {
+func run(c Config, files []int, sigs, chld <-chan os.Signal, ctl <-chan message) error {
 	if c.Mounted && c.Sandbox != nil {
 		if err := c.Sandbox.Mount(); err != nil {
 			closeAll(files)
@@ -193,13 +193,13 @@ func run(c Config, files []*os.File, status *os.File, sigs, chld <-chan os.Signa
 	if err != nil {
 		return err
 	}
-	_, _ = status.WriteString("started " + itoa(pid) + "\n")
+	say("started " + itoa(pid) + "\n")
 	ws, leftovers, ended := s.watch(pid, sigs, chld, ctl)
 	l := "false"
 	if leftovers {
 		l = "true"
 	}
-	_, _ = status.WriteString("exit " + itoa(int(uint32(ws))) + " " + l + "\n")
+	say("exit " + itoa(int(uint32(ws))) + " " + l + "\n")
 	if ended {
 		return errEnded
 	}
@@ -207,12 +207,35 @@ func run(c Config, files []*os.File, status *os.File, sigs, chld <-chan os.Signa
 }
 
 // closeAll closes the descriptors that came with a config (stdout and stderr
-// may be one); os.Stdin, the command's default stdin, is kept for the next
-// command.
-func closeAll(files []*os.File) {
-	for _, f := range files {
-		if f != os.Stdin {
-			_ = f.Close()
+// may be one); 0, the command's default stdin, is kept for the next command.
+func closeAll(fds []int) {
+next:
+	for i, fd := range fds {
+		for _, earlier := range fds[:i] {
+			if earlier == fd {
+				continue next // closed already: the number may be another's now
+			}
+		}
+		if fd != 0 {
+			_, _, _ = syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(fd), 0, 0)
+		}
+	}
+}
+
+// say writes a line to the status pipe. The writes here, the receipt of the
+// config and the start of the command are raw system calls: an ordinary one
+// wakes the runtime's monitor thread, which then polls every few
+// microseconds while the start blocks this process's one P in vfork. A line
+// is far shorter than the pipe's atomic write, and dsh reads them as they come.
+func say(line string) {
+	for b := []byte(line); len(b) > 0; {
+		n, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, StatusFD, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+		switch {
+		case errno == syscall.EINTR:
+		case errno != 0:
+			return // dsh is gone
+		default:
+			b = b[n:]
 		}
 	}
 }
@@ -228,15 +251,21 @@ type supervisor struct {
 // that the command has it and this process does not; the thread lives until
 // the command exits, because the parent-death signal fires when the thread
 // that forked the command ends.
-func (s *supervisor) start(files []*os.File) (int, error) {
-	attr := &os.ProcAttr{Dir: s.c.Dir, Env: s.c.Env, Files: files,
+func (s *supervisor) start(fds []int) (int, error) {
+	files := make([]uintptr, len(fds))
+	for i, fd := range fds {
+		files[i] = uintptr(fd)
+	}
+	// syscall's, not os's StartProcess: that one also opens a pidfd, and
+	// checks the directory, each a system call this needs not.
+	attr := &syscall.ProcAttr{Dir: s.c.Dir, Env: s.c.Env, Files: files,
 		Sys: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}}
 	if s.c.Sandbox == nil {
-		p, err := os.StartProcess(s.c.Path, s.c.Args, attr)
+		pid, _, err := syscall.StartProcess(s.c.Path, s.c.Args, attr)
 		if err != nil {
-			return 0, err
+			return 0, &os.PathError{Op: "fork/exec", Path: s.c.Path, Err: err}
 		}
-		return p.Pid, nil
+		return pid, nil
 	}
 	type started struct {
 		pid int
@@ -250,12 +279,12 @@ func (s *supervisor) start(files []*os.File) (int, error) {
 			res <- started{err: wrap("sandbox", err)}
 			return
 		}
-		p, err := os.StartProcess(s.c.Path, s.c.Args, attr)
+		pid, _, err := syscall.StartProcess(s.c.Path, s.c.Args, attr)
 		if err != nil {
-			res <- started{err: err}
+			res <- started{err: &os.PathError{Op: "fork/exec", Path: s.c.Path, Err: err}}
 			return
 		}
-		res <- started{pid: p.Pid}
+		res <- started{pid: pid}
 		<-s.cmdExited
 	}()
 	r := <-res
@@ -291,10 +320,12 @@ func (s *supervisor) watch(cmd int, sigs, chld <-chan os.Signal, ctl <-chan mess
 	reap := func() bool {
 		for {
 			var st syscall.WaitStatus
-			pid, err := syscall.Wait4(-1, &st, syscall.WNOHANG, nil)
+			// Raw (see say): with WNOHANG it never blocks.
+			r, _, errno := syscall.RawSyscall6(syscall.SYS_WAIT4, ^uintptr(0), uintptr(unsafe.Pointer(&st)), syscall.WNOHANG, 0, 0, 0)
+			pid := int(r)
 			switch {
-			case err == syscall.EINTR:
-			case err != nil: // ECHILD
+			case errno == syscall.EINTR:
+			case errno != 0: // ECHILD
 				return true
 			case pid == 0:
 				return false
@@ -365,7 +396,7 @@ func (s *supervisor) signalAll(cmd int, sig syscall.Signal) {
 // or its end.
 type message struct {
 	c     Config
-	files []*os.File
+	files []int // stdin, stdout, stderr, then fd 3 if any
 	term  bool
 	eof   bool
 	err   error // a config that could not be read
@@ -381,7 +412,7 @@ func receive(control *os.File, buf []byte) message {
 	rc, rerr := control.SyscallConn()
 	for rerr == nil {
 		rerr = rc.Read(func(fd uintptr) bool {
-			n, oobn, flags, _, err = syscall.Recvmsg(int(fd), buf, oob, syscall.MSG_CMSG_CLOEXEC)
+			n, oobn, flags, err = recvmsg(int(fd), buf, oob)
 			return err != syscall.EAGAIN
 		})
 		if err != syscall.EINTR {
@@ -409,32 +440,44 @@ func receive(control *os.File, buf []byte) message {
 		}
 	}
 	if !ok || flags&(syscall.MSG_TRUNC|syscall.MSG_CTRUNC) != 0 || len(fds) != want {
-		for _, fd := range fds {
-			_ = syscall.Close(fd)
-		}
+		closeAll(fds)
 		return message{err: errString("bad supervisor config")}
 	}
-	next := func(name string) *os.File {
-		f := os.NewFile(uintptr(fds[0]), name)
+	next := func() int {
+		fd := fds[0]
 		fds = fds[1:]
-		return f
+		return fd
 	}
-	out := next("output")
-	var extra *os.File
+	out := next()
+	extra := -1
 	if c.Extra {
-		extra = next("extra")
+		extra = next()
 	}
-	files := []*os.File{os.Stdin, out, out}
+	files := []int{0, out, out}
 	if c.Input {
-		files[0] = next("input")
+		files[0] = next()
 	}
 	if c.Errors {
-		files[2] = next("errors")
+		files[2] = next()
 	}
-	if extra != nil {
+	if extra >= 0 {
 		files = append(files, extra)
 	}
 	return message{c: c, files: files}
+}
+
+// recvmsg is syscall.Recvmsg as a raw system call (see say), on a
+// non-blocking socket.
+func recvmsg(fd int, p, oob []byte) (n, oobn, flags int, err error) {
+	iov := syscall.Iovec{Base: &p[0]}
+	iov.SetLen(len(p))
+	msg := syscall.Msghdr{Iov: &iov, Iovlen: 1, Control: &oob[0]}
+	msg.SetControllen(len(oob))
+	r, _, errno := syscall.RawSyscall(syscall.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&msg)), syscall.MSG_CMSG_CLOEXEC)
+	if errno != 0 {
+		return 0, 0, 0, errno
+	}
+	return int(r), int(msg.Controllen), int(msg.Flags), nil
 }
 
 type errString string
