@@ -294,6 +294,12 @@ func (s *Subscription) Flush(d time.Duration) bool {
 	s.bus.mu.Lock()
 	target := s.bus.seq
 	s.bus.mu.Unlock()
+	s.mu.Lock()
+	done := s.handled >= target || (s.stopped && len(s.q) == 0)
+	s.mu.Unlock()
+	if done {
+		return true // no timer for what is handled already
+	}
 	deadline := time.Now().Add(d)
 	timer := time.AfterFunc(d, func() {
 		s.mu.Lock()

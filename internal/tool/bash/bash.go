@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/card"
@@ -215,25 +216,34 @@ func (b *bashTool) foreground(ctx context.Context, env tool.Env, p params) (tool
 		return tool.Errorf("Could not start the command: %v", err), nil
 	}
 
-	var timedOut, cancelled bool
-	timer := time.NewTimer(timeout)
-	select {
-	case <-proc.done:
-	case <-timer.C:
-		timedOut = true
+	// The output is read here; a timeout or a cancel terminates the command
+	// from a timer's goroutine, and the reading then ends.
+	var timeoutFired, cancelFired atomic.Bool
+	timer := time.AfterFunc(timeout, func() {
+		timeoutFired.Store(true)
 		proc.terminate()
-	case <-ctx.Done():
-		cancelled = true
+	})
+	stopCancel := context.AfterFunc(ctx, func() {
+		if !timeoutFired.Load() {
+			cancelFired.Store(true)
+		}
 		proc.terminate()
+	})
+	proc.wait()
+	fired := !timer.Stop()
+	if !stopCancel() {
+		fired = true
 	}
-	timer.Stop()
-	<-proc.done
+	if fired {
+		proc.terminate() // returns once the one that fired has
+	}
 	untrack()
 	if lv != nil {
 		lv.close()
 	}
 
 	st := proc.status()
+	timedOut, cancelled := timeoutFired.Load(), cancelFired.Load()
 	m := meta{ExitCode: st.code, Signal: st.signal, TimedOut: timedOut, Cancelled: cancelled, Cwd: ws.Rel(dir)}
 	var notes []string
 	switch {

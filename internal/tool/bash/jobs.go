@@ -160,14 +160,15 @@ func (t *jobTable) list() []*job {
 }
 
 // spawnForeground starts a foreground command owned by the session, so that
-// ending the session ends it too; done must be called when it has finished.
+// ending the session ends it too; the caller runs p.wait, and done when it has
+// finished.
 func (t *jobTable) spawnForeground(sp spec) (p *process, done func(), err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
 		return nil, nil, errClosed
 	}
-	sp.session = &t.sup
+	sp.session, sp.inline = &t.sup, true
 	if p, err = spawn(sp); err != nil {
 		return nil, nil, err
 	}

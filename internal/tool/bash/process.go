@@ -47,6 +47,9 @@ type spec struct {
 	// session, if set, is the supervisor of the session's foreground
 	// commands; else the command gets a supervisor of its own.
 	session *supervisor.Session
+	// inline leaves the reading of the output to the caller (process.wait),
+	// which would only wait for it: one goroutine and one hand-off fewer.
+	inline bool
 }
 
 // process is a shell command running under a supervisor, in its own process
@@ -64,6 +67,9 @@ type process struct {
 	cwd string // the shell's final directory, if trackCwd and it got that far
 
 	termOnce sync.Once
+
+	// wait reads the output and waits until done, for an inline spec.
+	wait func()
 }
 
 // shell is bash if there is one on $PATH, else /bin/sh. The lookup stats every
@@ -128,7 +134,11 @@ func spawn(s spec) (*process, error) {
 		return nil, err
 	}
 	p := &process{sup: sup, pgid: sup.Pgid, exited: make(chan struct{}), done: make(chan struct{})}
-	go p.supervise(outR, cwdR, s.out)
+	if s.inline {
+		p.wait = func() { p.supervise(outR, cwdR, s.out) }
+	} else {
+		go p.supervise(outR, cwdR, s.out)
+	}
 	return p, nil
 }
 
