@@ -408,7 +408,7 @@ type message struct {
 func receive(control *os.File, buf []byte) message {
 	oob := make([]byte, syscall.CmsgSpace(4*4))
 	var n, oobn, flags int
-	var err error
+	var err syscall.Errno
 	rc, rerr := control.SyscallConn()
 	for rerr == nil {
 		rerr = rc.Read(func(fd uintptr) bool {
@@ -419,7 +419,7 @@ func receive(control *os.File, buf []byte) message {
 			break
 		}
 	}
-	if rerr != nil || err != nil || n == 0 {
+	if rerr != nil || err != 0 || n == 0 {
 		return message{eof: true}
 	}
 	var fds []int
@@ -468,7 +468,7 @@ func receive(control *os.File, buf []byte) message {
 
 // recvmsg is syscall.Recvmsg as a raw system call (see say), on a
 // non-blocking socket.
-func recvmsg(fd int, p, oob []byte) (n, oobn, flags int, err error) {
+func recvmsg(fd int, p, oob []byte) (n, oobn, flags int, err syscall.Errno) {
 	iov := syscall.Iovec{Base: &p[0]}
 	iov.SetLen(len(p))
 	msg := syscall.Msghdr{Iov: &iov, Iovlen: 1, Control: &oob[0]}
@@ -477,7 +477,7 @@ func recvmsg(fd int, p, oob []byte) (n, oobn, flags int, err error) {
 	if errno != 0 {
 		return 0, 0, 0, errno
 	}
-	return int(r), int(msg.Controllen), int(msg.Flags), nil
+	return int(r), int(msg.Controllen), int(msg.Flags), 0
 }
 
 type errString string
