@@ -640,9 +640,16 @@ func (a *Agent) runCalls(ctx context.Context, t *turnState, calls []call) error 
 				run[k] = true
 			}
 		}
+		// A group of one runs on this goroutine: most calls come alone, and a
+		// goroutine for one is only a hand-off there and back.
 		var wg sync.WaitGroup
+		alone := len(group) == 1
 		for k, c := range group {
-			if run[k] {
+			switch {
+			case !run[k]:
+			case alone:
+				outs[k] = a.execute(ctx, t, c)
+			default:
 				wg.Go(func() { outs[k] = a.execute(ctx, t, c) })
 			}
 		}

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -61,4 +63,45 @@ func fcntlFlags(f *os.File) (int, error) {
 		return 0, errno
 	}
 	return int(v), nil
+}
+
+// The lines of a polled stdin are read on the caller's goroutine; the end of
+// the context must still end a read that waits.
+func TestPolledLinesEndWithContext(t *testing.T) {
+	r, w, err := os.Pipe() // read through the poller, as pollable makes stdin
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = r.Close(); _ = w.Close() }()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := w.WriteString("one\ntwo\n"); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	done := make(chan error, 1)
+	go func() {
+		for line, err := range callLines(ctx, r) {
+			if err != nil {
+				done <- err
+				return
+			}
+			got = append(got, string(line))
+			if len(got) == 2 {
+				cancel() // while the next read waits
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("ended with %v, want the context's end", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a cancelled context did not end the read")
+	}
+	if strings.Join(got, ",") != "one,two" {
+		t.Fatalf("lines %q", got)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -74,6 +75,9 @@ func runToolCmd(ctx context.Context, io IO, args []string) error {
 // a signal must end `dsh tool -` (and its session's jobs) even while it waits
 // for input, so the reading happens on a goroutine of its own.
 func callLines(ctx context.Context, in io.Reader) iter.Seq2[[]byte, error] {
+	if f, ok := in.(*os.File); ok && f.SetReadDeadline(time.Time{}) == nil {
+		return polledLines(ctx, f)
+	}
 	return func(yield func([]byte, error) bool) {
 		type line struct {
 			b   []byte
@@ -113,6 +117,32 @@ func callLines(ctx context.Context, in io.Reader) iter.Seq2[[]byte, error] {
 				yield(nil, ctx.Err())
 				return
 			}
+		}
+	}
+}
+
+// polledLines is callLines for a file read through the poller (see
+// pollable): it reads on the caller's goroutine, a hand-off fewer per call,
+// and the end of ctx ends a read that waits through the file's deadline.
+func polledLines(ctx context.Context, f *os.File) iter.Seq2[[]byte, error] {
+	return func(yield func([]byte, error) bool) {
+		stop := context.AfterFunc(ctx, func() { _ = f.SetReadDeadline(time.Now()) })
+		defer stop()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
+		for sc.Scan() {
+			if ctx.Err() != nil {
+				break
+			}
+			if !yield(bytes.Clone(sc.Bytes()), nil) {
+				return
+			}
+		}
+		switch {
+		case ctx.Err() != nil:
+			yield(nil, ctx.Err())
+		case sc.Err() != nil:
+			yield(nil, fmt.Errorf("reading stdin: %w", sc.Err()))
 		}
 	}
 }
