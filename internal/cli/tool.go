@@ -141,6 +141,7 @@ func runTool(ctx context.Context, io IO, o toolOptions) (err error) {
 	// The calls are the user's own: no mode asks, no model or MCP server runs.
 	ho := st.Options()
 	ho.Mode, ho.Provider, ho.Models, ho.MCP, ho.Now, ho.Warn = agent.ModeBypass, nil, nil, nil, io.Now, warner(io)
+	ho.NoModel = true
 	ho.ScratchLog = true // removed with dir below
 	s, err := host.Create(ho)
 	if err != nil {

@@ -41,14 +41,14 @@ func resolve(raw []byte) (*gjs.Resolved, error) {
 // an open session kept.
 var schemas sync.Map // reflect.Type → func() (*schema, error)
 
-// sharedSchema is P's schema, built once per process.
-func sharedSchema[P any]() (*schema, error) {
+// sharedSchema returns what builds P's schema, once per process, on its first call.
+func sharedSchema[P any]() func() (*schema, error) {
 	t := reflect.TypeFor[P]()
 	if f, ok := schemas.Load(t); ok {
-		return f.(func() (*schema, error))()
+		return f.(func() (*schema, error))
 	}
 	f, _ := schemas.LoadOrStore(t, sync.OnceValues(schemaFor[P]))
-	return f.(func() (*schema, error))()
+	return f.(func() (*schema, error))
 }
 
 // schemaFor reflects P's JSON schema: fields without omitempty are required,
