@@ -49,7 +49,9 @@ func runToolCmd(ctx context.Context, io IO, args []string) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGHUP)
 	defer stop()
 	o := toolOptions{Color: "auto"}
-	fs := newFlags(io, "tool", "NAME JSON | -", toolSummary+"\n\nTools: "+toolNames(toolset.New(toolset.Options{}))+".")
+	fs := newFlagsLazy(io, "tool", "NAME JSON | -", func() string {
+		return toolSummary + "\n\nTools: " + toolNames(toolset.New(toolset.Options{})) + "."
+	})
 	fs.BoolVar(&o.JSON, "json", false, "print one JSON line per call: {call, result, card}")
 	fs.BoolVar(&o.AllowOutside, "allow-outside", false, "let tools touch paths outside the workspace root")
 	fs.StringVar(&o.Sandbox, "sandbox", "", sandboxUsage)
