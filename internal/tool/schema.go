@@ -50,7 +50,7 @@ func simpleSchema(raw []byte) (*gjs.Schema, bool) {
 	if !ok {
 		return nil, false
 	}
-	if _, err := d.ReadToken(); err != io.EOF {
+	if _, err := d.ReadToken(); !errors.Is(err, io.EOF) {
 		return nil, false
 	}
 	return g, true
@@ -77,14 +77,13 @@ func decodeSimple(d *jsontext.Decoder) (*gjs.Schema, bool) {
 		case "properties":
 			g.Properties, ok = simpleProperties(d)
 		case "additionalProperties":
-			switch d.PeekKind() {
-			case 'f', 't':
+			if k := d.PeekKind(); k == 'f' || k == 't' {
 				t, _ := d.ReadToken()
 				g.AdditionalProperties = &gjs.Schema{}
 				if !t.Bool() {
 					g.AdditionalProperties.Not = &gjs.Schema{} // the schema false
 				}
-			default:
+			} else {
 				g.AdditionalProperties, ok = decodeSimple(d)
 			}
 		case "items":
