@@ -115,6 +115,11 @@ type Config struct {
 	// log's path and the working directory.
 	Hooks    *hooks.Runner
 	HookBase func() hooks.Input
+	// NoModel says no model is called in this session (dsh tool runs the
+	// user's own calls): the context's size (ContextUsage) leaves out the system
+	// prompt and tool definitions, which only a model request carries, so the
+	// status after each call builds no tool's schema.
+	NoModel bool
 }
 
 // Agent is one session's conversation with the model. Everything it knows about
@@ -123,7 +128,7 @@ type Config struct {
 // log (Fold) knows what the live one knew.
 type Agent struct {
 	c    Config
-	defs []provider.ToolDef
+	defs func() []provider.ToolDef // the model's tool list, built on first need: their schemas are most of a start's work
 
 	turn sync.Mutex // held by Prompt: one turn at a time
 
@@ -143,7 +148,7 @@ type Agent struct {
 	system string          // the system prompt (Config's until a header records one)
 	cwd    string          // the working directory last logged, relative to the root
 
-	fixed int64 // the tokens of the system prompt and tools
+	fixed int64 // the tokens of the system prompt and tools; -1 until needed (fixedLocked)
 }
 
 // New returns an agent. The Config's zero limits take their defaults.
@@ -160,16 +165,20 @@ func New(c Config) *Agent {
 	if c.Mode == "" || (c.Mode == ModeAuto && !c.Auto) {
 		c.Mode = ModeDefault
 	}
-	var defs []provider.ToolDef
-	for _, t := range c.Registry.Tools() {
-		defs = append(defs, provider.ToolDef{Name: t.Name(), Description: t.Description(), Schema: t.Schema()})
-	}
+	reg := c.Registry
+	defs := sync.OnceValue(func() []provider.ToolDef {
+		var defs []provider.ToolDef
+		for _, t := range reg.Tools() {
+			defs = append(defs, provider.ToolDef{Name: t.Name(), Description: t.Description(), Schema: t.Schema()})
+		}
+		return defs
+	})
 	if c.CompactAt <= 0 {
 		c.CompactAt = DefaultCompactAt
 	}
 	return &Agent{c: c, defs: defs, ctx: builder{outputCap: c.OutputCap}, mode: c.Mode, model: c.Model, think: c.Thinking,
 		allowed: map[string]bool{}, open: map[string]session.Record{}, nested: map[string]bool{},
-		system: c.System, cwd: ".", fixed: fixedTokens(c.System, defs)}
+		system: c.System, cwd: ".", fixed: -1}
 }
 
 // SetMode changes the permission mode, as a logged record; it applies from the
@@ -241,7 +250,7 @@ func (a *Agent) Fold(r session.Record) {
 	switch r.Type {
 	case session.TypeHeader:
 		if r.System != "" {
-			a.system, a.fixed = r.System, fixedTokens(r.System, a.defs)
+			a.system, a.fixed = r.System, -1
 		}
 	case session.TypeModel:
 		a.model, a.think = r.Model, r.Thinking
@@ -357,7 +366,7 @@ func (a *Agent) Prompt(ctx context.Context, text string, images ...card.Content)
 			Thinking:  thinking,
 			System:    a.systemPrompt(),
 			Messages:  a.messages(),
-			Tools:     a.defs,
+			Tools:     a.defs(),
 			MaxTokens: a.c.MaxTokens,
 		}, a.c.OnDelta)
 		if ctx.Err() != nil {

@@ -39,7 +39,7 @@ type ContextUsage struct {
 func (a *Agent) ContextUsage() ContextUsage {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	n, est := a.ctx.tokens(a.fixed)
+	n, est := a.ctx.tokens(a.fixedLocked())
 	return ContextUsage{Tokens: n, Estimated: est, Window: a.contextWindow()}
 }
 
@@ -59,7 +59,7 @@ func (a *Agent) Compact(ctx context.Context, focus string) error {
 // past the threshold, unless nothing entered it since the last compaction.
 func (a *Agent) autoCompact(ctx context.Context, t *turnState) error {
 	a.mu.Lock()
-	n, _ := a.ctx.tokens(a.fixed)
+	n, _ := a.ctx.tokens(a.fixedLocked())
 	due := a.c.CompactAt < 1 && !a.ctx.compacted && float64(n) >= a.c.CompactAt*float64(a.contextWindow())
 	a.mu.Unlock()
 	if !due {
@@ -96,7 +96,7 @@ func (a *Agent) compact(ctx context.Context, focus string) (session.Usage, error
 	// tool calls in a conversation that defines no tools.
 	model, thinking := a.Model()
 	resp, err := a.c.Provider.Stream(ctx, provider.Request{Model: model, Thinking: thinking, System: a.systemPrompt(),
-		Messages: msgs, Tools: a.defs, MaxTokens: a.c.MaxTokens}, nil)
+		Messages: msgs, Tools: a.defs(), MaxTokens: a.c.MaxTokens}, nil)
 	if err == nil && resp == nil {
 		err = errors.New("no response")
 	}
@@ -151,6 +151,19 @@ func summaryText(r session.Record) string {
 // fixedTokens is the estimate of what every request carries besides messages.
 func fixedTokens(system string, defs []provider.ToolDef) int64 {
 	return models.Estimate(provider.Request{System: system, Tools: defs})
+}
+
+// fixedLocked is fixedTokens of the system prompt in force, estimated on first
+// need (a session that only runs calls never needs it) and again after a header
+// changes the prompt; without a model, nothing. The caller holds a.mu.
+func (a *Agent) fixedLocked() int64 {
+	if a.c.NoModel {
+		return 0
+	}
+	if a.fixed < 0 {
+		a.fixed = fixedTokens(a.system, a.defs())
+	}
+	return a.fixed
 }
 
 // contextWindow is the window of the model in force: the configured one, else

@@ -174,12 +174,18 @@ func chatFlagsHelp() string {
 
 // newFlags returns a flag set that prints its usage to io.Err.
 func newFlags(io IO, name, args, summary string) *flag.FlagSet {
+	return newFlagsLazy(io, name, args, func() string { return summary })
+}
+
+// newFlagsLazy is newFlags with a summary made only when the help is printed
+// (dsh tool's lists the tools, which a run must not pay for building).
+func newFlagsLazy(io IO, name, args string, summary func() string) *flag.FlagSet {
 	fs := flag.NewFlagSet("dsh "+name, flag.ContinueOnError)
 	fs.SetOutput(io.Err)
 	fs.Usage = func() {
 		// Asked-for help goes to stdout (parse sets it); help after a mistake to stderr.
 		w := fs.Output()
-		fmt.Fprintf(w, "Usage: dsh %s [flags] %s\n\n%s\n", name, args, summary)
+		fmt.Fprintf(w, "Usage: dsh %s [flags] %s\n\n%s\n", name, args, summary())
 		var b strings.Builder
 		fs.SetOutput(&b)
 		fs.PrintDefaults()

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/toolset"
 )
 
 // TestHelpListsEverything: dsh --help names every flag the chat parses and
@@ -46,5 +47,20 @@ func TestHelpListsEverything(t *testing.T) {
 				t.Errorf("dsh %s --help omits %s", cmd, name)
 			}
 		}
+	}
+}
+
+// dsh tool --help lists every tool, though a run of one call builds the list
+// only when the help is printed.
+func TestToolHelpListsTheTools(t *testing.T) {
+	var out, errb strings.Builder
+	Main([]string{"tool", "--help"}, IO{Out: &out, Err: &errb, Getenv: func(string) string { return "" }})
+	for _, tl := range toolset.New(toolset.Options{}).Tools() {
+		if !strings.Contains(out.String(), tl.Name()) {
+			t.Errorf("dsh tool --help omits %s:\n%s", tl.Name(), out.String())
+		}
+	}
+	if !strings.Contains(out.String(), "Tools: ") {
+		t.Errorf("dsh tool --help has no tool list:\n%s", out.String())
 	}
 }

@@ -50,7 +50,9 @@ func runToolCmd(ctx context.Context, io IO, args []string) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGHUP)
 	defer stop()
 	o := toolOptions{Color: "auto"}
-	fs := newFlags(io, "tool", "NAME JSON | -", toolSummary+"\n\nTools: "+toolNames(toolset.New(toolset.Options{}))+".")
+	fs := newFlagsLazy(io, "tool", "NAME JSON | -", func() string {
+		return toolSummary + "\n\nTools: " + toolNames(toolset.New(toolset.Options{})) + "."
+	})
 	fs.BoolVar(&o.JSON, "json", false, "print one JSON line per call: {call, result, card}")
 	fs.BoolVar(&o.AllowOutside, "allow-outside", false, "let tools touch paths outside the workspace root")
 	fs.StringVar(&o.Sandbox, "sandbox", "", sandboxUsage)
@@ -171,6 +173,7 @@ func runTool(ctx context.Context, io IO, o toolOptions) (err error) {
 	// The calls are the user's own: no mode asks, no model or MCP server runs.
 	ho := st.Options()
 	ho.Mode, ho.Provider, ho.Models, ho.MCP, ho.Now, ho.Warn = agent.ModeBypass, nil, nil, nil, io.Now, warner(io)
+	ho.NoModel = true
 	ho.ScratchLog = true // removed with dir below
 	s, err := host.Create(ho)
 	if err != nil {

@@ -4,13 +4,17 @@ import (
 	"context"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/provider/models"
+	"github.com/dsh-dev/dsh/internal/tool"
 )
 
 // statusLog collects a subscriber's status events.
@@ -150,5 +154,48 @@ func TestCommandValidation(t *testing.T) {
 	}
 	if _, err := s.Command(context.Background(), "help", ""); !errors.Is(err, ErrNotBuiltin) {
 		t.Errorf("/help in the host: %v, want ErrNotBuiltin", err)
+	}
+}
+
+// unschematic's parameters have no JSON schema (a channel): a tool of them
+// panics when its schema is built.
+type unschematic struct {
+	C chan int `json:"c"`
+}
+
+// A session that calls no model (dsh tool) opens, runs a call and publishes
+// its status without building the model's tool list: the tools' schemas are
+// most of a start's work, and only the called tool's is needed.
+func TestNoModelStatusBuildsNoToolList(t *testing.T) {
+	o := options(t, t.TempDir(), t.TempDir(), nil)
+	o.Provider, o.NoModel = nil, true
+	o.Tools = []tool.Tool{tool.New(tool.Spec[unschematic, tool.NoMeta]{Name: "bad", Kind: card.ToolOther,
+		Execute: func(context.Context, tool.Env, unschematic, *tool.NoMeta) (tool.Result, *tool.NoMeta, error) {
+			return tool.Text("ran"), nil, nil
+		}})}
+	s, err := Create(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	var events statusLog
+	sub := s.Subscribe(func(e Event) {
+		if e.Kind == KindStatus {
+			events.mu.Lock()
+			events.sts = append(events.sts, e.Status)
+			events.mu.Unlock()
+		}
+	})
+	defer sub.Close()
+	if err := os.WriteFile(filepath.Join(s.Root(), "a.txt"), []byte("one\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.RunTool(t.Context(), "read", []byte(`{"path":"a.txt"}`))
+	if err != nil || res.IsError {
+		t.Fatalf("read: %q, %v", res.TextOf(), err)
+	}
+	sub.Flush(time.Second)
+	if st := events.last(t); st.Mode != agent.ModeBypass || st.ContextTokens == 0 {
+		t.Errorf("status after the call = %+v, want the call's tokens counted", st)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // The rule, by name (upper-cased and split into words at "_") and by value. A
@@ -39,16 +40,16 @@ var (
 
 	// credentialURL is a URL with a password: postgres://user:pass@host,
 	// redis://:pass@host.
-	credentialURL = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s]*:[^/?#@\s]*@`)
+	credentialURL = lazyRegexp(`[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s]*:[^/?#@\s]*@`)
 	// webhookHosts are URLs that anyone holding them can post to.
 	webhookHosts = []string{"hooks.slack.com/", "discord.com/api/webhooks/", "discordapp.com/api/webhooks/", ".webhook.office.com/"}
 	// credentialDSN is a password in a connection string without a scheme: Go's
 	// MySQL "app:pw@tcp(db)/app", or key=value ones ("host=db password=pw",
 	// "Server=db;Password=pw").
-	credentialDSN = regexp.MustCompile(`^[^\s:/@=]+:[^\s/@]+@|(?i)(^|[\s;])(password|passwd|pwd)\s*=\s*[^\s;]`)
+	credentialDSN = lazyRegexp(`^[^\s:/@=]+:[^\s/@]+@|(?i)(^|[\s;])(password|passwd|pwd)\s*=\s*[^\s;]`)
 	// credentialConfig is a config file's text held in a variable: an .npmrc with
 	// "//registry/:_authToken=…", "_auth=", "_password=".
-	credentialConfig = regexp.MustCompile(`(?i)(^|[\s:])_(authToken|auth|password)\s*=`)
+	credentialConfig = lazyRegexp(`(?i)(^|[\s:])_(authToken|auth|password)\s*=`)
 )
 
 // Secret reports whether the environment variable name=value is a credential.
@@ -89,14 +90,20 @@ func secretName(name string) bool {
 	return false
 }
 
+// lazyRegexp compiles expr on first use: every start checks the environment,
+// and most values never reach a pattern.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
+
 func secretValue(v string) bool {
-	if strings.ContainsAny(v, "@=") && (credentialDSN.MatchString(v) || credentialConfig.MatchString(v)) {
+	if strings.ContainsAny(v, "@=") && (credentialDSN().MatchString(v) || credentialConfig().MatchString(v)) {
 		return true
 	}
 	if !strings.Contains(v, "://") {
 		return false // the common case, cheaply
 	}
-	if credentialURL.MatchString(v) {
+	if credentialURL().MatchString(v) {
 		return true
 	}
 	for _, h := range webhookHosts {

@@ -15,20 +15,18 @@ import (
 	"github.com/dsh-dev/dsh/internal/jsonfast"
 )
 
-// New erases P and M from a Spec. It panics if P's schema cannot be generated,
-// which is a programming error caught by any test that builds the registry. The
-// schema is built once per parameter type and process.
+// New erases P and M from a Spec. P's schema is built on first need (the
+// model's tool list, a call to check), once per parameter type and process: a
+// process that runs one call (dsh tool) reflects one schema, not every tool's.
+// That first need panics if the schema cannot be generated, a programming error
+// caught by any test that checks a call of every tool (toolset's).
 func New[P, M any](s Spec[P, M]) Tool {
-	sch, err := sharedSchema[P]()
-	if err != nil {
-		panic(fmt.Sprintf("tool %s: %v", s.Name, err))
-	}
-	return &typed[P, M]{spec: s, schema: sch}
+	return &typed[P, M]{spec: s, sch: sharedSchema[P]()}
 }
 
 type typed[P, M any] struct {
-	spec   Spec[P, M]
-	schema *schema
+	spec Spec[P, M]
+	sch  func() (*schema, error)
 
 	// memo holds the meta decoded last: a logged result is folded and presented
 	// from the same bytes (a reload presents a few records behind its fold, a
@@ -40,6 +38,15 @@ type typed[P, M any] struct {
 		next int
 		ent  *[memoSize]memoEntry[M]
 	}
+}
+
+// schema is P's schema, built on the first call.
+func (t *typed[P, M]) schema() *schema {
+	s, err := t.sch()
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: %v", t.spec.Name, err))
+	}
+	return s
 }
 
 type memoEntry[M any] struct {
@@ -81,7 +88,7 @@ func (t *typed[P, M]) meta(raw jsontext.Value) *M {
 func (t *typed[P, M]) Name() string           { return t.spec.Name }
 func (t *typed[P, M]) Description() string    { return t.spec.Description }
 func (t *typed[P, M]) Guidance() string       { return t.spec.Guidance }
-func (t *typed[P, M]) Schema() jsontext.Value { return t.schema.raw }
+func (t *typed[P, M]) Schema() jsontext.Value { return t.schema().raw }
 func (t *typed[P, M]) ReadOnly() bool         { return t.spec.ReadOnly }
 func (t *typed[P, M]) Permission() Permission { return t.spec.Permission }
 
@@ -109,7 +116,7 @@ func (t *typed[P, M]) decode(args []byte, validate bool) (P, error) {
 		args = []byte("{}")
 	}
 	if validate {
-		if err := t.schema.validate(args); err != nil {
+		if err := t.schema().validate(args); err != nil {
 			return p, err
 		}
 	}
@@ -182,7 +189,7 @@ func (t *typed[P, M]) Run(ctx context.Context, env Env, args []byte, preview jso
 
 func (t *typed[P, M]) PresentCall(args []byte, preview jsontext.Value) card.Call {
 	p, err := t.decode(args, false)
-	if err != nil || !t.schema.complete(args) {
+	if err != nil || !t.schema().complete(args) {
 		return &card.GenericCall{Title: t.spec.Name, ToolKind: t.spec.Kind, RawInput: rawOrNil(args)}
 	}
 	c := t.spec.PresentCall(p, DecodeMeta[M](preview))

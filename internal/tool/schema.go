@@ -5,8 +5,10 @@ import (
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -36,11 +38,152 @@ const maxPassed = 16 << 10
 
 // resolve builds the validator of a JSON schema.
 func resolve(raw []byte) (*gjs.Resolved, error) {
-	var g gjs.Schema
-	if err := stdjson.Unmarshal(raw, &g); err != nil {
-		return nil, err
+	g, ok := simpleSchema(raw)
+	if !ok {
+		g = new(gjs.Schema)
+		if err := stdjson.Unmarshal(raw, g); err != nil {
+			return nil, err
+		}
 	}
 	return g.Resolve(nil)
+}
+
+// simpleSchema decodes a schema of the keywords dsh's own tools use as
+// gjs.Schema's UnmarshalJSON would, without encoding/json's reflection of that
+// type (most of the first check of a call: dsh tool runs one). Any other keyword
+// or shape says no, and the schema is decoded the general way.
+func simpleSchema(raw []byte) (*gjs.Schema, bool) {
+	d := jsontext.NewDecoder(bytes.NewReader(raw))
+	g, ok := decodeSimple(d)
+	if !ok {
+		return nil, false
+	}
+	if _, err := d.ReadToken(); !errors.Is(err, io.EOF) {
+		return nil, false
+	}
+	return g, true
+}
+
+func decodeSimple(d *jsontext.Decoder) (*gjs.Schema, bool) {
+	if t, err := d.ReadToken(); err != nil || t.Kind() != '{' {
+		return nil, false
+	}
+	g := &gjs.Schema{}
+	for d.PeekKind() == '"' {
+		k, err := d.ReadToken()
+		if err != nil {
+			return nil, false
+		}
+		ok := true
+		switch k.String() {
+		case "type":
+			g.Type, ok = simpleString(d)
+		case "description":
+			g.Description, ok = simpleString(d)
+		case "pattern":
+			g.Pattern, ok = simpleString(d)
+		case "properties":
+			g.Properties, ok = simpleProperties(d)
+		case "additionalProperties":
+			if k := d.PeekKind(); k == 'f' || k == 't' {
+				t, _ := d.ReadToken()
+				g.AdditionalProperties = &gjs.Schema{}
+				if !t.Bool() {
+					g.AdditionalProperties.Not = &gjs.Schema{} // the schema false
+				}
+			} else {
+				g.AdditionalProperties, ok = decodeSimple(d)
+			}
+		case "items":
+			g.Items, ok = decodeSimple(d)
+		case "required":
+			g.Required, ok = simpleStrings(d)
+		case "enum":
+			var names []string
+			names, ok = simpleStrings(d)
+			g.Enum = make([]any, len(names))
+			for i, n := range names {
+				g.Enum[i] = n
+			}
+		case "minimum":
+			g.Minimum, ok = simpleFloat(d)
+		case "maximum":
+			g.Maximum, ok = simpleFloat(d)
+		case "minLength":
+			g.MinLength, ok = simpleInt(d)
+		case "maxLength":
+			g.MaxLength, ok = simpleInt(d)
+		case "minItems":
+			g.MinItems, ok = simpleInt(d)
+		case "maxItems":
+			g.MaxItems, ok = simpleInt(d)
+		default:
+			return nil, false
+		}
+		if !ok {
+			return nil, false
+		}
+	}
+	if t, err := d.ReadToken(); err != nil || t.Kind() != '}' {
+		return nil, false
+	}
+	return g, true
+}
+
+func simpleString(d *jsontext.Decoder) (string, bool) {
+	t, err := d.ReadToken()
+	return t.String(), err == nil && t.Kind() == '"'
+}
+
+func simpleStrings(d *jsontext.Decoder) ([]string, bool) {
+	if t, err := d.ReadToken(); err != nil || t.Kind() != '[' {
+		return nil, false
+	}
+	out := []string{}
+	for d.PeekKind() == '"' {
+		s, _ := simpleString(d)
+		out = append(out, s)
+	}
+	t, err := d.ReadToken()
+	return out, err == nil && t.Kind() == ']'
+}
+
+func simpleProperties(d *jsontext.Decoder) (map[string]*gjs.Schema, bool) {
+	if t, err := d.ReadToken(); err != nil || t.Kind() != '{' {
+		return nil, false
+	}
+	props := map[string]*gjs.Schema{}
+	for d.PeekKind() == '"' {
+		name, _ := simpleString(d)
+		sub, ok := decodeSimple(d)
+		if !ok {
+			return nil, false
+		}
+		props[name] = sub
+	}
+	t, err := d.ReadToken()
+	return props, err == nil && t.Kind() == '}'
+}
+
+func simpleFloat(d *jsontext.Decoder) (*float64, bool) {
+	t, err := d.ReadToken()
+	if err != nil || t.Kind() != '0' {
+		return nil, false
+	}
+	f, err := strconv.ParseFloat(t.String(), 64)
+	return &f, err == nil
+}
+
+// simpleInt reads an integer keyword; a number with a fraction or exponent, or
+// past int32, goes the general way.
+func simpleInt(d *jsontext.Decoder) (*int, bool) {
+	t, err := d.ReadToken()
+	if err != nil || t.Kind() != '0' {
+		return nil, false
+	}
+	n, err := strconv.ParseInt(t.String(), 10, 32)
+	i := int(n)
+	return &i, err == nil
 }
 
 // schemas holds each parameter type's schema, built on first use and shared
@@ -49,14 +192,14 @@ func resolve(raw []byte) (*gjs.Resolved, error) {
 // an open session kept.
 var schemas sync.Map // reflect.Type → func() (*schema, error)
 
-// sharedSchema is P's schema, built once per process.
-func sharedSchema[P any]() (*schema, error) {
+// sharedSchema returns what builds P's schema, once per process, on its first call.
+func sharedSchema[P any]() func() (*schema, error) {
 	t := reflect.TypeFor[P]()
 	if f, ok := schemas.Load(t); ok {
-		return f.(func() (*schema, error))()
+		return f.(func() (*schema, error))
 	}
 	f, _ := schemas.LoadOrStore(t, sync.OnceValues(schemaFor[P]))
-	return f.(func() (*schema, error))()
+	return f.(func() (*schema, error))
 }
 
 // schemaFor reflects P's JSON schema: fields without omitempty are required,

@@ -120,6 +120,26 @@ func TestSchemaGeneratedFromType(t *testing.T) {
 	}
 }
 
+// noSchema's parameters have no JSON schema: a channel.
+type noSchema struct {
+	C chan int `json:"c"`
+}
+
+// A tool's schema is built when first needed, not when the tool is made: a
+// process that runs one call (dsh tool) builds that tool's schema only. The
+// programming error of a type without one shows on that first need.
+func TestSchemaBuiltOnFirstNeed(t *testing.T) {
+	tl := New(Spec[noSchema, NoMeta]{Name: "bad", Execute: func(context.Context, Env, noSchema, *NoMeta) (Result, *NoMeta, error) {
+		return Text("ran"), nil, nil
+	}})
+	defer func() {
+		if recover() == nil {
+			t.Error("Schema of a type without one did not panic")
+		}
+	}()
+	_ = tl.Schema()
+}
+
 func TestDuplicateToolPanics(t *testing.T) {
 	defer func() {
 		if recover() == nil {
