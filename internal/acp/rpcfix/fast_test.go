@@ -33,7 +33,8 @@ var nasty = func() string {
 func fastCorpus() []sdk.SessionUpdate {
 	code := "func main() {\n\tif a < b && c > d {\n\t\tfmt.Println(\"x\\n\")\n\t}\n}\n"
 	raw := stdjson.RawMessage(`{ "path" : "a <b>.go",` + "\n\t" + `"x":[1, 2.50, 1e3, "\/\u00e9\"", true, null, {}] }`)
-	card := stdjson.RawMessage(`{"kind":"read","lines":[{"number":1,"text":"if a < b && c > d { \"q\" }"}],"path":"/w/a.go"}`)
+	card := stdjson.RawMessage(`{"kind":"read","lines":[{"number":1,"text":"if a < b && c > d { \"q\" }"},{"number":2,"text":"// é — € 😀 ` +
+		"\u2028\u2029" + ` ok"}],"path":"/w/é.go"}`)
 	old := "old <text>\n"
 	return []sdk.SessionUpdate{
 		sdk.UpdateUserMessageText("hi <there> & " + nasty),
@@ -87,7 +88,7 @@ func TestFastEncodingLeavesTheRest(t *testing.T) {
 		{SessionId: "s", Meta: map[string]any{"a": 1}, Update: sdk.UpdateAgentMessageText("x")},
 		{SessionId: "s", Update: sdk.UpdateUserMessage(sdk.ImageBlock("AAAA", "image/png"))},
 		{SessionId: "s", Update: sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{ToolCallId: "c", RawInput: map[string]any{"a": 1}}}},
-		{SessionId: "s", Update: sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{ToolCallId: "c", RawInput: stdjson.RawMessage(`{"a":"é"}`)}}},
+		{SessionId: "s", Update: sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{ToolCallId: "c", RawInput: stdjson.RawMessage("{\"a\":\"\xff\"}")}}},
 		{SessionId: "s", Update: sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{ToolCallId: "c", Meta: map[string]any{"x": 1.5}}}},
 		{SessionId: "s", Update: sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{ToolCallId: "c", Meta: map[string]any{"é": 1}}}},
 		{SessionId: "s", Update: sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{ToolCallId: "c",
@@ -112,6 +113,7 @@ func TestFastEncodingLeavesTheRest(t *testing.T) {
 func FuzzFastEncoding(f *testing.F) {
 	f.Add("text <a> & b", `{"a": "b <c>"}`)
 	f.Add(nasty, `[1, "\u2028", {"x" : null}]`)
+	f.Add("é", "{\"é\": [\"— \u2028\u2029 😀\", \"\xff\"]}")
 	f.Fuzz(func(t *testing.T, text, raw string) {
 		if !stdjson.Valid([]byte(raw)) {
 			return // dsh hands the encoder valid raw JSON only
