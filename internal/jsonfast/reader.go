@@ -57,6 +57,9 @@ func (d *Reader) Space() {
 
 // Peek skips whitespace and returns the next byte (0 at the end).
 func (d *Reader) Peek() byte {
+	if d.i < len(d.b) && d.b[d.i] > ' ' { // dsh writes no whitespace
+		return d.b[d.i]
+	}
 	d.Space()
 	if d.i == len(d.b) {
 		return 0
