@@ -220,6 +220,26 @@ func (d *Reader) Str() (string, bool) {
 	return unsafe.String(unsafe.SliceData(out), len(out)), true // out is not written again
 }
 
+// StrIn reads a string, returned as the one of known it equals if any: a
+// value of a few (a record's type) is then not allocated for every line.
+func (d *Reader) StrIn(known []string) (string, bool) {
+	if d.Peek() != '"' {
+		return "", false
+	}
+	start := d.i + 1
+	i := d.i
+	end, escaped, ok := d.scanString()
+	if ok && !escaped {
+		for _, k := range known {
+			if string(d.b[start:end]) == k {
+				return k, true
+			}
+		}
+	}
+	d.i = i
+	return d.Str()
+}
+
 // shared is the string of b[start:end] (with escapes if escaped) in strs.
 func (d *Reader) shared(start, end int, escaped bool) string {
 	if cap(d.strs)-len(d.strs) < end-start {
