@@ -362,6 +362,12 @@ func appendMap(dst []byte, m map[string]any, depth int) ([]byte, bool) {
 			if dst, ok = appendRaw(dst, v); !ok {
 				return dst, false
 			}
+		case WireJSON:
+			if v == nil {
+				dst = append(dst, "null"...)
+				break
+			}
+			dst = append(dst, v...)
 		default:
 			return dst, false
 		}
@@ -377,6 +383,22 @@ func plainASCII(s string) bool {
 		}
 	}
 	return true
+}
+
+// WireJSON is JSON already in the form wireOpts' encoding writes raw JSON
+// (see appendRaw): compact, valid UTF-8, <, >, &, U+2028 and U+2029 in strings
+// escaped. A _meta value of this type is copied onto the line as it is, where
+// raw JSON is checked and re-escaped byte by byte: a replayed read or search
+// card is most of its update. The general way writes it the same (its
+// MarshalJSON), as wireOpts writes raw JSON that needs no change.
+type WireJSON []byte
+
+// MarshalJSON returns w.
+func (w WireJSON) MarshalJSON() ([]byte, error) {
+	if w == nil {
+		return []byte("null"), nil
+	}
+	return w, nil
 }
 
 // appendRaw appends valid JSON as wireOpts' encoding writes raw JSON:

@@ -53,6 +53,8 @@ func fastCorpus() []sdk.SessionUpdate {
 			Content:   []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(code))},
 			Locations: []sdk.ToolCallLocation{{Path: "/w/a.go", Line: sdk.Ptr(1)}},
 			Meta:      map[string]any{"dsh": map[string]any{"card": card}}}},
+		{ToolCallUpdate: &sdk.SessionToolCallUpdate{ToolCallId: "c1", Status: sdk.Ptr(sdk.ToolCallStatusCompleted),
+			Meta: map[string]any{"dsh": map[string]any{"card": wireForm(card)}}}},
 		{ToolCallUpdate: &sdk.SessionToolCallUpdate{ToolCallId: "c2", Meta: map[string]any{
 			"terminal_exit":   map[string]any{"terminal_id": "c2", "exit_code": sdk.Ptr(0), "signal": nil},
 			"terminal_output": map[string]any{"terminal_id": "c2", "data": "out\n" + nasty}}}},
@@ -121,6 +123,13 @@ func FuzzFastEncoding(f *testing.F) {
 		note := sdk.SessionNotification{SessionId: sdk.SessionId(text), Update: sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{
 			ToolCallId: "c", Title: text, RawInput: stdjson.RawMessage(raw),
 			Content: []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(text))}}}}
+		if w, ok := appendRaw(nil, []byte(raw)); ok { // raw in the form WireJSON holds
+			meta := sdk.SessionNotification{SessionId: "s", Update: sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{
+				ToolCallId: "c", Meta: map[string]any{"dsh": map[string]any{"card": WireJSON(w)}}}}}
+			if got, ok := appendFast(nil, meta); !ok || !bytes.Equal(got, general(t, meta)) {
+				t.Errorf("WireJSON: fast (%v) %s\ngeneral %s", ok, got, general(t, meta))
+			}
+		}
 		got, ok := appendFast(nil, note)
 		if !ok {
 			return
@@ -129,4 +138,13 @@ func FuzzFastEncoding(f *testing.F) {
 			t.Errorf("fast    %s\ngeneral %s", got, want)
 		}
 	})
+}
+
+// wireForm is raw JSON in the form WireJSON holds.
+func wireForm(raw stdjson.RawMessage) WireJSON {
+	w, ok := appendRaw(nil, raw)
+	if !ok {
+		panic("not raw JSON the fast path takes: " + string(raw))
+	}
+	return w
 }
