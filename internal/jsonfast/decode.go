@@ -246,12 +246,11 @@ func (d *Reader) carve(n uintptr) unsafe.Pointer {
 // pointerFree reports whether values of t hold no pointers (of the kinds
 // Decode takes).
 func pointerFree(t reflect.Type) bool {
-	switch k := t.Kind(); {
-	case k == reflect.Bool || k == reflect.Int || k == reflect.Int64 || k == reflect.Int32:
-		return true
-	case k == reflect.Array:
+	k := t.Kind()
+	if k == reflect.Array {
 		return pointerFree(t.Elem())
-	case k == reflect.Struct:
+	}
+	if k == reflect.Struct {
 		for i := range t.NumField() {
 			if !pointerFree(t.Field(i).Type) {
 				return false
@@ -259,7 +258,7 @@ func pointerFree(t reflect.Type) bool {
 		}
 		return true
 	}
-	return false
+	return k == reflect.Bool || k == reflect.Int || k == reflect.Int64 || k == reflect.Int32
 }
 
 // maxScratch bounds, in bytes, the scratch slice kept between decodings.
