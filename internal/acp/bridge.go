@@ -9,6 +9,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/dsh-dev/dsh/internal/acp/rpcfix"
 	"github.com/dsh-dev/dsh/internal/attach"
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/provider"
@@ -418,9 +419,7 @@ func (b *bridge) viewResult(u *sdk.SessionToolCallUpdate, call callView, lc *liv
 			line = r.Lines[0].Number
 		}
 		u.Locations = []sdk.ToolCallLocation{{Path: b.abs(r.Path), Line: sdk.Ptr(line)}}
-		if raw, err := r.MarshalJSON(); err == nil {
-			u.Meta = map[string]any{"dsh": map[string]any{"card": json.RawMessage(raw)}}
-		}
+		u.Meta = cardMeta(r)
 	case *card.DiffResult:
 		setTitle(u, r.Title)
 		u.Content = b.diffs(r.Diffs)
@@ -438,9 +437,7 @@ func (b *bridge) viewResult(u *sdk.SessionToolCallUpdate, call callView, lc *liv
 		setTitle(u, r.Title)
 		u.Content = []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(searchText(r)))}
 		u.Locations = searchLocations(r)
-		if raw, err := r.MarshalJSON(); err == nil {
-			u.Meta = map[string]any{"dsh": map[string]any{"card": json.RawMessage(raw)}}
-		}
+		u.Meta = cardMeta(r)
 	case *card.PlanResult:
 		// The update's content replaces the call's: the plan, then the answer.
 		setTitle(u, r.Title)
@@ -456,6 +453,23 @@ func (b *bridge) viewResult(u *sdk.SessionToolCallUpdate, call callView, lc *liv
 		delete(b.children, r.Session) // its calls are all in
 		u.Meta = map[string]any{"dsh": map[string]any{"childSessionId": r.Session}}
 	}
+}
+
+// cardMeta is the _meta of a read or search result: the card, for clients
+// that can do more with it. It is encoded as the line carries it, so the line
+// takes it as it is (a card is most of its update); nil if it cannot be
+// encoded.
+func cardMeta(r interface {
+	HTMLSafeJSON() ([]byte, bool)
+	MarshalJSON() ([]byte, error)
+}) map[string]any {
+	if w, ok := r.HTMLSafeJSON(); ok {
+		return map[string]any{"dsh": map[string]any{"card": rpcfix.WireJSON(w)}}
+	}
+	if raw, err := r.MarshalJSON(); err == nil {
+		return map[string]any{"dsh": map[string]any{"card": json.RawMessage(raw)}}
+	}
+	return nil
 }
 
 // planText is a plan card as Markdown: the plan, the files it touches, its steps.

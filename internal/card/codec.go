@@ -66,10 +66,19 @@ func (c *TerminalResult) MarshalJSON() ([]byte, error) {
 
 // MarshalJSON writes the card with its "card" discriminator.
 func (c *ReadResult) MarshalJSON() ([]byte, error) {
-	if b, ok := appendReadResult(make([]byte, 0, c.sizeHint()), c); ok {
+	if b, ok := appendReadResult(make([]byte, 0, c.sizeHint()), c, false); ok {
 		return b, nil
 	}
 	return marshalTagged(KindRead, (*readResult)(c))
+}
+
+// HTMLSafeJSON is MarshalJSON's encoding with <, >, &, U+2028 and U+2029 in
+// strings escaped as encoding/json's HTMLEscape escapes them: the form a
+// JSON-RPC line written by encoding/json's rules carries it in, so that the
+// line can take it as it is. ok is false for a card MarshalJSON does not
+// write by hand (text that is not UTF-8).
+func (c *ReadResult) HTMLSafeJSON() ([]byte, bool) {
+	return appendReadResult(make([]byte, 0, c.sizeHint()), c, true)
 }
 
 // MarshalJSON writes the card with its "card" discriminator.
@@ -79,10 +88,15 @@ func (c *DiffResult) MarshalJSON() ([]byte, error) {
 
 // MarshalJSON writes the card with its "card" discriminator.
 func (c *SearchResult) MarshalJSON() ([]byte, error) {
-	if b, ok := appendSearchResult(make([]byte, 0, c.sizeHint()), c); ok {
+	if b, ok := appendSearchResult(make([]byte, 0, c.sizeHint()), c, false); ok {
 		return b, nil
 	}
 	return marshalTagged(KindSearch, (*searchResult)(c))
+}
+
+// HTMLSafeJSON is as ReadResult's.
+func (c *SearchResult) HTMLSafeJSON() ([]byte, bool) {
+	return appendSearchResult(make([]byte, 0, c.sizeHint()), c, true)
 }
 
 // ErrDecode is wrapped by every decoding error.

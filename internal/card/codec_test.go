@@ -250,9 +250,9 @@ func TestHandEncodingIsTheGeneralOne(t *testing.T) {
 		var ok bool
 		switch r := r.(type) {
 		case *ReadResult:
-			got, ok = appendReadResult(nil, r)
+			got, ok = appendReadResult(nil, r, false)
 		case *SearchResult:
-			got, ok = appendSearchResult(nil, r)
+			got, ok = appendSearchResult(nil, r, false)
 		case *GenericResult, *TerminalResult, *DiffResult, *PlanResult, *QuestionResult, *TaskResult:
 			continue
 		}

@@ -1,6 +1,7 @@
 package card
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 )
@@ -16,6 +17,9 @@ func FuzzDecode(f *testing.F) {
 		j, _ := json.Marshal(r)
 		f.Add(j)
 	}
+	// Text that HTML escaping and its line separators change, beside other runes.
+	f.Add([]byte("{\"card\":\"read\",\"path\":\"a<b>.go\",\"offset\":1,\"lines\":[{\"number\":1,\"text\":\"a && b \u2028\u2029 \u2026 \u20ac \\u2028\"}],\"totalLines\":1}"))
+	f.Add([]byte("{\"card\":\"search\",\"query\":\"<x>\",\"dir\":\".\",\"files\":[{\"path\":\"\u00e9&.go\",\"count\":1,\"matches\":[{\"line\":1,\"text\":\"\u2028<\u2029\",\"ranges\":[[0,1]]}]}],\"total\":1}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if c, err := DecodeCall(data); err == nil {
 			j, err := json.Marshal(c)
@@ -35,12 +39,34 @@ func FuzzDecode(f *testing.F) {
 				if got, _ := r.(json.Marshaler).MarshalJSON(); string(got) != string(want) {
 					t.Fatalf("encoded by hand:\n%s\nby reflection:\n%s", got, want)
 				}
+				checkHTMLSafe(t, r, want)
 			}
 			if _, err := DecodeResult(j); err != nil {
 				t.Fatalf("re-decoding %s: %v", j, err)
 			}
 		}
 	})
+}
+
+// checkHTMLSafe fails unless a hand-encoded result's HTMLSafeJSON is its
+// encoding as json.HTMLEscape escapes it.
+func checkHTMLSafe(t *testing.T, r Result, plain []byte) {
+	t.Helper()
+	var got []byte
+	var ok bool
+	switch r := r.(type) {
+	case *ReadResult:
+		got, ok = r.HTMLSafeJSON()
+	case *SearchResult:
+		got, ok = r.HTMLSafeJSON()
+	case *GenericResult, *TerminalResult, *DiffResult, *PlanResult, *QuestionResult, *TaskResult:
+		return
+	}
+	var want bytes.Buffer
+	json.HTMLEscape(&want, plain)
+	if !ok || !bytes.Equal(got, want.Bytes()) {
+		t.Fatalf("HTMLSafeJSON (ok %v):\n%s\nHTMLEscape:\n%s", ok, got, want.Bytes())
+	}
 }
 
 // generalEncoding is what the reflection encoder writes for the results that

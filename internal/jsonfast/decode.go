@@ -174,6 +174,7 @@ var empty [0]uint64
 
 func sliceDecoder(t reflect.Type, elem *plan) decoder {
 	size := t.Elem().Size()
+	flat := pointerFree(t.Elem())
 	// The elements are decoded into a scratch slice, then copied into one of
 	// their number: growing the slice itself left twice its size behind in
 	// garbage, and a reload decodes a meta of thousands of lines per call.
@@ -192,6 +193,7 @@ func sliceDecoder(t reflect.Type, elem *plan) decoder {
 			sc = &scratchSlice{v: v, out: out, h: (*sliceHeader)(v.Addr().UnsafePointer()), oh: (*sliceHeader)(out.Addr().UnsafePointer())}
 		}
 		h := sc.h
+		d.inArray++
 		ok := d.Array(func() bool {
 			if h.len == h.cap {
 				sc.v.Grow(1) // as append grows it, in place
@@ -199,13 +201,19 @@ func sliceDecoder(t reflect.Type, elem *plan) decoder {
 			h.len++
 			return elem.dec(d, unsafe.Add(h.data, uintptr(h.len-1)*size))
 		})
-		if n := h.len; ok && n > 0 {
+		d.inArray--
+		switch n := h.len; {
+		case ok && n > 0 && flat:
+			data := d.carve(uintptr(n) * size)
+			copy(unsafe.Slice((*byte)(data), uintptr(n)*size), unsafe.Slice((*byte)(h.data), uintptr(n)*size))
+			*(*sliceHeader)(ptr) = sliceHeader{data: data, len: n, cap: n}
+		case ok && n > 0:
 			sc.out.Grow(n)
 			sc.oh.len = n
 			reflect.Copy(sc.out, sc.v)
 			*(*sliceHeader)(ptr) = *sc.oh
 			*sc.oh = sliceHeader{}
-		} else if ok {
+		case ok:
 			*(*sliceHeader)(ptr) = sliceHeader{data: unsafe.Pointer(&empty)}
 		}
 		sc.v.Clear() // the scratch must not keep what it held alive
@@ -215,6 +223,42 @@ func sliceDecoder(t reflect.Type, elem *plan) decoder {
 		}
 		return ok
 	}
+}
+
+// carve returns n bytes, 8-aligned, from words, for a slice of values without
+// pointers: the garbage collector need not look into them, so they may share
+// a block of words (a search's ranges, hundreds per meta).
+func (d *Reader) carve(n uintptr) unsafe.Pointer {
+	w := int((n + 7) / 8)
+	if w == 0 {
+		return unsafe.Pointer(&empty)
+	}
+	if cap(d.words)-len(d.words) < w {
+		// Blocks of a word per 32 bytes of input (a search's ranges take about
+		// one per 64), up to 8 KiB.
+		d.words = make([]uint64, 0, max(w, min(len(d.b)/32, 1024)))
+	}
+	at := len(d.words)
+	d.words = d.words[:at+w]
+	return unsafe.Pointer(&d.words[at])
+}
+
+// pointerFree reports whether values of t hold no pointers (of the kinds
+// Decode takes).
+func pointerFree(t reflect.Type) bool {
+	k := t.Kind()
+	if k == reflect.Array {
+		return pointerFree(t.Elem())
+	}
+	if k == reflect.Struct {
+		for i := range t.NumField() {
+			if !pointerFree(t.Field(i).Type) {
+				return false
+			}
+		}
+		return true
+	}
+	return k == reflect.Bool || k == reflect.Int || k == reflect.Int64 || k == reflect.Int32
 }
 
 // maxScratch bounds, in bytes, the scratch slice kept between decodings.

@@ -179,3 +179,21 @@ func BenchmarkUnmarshal(b *testing.B) {
 		}
 	}
 }
+
+// What Decode returns does not share memory with its input, which the caller
+// may reuse: strings in arrays are copied into blocks of their own.
+func TestDecodeKeepsNothingOfItsInput(t *testing.T) {
+	in := []byte(`{"kind":"k","files":[{"path":"a.go","count":1,"matches":[{"line":1,"text":"\tx","ranges":[[1,2]]},{"line":2,"text":"y"}]}],"paths":["p","q"],"total":1,"Untagged":"u"}`)
+	var m meta
+	if !Decode(in, &m) {
+		t.Fatal("not taken")
+	}
+	want := meta{Kind: "k", Files: []file{{Path: "a.go", Count: 1, Matches: []match{{Line: 1, Text: "\tx", Ranges: [][2]int{{1, 2}}}, {Line: 2, Text: "y"}}}},
+		Paths: []string{"p", "q"}, Total: 1, Untagged: "u"}
+	for i := range in {
+		in[i] = '#'
+	}
+	if diff := cmp.Diff(want, m); diff != "" {
+		t.Fatalf("the decoded value changed with its input (-want +got):\n%s", diff)
+	}
+}

@@ -22,6 +22,16 @@ import (
 type Reader struct {
 	b []byte
 	i int
+	// Decode's strings inside arrays are copied into strs, and its slices of
+	// values without pointers carved out of words: a search's meta holds
+	// hundreds of lines, each a string and a slice of ranges, and one
+	// allocation apiece was most of what a reload allocated. A string (or a
+	// slice) of them keeps the whole block alive, so only the elements of
+	// arrays share one — a lone top-level string (a path a fold keeps) does not
+	// pin the meta. What is written there is never written again.
+	inArray int
+	strs    []byte
+	words   []uint64
 }
 
 // NewReader reads b from its start.
@@ -47,6 +57,9 @@ func (d *Reader) Space() {
 
 // Peek skips whitespace and returns the next byte (0 at the end).
 func (d *Reader) Peek() byte {
+	if d.i < len(d.b) && d.b[d.i] > ' ' { // dsh writes no whitespace
+		return d.b[d.i]
+	}
 	d.Space()
 	if d.i == len(d.b) {
 		return 0
@@ -197,18 +210,61 @@ func (d *Reader) Str() (string, bool) {
 	if !ok {
 		return "", false
 	}
+	if d.inArray > 0 && end > start {
+		return d.shared(start, end, escaped), true
+	}
 	if !escaped {
 		return string(d.b[start:end]), true
 	}
-	out := make([]byte, 0, end-start)
-	for i := start; i < end; {
-		j := i + bytes.IndexByte(d.b[i:end], '\\')
-		if j < i { // no more escapes
-			out = append(out, d.b[i:end]...)
-			break
+	out := unescape(make([]byte, 0, end-start), d.b[start:end])
+	return unsafe.String(unsafe.SliceData(out), len(out)), true // out is not written again
+}
+
+// StrIn reads a string, returned as the one of known it equals if any: a
+// value of a few (a record's type) is then not allocated for every line.
+func (d *Reader) StrIn(known []string) (string, bool) {
+	if d.Peek() != '"' {
+		return "", false
+	}
+	start := d.i + 1
+	i := d.i
+	end, escaped, ok := d.scanString()
+	if ok && !escaped {
+		for _, k := range known {
+			if string(d.b[start:end]) == k {
+				return k, true
+			}
 		}
-		out = append(out, d.b[i:j]...)
-		c := d.b[j+1]
+	}
+	d.i = i
+	return d.Str()
+}
+
+// shared is the string of b[start:end] (with escapes if escaped) in strs.
+func (d *Reader) shared(start, end int, escaped bool) string {
+	if cap(d.strs)-len(d.strs) < end-start {
+		// Unescaped, the strings left fit in what is left of the input; a
+		// block of at most 8 KiB wastes little of it when they are a part.
+		d.strs = make([]byte, 0, max(end-start, min(len(d.b)-start, 8<<10)))
+	}
+	at := len(d.strs)
+	if escaped {
+		d.strs = unescape(d.strs, d.b[start:end])
+	} else {
+		d.strs = append(d.strs, d.b[start:end]...)
+	}
+	return unsafe.String(&d.strs[at], len(d.strs)-at)
+}
+
+// unescape appends s, a string's content with two-character escapes only, unescaped.
+func unescape(out, s []byte) []byte {
+	for i := 0; i < len(s); {
+		j := i + bytes.IndexByte(s[i:], '\\')
+		if j < i { // no more escapes
+			return append(out, s[i:]...)
+		}
+		out = append(out, s[i:j]...)
+		c := s[j+1]
 		switch c {
 		case 'b':
 			c = '\b'
@@ -224,7 +280,7 @@ func (d *Reader) Str() (string, bool) {
 		out = append(out, c)
 		i = j + 2
 	}
-	return unsafe.String(unsafe.SliceData(out), len(out)), true // out is not written again
+	return out
 }
 
 // Int64 reads an integer: an optional minus and digits without a leading zero.

@@ -19,7 +19,7 @@ func decodeFast(line []byte, r *Record) bool {
 	ok := d.Object(func(name []byte) bool {
 		switch string(name) {
 		case "type":
-			s, ok := d.Str()
+			s, ok := d.StrIn(recordTypes)
 			r.Type = RecordType(s)
 			return ok
 		case "time":
@@ -50,6 +50,14 @@ func decodeFast(line []byte, r *Record) bool {
 	})
 	return ok && d.End()
 }
+
+// The record and content types, which decodeFast does not allocate again for
+// every line. (The order puts the commonest first.)
+var (
+	recordTypes = []string{string(TypeToolResult), string(TypeToolCall), string(TypeAssistant), string(TypeProgress),
+		string(TypeUser), string(TypeTurnEnd), string(TypeThinking)}
+	contentTypes = []string{string(card.ContentText)}
+)
 
 // stringField is the string member of r with that name, or nil.
 func (r *Record) stringField(name []byte) *string {
@@ -98,7 +106,7 @@ func result(d *jsonfast.Reader, res *tool.Result) bool {
 					var p *string
 					switch string(name) {
 					case "type":
-						s, ok := d.Str()
+						s, ok := d.StrIn(contentTypes)
 						c.Type = card.ContentType(s)
 						return ok
 					case "text":

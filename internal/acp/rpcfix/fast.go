@@ -14,7 +14,7 @@ import (
 // same bytes as wireOpts' encoding, without reflection and without re-checking
 // the raw JSON they carry: a replay of a long session sends tens of thousands.
 // ok is false for anything it does not know (an image, annotations, a _meta
-// value of another type, raw JSON that is not plain ASCII): the caller then
+// value of another type, raw JSON that is not valid UTF-8): the caller then
 // encodes the notification the general way.
 //
 // Raw JSON (json.RawMessage in rawInput or _meta) must be valid: dsh makes it,
@@ -362,6 +362,12 @@ func appendMap(dst []byte, m map[string]any, depth int) ([]byte, bool) {
 			if dst, ok = appendRaw(dst, v); !ok {
 				return dst, false
 			}
+		case WireJSON:
+			if v == nil {
+				dst = append(dst, "null"...)
+				break
+			}
+			dst = append(dst, v...)
 		default:
 			return dst, false
 		}
@@ -379,9 +385,27 @@ func plainASCII(s string) bool {
 	return true
 }
 
+// WireJSON is JSON already in the form wireOpts' encoding writes raw JSON
+// (see appendRaw): compact, valid UTF-8, <, >, &, U+2028 and U+2029 in strings
+// escaped. A _meta value of this type is copied onto the line as it is, where
+// raw JSON is checked and re-escaped byte by byte: a replayed read or search
+// card is most of its update. The general way writes it the same (its
+// MarshalJSON), as wireOpts writes raw JSON that needs no change.
+type WireJSON []byte
+
+// MarshalJSON returns w.
+func (w WireJSON) MarshalJSON() ([]byte, error) {
+	if w == nil {
+		return []byte("null"), nil
+	}
+	return w, nil
+}
+
 // appendRaw appends valid JSON as wireOpts' encoding writes raw JSON:
-// whitespace between tokens dropped, <, > and & in strings escaped. Raw JSON
-// with other bytes than ASCII is left to the general way.
+// whitespace between tokens dropped, <, >, &, U+2028 and U+2029 in strings
+// escaped, other runes as they are. Raw JSON that is not valid UTF-8 is left
+// to the general way. (A card with a line of text that is not ASCII used to
+// send its whole update the general way, several times slower.)
 func appendRaw(dst []byte, raw []byte) ([]byte, bool) {
 	// Runs of bytes that stay as they are are copied whole: card JSON is long.
 	in := false
@@ -399,8 +423,21 @@ func appendRaw(dst []byte, raw []byte) ([]byte, bool) {
 		}
 		c := raw[i]
 		switch {
-		case c >= 0x80:
-			return dst, false
+		case c >= utf8.RuneSelf:
+			if !in {
+				return dst, false // not valid JSON: the general way says so
+			}
+			r, n := utf8.DecodeRune(raw[i:])
+			switch {
+			case r == utf8.RuneError && n == 1:
+				return dst, false // kept as it is, or not: the general way knows
+			case r == '\u2028' || r == '\u2029':
+				dst = append(dst, raw[start:i]...)
+				dst = append(dst, `\u202`...)
+				dst = append(dst, hex[r&0xF])
+				start = i + n
+			}
+			i += n - 1
 		case in:
 			switch c {
 			case '\\':

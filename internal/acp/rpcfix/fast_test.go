@@ -33,7 +33,8 @@ var nasty = func() string {
 func fastCorpus() []sdk.SessionUpdate {
 	code := "func main() {\n\tif a < b && c > d {\n\t\tfmt.Println(\"x\\n\")\n\t}\n}\n"
 	raw := stdjson.RawMessage(`{ "path" : "a <b>.go",` + "\n\t" + `"x":[1, 2.50, 1e3, "\/\u00e9\"", true, null, {}] }`)
-	card := stdjson.RawMessage(`{"kind":"read","lines":[{"number":1,"text":"if a < b && c > d { \"q\" }"}],"path":"/w/a.go"}`)
+	card := stdjson.RawMessage(`{"kind":"read","lines":[{"number":1,"text":"if a < b && c > d { \"q\" }"},{"number":2,"text":"// é — € 😀 ` +
+		"\u2028\u2029" + ` ok"}],"path":"/w/é.go"}`)
 	old := "old <text>\n"
 	return []sdk.SessionUpdate{
 		sdk.UpdateUserMessageText("hi <there> & " + nasty),
@@ -52,6 +53,8 @@ func fastCorpus() []sdk.SessionUpdate {
 			Content:   []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(code))},
 			Locations: []sdk.ToolCallLocation{{Path: "/w/a.go", Line: sdk.Ptr(1)}},
 			Meta:      map[string]any{"dsh": map[string]any{"card": card}}}},
+		{ToolCallUpdate: &sdk.SessionToolCallUpdate{ToolCallId: "c1", Status: sdk.Ptr(sdk.ToolCallStatusCompleted),
+			Meta: map[string]any{"dsh": map[string]any{"card": wireForm(card)}}}},
 		{ToolCallUpdate: &sdk.SessionToolCallUpdate{ToolCallId: "c2", Meta: map[string]any{
 			"terminal_exit":   map[string]any{"terminal_id": "c2", "exit_code": sdk.Ptr(0), "signal": nil},
 			"terminal_output": map[string]any{"terminal_id": "c2", "data": "out\n" + nasty}}}},
@@ -87,7 +90,7 @@ func TestFastEncodingLeavesTheRest(t *testing.T) {
 		{SessionId: "s", Meta: map[string]any{"a": 1}, Update: sdk.UpdateAgentMessageText("x")},
 		{SessionId: "s", Update: sdk.UpdateUserMessage(sdk.ImageBlock("AAAA", "image/png"))},
 		{SessionId: "s", Update: sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{ToolCallId: "c", RawInput: map[string]any{"a": 1}}}},
-		{SessionId: "s", Update: sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{ToolCallId: "c", RawInput: stdjson.RawMessage(`{"a":"é"}`)}}},
+		{SessionId: "s", Update: sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{ToolCallId: "c", RawInput: stdjson.RawMessage("{\"a\":\"\xff\"}")}}},
 		{SessionId: "s", Update: sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{ToolCallId: "c", Meta: map[string]any{"x": 1.5}}}},
 		{SessionId: "s", Update: sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{ToolCallId: "c", Meta: map[string]any{"é": 1}}}},
 		{SessionId: "s", Update: sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{ToolCallId: "c",
@@ -112,6 +115,7 @@ func TestFastEncodingLeavesTheRest(t *testing.T) {
 func FuzzFastEncoding(f *testing.F) {
 	f.Add("text <a> & b", `{"a": "b <c>"}`)
 	f.Add(nasty, `[1, "\u2028", {"x" : null}]`)
+	f.Add("é", "{\"é\": [\"— \u2028\u2029 😀\", \"\xff\"]}")
 	f.Fuzz(func(t *testing.T, text, raw string) {
 		if !stdjson.Valid([]byte(raw)) {
 			return // dsh hands the encoder valid raw JSON only
@@ -119,6 +123,13 @@ func FuzzFastEncoding(f *testing.F) {
 		note := sdk.SessionNotification{SessionId: sdk.SessionId(text), Update: sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{
 			ToolCallId: "c", Title: text, RawInput: stdjson.RawMessage(raw),
 			Content: []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(text))}}}}
+		if w, ok := appendRaw(nil, []byte(raw)); ok { // raw in the form WireJSON holds
+			meta := sdk.SessionNotification{SessionId: "s", Update: sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{
+				ToolCallId: "c", Meta: map[string]any{"dsh": map[string]any{"card": WireJSON(w)}}}}}
+			if got, ok := appendFast(nil, meta); !ok || !bytes.Equal(got, general(t, meta)) {
+				t.Errorf("WireJSON: fast (%v) %s\ngeneral %s", ok, got, general(t, meta))
+			}
+		}
 		got, ok := appendFast(nil, note)
 		if !ok {
 			return
@@ -127,4 +138,13 @@ func FuzzFastEncoding(f *testing.F) {
 			t.Errorf("fast    %s\ngeneral %s", got, want)
 		}
 	})
+}
+
+// wireForm is raw JSON in the form WireJSON holds.
+func wireForm(raw stdjson.RawMessage) WireJSON {
+	w, ok := appendRaw(nil, raw)
+	if !ok {
+		panic("not raw JSON the fast path takes: " + string(raw))
+	}
+	return w
 }
