@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -127,6 +128,13 @@ func Main(args []string, io IO) int {
 		defer stop()
 		go cancelOnInterrupt(io, stop)
 		err := c.run(ctx, io, args[1:])
+		if killing.Load() {
+			// The second Ctrl-C ended the sessions under the command, which
+			// then returned whatever that made of it: the exit is 130, once
+			// every process is gone.
+			<-killed
+			return 130
+		}
 		var ee exitError
 		switch {
 		case err == nil:
@@ -271,9 +279,18 @@ func cancelOnInterrupt(io IO, cancel func()) {
 	fmt.Fprintln(io.Err, "\ndsh: cancelling (press Ctrl-C again to exit now)")
 	cancel()
 	<-io.Interrupts
+	killing.Store(true)
 	host.KillAll()
+	close(killed)
 	os.Exit(130)
 }
+
+// killing is set at the second Ctrl-C, and killed closed once that has killed
+// every session's processes.
+var (
+	killing atomic.Bool
+	killed  = make(chan struct{})
+)
 
 // notifyInterrupts is the real process's channel of the signals that end dsh.
 func notifyInterrupts() <-chan os.Signal {
