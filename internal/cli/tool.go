@@ -75,7 +75,8 @@ func runToolCmd(ctx context.Context, io IO, args []string) error {
 
 // callLines yields the lines of in until EOF, a read error, or the end of ctx:
 // a signal must end `dsh tool -` (and its session's jobs) even while it waits
-// for input, so the reading happens on a goroutine of its own.
+// for input, so the reading happens on a goroutine of its own, unless the
+// file's deadline can end the wait (polledLines).
 func callLines(ctx context.Context, in io.Reader) iter.Seq2[[]byte, error] {
 	if f, ok := in.(*os.File); ok && f.SetReadDeadline(time.Time{}) == nil {
 		return polledLines(ctx, f)
@@ -173,7 +174,6 @@ func runTool(ctx context.Context, io IO, o toolOptions) (err error) {
 	// The calls are the user's own: no mode asks, no model or MCP server runs.
 	ho := st.Options()
 	ho.Mode, ho.Provider, ho.Models, ho.MCP, ho.Now, ho.Warn = agent.ModeBypass, nil, nil, nil, io.Now, warner(io)
-	ho.NoModel = true
 	ho.ScratchLog = true // removed with dir below
 	s, err := host.Create(ho)
 	if err != nil {

@@ -114,10 +114,9 @@ type Options struct {
 	ContextWindows func(model string) (int64, bool)
 	// Provider returns the model provider. It is called when a prompt first
 	// needs it, so a missing key shows on the prompt, not when the session opens.
-	Provider func() (provider.Provider, error)
-	// NoModel says the session calls no model (dsh tool): its status counts
+	// Without one (dsh tool) the session calls no model, and its status counts
 	// the context without the system prompt and tools (agent.Config.NoModel).
-	NoModel bool
+	Provider func() (provider.Provider, error)
 	// Ask says that a consumer answers permission and question events. Without
 	// one, calls that need asking are refused and questions are not asked, with
 	// a message the model reads.
@@ -338,7 +337,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 		Window:      s.window,
 		Hooks:       hookRunner(o, ws.Root()),
 		HookBase:    s.hookBase,
-		NoModel:     o.NoModel,
+		NoModel:     o.Provider == nil,
 	}
 	if o.Ask {
 		cfg.Permit, cfg.Ask = s.permit, s.ask

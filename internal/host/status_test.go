@@ -168,7 +168,7 @@ type unschematic struct {
 // most of a start's work, and only the called tool's is needed.
 func TestNoModelStatusBuildsNoToolList(t *testing.T) {
 	o := options(t, t.TempDir(), t.TempDir(), nil)
-	o.Provider, o.NoModel = nil, true
+	o.Provider = nil // no model runs
 	o.Tools = []tool.Tool{tool.New(tool.Spec[unschematic, tool.NoMeta]{Name: "bad", Kind: card.ToolOther,
 		Execute: func(context.Context, tool.Env, unschematic, *tool.NoMeta) (tool.Result, *tool.NoMeta, error) {
 			return tool.Text("ran"), nil, nil
