@@ -18,30 +18,21 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/dsh-dev/dsh/internal/agent"
-	"github.com/dsh-dev/dsh/internal/command"
-	"github.com/dsh-dev/dsh/internal/config"
 	"github.com/dsh-dev/dsh/internal/host"
-	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/session"
-	"github.com/dsh-dev/dsh/internal/settings"
 	"github.com/dsh-dev/dsh/internal/view"
-	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
 // Options configure the agent.
 type Options struct {
 	SessionDir string // where session logs live
-	// Settings resolves the settings of a session in cwd: its project's file,
-	// the user's, the flags and the environment (nil: the files and the
-	// environment alone).
-	Settings func(cwd string) (settings.Settings, error)
+	// Setup resolves what a session in cwd opens with: the settings of its
+	// project's file, the user's, the flags and the environment (nil: the
+	// host's defaults alone).
+	Setup func(cwd string) (host.Setup, error)
 	// Model is the model sessions start with where their settings name none,
 	// shown as the current one in the model picker.
-	Model string
-	// Models lists the models the picker offers (the provider's, with the
-	// built-in list when that fails); nil offers the built-in list.
-	Models  func(context.Context) ([]models.Info, error)
+	Model   string
 	Version string
 	Logger  *slog.Logger // diagnostics; nil discards them
 	Now     func() time.Time
@@ -53,9 +44,6 @@ type Options struct {
 // Agent implements the ACP agent side for any number of sessions.
 type Agent struct {
 	o Options
-
-	modelsOnce sync.Once
-	models     []models.Info
 
 	waiting  *announcements // new sessions' announcements, once serving
 	listPage int            // sessions per session/list page; 0 is listPage
@@ -84,10 +72,10 @@ func New(o Options) *Agent {
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
 	}
-	if o.Settings == nil {
-		getenv, dir := o.Getenv, o.SessionDir
-		o.Settings = func(cwd string) (settings.Settings, error) {
-			return settings.Resolve(context.Background(), settings.Input{Cwd: cwd, Getenv: getenv, SessionDir: dir})
+	if o.Setup == nil {
+		dir := o.SessionDir
+		o.Setup = func(cwd string) (host.Setup, error) {
+			return host.Setup{Options: host.Options{SessionDir: dir, Root: cwd}}, nil
 		}
 	}
 	return &Agent{o: o, sessions: map[string]*sess{}}
@@ -134,7 +122,7 @@ func (a *Agent) NewSession(_ context.Context, p sdk.NewSessionRequest) (sdk.NewS
 	if err := cmp.Or(checkCwd(p.Cwd), checkDirs(p.AdditionalDirectories)); err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	st, err := a.settings(p.Cwd)
+	st, err := a.setup(p.Cwd)
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
@@ -152,7 +140,7 @@ func (a *Agent) NewSession(_ context.Context, p sdk.NewSessionRequest) (sdk.NewS
 	if files != nil {
 		files.attach(s)
 	}
-	a.equip(s, h, st.Config, n)
+	a.equip(s, h, n)
 	s.attach(h)
 	a.add(s)
 	// The client can place updates only once it has the session's id.
@@ -165,32 +153,32 @@ func (a *Agent) NewSession(_ context.Context, p sdk.NewSessionRequest) (sdk.NewS
 		ConfigOptions: a.configOptions(s)}, nil
 }
 
-// settings are the settings of a session in cwd; a bad file is the client's
-// error, with the file and line.
-func (a *Agent) settings(cwd string) (settings.Settings, error) {
-	st, err := a.o.Settings(cwd)
+// setup is what a session in cwd opens with; a bad settings file is the
+// client's error, with the file and line.
+func (a *Agent) setup(cwd string) (host.Setup, error) {
+	st, err := a.o.Setup(cwd)
 	if err != nil {
-		return settings.Settings{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
+		return host.Setup{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
 	}
 	return st, nil
 }
 
 // ignored starts a session's notes with the project settings that were not
 // applied: the user reads them in the thread when it opens.
-func (a *Agent) ignored(st settings.Settings) *notes {
+func (a *Agent) ignored(st host.Setup) *notes {
 	n := &notes{}
-	for _, msg := range st.Ignored() {
+	for _, msg := range st.Ignored {
 		a.o.Logger.Warn(msg)
 		n.add(msg)
 	}
 	return n
 }
 
-// equip gives a session what it offers besides the host's: its configuration,
-// commands and notes.
-func (a *Agent) equip(s *sess, h *host.Session, cfg config.Config, n *notes) {
-	s.cfg, s.notes = cfg, n
-	s.cmds = command.With(a.editorCommands(s.br.cwd, n.add), command.For(h.Commands(), command.Editor))
+// equip gives a session its commands (the host's table, as an editor offers
+// it) and notes.
+func (a *Agent) equip(s *sess, h *host.Session, n *notes) {
+	s.notes = n
+	s.cmds = h.CommandsFor(host.Editor)
 }
 
 // LoadSession replays a session's log as updates — the same cards it showed
@@ -224,7 +212,7 @@ func (a *Agent) reopen(id, cwd string, servers []sdk.McpServer, dirs []string, r
 	if err := cmp.Or(checkCwd(cwd), checkDirs(dirs)); err != nil {
 		return nil, err
 	}
-	st, err := a.settings(cwd)
+	st, err := a.setup(cwd)
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +260,7 @@ func (a *Agent) reopen(id, cwd string, servers []sdk.McpServer, dirs []string, r
 	s.endReplay()
 	s.br.replaying = false
 	s.br.cwd = h.Root() // calls from now on run in the cwd the client gave
-	a.equip(s, h, st.Config, n)
+	a.equip(s, h, n)
 	s.attach(h)
 	a.add(s)
 	s.announced() // the client named the session: it can take updates now
@@ -303,11 +291,9 @@ func checkCwd(cwd string) error {
 	if !filepath.IsAbs(cwd) {
 		return sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("cwd must be an absolute path, got %q", cwd)})
 	}
-	ws, err := workspace.New(cwd, false)
-	if err != nil {
+	if err := host.CheckRoot(cwd); err != nil {
 		return sdk.NewInvalidParams(map[string]any{"error": err.Error()})
 	}
-	_ = ws.Close()
 	return nil
 }
 
@@ -328,8 +314,8 @@ func checkDirs(dirs []string) error {
 // hostOptions are the options of a session with settings st: its MCP
 // servers are the configuration's with the client's laid over them, and what
 // goes wrong with them is told in the thread.
-func (a *Agent) hostOptions(st settings.Settings, client []sdk.McpServer, dirs []string, n *notes) host.Options {
-	o := st.Options()
+func (a *Agent) hostOptions(st host.Setup, client []sdk.McpServer, dirs []string, n *notes) host.Options {
+	o := st.Options
 	o.Roots = dirs
 	if len(dirs) > 0 {
 		n.add("dsh may also read and change files in: " + strings.Join(dirs, ", "))
@@ -400,21 +386,14 @@ func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptRespon
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
 	}
 	s.waitReady()
-	if len(images) == 0 {
-		prompt, handled, err := a.runCommand(s, text)
-		if handled {
-			s.flush()
-			if err != nil {
-				return sdk.PromptResponse{}, &sdk.RequestError{Code: -32603, Message: err.Error()}
-			}
-			return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
-		}
-		text = prompt
-	}
-	if _, err := s.h.Provider(); err != nil { // say what to configure before logging a prompt that cannot run
+	if _, err := s.h.Provider(); err != nil && !s.answers(text) { // say what to configure before logging a prompt that cannot run
 		return sdk.PromptResponse{}, promptError(err)
 	}
-	stop, err := s.h.Prompt(context.Background(), text, images...)
+	ans, err := s.h.Submit(context.Background(), host.Input{Text: text, Content: images, Where: host.Editor})
+	stop := ans.Stop
+	if !ans.Turn && err == nil {
+		stop = host.StopEndTurn
+	}
 	switch {
 	case errors.Is(err, host.ErrBusy):
 		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32600,
@@ -422,6 +401,9 @@ func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptRespon
 			Data:    map[string]any{"sessionId": s.id}}
 	case errors.Is(err, host.ErrClosed):
 		return sdk.PromptResponse{}, unknownSession(s.id)
+	case errors.Is(err, host.ErrUnknownCommand):
+		s.say(strings.ToUpper(err.Error()[:1]) + err.Error()[1:] + ".")
+		return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
 	}
 	// Every update of the turn goes out before its answer.
 	s.flush()
@@ -436,19 +418,19 @@ func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptRespon
 	return sdk.PromptResponse{StopReason: reason, Usage: s.takeTurnUsage()}, nil
 }
 
-func stopReason(r agent.StopReason) (sdk.StopReason, error) {
+func stopReason(r host.StopReason) (sdk.StopReason, error) {
 	switch r {
-	case agent.StopEndTurn:
+	case host.StopEndTurn:
 		return sdk.StopReasonEndTurn, nil
-	case agent.StopMaxTokens, agent.StopBudget:
+	case host.StopMaxTokens, host.StopBudget:
 		return sdk.StopReasonMaxTokens, nil
-	case agent.StopMaxTurns:
+	case host.StopMaxTurns:
 		return sdk.StopReasonMaxTurnRequests, nil
-	case agent.StopRefusal:
+	case host.StopRefusal:
 		return sdk.StopReasonRefusal, nil
-	case agent.StopCancelled:
+	case host.StopCancelled:
 		return sdk.StopReasonCancelled, nil
-	case agent.StopError:
+	case host.StopError:
 	}
 	return "", sdk.NewInternalError(map[string]any{"error": "the turn failed"})
 }
@@ -467,7 +449,7 @@ func (a *Agent) SetSessionMode(_ context.Context, p sdk.SetSessionModeRequest) (
 	if err != nil {
 		return sdk.SetSessionModeResponse{}, err
 	}
-	m, err := agent.ParseMode(string(p.ModeId))
+	m, err := host.ParseMode(string(p.ModeId))
 	if err != nil {
 		return sdk.SetSessionModeResponse{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
 	}
@@ -536,10 +518,10 @@ func (a *Agent) SetSessionConfigOption(_ context.Context, p sdk.SetSessionConfig
 
 // modeState offers the permission modes as session modes; auto only where the
 // session's commands run in the sandbox.
-func modeState(current agent.Mode, auto bool) *sdk.SessionModeState {
-	modes := make([]sdk.SessionMode, 0, len(agent.Modes))
-	for _, m := range agent.Modes {
-		if m == agent.ModeAuto && !auto {
+func modeState(current host.Mode, auto bool) *sdk.SessionModeState {
+	modes := make([]sdk.SessionMode, 0, len(host.Modes))
+	for _, m := range host.Modes {
+		if m == host.ModeAuto && !auto {
 			continue
 		}
 		name, desc := modeText(m)
@@ -548,19 +530,19 @@ func modeState(current agent.Mode, auto bool) *sdk.SessionModeState {
 	return &sdk.SessionModeState{AvailableModes: modes, CurrentModeId: sdk.SessionModeId(current)}
 }
 
-func modeText(m agent.Mode) (name, desc string) {
+func modeText(m host.Mode) (name, desc string) {
 	switch m {
-	case agent.ModeDefault:
+	case host.ModeDefault:
 		return "Default", "Ask before changing files or running commands"
-	case agent.ModeAcceptEdits:
+	case host.ModeAcceptEdits:
 		return "Accept edits", "Change files without asking; ask before running commands"
-	case agent.ModeAuto:
+	case host.ModeAuto:
 		return "Auto (sandboxed)", "Run commands and change files without asking: commands run in the sandbox"
-	case agent.ModeBypass:
+	case host.ModeBypass:
 		return "Bypass permissions", "Never ask"
-	case agent.ModeReadOnly:
+	case host.ModeReadOnly:
 		return "Read only", "Refuse every call that changes files or runs commands"
-	case agent.ModePlan:
+	case host.ModePlan:
 		return "Plan", "Read, search and fetch, then present a plan to approve; refuse every change until then"
 	}
 	return string(m), string(m)

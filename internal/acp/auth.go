@@ -3,11 +3,10 @@ package acp
 import (
 	"context"
 	"errors"
+	"github.com/dsh-dev/dsh/internal/host"
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/dsh-dev/dsh/internal/config"
-	"github.com/dsh-dev/dsh/internal/credentials"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/providers"
 )
@@ -52,7 +51,7 @@ func authMethods(caps sdk.ClientCapabilities) []sdk.AuthMethod {
 // configuration says api_key_store = "file"; it is never logged.
 func (a *Agent) Authenticate(_ context.Context, p sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
 	if p.MethodId == authLogin {
-		if providers.Keyed(credentials.Env(a.o.Getenv)) {
+		if host.Keyed(a.o.Getenv) {
 			return sdk.AuthenticateResponse{}, nil
 		}
 		return sdk.AuthenticateResponse{}, authRequired("No API key yet. " + loginHelp)
@@ -63,15 +62,13 @@ func (a *Agent) Authenticate(_ context.Context, p sdk.AuthenticateRequest) (sdk.
 	}
 	key := a.o.Getenv(name)
 	if key == "" {
-		if credentials.Env(a.o.Getenv)(name) != "" {
+		if host.KeySet(a.o.Getenv, name) {
 			return sdk.AuthenticateResponse{}, nil
 		}
 		return sdk.AuthenticateResponse{}, authRequired(name + " is not set in dsh's environment: the editor must start dsh with it. " + loginHelp)
 	}
-	if cfg, err := config.Load("", a.o.Getenv); err == nil && cfg.APIKeyStore == "file" {
-		if err := credentials.Store(credentials.Path(a.o.Getenv), name, key); err != nil {
-			return sdk.AuthenticateResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
-		}
+	if err := host.KeepKey(a.o.Getenv, name, key); err != nil {
+		return sdk.AuthenticateResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
 	}
 	return sdk.AuthenticateResponse{}, nil
 }

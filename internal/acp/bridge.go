@@ -73,6 +73,14 @@ func (b *bridge) updates(rec session.Record, replay bool) []sdk.SessionUpdate {
 		if replay {
 			return userMessage(rec)
 		}
+	case session.TypeCommand:
+		// A built-in command as typed: the client's own prompt, shown again
+		// only on a replay.
+		if replay {
+			return one(sdk.UpdateUserMessageText(rec.Text))
+		}
+	case session.TypeReply:
+		return one(sdk.UpdateAgentMessageText(rec.Text))
 	case session.TypeAssistant:
 		if s := b.unstreamed(rec.Type, rec.Text); s != "" {
 			return one(sdk.UpdateAgentMessageText(s))

@@ -3,6 +3,7 @@ package acp_test
 import (
 	"bytes"
 	"encoding/base64"
+	"github.com/dsh-dev/dsh/internal/attach"
 	"image"
 	"image/color"
 	"image/png"
@@ -208,14 +209,14 @@ func TestCommands(t *testing.T) {
 	c.mustPrompt(id, "/cost", sdk.StopReasonEndTurn)
 	c.mustPrompt(id, "/compact", sdk.StopReasonEndTurn)
 	golden(t, "commands", c.transcript(from, id))
-	var users []string
+	var users, sent []string
 	for _, r := range records(t, c, id) {
 		if r.Type == session.TypeUser {
-			users = append(users, r.Text)
+			users, sent = append(users, r.Text), append(sent, attach.ModelText(r.Text, r.Content))
 		}
 	}
-	if len(users) != 1 || users[0] != "Review main.go carefully." {
-		t.Errorf("prompts logged = %q, want only the expanded custom command", users)
+	if len(users) != 1 || users[0] != "/review main.go" || sent[0] != "Review main.go carefully." {
+		t.Errorf("prompts logged = %q, sent %q; want the custom command as typed, its expansion sent", users, sent)
 	}
 }
 

@@ -2,20 +2,21 @@ package acp
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"sort"
 	"sync"
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/dsh-dev/dsh/internal/mcp"
+	"github.com/dsh-dev/dsh/internal/host"
 )
 
 // mcpServers turns the servers a client sent into the MCP client's configs.
 // Only the transports dsh advertises are accepted; a server dsh cannot start
 // is an error for the user, not silently left out.
-func mcpServers(in []sdk.McpServer) ([]mcp.ServerConfig, []error) {
-	var out []mcp.ServerConfig
+func mcpServers(in []sdk.McpServer) ([]host.MCPServer, []error) {
+	var out []host.MCPServer
 	var errs []error
 	for _, s := range in {
 		switch {
@@ -24,16 +25,16 @@ func mcpServers(in []sdk.McpServer) ([]mcp.ServerConfig, []error) {
 			for _, e := range s.Stdio.Env {
 				env[e.Name] = e.Value
 			}
-			out = append(out, mcp.ServerConfig{Name: s.Stdio.Name, Type: "stdio", Command: s.Stdio.Command,
+			out = append(out, host.MCPServer{Name: s.Stdio.Name, Type: "stdio", Command: s.Stdio.Command,
 				Args: s.Stdio.Args, Env: env})
 		case s.Http != nil:
-			out = append(out, mcp.ServerConfig{Name: s.Http.Name, Type: "http", URL: s.Http.Url, Headers: headers(s.Http.Headers)})
+			out = append(out, host.MCPServer{Name: s.Http.Name, Type: "http", URL: s.Http.Url, Headers: headers(s.Http.Headers)})
 		case s.Sse != nil:
-			out = append(out, mcp.ServerConfig{Name: s.Sse.Name, Type: "sse", URL: s.Sse.Url, Headers: headers(s.Sse.Headers)})
+			out = append(out, host.MCPServer{Name: s.Sse.Name, Type: "sse", URL: s.Sse.Url, Headers: headers(s.Sse.Headers)})
 		case s.Acp != nil:
-			errs = append(errs, &mcp.StartError{Server: s.Acp.Name, Err: errors.New("MCP over ACP is not supported")})
+			errs = append(errs, fmt.Errorf("MCP server %s: MCP over ACP is not supported", s.Acp.Name))
 		default:
-			errs = append(errs, &mcp.StartError{Server: "(unnamed)", Err: errors.New("no transport given")})
+			errs = append(errs, errors.New("MCP server (unnamed): no transport given"))
 		}
 	}
 	return out, errs
@@ -49,10 +50,10 @@ func headers(hs []sdk.HttpHeader) map[string]string {
 
 // merge lays the client's servers over the configuration's: a name the
 // client also gives is the client's server.
-func merge(file, client []mcp.ServerConfig) []mcp.ServerConfig {
+func merge(file, client []host.MCPServer) []host.MCPServer {
 	out := slices.Clone(client)
 	for _, f := range file {
-		if !slices.ContainsFunc(client, func(c mcp.ServerConfig) bool { return c.Name == f.Name }) {
+		if !slices.ContainsFunc(client, func(c host.MCPServer) bool { return c.Name == f.Name }) {
 			out = append(out, f)
 		}
 	}
@@ -95,7 +96,7 @@ func (n *notes) attach(tell func(string)) []string {
 // mcpFor is the servers of a session: the configuration's for its cwd with
 // the client's laid over them. A server the client sent that dsh cannot
 // start is a note.
-func mcpFor(file []mcp.ServerConfig, client []sdk.McpServer, n *notes) []mcp.ServerConfig {
+func mcpFor(file []host.MCPServer, client []sdk.McpServer, n *notes) []host.MCPServer {
 	cfgs, errs := mcpServers(client)
 	for _, e := range errs {
 		n.add(e.Error() + ": not started")

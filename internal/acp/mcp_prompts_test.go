@@ -1,6 +1,7 @@
 package acp_test
 
 import (
+	"github.com/dsh-dev/dsh/internal/attach"
 	"strings"
 	"testing"
 
@@ -42,13 +43,14 @@ func TestMCPPrompts(t *testing.T) {
 	if hint != "city [state]" {
 		t.Errorf("the prompt's command hint is %q", hint)
 	}
-	var users []string
+	var users, sent []string
 	for _, r := range records(t, c, id) {
 		if r.Type == session.TypeUser {
-			users = append(users, r.Text)
+			users, sent = append(users, r.Text), append(sent, attach.ModelText(r.Text, r.Content))
 		}
 	}
-	if len(users) != 1 || !strings.HasPrefix(users[0], "What's weather in Paris, Île-de-France?") {
-		t.Errorf("prompts logged: %q", users)
+	if len(users) != 1 || users[0] != "/mcp__everything__args-prompt Paris Île-de-France" ||
+		!strings.HasPrefix(sent[0], "What's weather in Paris, Île-de-France?") {
+		t.Errorf("prompts logged: %q, sent %q", users, sent)
 	}
 }

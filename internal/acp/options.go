@@ -1,15 +1,11 @@
 package acp
 
 import (
-	"context"
 	"fmt"
-	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/dsh-dev/dsh/internal/agent"
 	"github.com/dsh-dev/dsh/internal/host"
-	"github.com/dsh-dev/dsh/internal/provider/models"
 )
 
 // The session's config options (Zed builds its mode, model and thinking
@@ -22,28 +18,6 @@ const (
 
 // thinkingDefault is the thinking value meaning "as configured".
 const thinkingDefault = host.ThinkingDefault
-
-// modelListWait bounds how long opening a session waits for the provider's
-// model list; the built-in list stands in when it does not come in time.
-const modelListWait = 5 * time.Second
-
-// modelList returns the models to offer, listed once per process.
-func (a *Agent) modelList() []models.Info {
-	a.modelsOnce.Do(func() {
-		if a.o.Models == nil {
-			a.models = models.Builtin("")
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), modelListWait)
-		defer cancel()
-		ms, err := a.o.Models(ctx)
-		if err != nil {
-			a.o.Logger.Warn("listing the models", "err", err)
-		}
-		a.models = ms
-	})
-	return a.models
-}
 
 // currentModel is the model a session uses.
 func (a *Agent) currentModel(s *sess) (model, thinking string) {
@@ -65,9 +39,9 @@ func (a *Agent) configOptionsFor(s *sess, model, thinking string) []sdk.SessionC
 	if thinking == "" {
 		thinking = thinkingDefault
 	}
-	modes := make(sdk.SessionConfigSelectOptionsUngrouped, 0, len(agent.Modes))
-	for _, m := range agent.Modes {
-		if m == agent.ModeAuto && (s.h == nil || !s.h.AutoAvailable()) {
+	modes := make(sdk.SessionConfigSelectOptionsUngrouped, 0, len(host.Modes))
+	for _, m := range host.Modes {
+		if m == host.ModeAuto && (s.h == nil || !s.h.AutoAvailable()) {
 			continue // only where commands run in the sandbox
 		}
 		name, desc := modeText(m)
@@ -75,7 +49,7 @@ func (a *Agent) configOptionsFor(s *sess, model, thinking string) []sdk.SessionC
 	}
 	var ms sdk.SessionConfigSelectOptionsUngrouped
 	seen := map[string]bool{}
-	for _, m := range a.modelList() {
+	for _, m := range s.h.Models() { // the host's list, the one /model checks
 		if seen[m.ID] {
 			continue
 		}
@@ -86,7 +60,7 @@ func (a *Agent) configOptionsFor(s *sess, model, thinking string) []sdk.SessionC
 		model = "default"
 	}
 	if !seen[model] {
-		i := models.Lookup(model)
+		i := host.LookupModel(model)
 		ms = append(sdk.SessionConfigSelectOptionsUngrouped{{Value: sdk.SessionConfigValueId(model), Name: i.Name, Description: modelDesc(i)}}, ms...)
 	}
 	var th sdk.SessionConfigSelectOptionsUngrouped
@@ -110,7 +84,7 @@ func (a *Agent) configOptionsFor(s *sess, model, thinking string) []sdk.SessionC
 	}
 }
 
-func modelDesc(m models.Info) *string {
+func modelDesc(m host.Model) *string {
 	if !m.Known {
 		return nil
 	}
@@ -126,7 +100,7 @@ func modelDesc(m models.Info) *string {
 func (a *Agent) setOption(s *sess, id, value string) error {
 	switch id {
 	case optMode:
-		m, err := agent.ParseMode(value)
+		m, err := host.ParseMode(value)
 		if err != nil {
 			return sdk.NewInvalidParams(map[string]any{"error": err.Error()})
 		}

@@ -10,10 +10,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/dsh-dev/dsh/internal/agent"
 	"github.com/dsh-dev/dsh/internal/card"
-	"github.com/dsh-dev/dsh/internal/command"
-	"github.com/dsh-dev/dsh/internal/config"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/tool"
@@ -36,9 +33,8 @@ type sess struct {
 	diag func(msg string, args ...any)
 
 	a     *Agent
-	cfg   config.Config     // the configuration for the session's cwd
-	cmds  []command.Command // the slash commands it offers
-	notes *notes            // about its MCP servers
+	cmds  []host.Command // the slash commands it offers
+	notes *notes         // about its MCP servers
 	// ready is closed once the client has been told what a new session offers
 	// (after it got the session's id); a prompt waits for it.
 	ready chan struct{}
@@ -114,7 +110,8 @@ func (s *sess) replayRecord(r session.Record) error {
 		s.titleFrom(r)
 	case session.TypeHeader, session.TypeAssistant, session.TypeThinking, session.TypeToolCall, session.TypeProgress,
 		session.TypeToolResult, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeDamaged,
-		session.TypeCompaction, session.TypeInstructions, session.TypeModel, session.TypeTurnEnd, session.TypeCheckpoint, session.TypeRestore, session.TypeHook:
+		session.TypeCompaction, session.TypeInstructions, session.TypeModel, session.TypeTurnEnd, session.TypeCheckpoint, session.TypeRestore, session.TypeHook,
+		session.TypeCommand, session.TypeReply:
 	}
 	return nil
 }
@@ -226,6 +223,8 @@ func (s *sess) handle(e host.Event) {
 		}
 	case host.KindChild:
 		s.child(e.Child)
+	case host.KindNotice:
+		s.say(e.Text)
 	case host.KindUsage:
 	}
 }
@@ -243,7 +242,8 @@ func (s *sess) child(c *host.Child) {
 		if u, ok := s.br.childStart(c.Call, c.Session, c.Event.CallID); ok {
 			s.send(u)
 		}
-	case host.KindDelta, host.KindModelRequest, host.KindPermission, host.KindUsage, host.KindStatus, host.KindQuestion, host.KindChild:
+	case host.KindDelta, host.KindModelRequest, host.KindPermission, host.KindUsage, host.KindStatus, host.KindQuestion, host.KindChild,
+		host.KindNotice:
 	}
 }
 
@@ -285,7 +285,8 @@ func (s *sess) record(r session.Record) {
 	case session.TypeCompaction:
 		s.settledUsage()
 	case session.TypeHeader, session.TypeToolCall, session.TypeAssistant, session.TypeThinking,
-		session.TypePlan, session.TypeAllow, session.TypeDamaged, session.TypeInstructions, session.TypeCheckpoint, session.TypeRestore, session.TypeHook:
+		session.TypePlan, session.TypeAllow, session.TypeDamaged, session.TypeInstructions, session.TypeCheckpoint, session.TypeRestore, session.TypeHook,
+		session.TypeCommand, session.TypeReply:
 	}
 }
 
@@ -328,7 +329,7 @@ const (
 	optReject      = "reject_once"
 )
 
-func permissionOptions(req agent.PermissionRequest) []sdk.PermissionOption {
+func permissionOptions(req host.PermissionRequest) []sdk.PermissionOption {
 	opts := []sdk.PermissionOption{{OptionId: optAllowOnce, Name: "Allow once", Kind: sdk.PermissionOptionKindAllowOnce}}
 	if ap := req.Approval; ap.Remember && len(ap.Keys) > 0 {
 		opts = append(opts, sdk.PermissionOption{OptionId: optAllowAlways, Name: "Always allow " + ap.Label, Kind: sdk.PermissionOptionKindAllowAlways})
@@ -370,22 +371,22 @@ func (s *sess) permit(p *host.Permission) {
 	}
 }
 
-func decision(resp sdk.RequestPermissionResponse, err error) (agent.Decision, error) {
+func decision(resp sdk.RequestPermissionResponse, err error) (host.Decision, error) {
 	if err != nil {
-		return agent.Reject, err
+		return host.Reject, err
 	}
 	if resp.Outcome.Selected == nil { // the client cancelled the request
-		return agent.Reject, nil
+		return host.Reject, nil
 	}
 	switch resp.Outcome.Selected.OptionId {
 	case optAllowOnce:
-		return agent.AllowOnce, nil
+		return host.AllowOnce, nil
 	case optAllowAlways:
-		return agent.AllowAlways, nil
+		return host.AllowAlways, nil
 	case optReject:
-		return agent.Reject, nil
+		return host.Reject, nil
 	}
-	return agent.Reject, errors.New("the client chose an option that was not offered: " + string(resp.Outcome.Selected.OptionId))
+	return host.Reject, errors.New("the client chose an option that was not offered: " + string(resp.Outcome.Selected.OptionId))
 }
 
 // A question's options are its choices (answer:ID) and, where the user may

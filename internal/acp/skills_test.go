@@ -1,6 +1,7 @@
 package acp_test
 
 import (
+	"github.com/dsh-dev/dsh/internal/attach"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,7 +68,7 @@ func TestSkills(t *testing.T) {
 		case session.TypeHeader:
 			system = r.System
 		case session.TypeUser:
-			user = r.Text
+			user = attach.ModelText(r.Text, r.Content) // what the model is sent
 		case session.TypeToolResult:
 			if r.Result.IsError {
 				t.Errorf("%s failed: %s", r.CallID, r.Result.TextOf())

@@ -285,7 +285,7 @@ func (a *Agent) Fold(r session.Record) {
 	case session.TypeInstructions:
 		a.nested[filepath.Dir(r.Path)] = true
 	case session.TypeAssistant, session.TypeThinking,
-		session.TypeProgress, session.TypePlan, session.TypeTurnEnd, session.TypeCompaction, session.TypeDamaged, session.TypeCheckpoint, session.TypeRestore, session.TypeHook:
+		session.TypeProgress, session.TypePlan, session.TypeTurnEnd, session.TypeCompaction, session.TypeDamaged, session.TypeCheckpoint, session.TypeRestore, session.TypeHook, session.TypeCommand, session.TypeReply:
 	}
 	a.mu.Unlock()
 	if call.CallID != "" && r.Result != nil && a.c.Tools != nil {

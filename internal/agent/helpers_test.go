@@ -195,7 +195,7 @@ func summary(recs []session.Record) []string {
 	var out []string
 	for _, r := range recs {
 		switch r.Type {
-		case session.TypeHeader, session.TypeProgress, session.TypeCheckpoint, session.TypeRestore:
+		case session.TypeHeader, session.TypeProgress, session.TypeCheckpoint, session.TypeRestore, session.TypeCommand, session.TypeReply:
 			continue
 		case session.TypeUser, session.TypeAssistant:
 			out = append(out, fmt.Sprintf("%s %s", r.Type, r.Text))

@@ -106,7 +106,8 @@ func (b *builder) fold(r session.Record) {
 		} else {
 			b.add(provider.RoleUser, p)
 		}
-	case session.TypeHeader, session.TypeProgress, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged, session.TypeCheckpoint, session.TypeRestore:
+	case session.TypeHeader, session.TypeProgress, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged, session.TypeCheckpoint, session.TypeRestore,
+		session.TypeCommand, session.TypeReply: // the user's and dsh's, not the model's
 		return
 	}
 	b.compacted = false

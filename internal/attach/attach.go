@@ -53,6 +53,9 @@ func Pastes(raw string, pastes map[int]string) (string, []card.Content) {
 // <attached> block. A prompt without such blocks (every log written before
 // them, whose attachments are already in the text) is sent as it is.
 func ModelText(text string, content []card.Content) string {
+	if ex := blocks(content, card.ContentExpansion); len(ex) > 0 {
+		text = ex[0].Text // a typed command: the model gets what it expanded to
+	}
 	pastes := blocks(content, card.ContentPaste)
 	if len(pastes) > 0 {
 		text = pasteRef().ReplaceAllStringFunc(text, func(ref string) string {
@@ -99,10 +102,23 @@ func View(text string, content []card.Content) (string, []string) {
 		})
 	}
 	text, chips := splitLegacy(text)
+	for _, e := range blocks(content, card.ContentExpansion) {
+		chips = append(chips, ExpansionChip(e.URI, e.Text))
+	}
 	for _, r := range blocks(content, card.ContentResource) {
 		chips = append(chips, Chip(r.URI, r.Text))
 	}
 	return text, chips
+}
+
+// ExpansionChip is the line that shows, under a typed slash command, what it
+// expanded to: its first line and its size.
+func ExpansionChip(command, text string) string {
+	first, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+	if r := []rune(first); len(r) > 60 {
+		first = string(r[:59]) + "…"
+	}
+	return "expanded " + command + " (" + lines(text) + "): " + first
 }
 
 // PasteChip is what shows in place of a paste.

@@ -71,12 +71,16 @@ const (
 	ContentImage    ContentType = "image"
 	ContentResource ContentType = "resource"
 	ContentPaste    ContentType = "paste"
+	// ContentExpansion is what a slash command typed as the prompt's text
+	// expanded to (a custom command's body, a skill's or an MCP server's
+	// prompt): the model is sent it in place of the typed text.
+	ContentExpansion ContentType = "expansion"
 )
 
 // Content is one block of content: text, an image, an attached resource or a paste.
 type Content struct {
 	Type     ContentType `json:"type"`
-	Text     string      `json:"text,omitempty"` // text, resource and paste
+	Text     string      `json:"text,omitempty"` // text, resource, paste and expansion
 	Data     string      `json:"data,omitempty"` // base64, images only
 	MimeType string      `json:"mimeType,omitempty"`
 	// URI names an attached resource: a workspace-relative path (a chat @path)
@@ -94,6 +98,12 @@ func Image(mimeType, base64Data string) Content {
 
 // Resource returns an attached resource: the text of the file uri names.
 func Resource(uri, text string) Content { return Content{Type: ContentResource, URI: uri, Text: text} }
+
+// Expansion returns the block of what a typed slash command (named by uri,
+// e.g. "/greet") expanded to.
+func Expansion(uri, text string) Content {
+	return Content{Type: ContentExpansion, URI: uri, Text: text}
+}
 
 // Paste returns a paste block.
 func Paste(text string) Content { return Content{Type: ContentPaste, Text: text} }

@@ -368,7 +368,7 @@ func validContent(cs []Content) error {
 			if c.Data == "" || c.MimeType == "" || c.Text != "" || c.URI != "" {
 				return fmt.Errorf("%w: content[%d]: image block needs data and mimeType only", ErrDecode, i)
 			}
-		case ContentResource, ContentPaste:
+		case ContentResource, ContentPaste, ContentExpansion:
 			// Prompt parts, never a card's content.
 			return fmt.Errorf("%w: content[%d]: a %s block is not card content", ErrDecode, i, c.Type)
 		default:

@@ -20,13 +20,10 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/dsh-dev/dsh/internal/agent"
 	"github.com/dsh-dev/dsh/internal/attach"
 	"github.com/dsh-dev/dsh/internal/card"
-	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/provider"
-	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/termfold"
 	"github.com/dsh-dev/dsh/internal/termui"
@@ -40,9 +37,11 @@ type Session interface {
 	// Status is the session's facts (model, window, usage, cost, mode …); the
 	// chat renders it and keeps no count of its own.
 	Status() host.Status
-	// Command runs a built-in slash command (mode, model, compact, cost).
-	Command(ctx context.Context, name, args string) (host.Reply, error)
-	Prompt(ctx context.Context, text string, images ...card.Content) (agent.StopReason, error)
+	// Submit hands over what the user typed (host.Session.Submit): the host
+	// parses it, runs the command or the turn, and logs it.
+	Submit(ctx context.Context, in host.Input) (host.Answer, error)
+	// CommandsFor is the session's table of slash commands.
+	CommandsFor(where host.Where) []host.Command
 	Cancel()
 	Running() bool
 	Close() error
@@ -54,15 +53,6 @@ type Opened struct {
 	Session  Session
 	Registry *tool.Registry
 	Events   <-chan host.Event
-	// Commands are the session's own slash commands (its skills' and its MCP
-	// servers' prompts: host.Session.Commands), offered beside Config.Commands.
-	Commands []command.Command
-}
-
-// PromptExpander is a session that expands its MCP servers' prompt commands
-// (host.Session does).
-type PromptExpander interface {
-	ExpandPrompt(ctx context.Context, name, args string) (string, bool, error)
 }
 
 // Replay receives the records of a resumed session's log, in order.
@@ -70,15 +60,13 @@ type Replay func(reg *tool.Registry, rec session.Record)
 
 // Config is what the chat is given.
 type Config struct {
-	Root   string
-	Model  string     // the model a new session starts with, for the status line until there is one
-	Mode   agent.Mode // the mode a new session starts in
-	Color  bool
-	Width  int // the terminal's width until the first resize message
-	Height int
-	// Commands are the slash commands (command.For(all, command.Terminal)).
-	Commands []command.Command
-	History  *History
+	Root    string
+	Model   string    // the model a new session starts with, for the status line until there is one
+	Mode    host.Mode // the mode a new session starts in
+	Color   bool
+	Width   int // the terminal's width until the first resize message
+	Height  int
+	History *History
 	// Open opens a session: "" a new one, else the one with that id, whose
 	// records it hands to replay first.
 	Open func(id string, replay Replay) (Opened, error)
@@ -101,8 +89,13 @@ type Config struct {
 // Model is the chat's Bubble Tea model.
 type Model struct {
 	cfg Config
-	// base are Config.Commands as given; cfg.Commands adds the session's.
-	base []command.Command
+	// builtins are the commands offered while the first session opens; table
+	// is the session's (host.Session.CommandsFor).
+	builtins, table []host.Command
+	// opening says a session is being opened; waiting is what was typed
+	// before the first one was open, sent when it is.
+	opening bool
+	waiting []host.Input
 
 	sess   Session
 	reg    *tool.Registry
@@ -204,19 +197,8 @@ type (
 	}
 	turnDoneMsg struct {
 		gen  int
-		stop agent.StopReason
+		stop host.StopReason
 		err  error
-		note string // a command's reply
-	}
-	replyMsg struct {
-		gen  int
-		text string
-		err  error
-		// models, from /model without a name, open the model picker; points,
-		// from /rewind without one, the rewind list.
-		models []models.Info
-		points []host.Point
-		fork   string // the session a /rewind of the conversation started: the chat goes on in it
 	}
 	permDoneMsg struct{ p *host.Permission }
 	printedMsg  struct{}
@@ -232,7 +214,7 @@ func New(cfg Config, o Opened) *Model {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	m := &Model{cfg: cfg, base: cfg.Commands, width: cfg.Width, height: cfg.Height, histIdx: -1, pastes: map[int]string{}, redraw: true}
+	m := &Model{cfg: cfg, builtins: host.Builtins(host.Terminal), width: cfg.Width, height: cfg.Height, histIdx: -1, pastes: map[int]string{}, redraw: true}
 	if m.width <= 0 {
 		m.width = 80
 	}
@@ -293,10 +275,9 @@ func (m *Model) termOpts() termui.Options {
 func (m *Model) attach(o Opened) {
 	m.gen++
 	m.sess, m.events = o.Session, o.Events
-	m.cfg.Commands = command.With(m.base, command.For(o.Commands, command.Terminal))
-	m.status = host.Status{}
+	m.table, m.status = nil, host.Status{}
 	if o.Session != nil {
-		m.status = o.Session.Status()
+		m.table, m.status = o.Session.CommandsFor(host.Terminal), o.Session.Status()
 	}
 	m.useRegistry(o.Registry)
 	m.running, m.perm, m.permCard, m.ask = false, nil, "", nil
@@ -324,7 +305,7 @@ func (m *Model) warn(s string) { m.sb.note("dsh: " + s) }
 
 // Init starts reading the session's events.
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{m.waitEvents(), m.flush()}
+	cmds := []tea.Cmd{m.waitEvents(), m.flush(), m.openNew()}
 	if !m.printing && m.cfg.Print == nil {
 		// Bubble Tea's inline renderer leaves a copy of the view in the
 		// scrollback when the view first grows (the input wrapping onto a
@@ -425,20 +406,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.gen == m.gen {
 			cmds = append(cmds, m.turnDone(msg))
 		}
-	case replyMsg:
+	case submittedMsg:
 		if msg.gen == m.gen {
-			switch {
-			case msg.err == nil && len(msg.models) > 0:
-				m.picker = m.modelPicker(msg.models)
-			case msg.err == nil && len(msg.points) > 0:
-				m.picker = m.rewindPicker(msg.points)
-			case msg.err == nil && msg.fork != "":
-				m.reply(msg.text, nil)
-				cmds = append(cmds, m.open(msg.fork))
-			default:
-				m.reply(msg.text, msg.err)
-			}
+			cmds = append(cmds, m.submitted(msg))
 		}
+	case sessionsMsg:
+		m.listed(msg)
+	case expandedMsg:
+		m.sb.adopt(msg.sb)
 	case permDoneMsg:
 		if m.perm == msg.p {
 			m.perm, m.permCard = nil, ""
@@ -461,15 +436,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case openedMsg:
 		cmds = append(cmds, m.opened(msg))
-	case preparedMsg:
-		if m.running {
-			cmds = append(cmds, m.prepared(msg.p))
-		}
 	case filesMsg:
 		m.files, m.walking = msg.files, false
 		m.updateCompletion()
 	case resourcesMsg:
-		m.listed(msg)
+		m.mentionsListed(msg)
 	case NoteMsg:
 		m.sb.note("dsh: " + string(msg))
 	case tea.FocusMsg:
@@ -537,6 +508,8 @@ func (m *Model) event(e host.Event) tea.Cmd {
 		m.status = e.Status
 	case host.KindChild:
 		m.child(e.Child)
+	case host.KindNotice:
+		m.sb.note(e.Text)
 	case host.KindUsage:
 	}
 	return nil
@@ -584,10 +557,11 @@ func (m *Model) child(c *host.Child) {
 			m.endLive(id)
 		case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypePlan,
 			session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeCompaction, session.TypeInstructions,
-			session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeDamaged, session.TypeHook:
+			session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeDamaged, session.TypeHook, session.TypeCommand, session.TypeReply:
 		}
 		m.sb.child(c)
-	case host.KindDelta, host.KindModelRequest, host.KindPermission, host.KindUsage, host.KindStatus, host.KindQuestion, host.KindChild:
+	case host.KindDelta, host.KindModelRequest, host.KindPermission, host.KindUsage, host.KindStatus, host.KindQuestion, host.KindChild,
+		host.KindNotice:
 	}
 }
 
@@ -618,7 +592,8 @@ func (m *Model) record(rec session.Record) {
 	case session.TypeToolResult:
 		m.endLive(rec.CallID)
 	case session.TypeHeader, session.TypeUser, session.TypeTurnEnd, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeDamaged,
-		session.TypeCompaction, session.TypeInstructions, session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeHook:
+		session.TypeCompaction, session.TypeInstructions, session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeHook,
+		session.TypeCommand, session.TypeReply:
 	}
 	m.sb.record(rec)
 	if rec.Type == session.TypeToolCall {
@@ -636,17 +611,14 @@ func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
 	if msg.err != nil && !errors.Is(msg.err, context.Canceled) {
 		m.sb.note("error: " + msg.err.Error())
 	}
-	if msg.note != "" {
-		m.sb.note(msg.note)
-	}
-	if msg.stop == agent.StopCancelled {
+	if msg.stop == host.StopCancelled {
 		m.notice = ""
 	}
 	ring := m.notify("dsh: " + termfold.StopWords(string(msg.stop)))
-	if q := m.queued; q != "" && msg.stop != agent.StopCancelled {
+	if q := m.queued; q != "" && msg.stop != host.StopCancelled {
 		p := m.queuedP
 		m.queued, m.queuedP = "", nil
-		return m.send(q, p) // the turn goes on: nothing to tell yet
+		return m.submitInput(q, p) // the turn goes on: nothing to tell yet
 	}
 	return ring
 }
@@ -659,54 +631,6 @@ func (m *Model) notify(text string) tea.Cmd {
 		return nil
 	}
 	return tea.Raw("\a" + ansi.Notify(termui.Sanitize(text)))
-}
-
-// hostCommand runs a built-in command in the host, off the update loop (the
-// model list may come from the provider); /compact is a turn of its own.
-func (m *Model) hostCommand(name, args string) tea.Cmd {
-	if name == "compact" && m.running {
-		m.sb.note("a turn is running: wait, or Esc to cancel it")
-		return nil
-	}
-	wait, ok := m.ensureSession()
-	if !ok {
-		return nil
-	}
-	s, gen := m.sess, m.gen
-	if name != "compact" {
-		return tea.Batch(wait, func() tea.Msg {
-			r, err := s.Command(context.Background(), name, args)
-			msg := replyMsg{gen: gen, text: r.Text, err: err}
-			if name == "model" && strings.TrimSpace(args) == "" {
-				msg.models = r.Models
-			}
-			if name == "rewind" && strings.TrimSpace(args) == "" {
-				msg.points = r.Points
-			}
-			msg.fork = r.Fork
-			return msg
-		})
-	}
-	m.running = true
-	m.notice = ""
-	return tea.Batch(wait, m.spin.Tick, func() tea.Msg {
-		r, err := s.Command(context.Background(), name, args)
-		stop := agent.StopEndTurn
-		if err != nil {
-			stop = agent.StopError
-		}
-		return turnDoneMsg{gen: gen, stop: stop, err: err, note: r.Text}
-	})
-}
-
-// reply shows a command's answer.
-func (m *Model) reply(text string, err error) {
-	if err != nil {
-		m.sb.note("error: " + err.Error())
-	}
-	if text != "" {
-		m.sb.note(text)
-	}
 }
 
 func (m *Model) setNotice(s string) tea.Cmd {
@@ -750,8 +674,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 			return m.exit()
 		}
 	case "ctrl+o":
-		m.sb.expand() // Update prints it
-		return nil
+		return m.expand()
 	case "tab":
 		if m.comp != nil {
 			m.complete()
@@ -790,7 +713,7 @@ func (m *Model) interrupt() tea.Cmd {
 	}
 	m.lastCtrlC, m.cancelledByCtrlC = now, m.running
 	if m.perm != nil {
-		m.perm.Answer(agent.Reject)
+		m.perm.Answer(host.Reject)
 	}
 	if m.ask != nil {
 		m.answer(card.Answer{})
@@ -817,14 +740,14 @@ func (m *Model) permKey(ks string) tea.Cmd {
 	p := m.perm
 	switch ks {
 	case "y", "Y":
-		p.Answer(agent.AllowOnce)
+		p.Answer(host.AllowOnce)
 	case "a", "A":
 		if !canRemember(p) {
 			return nil
 		}
-		p.Answer(agent.AllowAlways)
+		p.Answer(host.AllowAlways)
 	case "n", "N", "esc":
-		p.Answer(agent.Reject)
+		p.Answer(host.Reject)
 	case "e", "E":
 		if m.permFolded {
 			m.permFull = true
@@ -907,17 +830,7 @@ func (m *Model) submit() tea.Cmd {
 	}
 	text, pastes := attach.Pastes(raw, m.pastes)
 	m.pastes, m.nPaste = map[int]string{}, 0
-	if full := attach.ModelText(text, pastes); strings.HasPrefix(strings.TrimSpace(full), "/") {
-		if name, args, ok := command.Parse(full); ok {
-			m.sb.draw(func(r *termui.Renderer) error { return r.User(full) })
-			return m.slash(name, args)
-		}
-	}
-	if m.running {
-		m.queued, m.queuedP = text, pastes
-		return m.setNotice("queued: sent when this turn ends (Esc cancels the turn)")
-	}
-	return m.send(text, pastes)
+	return m.submitInput(text, pastes)
 }
 
 // updateCompletion opens the / palette while the first word is typed and

@@ -40,8 +40,9 @@ func updating() bool {
 }
 
 // fakeSession stands in for a host session where a test feeds the events itself.
-// Its commands answer with what they were asked (the host's own commands are
-// tested with a real session).
+// Its built-in commands answer with what they were asked, and its custom
+// commands expand as the host's do (the host's own door is tested with a real
+// session, in hostcommands_test.go and the host's tests).
 type fakeSession struct {
 	id       string
 	status   host.Status
@@ -50,7 +51,11 @@ type fakeSession struct {
 	parts    [][]card.Content // each prompt's content blocks
 	commands []string
 	cancels  int
-	models   []models.Info // what /model without a name lists
+	models   []models.Info  // what /model without a name lists
+	custom   []host.Command // its custom commands
+	// logged are the command records Submit logged, which the harness
+	// delivers as the host's stream would.
+	logged []session.Record
 }
 
 func (f *fakeSession) ID() string          { return f.id }
@@ -59,21 +64,46 @@ func (f *fakeSession) Cancel()             { f.cancels++ }
 func (f *fakeSession) Running() bool       { return false }
 func (f *fakeSession) Close() error        { return nil }
 
-func (f *fakeSession) Command(_ context.Context, name, args string) (host.Reply, error) {
-	f.commands = append(f.commands, "/"+name+" "+args)
-	r := host.Reply{Text: "the host's answer to /" + name + " " + args}
-	if name == "model" && args == "" {
-		r.Models = f.models
-	}
-	return r, nil
+func (f *fakeSession) CommandsFor(where host.Where) []host.Command {
+	return append(host.Builtins(where), f.custom...)
 }
 
-// Prompt keeps the text the model would be sent.
-func (f *fakeSession) Prompt(_ context.Context, text string, parts ...card.Content) (agent.StopReason, error) {
+// Submit answers a built-in command, expands a custom one and keeps the
+// text the model would be sent.
+func (f *fakeSession) Submit(_ context.Context, in host.Input) (host.Answer, error) {
+	text, parts := in.Text, in.Content
+	if name, args, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(text), "/"), " "); strings.HasPrefix(strings.TrimSpace(text), "/") {
+		_ = ok
+		for _, c := range f.CommandsFor(in.Where) {
+			if c.Name != name {
+				continue
+			}
+			if c.Custom() {
+				parts = append([]card.Content{card.Expansion("/"+name, c.Expand(args))}, parts...)
+				break
+			}
+			switch name {
+			case "new":
+				return host.Answer{Command: name, Reply: host.Reply{Action: host.ActionNew}}, nil
+			case "resume":
+				return host.Answer{Command: name, Reply: host.Reply{Action: host.ActionResume, Arg: args}}, nil
+			case "exit":
+				return host.Answer{Command: name, Reply: host.Reply{Action: host.ActionExit}}, nil
+			}
+			f.commands = append(f.commands, "/"+name+" "+args)
+			r := host.Reply{Text: "the host's answer to /" + name + " " + args}
+			if name == "model" && args == "" {
+				r.Models = f.models
+			}
+			f.logged = append(f.logged, session.Record{Type: session.TypeCommand, Text: strings.TrimSpace(text)},
+				session.Record{Type: session.TypeReply, Text: r.Text})
+			return host.Answer{Command: name, Reply: r}, nil
+		}
+	}
 	f.prompts = append(f.prompts, attach.ModelText(text, parts))
 	f.texts = append(f.texts, text)
 	f.parts = append(f.parts, parts)
-	return agent.StopEndTurn, nil
+	return host.Answer{Turn: true, Stop: host.StopEndTurn}, nil
 }
 
 // harness drives the model's Update and View directly, in order, with what is
@@ -95,10 +125,9 @@ func newHarness(t *testing.T, width int) *harness {
 		now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC), root: t.TempDir()}
 	cfg := Config{
 		Root: h.root, Model: "claude-sonnet-4-5", Width: width, Height: 30,
-		Commands: command.For(command.Builtin(), command.Terminal),
-		History:  &History{},
-		Now:      func() time.Time { return h.now },
-		Print:    func(s string) { h.printed.WriteString(s + "\n") },
+		History: &History{},
+		Now:     func() time.Time { return h.now },
+		Print:   func(s string) { h.printed.WriteString(s + "\n") },
 	}
 	h.m = New(cfg, Opened{Session: h.sess, Registry: toolset.New(toolset.Options{})})
 	h.m.Init()
@@ -108,6 +137,18 @@ func newHarness(t *testing.T, width int) *harness {
 func (h *harness) send(msgs ...tea.Msg) {
 	for _, msg := range msgs {
 		_, h.last = h.m.Update(msg)
+		// What the fake logged reaches the chat after the answer, as the
+		// host's stream would deliver it.
+		if h.sess != nil && len(h.sess.logged) > 0 {
+			evs := make([]host.Event, 0, len(h.sess.logged))
+			for _, r := range h.sess.logged {
+				evs = append(evs, recordEvent(r))
+			}
+			h.sess.logged = nil
+			last := h.last
+			h.events(evs...)
+			h.last = tea.Batch(last, h.last)
+		}
 	}
 }
 
@@ -155,7 +196,7 @@ func (h *harness) settle() {
 		var next []tea.Cmd
 		for _, msg := range runAll(h.last) {
 			switch msg.(type) {
-			case openedMsg, preparedMsg, filesMsg, resourcesMsg:
+			case openedMsg, filesMsg, resourcesMsg, sessionsMsg, expandedMsg, submittedMsg:
 				h.send(msg)
 				next = append(next, h.last)
 			}
@@ -528,6 +569,7 @@ func TestSlashCommands(t *testing.T) {
 		t.Fatalf("Tab should complete /help, input is %q", got)
 	}
 	h.send(key(tea.KeyEnter, 0))
+	h.send(h.runLast()...)
 	// The host carries out the session's commands; the chat shows the reply.
 	for _, c := range []string{"/mode bypass", "/cost", "/model"} {
 		h.typeText(c)
@@ -535,7 +577,7 @@ func TestSlashCommands(t *testing.T) {
 		h.send(h.runLast()...)
 	}
 	h.frame("slash-commands")
-	if want := []string{"/mode bypass", "/cost ", "/model "}; !slices.Equal(h.sess.commands, want) {
+	if want := []string{"/help ", "/mode bypass", "/cost ", "/model "}; !slices.Equal(h.sess.commands, want) {
 		t.Errorf("the host was asked %q, want %q", h.sess.commands, want)
 	}
 	if len(h.sess.prompts) != 0 || h.m.running {
@@ -550,6 +592,7 @@ func TestSlashCommands(t *testing.T) {
 	h.send(h.runLast()...)
 	h.typeText("/exit")
 	h.send(key(tea.KeyEnter, 0))
+	h.send(h.runLast()...)
 	if !h.m.quitting {
 		t.Error("/exit should quit")
 	}
@@ -565,7 +608,8 @@ func TestCustomCommandExpands(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := newHarness(t, 80)
-	h.m.cfg.Commands = command.For(cmds, command.Terminal)
+	h.sess.custom = cmds
+	h.m.attach(Opened{Session: h.sess, Registry: h.m.reg})
 	h.typeText("/review main.go")
 	h.send(key(tea.KeyEnter, 0))
 	if !h.m.running {
@@ -649,39 +693,8 @@ func TestHistoryPerWorkspace(t *testing.T) {
 	}
 }
 
-// TestAttach: @path appends a workspace file; paths outside it, through a
-// symbolic link or absolute, are refused.
-func TestAttach(t *testing.T) {
-	root := t.TempDir()
-	outside := t.TempDir()
-	if err := os.WriteFile(filepath.Join(root, "main.go"), []byte("package main\n```\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(outside, "secret"), []byte("s3cret"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(filepath.Join(outside, "secret"), filepath.Join(root, "link")); err != nil {
-		t.Fatal(err)
-	}
-	prompt := "explain @main.go, not @link or @../x or @" + filepath.Join(outside, "secret") + " or @nope"
-	files, skipped := attachFiles(root, prompt)
-	if len(files) != 1 || files[0] != card.Resource("main.go", "package main\n```\n") {
-		t.Errorf("attached %v", files)
-	}
-	if len(skipped) != 4 {
-		t.Errorf("skipped %v, want the link, the parent, the absolute path and the missing file", skipped)
-	}
-	model := attach.ModelText(prompt, files)
-	if strings.Contains(model, "s3cret") {
-		t.Error("a file outside the workspace was attached")
-	}
-	if !strings.Contains(model, "````go\npackage main\n```\n````") {
-		t.Errorf("the file should be fenced with more backticks than it holds:\n%s", model)
-	}
-	text, shown := attach.View(prompt, files)
-	if text != prompt || len(shown) != 1 || shown[0] != "attached main.go (2 lines)" {
-		t.Errorf("display: %q %v", text, shown)
-	}
+// TestMatchFiles: @ completion ranks files by fuzzy match.
+func TestMatchFiles(t *testing.T) {
 	got := matchFiles([]string{"README.md", "internal/chat/chat.go", "internal/cli/chat.go", "main.go"}, "clichat", 3)
 	if len(got) == 0 || got[0] != "internal/cli/chat.go" {
 		t.Errorf("fuzzy match of clichat: %v", got)

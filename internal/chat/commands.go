@@ -2,98 +2,142 @@ package chat
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/dsh-dev/dsh/internal/command"
+	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/session"
 )
 
-// slash runs a slash command.
-func (m *Model) slash(name, args string) tea.Cmd {
-	c, ok := command.Find(m.cfg.Commands, name)
-	if !ok {
-		m.sb.note(fmt.Sprintf("unknown command /%s (/help lists them)", name))
+// keysHelp is what /help adds, after the host's list of commands, about the
+// chat's own keys.
+const keysHelp = "Keys: Enter sends · Shift+Enter or Ctrl-J a new line · ↑/↓ history · / lists the commands (type to filter) · @path attaches a file (Tab completes) · ←/→ in /model's list set the thinking · Esc cancels the turn · Ctrl-O shows the last subagent's calls in full · Ctrl-C twice exits"
+
+// submittedMsg is what the host made of an input: a turn that ended, or a
+// command's answer.
+type submittedMsg struct {
+	gen  int
+	in   host.Input
+	a    host.Answer
+	err  error
+	turn bool // the chat showed the input as a running turn
+}
+
+// answered says the host answers text at once rather than running a turn: a
+// built-in command of the table, but /compact, which is a turn of its own.
+func (m *Model) answered(text string) bool {
+	t := strings.TrimSpace(text)
+	if !strings.HasPrefix(t, "/") {
+		return false
+	}
+	name, _, _ := strings.Cut(t[1:], " ")
+	for _, c := range m.commands() {
+		if c.Name == name {
+			return !c.Custom() && name != "compact"
+		}
+	}
+	return false
+}
+
+// submitInput hands what the user typed to the host, in a command: the host
+// parses it (a slash command of the session's table, @paths, pastes) and runs
+// the turn or answers the command; the records it logs come back as events.
+func (m *Model) submitInput(text string, parts []card.Content) tea.Cmd {
+	in := host.Input{Text: text, Content: parts, Where: host.Terminal}
+	if m.sess == nil {
+		// The session is still opening (its MCP servers starting): the input
+		// goes when it is open.
+		m.waiting = append(m.waiting, in)
+		return m.openNew()
+	}
+	turn := !m.answered(text)
+	if turn {
+		if m.running {
+			m.queued, m.queuedP = text, parts
+			return m.setNotice("queued: sent when this turn ends (Esc cancels the turn)")
+		}
+		m.running = true
+		m.notice = ""
+	}
+	s, gen := m.sess, m.gen
+	cmds := []tea.Cmd{func() tea.Msg {
+		a, err := s.Submit(context.Background(), in)
+		return submittedMsg{gen: gen, in: in, a: a, err: err, turn: turn}
+	}}
+	if turn {
+		cmds = append(cmds, m.spin.Tick)
+	}
+	return tea.Batch(cmds...)
+}
+
+// submitted shows what came of an input: a turn's end, an error, or what a
+// command of the chat's own asks (a picker, another session, leaving). A
+// command's answer is in the record the host logged, which the chat prints
+// as it prints every record.
+func (m *Model) submitted(msg submittedMsg) tea.Cmd {
+	if msg.turn {
+		stop := msg.a.Stop
+		if stop == "" { // /compact, or an input that ran no turn
+			stop = host.StopEndTurn
+			if msg.err != nil {
+				stop = host.StopError
+			}
+		}
+		return m.turnDone(turnDoneMsg{gen: msg.gen, stop: stop, err: msg.err})
+	}
+	if msg.err != nil {
+		m.sb.note(userError(msg.err))
 		return nil
 	}
-	if c.Custom() {
-		if m.running {
-			m.sb.note("a turn is running: wait, or Esc to cancel it")
-			return nil
-		}
-		if c.MCP() {
-			return m.mcpPrompt(c.Name, args)
-		}
-		return m.send(c.Expand(args), nil)
-	}
-	switch name {
-	case "help":
-		m.sb.note(m.help())
-	case "exit":
-		return m.exit()
-	case "new":
+	r := msg.a.Reply
+	switch r.Action {
+	case host.ActionNew:
 		return m.open("")
-	case "resume":
-		if args != "" {
-			return m.open(args)
+	case host.ActionResume:
+		if r.Arg != "" {
+			return m.open(r.Arg)
 		}
 		return m.pick()
-	case "sessions":
-		m.sb.note(m.sessionList())
-	case "mode", "model", "cost", "mcp", "compact", "undo", "rewind", "agents":
-		return m.hostCommand(name, args)
-	default:
-		m.sb.note(fmt.Sprintf("/%s does not work in the terminal", name))
+	case host.ActionExit:
+		return m.exit()
+	case host.ActionNone:
+	}
+	switch {
+	case msg.a.Command == "help":
+		m.sb.note(keysHelp)
+	case len(r.Models) > 0 && !strings.Contains(msg.in.Text, " "):
+		m.picker = m.modelPicker(r.Models)
+	case len(r.Points) > 0:
+		m.picker = m.rewindPicker(r.Points)
+	case r.Fork != "":
+		return m.open(r.Fork)
 	}
 	return nil
 }
 
-func (m *Model) help() string {
-	var b strings.Builder
-	b.WriteString("Commands:")
-	for _, c := range m.cfg.Commands {
-		name := "/" + c.Name
-		if c.ArgHint != "" {
-			name += " " + c.ArgHint
-		}
-		fmt.Fprintf(&b, "\n  %s — %s", name, c.Description)
+// userError is an error of an input in the user's words.
+func userError(err error) string {
+	if errors.Is(err, host.ErrBusy) {
+		return "a turn is running: wait, or Esc to cancel it"
 	}
-	b.WriteString("\nKeys: Enter sends · Shift+Enter or Ctrl-J a new line · ↑/↓ history · / lists the commands (type to filter) · @path attaches a file (Tab completes) · ←/→ in /model's list set the thinking · Esc cancels the turn · Ctrl-O shows the last subagent's calls in full · Ctrl-C twice exits")
-	return b.String()
+	return "error: " + err.Error()
 }
 
-func (m *Model) sessionList() string {
-	infos, err := m.sessions()
-	if err != nil {
-		return "cannot list the sessions: " + err.Error()
-	}
-	if len(infos) == 0 {
-		return "no sessions in this directory yet"
-	}
-	var b strings.Builder
-	b.WriteString("Sessions of this directory (/resume ID reopens one):")
-	for _, in := range infos {
-		fmt.Fprintf(&b, "\n  %s  %s  %s", in.ID, in.Updated.Local().Format(time.DateTime), oneLine(in.FirstPrompt, 50))
-	}
-	return b.String()
-}
+// command runs a command the chat itself offers a key or a picker for, as if
+// it were typed.
+func (m *Model) command(typed string) tea.Cmd { return m.submitInput(typed, nil) }
 
-func (m *Model) sessions() ([]session.Info, error) {
-	if m.cfg.Sessions == nil {
-		return nil, nil
+// commands are the slash commands the chat offers: the session's table, or,
+// while it opens, the built-in ones.
+func (m *Model) commands() []host.Command {
+	if m.sess == nil {
+		return m.builtins
 	}
-	return m.cfg.Sessions()
-}
-
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
+	return m.table
 }
 
 // open replaces the session: id ("" a new one) is opened and its history
@@ -102,8 +146,18 @@ func (m *Model) open(id string) tea.Cmd {
 	if !m.canOpen(id) {
 		return nil
 	}
-	open := m.openCmd(id, nil)
+	m.opening = true
+	open := m.openCmd(id)
 	return func() tea.Msg { return open() }
+}
+
+// openNew opens the chat's first session, once, in a command: its custom
+// commands, skills and MCP prompts are in the palette as soon as it is open.
+func (m *Model) openNew() tea.Cmd {
+	if m.sess != nil || m.opening || m.picker != nil || m.cfg.Open == nil {
+		return nil
+	}
+	return m.open("")
 }
 
 // Note prints a harness message above the chat.
@@ -114,7 +168,7 @@ func (m *Model) Open(id string) error {
 	if !m.canOpen(id) {
 		return fmt.Errorf("cannot open session %s", id)
 	}
-	msg := m.openCmd(id, nil)() // before the program runs: no Update to keep free of I/O
+	msg := m.openCmd(id)() // before the program runs: no Update to keep free of I/O
 	m.opened(msg)
 	if msg.err != nil {
 		return fmt.Errorf("cannot open session %s: %w", id, msg.err)
@@ -123,55 +177,54 @@ func (m *Model) Open(id string) error {
 }
 
 // Pick offers this directory's sessions to resume.
-func (m *Model) Pick() { m.pick() }
-
-// ensureSession opens a new session when there is none yet: the chat creates
-// its log on the first prompt, so opening dsh and leaving leaves nothing behind.
-// The command it returns reads the new session's events; whoever opened the
-// session must run it, or the chat sees none of them.
-func (m *Model) ensureSession() (tea.Cmd, bool) {
-	if m.sess != nil {
-		return nil, true
-	}
-	var wait tea.Cmd
-	if m.canOpen("") {
-		wait = m.opened(m.openCmd("", nil)())
-	}
-	return wait, m.sess != nil
+func (m *Model) Pick() {
+	msg := m.listSessions()() // before the program runs
+	m.listed(msg.(sessionsMsg))
 }
 
-func (m *Model) pick() tea.Cmd {
-	infos, err := m.sessions()
-	if err != nil {
-		m.sb.note("cannot list the sessions: " + err.Error())
-		return nil
+// sessionsMsg is this directory's sessions, listed for the picker.
+type sessionsMsg struct {
+	infos []session.Info
+	err   error
+}
+
+// pick lists the sessions in a command, then offers them.
+func (m *Model) pick() tea.Cmd { return m.listSessions() }
+
+func (m *Model) listSessions() tea.Cmd {
+	list := m.cfg.Sessions
+	return func() tea.Msg {
+		if list == nil {
+			return sessionsMsg{}
+		}
+		infos, err := list()
+		return sessionsMsg{infos, err}
+	}
+}
+
+// listed offers the sessions listed, but the one shown.
+func (m *Model) listed(msg sessionsMsg) {
+	if msg.err != nil {
+		m.sb.note("cannot list the sessions: " + msg.err.Error())
+		return
 	}
 	var others []session.Info
-	for _, in := range infos {
+	for _, in := range msg.infos {
 		if m.sess == nil || in.ID != m.sess.ID() {
 			others = append(others, in)
 		}
 	}
 	if len(others) == 0 {
 		m.sb.note("no other session in this directory")
-		return nil
+		return
 	}
 	m.picker = m.sessionPicker(others)
-	return nil
 }
 
-// mcpPrompt sends what an MCP server's prompt expands to; the server answers
-// within the host's bound, so the chat waits for it before the turn starts.
-func (m *Model) mcpPrompt(name, args string) tea.Cmd {
-	ex, ok := m.sess.(PromptExpander)
-	if !ok {
-		m.sb.note(fmt.Sprintf("/%s: this session has no MCP prompts", name))
-		return nil
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
 	}
-	text, _, err := ex.ExpandPrompt(context.Background(), name, args)
-	if err != nil {
-		m.sb.note(fmt.Sprintf("/%s: %v", name, err))
-		return nil
-	}
-	return m.send(text, nil)
+	return s
 }

@@ -2,6 +2,7 @@ package chat
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -75,10 +76,17 @@ func TestFrames(t *testing.T) {
 			h.submitLogged()
 		}},
 		{"image", func(h *harness) {
-			writePNG(h.t, filepath.Join(h.root, "screenshot.png"))
+			data := writePNG(h.t, filepath.Join(h.root, "screenshot.png"))
 			h.send(tea.PasteMsg{Content: "'" + filepath.Join(h.root, "screenshot.png") + "'"})
 			h.typeText("what is wrong with this dialog?")
-			h.submitLogged()
+			h.send(key(tea.KeyEnter, 0))
+			h.settle()
+			// The host attaches the image the text names (its tests say how).
+			img := card.Image("image/png", base64.StdEncoding.EncodeToString(data))
+			img.URI = "screenshot.png"
+			h.events(recordEvent(session.Record{Type: session.TypeUser, Text: h.sess.texts[0], Content: []card.Content{img}}),
+				host.Event{Kind: host.KindModelRequest})
+			h.m.running = true
 		}},
 		{"resumed", sceneResumed},
 		{"subagents-running", func(h *harness) { h.subagents(t, true) }},
@@ -86,6 +94,7 @@ func TestFrames(t *testing.T) {
 		{"subagents-expanded", func(h *harness) {
 			h.subagents(t, false)
 			h.send(key('o', tea.ModCtrl))
+			h.settle()
 		}},
 	}
 	for _, sc := range scenes {
@@ -159,7 +168,7 @@ func (h *harness) replay(ws string, evs []host.Event) {
 	h.m.running = true
 	for _, e := range evs {
 		switch e.Kind {
-		case host.KindDelta, host.KindStatus, host.KindUsage:
+		case host.KindDelta, host.KindStatus, host.KindUsage, host.KindNotice:
 			continue
 		case host.KindRecord, host.KindModelRequest, host.KindCallStarted, host.KindPermission, host.KindQuestion, host.KindChild:
 		}

@@ -7,10 +7,10 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/script"
+	"github.com/dsh-dev/dsh/internal/session"
 )
 
 // A bad argument gets the host's reply, word for word, as in the editor (whose
@@ -37,14 +37,20 @@ func TestCommandRepliesAreTheHosts(t *testing.T) {
 	}
 	defer ref.Close()
 	var opened *host.Session
+	stream := make(chan host.Event, 64)
 	h := &harness{t: t}
 	h.m = New(Config{Root: t.TempDir(), Model: "claude-sonnet-4-5", Width: 1000, Height: 30,
-		Commands: command.For(command.Builtin(), command.Terminal), History: &History{},
-		Print: func(s string) { h.printed.WriteString(s + "\n") },
+		History: &History{},
+		Print:   func(s string) { h.printed.WriteString(s + "\n") },
 		Open: func(string, Replay) (Opened, error) {
 			s, err := host.Create(opts())
+			if err != nil {
+				return Opened{}, err
+			}
 			opened = s
-			return Opened{Session: s, Registry: s.Registry()}, err
+			// The host's stream, which the test hands to the chat itself.
+			s.Subscribe(func(e host.Event) { stream <- e })
+			return Opened{Session: s, Registry: s.Registry()}, nil
 		}}, Opened{})
 	defer func() {
 		if opened != nil {
@@ -58,7 +64,15 @@ func TestCommandRepliesAreTheHosts(t *testing.T) {
 		}
 		h.typeText("/" + c.name + " " + c.args)
 		h.send(key(tea.KeyEnter, 0))
-		h.send(h.runLast()...)
+		// The session opens (the first time), the command runs, its record
+		// comes back on the stream.
+		h.settle() // the session opens (the first time), the command runs
+		for e := range stream {
+			h.events(e)
+			if e.Kind == host.KindRecord && e.Record.Type == session.TypeReply {
+				break
+			}
+		}
 		if !strings.Contains(h.printed.String(), "· "+want.Text+"\n") {
 			t.Errorf("/%s %s: the chat printed\n%s\nwant the host's reply %q", c.name, c.args, h.printed.String(), want.Text)
 		}

@@ -3,24 +3,17 @@ package chat
 import (
 	"bufio"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/sahilm/fuzzy"
-
-	"github.com/dsh-dev/dsh/internal/card"
-	"github.com/dsh-dev/dsh/internal/host"
 )
 
 // History is the prompts typed in one workspace, oldest first, kept in a small
@@ -114,83 +107,6 @@ func (h *History) Len() int {
 // At is entry i, 0 the oldest.
 func (h *History) At(i int) string { return h.entries[i] }
 
-// Attachments: a prompt that names a workspace file as @path gets the file
-// attached (a resource block of the user record, see package attach), so the
-// model has it without a read call. The chat shows the typed text and
-// "attached main.go (N lines)"; the log keeps all of it.
-
-// maxAttach bounds one attached text file, maxImage an attached image (what
-// the providers take); a larger one is refused with a note.
-const (
-	maxAttach = 256 << 10
-	maxImage  = 5 << 20
-)
-
-// atRef finds @path mentions: after the start or a space, up to the next
-// space, or in quotes (@"a name with spaces").
-var atRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|\s)@(?:"([^"\n]+)"|([^\s@"]+))`) })
-
-// attachFiles reads the files a prompt mentions as @path: inside the workspace,
-// text as a resource and images (PNG, JPEG, GIF, WebP) as images. An absolute
-// path may name an image only: what a terminal pastes when a screenshot is
-// dropped on it.
-func attachFiles(root, prompt string) ([]card.Content, []string) {
-	var files []card.Content
-	var skipped []string
-	seen := map[string]bool{}
-	for _, m := range atRef().FindAllStringSubmatch(prompt, -1) {
-		rel := m[1]
-		if rel == "" {
-			rel = strings.TrimRight(m[2], ".,;:!?)")
-		}
-		if seen[rel] || host.IsMention(rel) { // the host attaches an MCP resource
-			continue
-		}
-		seen[rel] = true
-		c, err := readAttachment(root, rel)
-		if err != nil {
-			skipped = append(skipped, fmt.Sprintf("@%s: %v", rel, err))
-			continue
-		}
-		files = append(files, c)
-	}
-	return files, skipped
-}
-
-func readAttachment(root, rel string) (card.Content, error) {
-	var data []byte
-	var err error
-	if filepath.IsAbs(rel) {
-		data, err = readRegular(rel, maxImage)
-	} else {
-		data, err = readInside(root, rel)
-	}
-	if err != nil {
-		return card.Content{}, err
-	}
-	if mime := imageMIME(data); mime != "" {
-		c := card.Image(mime, base64.StdEncoding.EncodeToString(data))
-		c.URI = rel
-		return c, nil
-	}
-	switch {
-	case filepath.IsAbs(rel):
-		return card.Content{}, errors.New("not a path in the workspace")
-	case len(data) > maxAttach:
-		return card.Content{}, fmt.Errorf("%d bytes is more than %d", len(data), maxAttach)
-	}
-	return card.Resource(rel, strings.ToValidUTF8(string(data), "\uFFFD")), nil
-}
-
-// imageMIME is the type of an image the models take, "" for anything else.
-func imageMIME(data []byte) string {
-	switch t := http.DetectContentType(data); t {
-	case "image/png", "image/jpeg", "image/gif", "image/webp":
-		return t
-	}
-	return ""
-}
-
 // imageRef turns a pasted path to an image into an @ mention (quoted if it has
 // spaces), relative when it is inside root, so it is attached like one; ok is
 // false for anything else. Terminals paste a dropped file's path, quoted or
@@ -219,39 +135,6 @@ func imageRef(root, pasted string) (string, bool) {
 		return `@"` + p + `"`, true
 	}
 	return "@" + p, true
-}
-
-// readInside reads a regular file inside root (symbolic links resolved), so a
-// mention cannot attach /etc/passwd or a link pointing out of the workspace.
-func readInside(root, rel string) ([]byte, error) {
-	realRoot, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return nil, err
-	}
-	p, err := filepath.EvalSymlinks(filepath.Join(root, rel))
-	if err != nil {
-		return nil, errors.New("no such file")
-	}
-	if r, err := filepath.Rel(realRoot, p); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
-		return nil, errors.New("outside the workspace")
-	}
-	return readRegular(p, maxImage)
-}
-
-// readRegular reads a regular file of at most limit bytes.
-func readRegular(p string, limit int64) ([]byte, error) {
-	fi, err := os.Stat(p)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, errors.New("no such file")
-	case err != nil:
-		return nil, err
-	case !fi.Mode().IsRegular():
-		return nil, errors.New("not a regular file")
-	case fi.Size() > limit:
-		return nil, fmt.Errorf("%d bytes is more than %d", fi.Size(), limit)
-	}
-	return os.ReadFile(p)
 }
 
 // maxFiles bounds the files offered for @ completion.

@@ -1,18 +1,16 @@
 package chat
 
 import (
-	"context"
-
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
-// The chat's I/O — opening a session and reading its log, reading the files a
-// prompt attaches, walking the workspace for @ completion — runs in tea.Cmds,
-// never in Update: each returns one of these messages, which Update applies.
+// The chat's I/O — opening a session and reading its log, handing input to
+// the host, listing sessions, walking the workspace for @ completion, reading
+// a subagent's log — runs in tea.Cmds, never in Update: each returns one of
+// these messages, which Update applies.
 type (
 	// openedMsg is a session opened (or the error), with its history rendered.
 	openedMsg struct {
@@ -20,20 +18,12 @@ type (
 		o             Opened
 		err, closeErr error
 		history       *scrollback // the resumed session's records, rendered
-		then          *pending    // a prompt that waited for the session
 	}
-	// preparedMsg is a prompt with the files it mentions read.
-	preparedMsg struct{ p *pending }
 	// filesMsg is the workspace's files for @ completion.
 	filesMsg struct{ files []string }
+	// expandedMsg is the last subagent's calls, drawn from its log (Ctrl-O).
+	expandedMsg struct{ sb *scrollback }
 )
-
-// pending is a prompt on its way to the model.
-type pending struct {
-	text    string
-	parts   []card.Content // pastes, then attached files
-	skipped []string       // mentions not attached, with why
-}
 
 // canOpen says whether a session can be opened now, and if not, why.
 func (m *Model) canOpen(id string) bool {
@@ -52,10 +42,10 @@ func (m *Model) canOpen(id string) bool {
 
 // openCmd opens id ("" a new session) and renders its history, then closes the
 // session it replaces; it touches nothing of m.
-func (m *Model) openCmd(id string, then *pending) func() openedMsg {
+func (m *Model) openCmd(id string) func() openedMsg {
 	open, old, opts, dir := m.cfg.Open, m.sess, m.termOpts(), m.cfg.SessionDir
 	return func() openedMsg {
-		msg := openedMsg{id: id, then: then}
+		msg := openedMsg{id: id}
 		var reg *tool.Registry
 		sb := newScrollback(nil, opts, nil)
 		sb.childDir(dir)
@@ -75,13 +65,13 @@ func (m *Model) openCmd(id string, then *pending) func() openedMsg {
 	}
 }
 
-// opened shows the session a openCmd opened.
+// opened shows the session a openCmd opened, and sends what was typed while
+// it opened.
 func (m *Model) opened(msg openedMsg) tea.Cmd {
+	m.opening = false
 	if msg.err != nil {
 		m.sb.note("cannot open the session: " + msg.err.Error())
-		if msg.then != nil {
-			m.running = false
-		}
+		m.waiting = nil
 		return nil
 	}
 	if msg.closeErr != nil {
@@ -97,47 +87,28 @@ func (m *Model) opened(msg openedMsg) tea.Cmd {
 		m.sb.note("new session " + msg.o.Session.ID())
 	}
 	cmds := []tea.Cmd{m.waitEvents()}
-	if msg.then != nil {
-		cmds = append(cmds, m.start(msg.then))
+	waiting := m.waiting
+	m.waiting = nil
+	for _, in := range waiting {
+		cmds = append(cmds, m.submitInput(in.Text, in.Content))
 	}
 	return tea.Batch(cmds...)
 }
 
-// send starts a turn with text and its pastes: the files it mentions are read
-// (and a session opened, if there is none yet) in commands, then the turn starts.
-func (m *Model) send(text string, pastes []card.Content) tea.Cmd {
-	m.running = true
-	m.notice = ""
-	root := m.cfg.Root
-	return tea.Batch(m.spin.Tick, func() tea.Msg {
-		files, skipped := attachFiles(root, text)
-		return preparedMsg{&pending{text: text, parts: append(pastes, files...), skipped: skipped}}
-	})
-}
-
-// prepared goes on with a prompt whose files are read.
-func (m *Model) prepared(p *pending) tea.Cmd {
-	for _, s := range p.skipped {
-		m.sb.note("not attached: " + s)
+// expand draws the last finished subagent's calls in full (Ctrl-O): its log is
+// read in a command, into a scrollback of its own, which Update then prints.
+func (m *Model) expand() tea.Cmd {
+	draw := m.sb.expandLast()
+	if draw == nil {
+		return nil
 	}
-	if m.sess == nil {
-		if m.cfg.Open == nil {
-			m.sb.note("cannot open sessions here")
-			m.running = false
-			return nil
-		}
-		open := m.openCmd("", p)
-		return func() tea.Msg { return open() }
-	}
-	return m.start(p)
-}
-
-// start runs the turn.
-func (m *Model) start(p *pending) tea.Cmd {
-	s, gen := m.sess, m.gen
+	opts, dir := m.termOpts(), m.cfg.SessionDir
 	return func() tea.Msg {
-		stop, err := s.Prompt(context.Background(), p.text, p.parts...)
-		return turnDoneMsg{gen: gen, stop: stop, err: err}
+		sb := newScrollback(nil, opts, nil)
+		sb.childDir(dir)
+		sb.warn = func(s string) { sb.note("dsh: " + s) }
+		sb.draw(draw)
+		return expandedMsg{sb}
 	}
 }
 

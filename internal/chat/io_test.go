@@ -1,15 +1,12 @@
 package chat
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/session"
 )
 
@@ -65,34 +62,26 @@ func TestResumeRunsInACommand(t *testing.T) {
 	}
 }
 
-func TestAttachmentsAreReadInACommand(t *testing.T) {
+// TestInputGoesToTheHostInACommand: Enter hands what was typed, as typed, to
+// the host off the update loop (which reads the files it names).
+func TestInputGoesToTheHostInACommand(t *testing.T) {
 	h := newHarness(t, 80)
-	if err := os.WriteFile(filepath.Join(h.root, "main.go"), []byte("package main\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	h.typeText("explain @main.go @nope")
 	h.send(key(tea.KeyEnter, 0))
 	if !h.m.running || len(h.sess.prompts) != 0 {
 		t.Fatalf("Enter: running %v, prompts %q", h.m.running, h.sess.prompts)
 	}
-	var prepared *pending
+	var done *submittedMsg
 	for _, msg := range h.runLast() {
-		if p, ok := msg.(preparedMsg); ok {
-			prepared = p.p
+		if m, ok := msg.(submittedMsg); ok {
+			done = &m
 		}
 	}
-	if prepared == nil {
-		t.Fatal("the prompt's files were not read in a command")
+	if done == nil || len(h.sess.texts) != 1 || h.sess.texts[0] != "explain @main.go @nope" {
+		t.Fatalf("the input was not handed to the host in a command: %q", h.sess.texts)
 	}
-	if len(prepared.parts) != 1 || prepared.parts[0] != card.Resource("main.go", "package main\n") || len(prepared.skipped) != 1 {
-		t.Errorf("prepared %+v", prepared)
-	}
-	h.send(preparedMsg{prepared})
-	h.settle()
-	if len(h.sess.prompts) != 1 || !strings.Contains(h.sess.prompts[0], "<attached file=\"main.go\">") {
-		t.Errorf("the model gets %q", h.sess.prompts)
-	}
-	if p := h.printed.String(); !strings.Contains(p, "not attached: @nope") {
-		t.Errorf("the skipped mention is not noted:\n%s", p)
+	h.send(*done)
+	if h.m.running {
+		t.Error("the turn's end should leave the chat idle")
 	}
 }

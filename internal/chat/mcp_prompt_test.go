@@ -1,40 +1,27 @@
 package chat
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/dsh-dev/dsh/internal/command"
-	"github.com/dsh-dev/dsh/internal/toolset"
+	"github.com/dsh-dev/dsh/internal/host"
 )
 
-// expandingSession is a session with one MCP prompt.
-type expandingSession struct {
-	*fakeSession
-	asked []string
-}
-
-func (e *expandingSession) ExpandPrompt(_ context.Context, name, args string) (string, bool, error) {
-	e.asked = append(e.asked, name+" "+args)
-	return "What's the weather in " + args + "?", true, nil
-}
-
-// A session's MCP prompts are in the palette beside the chat's commands, and
-// one sent becomes the prompt its server wrote.
+// A session's MCP prompts are in the palette beside the built-in commands,
+// and one sent goes to the host as typed (the host expands it).
 func TestMCPPromptCommands(t *testing.T) {
 	h := newHarness(t, 100)
-	es := &expandingSession{fakeSession: h.sess}
-	h.m.attach(Opened{Session: es, Registry: toolset.New(toolset.Options{}), Commands: []command.Command{{
+	h.sess.custom = []host.Command{{
 		Name: "mcp__everything__args-prompt", Description: "A prompt with two arguments", ArgHint: "city [state]",
-		Where: command.Both, Source: "mcp:everything"}}})
-	if _, ok := command.Find(h.m.cfg.Commands, "mcp__everything__args-prompt"); !ok {
+		Where: host.Both, Source: "mcp:everything"}}
+	h.m.attach(Opened{Session: h.sess, Registry: h.m.reg})
+	if c := h.m.findCommand("mcp__everything__args-prompt"); c.Source == "" {
 		t.Errorf("the chat does not offer the MCP prompt")
 	}
-	if _, ok := command.Find(h.m.cfg.Commands, "help"); !ok {
-		t.Errorf("the chat lost its own commands")
+	if c := h.m.findCommand("help"); c.Description == "" {
+		t.Errorf("the chat lost the built-in commands")
 	}
 	h.typeText("/args")
 	if v := h.m.View().Content; !strings.Contains(v, "/mcp__everything__args-prompt") || !strings.Contains(v, "A prompt with two arguments") {
@@ -43,11 +30,11 @@ func TestMCPPromptCommands(t *testing.T) {
 	h.send(key(tea.KeyEscape, 0))
 	h.m.input.SetValue("/mcp__everything__args-prompt Paris")
 	h.send(key(tea.KeyEnter, 0))
-	h.settle()
-	if len(es.asked) != 1 || es.asked[0] != "mcp__everything__args-prompt Paris" {
-		t.Errorf("the host was asked %q", es.asked)
+	if !h.m.running {
+		t.Error("an MCP prompt is a turn: the chat should show it running")
 	}
-	if len(h.sess.prompts) != 1 || h.sess.prompts[0] != "What's the weather in Paris?" {
-		t.Errorf("the model got %q", h.sess.prompts)
+	h.settle()
+	if len(h.sess.texts) != 1 || h.sess.texts[0] != "/mcp__everything__args-prompt Paris" {
+		t.Errorf("the host was handed %q", h.sess.texts)
 	}
 }

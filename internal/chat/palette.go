@@ -5,7 +5,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/dsh-dev/dsh/internal/command"
+	"github.com/dsh-dev/dsh/internal/host"
 )
 
 // The / palette: typing / at the start of the input opens the list of the
@@ -18,13 +18,14 @@ import (
 // updatePalette opens or refilters the palette for the input v ("/" and the
 // start of a name).
 func (m *Model) updatePalette(v string) {
-	if m.paletteShut || len(m.cfg.Commands) == 0 {
+	cmds := m.commands()
+	if m.paletteShut || len(cmds) == 0 {
 		m.palette = nil
 		return
 	}
 	if m.palette == nil {
 		m.palette = &picker{title: "Commands", inline: true}
-		for _, c := range m.cfg.Commands {
+		for _, c := range cmds {
 			note := c.Description
 			if c.ArgHint != "" { // after the description, which matters more where the line is cut
 				note += "  " + c.ArgHint
@@ -60,7 +61,7 @@ func (m *Model) paletteKey(ks string) (tea.Cmd, bool) {
 			m.palette = nil
 			return nil, ks == "tab" // Enter sends what was typed: the host says it is unknown
 		}
-		c, _ := command.Find(m.cfg.Commands, items[p.sel].value)
+		c := m.findCommand(items[p.sel].value)
 		m.palette = nil
 		if ks == "tab" || needsArgs(c) {
 			m.input.SetValue("/" + c.Name + " ")
@@ -74,6 +75,16 @@ func (m *Model) paletteKey(ks string) (tea.Cmd, bool) {
 
 // needsArgs says a command wants an argument to run: its hint is not one of
 // optional ones ("[focus]").
-func needsArgs(c command.Command) bool {
+func needsArgs(c host.Command) bool {
 	return c.ArgHint != "" && !strings.HasPrefix(c.ArgHint, "[")
+}
+
+// findCommand is the offered command named name.
+func (m *Model) findCommand(name string) host.Command {
+	for _, c := range m.commands() {
+		if c.Name == name {
+			return c
+		}
+	}
+	return host.Command{Name: name}
 }

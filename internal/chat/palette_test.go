@@ -31,7 +31,8 @@ func TestPalette(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := newHarness(t, 100)
-	h.m.cfg.Commands = command.For(cmds, command.Terminal)
+	h.sess.custom = cmds
+	h.m.attach(Opened{Session: h.sess, Registry: h.m.reg})
 	names := func() []string {
 		var out []string
 		for _, it := range h.m.palette.shown() {
@@ -44,11 +45,15 @@ func TestPalette(t *testing.T) {
 	if h.m.palette == nil {
 		t.Fatal("/ should open the palette")
 	}
-	if got := len(names()); got != len(h.m.cfg.Commands) {
-		t.Errorf("the palette lists %d commands, the chat has %d", got, len(h.m.cfg.Commands))
+	if got := len(names()); got != len(h.m.commands()) {
+		t.Errorf("the palette lists %d commands, the chat has %d", got, len(h.m.commands()))
 	}
+	h.typeText("chan")
 	if v := ansi.Strip(h.m.View().Content); !strings.Contains(v, "/changelog") || !strings.Contains(v, "write the changelog entry") {
 		t.Errorf("a custom command shows with its description:\n%s", v)
+	}
+	for range 4 {
+		h.send(key(tea.KeyBackspace, 0))
 	}
 	h.typeText("mo")
 	if got := names(); len(got) < 2 || got[0] != "/mode" || got[1] != "/model" {

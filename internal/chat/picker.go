@@ -13,7 +13,6 @@ import (
 	"github.com/sahilm/fuzzy"
 
 	"github.com/dsh-dev/dsh/internal/host"
-	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/session"
 )
 
@@ -185,9 +184,9 @@ func (m *Model) sessionPicker(infos []session.Info) *picker {
 // modelPicker offers the models /model accepts (the host's list, the editor's
 // picker's), the current one marked, and the host's thinking levels, the
 // current one chosen: Enter sets both, through /model NAME THINKING.
-func (m *Model) modelPicker(list []models.Info) *picker {
+func (m *Model) modelPicker(list []host.Model) *picker {
 	p := &picker{title: "Which model?", levels: host.ThinkingLevels}
-	p.choose = func(id string) tea.Cmd { return m.hostCommand("model", id+" "+p.levels[p.level].Value) }
+	p.choose = func(id string) tea.Cmd { return m.command("/model " + id + " " + p.levels[p.level].Value) }
 	cur := m.status.Model
 	for i, in := range list {
 		var note []string
@@ -218,7 +217,7 @@ func (m *Model) modelPicker(list []models.Info) *picker {
 // files back as they were before the one chosen (after the diff is approved).
 func (m *Model) rewindPicker(points []host.Point) *picker {
 	p := &picker{title: "Put the files back as they were before which change?",
-		choose: func(n string) tea.Cmd { return m.hostCommand("rewind", n) }}
+		choose: func(n string) tea.Cmd { return m.command("/rewind " + n) }}
 	for _, pt := range slices.Backward(points) {
 		label := fmt.Sprintf("%d. %s", pt.N, oneLine(pt.Text, 50))
 		switch {

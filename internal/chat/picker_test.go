@@ -9,7 +9,6 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/models"
@@ -74,6 +73,7 @@ func TestFrameSessionPicker(t *testing.T) {
 	}
 	h.typeText("/resume")
 	h.send(key(tea.KeyEnter, 0))
+	h.settle()
 	h.frame("session-picker")
 	h.typeText("readme")
 	h.send(key(tea.KeyEnter, 0))
@@ -102,8 +102,8 @@ func TestModelPickerIsTheHostsList(t *testing.T) {
 	}
 	h := &harness{t: t, now: time.Now()}
 	h.m = New(Config{Root: t.TempDir(), Width: 100, Height: 30, Now: time.Now,
-		Commands: command.For(command.Builtin(), command.Terminal), History: &History{},
-		Print: func(s string) { h.printed.WriteString(s + "\n") }},
+		History: &History{},
+		Print:   func(s string) { h.printed.WriteString(s + "\n") }},
 		Opened{Session: s, Registry: s.Registry()})
 	h.typeText("/model")
 	h.send(key(tea.KeyEnter, 0))
@@ -145,8 +145,8 @@ func TestModelPickerThinking(t *testing.T) {
 	defer s.Close()
 	h := &harness{t: t, now: time.Now()}
 	h.m = New(Config{Root: t.TempDir(), Width: 100, Height: 30, Now: time.Now,
-		Commands: command.For(command.Builtin(), command.Terminal), History: &History{},
-		Print: func(s string) { h.printed.WriteString(s + "\n") }},
+		History: &History{},
+		Print:   func(s string) { h.printed.WriteString(s + "\n") }},
 		Opened{Session: s, Registry: s.Registry()})
 	open := func() {
 		h.typeText("/model")

@@ -12,7 +12,6 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"github.com/dsh-dev/dsh/internal/agent"
-	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/script"
@@ -49,8 +48,8 @@ func testProgram(t *testing.T, first string) {
 	defer close(done)
 	cfg := Config{
 		Root: ws, Model: "script", Width: 80, Height: 30,
-		Commands: command.For(command.Builtin(), command.Terminal),
-		History:  &History{},
+
+		History: &History{},
 		Open: func(id string, replay Replay) (Opened, error) {
 			s, err := host.Create(opts)
 			if err != nil {
@@ -84,7 +83,7 @@ func testProgram(t *testing.T, first string) {
 		tm.Type(first)
 		tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
 		wait("the mode in the status line", "accept-edits ·")
-		want = append(want, session.TypeMode)
+		want = append(want, session.TypeCommand, session.TypeMode)
 	}
 	tm.Type("what do my notes say?")
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})

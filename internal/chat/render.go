@@ -10,7 +10,6 @@ import (
 
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/host"
-	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/termfold"
 	"github.com/dsh-dev/dsh/internal/termui"
@@ -66,11 +65,13 @@ func (s *scrollback) child(c *host.Child) {
 	s.draw(func(r *termui.Renderer) error { return s.fold.Child(r, c.Call, c.Session, c.Event.Record) })
 }
 
-// expand draws the last finished subagent's calls in full.
-func (s *scrollback) expand() {
-	if s.fold != nil {
-		s.draw(s.fold.Expand)
+// expandLast is what draws the last finished subagent's calls in full (nil:
+// no session is shown).
+func (s *scrollback) expandLast() func(r *termui.Renderer) error {
+	if s.fold == nil {
+		return nil
 	}
+	return s.fold.ExpandLast()
 }
 
 // resize makes the next blocks fit width.
@@ -163,11 +164,11 @@ func (m *Model) commandWhere() string {
 		}
 	}
 	switch m.status.Sandbox {
-	case sandbox.On:
+	case host.SandboxOn:
 		return "in " + dir + " · sandboxed: writes only in the workspace and temp"
-	case sandbox.NetworkOff:
+	case host.SandboxNetworkOff:
 		return "in " + dir + " · sandboxed: writes only in the workspace and temp, no network"
-	case sandbox.Off:
+	case host.SandboxOff:
 	}
 	return "in " + dir + " · not sandboxed"
 }

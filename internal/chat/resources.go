@@ -50,7 +50,7 @@ func (m *Model) listResources() tea.Cmd {
 }
 
 // listed keeps a session's resources for @ completion.
-func (m *Model) listed(msg resourcesMsg) {
+func (m *Model) mentionsListed(msg resourcesMsg) {
 	if msg.gen != m.gen {
 		return
 	}

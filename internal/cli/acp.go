@@ -2,13 +2,13 @@ package cli
 
 import (
 	"context"
+	"github.com/dsh-dev/dsh/internal/host"
 	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/dsh-dev/dsh/internal/acp"
-	"github.com/dsh-dev/dsh/internal/settings"
 	"github.com/dsh-dev/dsh/internal/version"
 )
 
@@ -52,16 +52,18 @@ func runAcpCmd(ctx context.Context, io IO, args []string) error {
 	// signal (unlike an ignored one) is not inherited by the commands dsh runs.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 
-	base := st.Options()
 	return acp.Serve(ctx, io.In, io.Out, acp.Options{
 		SessionDir: st.SessionDir,
-		Settings: func(cwd string) (settings.Settings, error) {
+		Setup: func(cwd string) (host.Setup, error) {
 			sio := io
 			sio.Cwd = cwd
-			return o.resolve(ctx, sio)
+			st, err := o.resolve(ctx, sio)
+			if err != nil {
+				return host.Setup{}, err
+			}
+			return host.Setup{Options: st.Options(), Ignored: st.Ignored()}, nil
 		},
 		Model:   st.Model,
-		Models:  base.Models,
 		Version: version.String(),
 		Logger:  logger,
 		Now:     io.Now,

@@ -20,19 +20,17 @@ import (
 	"github.com/dsh-dev/dsh/internal/view"
 )
 
-// agentRun is one prompt driven to the end of its turn.
+// agentRun is one input, as typed, driven to the end of its turn (or its
+// command's answer).
 type agentRun struct {
 	Prompt string
-	// Command, instead of a prompt, is a built-in command of the host run on
-	// Args (dsh run --rewind), its reply printed.
-	Command, Args string
-	Color         bool
-	Output        string // text, json or stream-json
+	Color  bool
+	Output string // text, json or stream-json
 }
 
 // runAgentTurn runs one turn on s, renders the session's stream as it happens
 // in the chosen output, and closes s. It returns the turn's stop reason.
-func runAgentTurn(ctx context.Context, io IO, s *host.Session, r agentRun) (agent.StopReason, error) {
+func runAgentTurn(ctx context.Context, io IO, s *host.Session, r agentRun) (host.StopReason, error) {
 	var spin *spinner
 	if io.ErrIsTerminal && r.Output == "text" {
 		spin = newSpinner(io.Err)
@@ -53,6 +51,8 @@ func runAgentTurn(ctx context.Context, io IO, s *host.Session, r agentRun) (agen
 				ask.ask(e.Permission)
 			case host.KindQuestion:
 				ask.question(e.Question)
+			case host.KindNotice:
+				warner(io)(e.Text)
 			case host.KindDelta, host.KindModelRequest, host.KindCallStarted, host.KindUsage, host.KindStatus, host.KindChild:
 			}
 		}
@@ -68,6 +68,9 @@ func runAgentTurn(ctx context.Context, io IO, s *host.Session, r agentRun) (agen
 			case host.KindQuestion:
 				a, ok := ask.question(e.Question)
 				_ = js.question(e.Question, a, ok)
+				return
+			case host.KindNotice:
+				warner(io)(e.Text)
 				return
 			case host.KindRecord, host.KindDelta, host.KindModelRequest, host.KindCallStarted, host.KindUsage, host.KindStatus, host.KindChild:
 			}
@@ -94,24 +97,26 @@ func runAgentTurn(ctx context.Context, io IO, s *host.Session, r agentRun) (agen
 				if e.Child.Event.Kind == host.KindRecord {
 					_ = term.fold.Child(term.ui, e.Child.Call, e.Child.Session, e.Child.Event.Record)
 				}
+			case host.KindNotice:
+				spin.pause()
+				warner(io)(e.Text)
 			case host.KindCallStarted, host.KindUsage, host.KindStatus:
 			}
 		}
 	}
 	sub := s.Subscribe(handle)
-	var stop agent.StopReason
-	var turnErr error
-	if r.Command != "" {
-		var reply host.Reply
-		stop = agent.StopEndTurn
-		reply, turnErr = s.Command(ctx, r.Command, r.Args)
-		sub.Flush(drainTimeout)
-		if reply.Text != "" {
-			fmt.Fprintln(io.Err, reply.Text)
+	spin.set("waiting for the model")
+	a, turnErr := s.Submit(ctx, host.Input{Text: r.Prompt, Where: host.Terminal})
+	stop := a.Stop
+	switch {
+	case !a.Turn && turnErr == nil:
+		stop = host.StopEndTurn
+		if a.Action != host.ActionNone {
+			turnErr = fmt.Errorf("/%s works in the chat only (dsh with no command)", a.Command)
 		}
-	} else {
-		spin.set("waiting for the model")
-		stop, turnErr = s.Prompt(ctx, r.Prompt)
+	case errors.Is(turnErr, host.ErrUnknownCommand):
+		stop = host.StopError
+		turnErr = fmt.Errorf("%w; to send it to the model as written, put a space before the slash", turnErr)
 	}
 	sub.Flush(drainTimeout)
 	spin.stop()
@@ -162,9 +167,11 @@ func (j *jsonResult) fold(rec session.Record) {
 		j.Text = rec.Text
 	case session.TypeTurnEnd:
 		j.Error = rec.Error
+	case session.TypeReply:
+		j.Text = rec.Text
 	case session.TypeHeader, session.TypeUser, session.TypeThinking, session.TypeToolCall, session.TypeProgress,
 		session.TypeToolResult, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeDamaged,
-		session.TypeCompaction, session.TypeInstructions, session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeHook:
+		session.TypeCompaction, session.TypeInstructions, session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeHook, session.TypeCommand:
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -16,7 +15,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/dsh-dev/dsh/internal/chat"
-	slash "github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/settings"
@@ -46,11 +44,14 @@ type opener struct {
 	// note, when set, tells the user instead of stderr (the chat's
 	// scrollback while it runs).
 	note *chatNotes
+	// discardEmpty: a new session left without a word leaves no log (the
+	// chat opens one as it starts).
+	discardEmpty bool
 }
 
 func (op *opener) options() host.Options {
 	o := op.st.Options()
-	o.Ask, o.Now, o.Warn = true, op.io.Now, warner(op.io)
+	o.Ask, o.Now, o.Warn, o.DiscardEmpty = true, op.io.Now, warner(op.io), op.discardEmpty
 	if op.note != nil {
 		o.Warn = op.note.tell
 	}
@@ -84,22 +85,7 @@ func (n *chatNotes) run(p *tea.Program) {
 
 // sessions lists this directory's sessions, newest first.
 func (op *opener) sessions() ([]session.Info, error) {
-	all, err := session.List(op.st.SessionDir)
-	if err != nil {
-		return nil, err
-	}
-	here := map[string]bool{filepath.Clean(op.io.Cwd): true}
-	if real, err := filepath.EvalSymlinks(op.io.Cwd); err == nil {
-		here[real] = true
-	}
-	var out []session.Info
-	for _, in := range all {
-		// A subagent's session is its task's, not one to resume.
-		if here[filepath.Clean(in.Cwd)] && in.Parent == nil {
-			out = append(out, in)
-		}
-	}
-	return out, nil
+	return host.ListSessions(op.st.SessionDir, op.io.Cwd)
 }
 
 // target is the id a command line asks to reopen: --resume ID, or the newest
@@ -232,8 +218,8 @@ func runChat(ctx context.Context, io IO, op *opener, pick bool) error {
 		return err
 	}
 	op.note = &chatNotes{warn: warner(io)}
+	op.discardEmpty = true
 	model := op.options().Model
-	cmds, cerr := slash.All(slash.Dirs(io.Cwd, io.Getenv))
 	hist, herr := chat.LoadHistory(chat.HistoryPath(io.Cwd, io.Getenv))
 	done := make(chan struct{})
 	defer close(done)
@@ -242,7 +228,7 @@ func runChat(ctx context.Context, io IO, op *opener, pick bool) error {
 	cfg := chat.Config{
 		Root: io.Cwd, Model: model, Mode: op.st.Mode,
 		Color: op.o.Color.enabled(io), Width: io.width(), Height: io.Height,
-		Commands: slash.For(cmds, slash.Terminal), History: hist,
+		History:  hist,
 		Sessions: op.sessions, Now: io.Now, Notify: op.st.Notify(),
 		SessionDir: op.st.SessionDir,
 	}
@@ -255,13 +241,11 @@ func runChat(ctx context.Context, io IO, op *opener, pick bool) error {
 			return chat.Opened{}, err
 		}
 		current = s
-		return chat.Opened{Session: s, Registry: s.Registry(), Events: events(s, done), Commands: s.Commands()}, nil
+		return chat.Opened{Session: s, Registry: s.Registry(), Events: events(s, done)}, nil
 	}
 	m := chat.New(cfg, chat.Opened{})
-	for _, err := range []error{cerr, herr} {
-		if err != nil {
-			m.Note("dsh: " + err.Error())
-		}
+	if herr != nil {
+		m.Note("dsh: " + herr.Error())
 	}
 	switch {
 	case id != "":

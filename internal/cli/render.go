@@ -92,7 +92,8 @@ func (j *jsonConsumer) item(rec session.Record) *jsonItem {
 	case session.TypeCompaction, session.TypeInstructions, session.TypeRestore, session.TypeHook:
 		out.Call, out.Card = it.Call, it.Result
 	case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking,
-		session.TypeProgress, session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged, session.TypeCheckpoint:
+		session.TypeProgress, session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged, session.TypeCheckpoint,
+		session.TypeCommand, session.TypeReply:
 	}
 	return &out
 }

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/dsh-dev/dsh/internal/agent"
-	slash "github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/demo"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/provider"
@@ -37,6 +36,14 @@ they happen. Permissions are asked on the terminal unless --mode decides them;
 so are the model's questions (ask_user, a plan's approval).
 The session is logged; replay it with dsh replay, go on with it with dsh -c (the
 chat) or dsh run -c. Ctrl-C cancels the turn; a second Ctrl-C exits at once.
+
+The prompt is taken as the chat takes it: @path attaches a file of the workspace
+(@"a name" for one with spaces; an image goes as an image, and an absolute path
+may name an image anywhere), @SERVER:URI an MCP server's resource, and a prompt
+that starts with /NAME runs that slash command — a built-in one (/cost, /mcp,
+/undo, /rewind …, its answer printed), a custom command of .dsh/commands or
+.claude/commands, a skill, or an MCP prompt (/mcp__SERVER__PROMPT) — with the
+rest as its arguments. /help lists them.
 
 PROMPT "-", or no PROMPT with stdin not a terminal, reads the prompt from stdin
 (then no permission can be asked: use --mode). Flags may come before or after it.
@@ -161,14 +168,14 @@ func runRewindCmd(ctx context.Context, io IO, fs *flag.FlagSet, o runOptions, po
 	if err != nil {
 		return err
 	}
-	args := ""
+	typed := "/rewind"
 	if o.Rewind > 0 {
-		args = strconv.Itoa(o.Rewind)
+		typed += " " + strconv.Itoa(o.Rewind)
 		if o.Overwrite {
-			args += " --overwrite"
+			typed += " --overwrite"
 		}
 	}
-	_, err = runAgentTurn(ctx, io, s, agentRun{Command: "rewind", Args: args, Color: o.Color.enabled(io), Output: "text"})
+	_, err = runAgentTurn(ctx, io, s, agentRun{Prompt: typed, Color: o.Color.enabled(io), Output: "text"})
 	return err
 }
 
@@ -196,9 +203,6 @@ func runRun(ctx context.Context, io IO, o runOptions, op *opener) error {
 		return err
 	}
 	r := agentRun{Prompt: o.Prompt, Color: o.Color.enabled(io), Output: o.Output}
-	if err := sessionCommand(ctx, s, &r); err != nil {
-		return errors.Join(err, s.Close())
-	}
 	stop, err := runAgentTurn(ctx, io, s, r)
 	if o.Output == "text" {
 		fmt.Fprintf(io.Err, "session %s — replay it with: dsh replay %s · go on with: dsh -c\n", s.ID(), s.ID())
@@ -207,32 +211,6 @@ func runRun(ctx context.Context, io IO, o runOptions, op *opener) error {
 		return err
 	}
 	return stopStatus(stop)
-}
-
-// sessionCommand makes a prompt that is one of the session's editor-side
-// commands what it runs, as over ACP: a built-in one (/cost, /mcp …) runs in
-// the host, an MCP server's prompt becomes the prompt the server writes, a
-// skill's the prompt it expands to. Anything else is sent as typed.
-func sessionCommand(ctx context.Context, s *host.Session, r *agentRun) error {
-	name, args, ok := slash.Parse(r.Prompt)
-	if !ok {
-		return nil
-	}
-	c, found := slash.Find(slash.With(slash.Builtin(), s.Commands()), name)
-	switch {
-	case !found || c.Where&slash.Editor == 0: // the chat's own (/help, /exit …)
-	case c.MCP():
-		text, _, err := s.ExpandPrompt(ctx, name, args)
-		if err != nil {
-			return err
-		}
-		r.Prompt = text
-	case c.Custom():
-		r.Prompt = c.Expand(args)
-	default:
-		r.Command, r.Args = name, args
-	}
-	return nil
 }
 
 // stopStatus is the exit status of a turn that ended with stop.

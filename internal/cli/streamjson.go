@@ -54,6 +54,8 @@ func (j *jsonConsumer) event(e host.Event, d agent.Decision, decided bool) error
 		return nil // the usage events and the records say it
 	case host.KindQuestion:
 		return nil // written by question, with its answer
+	case host.KindNotice:
+		return nil // told on stderr
 	case host.KindChild:
 		c := e.Child
 		if c.Event.Kind != host.KindRecord {

@@ -57,24 +57,6 @@ func (c Command) Expand(args string) string {
 	return strings.ReplaceAll(c.Body, "$ARGUMENTS", args)
 }
 
-// Builtin are dsh's own commands.
-func Builtin() []Command {
-	return []Command{
-		{Name: "help", Description: "list the commands", Where: Terminal},
-		{Name: "new", Description: "start a new session in this directory", Where: Terminal},
-		{Name: "resume", Description: "reopen an earlier session of this directory", ArgHint: "[id]", Where: Terminal},
-		{Name: "sessions", Description: "list this directory's sessions", Where: Terminal},
-		{Name: "mode", Description: "show or set the permission mode", ArgHint: "[default|accept-edits|auto|bypass|read-only|plan]", Where: Both},
-		{Name: "model", Description: "show or set the model and its thinking level", ArgHint: "[name [thinking]]", Where: Both},
-		{Name: "compact", Description: "summarise the conversation so far to free the context", ArgHint: "[focus]", Where: Both},
-		{Name: "cost", Description: "tokens used and their cost so far", Where: Both},
-		{Name: "agents", Description: "list the agents the task tool can start", Where: Both},
-		{Name: "undo", Description: "put back the files the last prompt (or undo) changed, after showing the diff", ArgHint: "[--overwrite]", Where: Both},
-		{Name: "rewind", Description: "list the changes so far, or go back to before change N: the files (code), the conversation (a new session) or both", ArgHint: "[N [code|conversation|both]] [--overwrite]", Where: Both},
-		{Name: "exit", Description: "end the session and quit", Where: Terminal},
-	}
-}
-
 // Parse splits "/name args" into the name and the arguments; ok is false for
 // input that is not a slash command (a path such as /tmp/x is not one).
 func Parse(input string) (name, args string, ok bool) {
@@ -130,17 +112,13 @@ func Dirs(root string, getenv func(string) string) []Dir {
 // maxCommandFile bounds a custom command's file: it becomes a prompt.
 const maxCommandFile = 256 << 10
 
-// All returns the built-in commands and the custom ones found in dirs, sorted by
-// name; a custom command never shadows a built-in one, and an earlier directory
-// wins over a later one. Subdirectories give namespaced names (git/commit.md is
+// All returns the custom commands found in dirs, sorted by name; an earlier
+// directory wins over a later one. Subdirectories give namespaced names (git/commit.md is
 // "git:commit"). Files that cannot be read are reported in the error, the rest
 // are still returned.
 func All(dirs []Dir) ([]Command, error) {
-	out := Builtin()
+	var out []Command
 	seen := map[string]bool{}
-	for _, c := range out {
-		seen[c.Name] = true
-	}
 	var errs []error
 	isMarkdown := func(name string) bool { return strings.EqualFold(filepath.Ext(name), ".md") }
 	for _, dir := range dirs {

@@ -148,7 +148,8 @@ func TestDemoRunsEndToEnd(t *testing.T) {
 		case session.TypePlan:
 			plans = append(plans, r.Plan)
 		case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking,
-			session.TypeProgress, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeDamaged, session.TypeCompaction, session.TypeInstructions, session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeHook:
+			session.TypeProgress, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeDamaged, session.TypeCompaction, session.TypeInstructions, session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeHook,
+			session.TypeCommand, session.TypeReply:
 		}
 	}
 	for _, tl := range reg.Tools() {

@@ -159,8 +159,9 @@ func (sa *subagent) forward(child string, e Event) {
 			p.usage.child(sa.call, c)
 		}
 		p.publishStatus()
-	case KindDelta, KindModelRequest, KindStatus, KindPermission, KindQuestion, KindChild:
-		// The child's text shows once it is a record; its status is the parent's.
+	case KindDelta, KindModelRequest, KindStatus, KindPermission, KindQuestion, KindChild, KindNotice:
+		// The child's text shows once it is a record; its status is the parent's
+		// (a child's input is the task's, never the user's).
 	}
 }
 
@@ -188,7 +189,7 @@ func (sa *subagent) note(r session.Record) {
 		}
 	case session.TypeHeader, session.TypeUser, session.TypeThinking, session.TypeProgress, session.TypeToolResult,
 		session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeCompaction, session.TypeInstructions,
-		session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeDamaged, session.TypeHook:
+		session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeDamaged, session.TypeHook, session.TypeCommand, session.TypeReply:
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dsh-dev/dsh/internal/session"
 	"slices"
 	"strings"
 	"time"
@@ -13,8 +14,8 @@ import (
 	"github.com/dsh-dev/dsh/internal/provider/models"
 )
 
-// ErrNotBuiltin is Command's error for a name the host does not carry out: a
-// consumer's own command (/help, /resume …) or a custom one.
+// ErrNotBuiltin is Command's error for a name that is not one of the
+// session's built-in commands.
 var ErrNotBuiltin = errors.New("not a built-in command of the session")
 
 // Reply is a built-in command's answer, for the user.
@@ -22,52 +23,152 @@ type Reply struct {
 	Text string // "" when the records the command logged say it all (/compact)
 	// Models is what /model without a name lists: the models it accepts, the
 	// ones the editor's model picker offers.
-	Models []models.Info
+	Models []Model
 	// Points is what /rewind without an argument lists: the changes it can go
 	// back before.
 	Points []Point
 	// Fork is the session a /rewind of the conversation started: the consumer
 	// may go on in it.
 	Fork string
+	// Action is what a command of the consumer's own asks it to do (/new,
+	// /resume, /exit); Arg is its argument (the session /resume names).
+	Action Action
+	Arg    string
+}
+
+// Action is what a consumer does for one of its own commands: the host
+// parses them with the rest, but opening another session or leaving is the
+// consumer's.
+type Action int
+
+// The actions.
+const (
+	ActionNone   Action = iota
+	ActionNew           // open a new session
+	ActionResume        // open session Arg, or offer a list when Arg is ""
+	ActionExit          // end the session and quit
+)
+
+// builtin is a built-in slash command and the function that carries it out.
+// A consumer's command only asks its consumer to act (Reply.Action): it
+// changes nothing of the session and is not logged.
+type builtin struct {
+	Command
+	run      func(s *Session, ctx context.Context, args string) (Reply, error)
+	consumer bool
+}
+
+// builtins is the one table of dsh's own slash commands: adding one is an
+// entry here. Where says which consumers offer it (the chat and dsh run are
+// the terminal, ACP the editor). (Set in init: /help lists the table.)
+var builtins []builtin
+
+func init() {
+	builtins = []builtin{
+		{Command{Name: "help", Description: "list the commands", Where: Terminal},
+			func(s *Session, _ context.Context, _ string) (Reply, error) {
+				return Reply{Text: s.helpText(Terminal)}, nil
+			}, false},
+		{Command{Name: "new", Description: "start a new session in this directory", Where: Terminal},
+			func(*Session, context.Context, string) (Reply, error) { return Reply{Action: ActionNew}, nil }, true},
+		{Command{Name: "resume", Description: "reopen an earlier session of this directory", ArgHint: "[id]", Where: Terminal},
+			func(_ *Session, _ context.Context, args string) (Reply, error) {
+				return Reply{Action: ActionResume, Arg: args}, nil
+			}, true},
+		{Command{Name: "sessions", Description: "list this directory's sessions", Where: Terminal},
+			func(s *Session, _ context.Context, _ string) (Reply, error) {
+				return Reply{Text: s.sessionsText()}, nil
+			}, false},
+		{Command{Name: "mode", Description: "show or set the permission mode", ArgHint: "[default|accept-edits|auto|bypass|read-only|plan]", Where: Both},
+			func(s *Session, _ context.Context, args string) (Reply, error) { return s.modeCommand(args) }, false},
+		{Command{Name: "model", Description: "show or set the model and its thinking level", ArgHint: "[name [thinking]]", Where: Both},
+			func(s *Session, _ context.Context, args string) (Reply, error) { return s.modelCommand(args) }, false},
+		{Command{Name: "compact", Description: "summarise the conversation so far to free the context", ArgHint: "[focus]", Where: Both},
+			(*Session).compactCommand, false},
+		{Command{Name: "cost", Description: "tokens used and their cost so far", Where: Both},
+			func(s *Session, _ context.Context, _ string) (Reply, error) {
+				return Reply{Text: CostText(s.Status())}, nil
+			}, false},
+		{Command{Name: "mcp", Description: "list the MCP servers, their tools, prompts and resources", Where: Both},
+			func(s *Session, ctx context.Context, _ string) (Reply, error) { return s.mcpCommand(ctx), nil }, false},
+		{Command{Name: "agents", Description: "list the agents the task tool can start", Where: Both},
+			func(s *Session, _ context.Context, _ string) (Reply, error) { return Reply{Text: s.agentsText()}, nil }, false},
+		{Command{Name: "undo", Description: "put back the files the last prompt (or undo) changed, after showing the diff", ArgHint: "[--overwrite]", Where: Both},
+			(*Session).undoCommand, false},
+		{Command{Name: "rewind", Description: "list the changes so far, or go back to before change N: the files (code), the conversation (a new session) or both", ArgHint: "[N [code|conversation|both]] [--overwrite]", Where: Both},
+			(*Session).rewindCommand, false},
+		{Command{Name: "exit", Description: "end the session and quit", Where: Terminal},
+			func(*Session, context.Context, string) (Reply, error) { return Reply{Action: ActionExit}, nil }, true},
+	}
+}
+
+// Builtins are dsh's own slash commands that the consumer where offers,
+// which every session has: what it offers before its session is open.
+func Builtins(where Where) []Command {
+	var out []Command
+	for _, b := range builtins {
+		if b.Where&where != 0 {
+			out = append(out, b.Command)
+		}
+	}
+	return out
+}
+
+func findBuiltin(name string) (builtin, bool) {
+	for _, b := range builtins {
+		if b.Name == name {
+			return b, true
+		}
+	}
+	return builtin{}, false
 }
 
 // modelListWait bounds how long listing the provider's models may take; the
 // built-in list stands in when it does not come in time.
 const modelListWait = 5 * time.Second
 
-// Command runs the built-in slash command name (without its slash) on args,
-// the one implementation every consumer calls: mode, model, compact, cost,
-// mcp, undo and rewind.
+// Command runs the built-in slash command name (without its slash) on args
+// and logs it with its answer, as Submit does for a typed one.
 // A bad argument is a Reply that says what is wrong; an error is a failure of
 // the session (closed, the log) or ErrNotBuiltin.
 func (s *Session) Command(ctx context.Context, name, args string) (Reply, error) {
-	args = strings.TrimSpace(args)
-	switch name {
-	case "mode":
-		return s.modeCommand(args)
-	case "model":
-		return s.modelCommand(args)
-	case "cost":
-		return Reply{Text: CostText(s.Status())}, nil
-	case "mcp":
-		return s.mcpCommand(ctx), nil
-	case "agents":
-		return Reply{Text: s.agentsText()}, nil
-	case "undo":
-		return s.undoCommand(ctx, args)
-	case "rewind":
-		return s.rewindCommand(ctx, args)
-	case "compact":
-		err := s.Compact(ctx, args)
-		switch {
-		case errors.Is(err, agent.ErrNothingToCompact):
-			return Reply{Text: "There is nothing to compact yet."}, nil
-		case errors.Is(err, ErrBusy):
-			return Reply{Text: "A turn is running: wait for it, or cancel it, before compacting."}, nil
-		}
-		return Reply{}, err
+	b, ok := findBuiltin(name)
+	if !ok {
+		return Reply{}, ErrNotBuiltin
 	}
-	return Reply{}, ErrNotBuiltin
+	typed := "/" + name
+	if args = strings.TrimSpace(args); args != "" {
+		typed += " " + args
+	}
+	return s.runBuiltin(ctx, b, typed, args)
+}
+
+// runBuiltin carries out a built-in command, logged as typed before it runs
+// and with its answer after, so a reload shows both again where they were;
+// what only the consumer does (/new, /exit) is not logged.
+func (s *Session) runBuiltin(ctx context.Context, b builtin, typed, args string) (Reply, error) {
+	if !b.consumer {
+		if _, err := s.put(session.Record{Type: session.TypeCommand, Text: typed}); err != nil {
+			return Reply{}, err
+		}
+	}
+	r, err := b.run(s, ctx, strings.TrimSpace(args))
+	if err != nil || b.consumer || r.Text == "" {
+		return r, err
+	}
+	_, err = s.put(session.Record{Type: session.TypeReply, Text: r.Text})
+	return r, err
+}
+
+func (s *Session) compactCommand(ctx context.Context, focus string) (Reply, error) {
+	err := s.Compact(ctx, focus)
+	switch {
+	case errors.Is(err, agent.ErrNothingToCompact):
+		return Reply{Text: "There is nothing to compact yet."}, nil
+	case errors.Is(err, ErrBusy):
+		return Reply{Text: "A turn is running: wait for it, or cancel it, before compacting."}, nil
+	}
+	return Reply{}, err
 }
 
 func (s *Session) modeCommand(args string) (Reply, error) {
@@ -84,7 +185,7 @@ func (s *Session) modeCommand(args string) (Reply, error) {
 	if err := s.SetMode(m); err != nil {
 		return Reply{}, err
 	}
-	return Reply{Text: "Permission mode: " + string(m) + "."}, nil
+	return Reply{}, nil // the mode record says it
 }
 
 // modeNames are the modes this session may be set to.
@@ -133,7 +234,7 @@ func (s *Session) modelCommand(args string) (Reply, error) {
 	if err := s.SetModel(f[0], thinking); err != nil {
 		return Reply{}, err
 	}
-	return Reply{Text: fmt.Sprintf("Model: %s, thinking %s.", f[0], orDefault(thinking, "as configured"))}, nil
+	return Reply{}, nil // the model record says it
 }
 
 // ThinkingDefault is the thinking level that means "as configured".

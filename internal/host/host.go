@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dsh-dev/dsh/internal/command"
 	"io"
 	"path/filepath"
 	"strings"
@@ -57,8 +58,14 @@ type Options struct {
 	// ScratchLog: the logs are removed when the process ends (dsh tool's), so
 	// they are not synced to disk (session.Options.Scratch).
 	ScratchLog bool
+	// DiscardEmpty removes a new session's log at Close if nothing but its
+	// header was logged (the chat opens its session before the first word).
+	DiscardEmpty bool
 	// SkillDirs are where the session's skills are found (skills.Dirs).
 	SkillDirs []skills.Dir
+	// CommandDirs are where the user's and the project's custom slash
+	// commands are (command.Dirs).
+	CommandDirs []command.Dir
 	// AgentDirs are where its custom agents are found (agents.Dirs).
 	AgentDirs []agents.Dir
 	// sub is set for a child session (a subagent's): see child.go.
@@ -140,6 +147,7 @@ type Session struct {
 	notes *mcpNotes
 
 	skills []skills.Skill // what the skill tool loads, listed in the system prompt
+	custom []Command      // the user's and the project's custom slash commands
 	agents []agents.Agent // the custom agents the task tool offers
 	mcp    *mcp.Servers   // nil without servers
 
@@ -215,7 +223,7 @@ func Create(o Options) (*Session, error) {
 	s := assemble(o, ws, nil, id, notes)
 	// The system prompt is rendered once and logged in the header, which the
 	// agent folds like a reloaded session does.
-	log, err := session.Create(o.SessionDir, id, ws.Root(), session.Options{Now: o.Now, System: s.systemPrompt(), Scratch: o.ScratchLog})
+	log, err := session.Create(o.SessionDir, id, ws.Root(), session.Options{Now: o.Now, System: s.systemPrompt(), Scratch: o.ScratchLog, DiscardEmpty: o.DiscardEmpty})
 	if err != nil {
 		return nil, errors.Join(err, s.Kill())
 	}
@@ -298,8 +306,12 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 	if err != nil {
 		o.Warn("skills not offered: " + err.Error())
 	}
+	var custom []Command
 	var ag []agents.Agent
 	if o.sub == nil {
+		if custom, err = command.All(o.CommandDirs); err != nil {
+			o.Warn("custom commands not offered: " + err.Error())
+		}
 		if ag, err = agents.All(o.AgentDirs); err != nil {
 			o.Warn("agents not offered: " + err.Error())
 		}
@@ -311,7 +323,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 		reg = toolset.New(toolset.Options{KeepEnv: o.KeepEnv, Extra: o.Tools, Sandbox: o.Sandbox, SafeCommands: o.SafeCommands,
 			Skills: len(sk) > 0, Agents: ag})
 	}
-	s := &Session{o: o, ws: ws, log: log, reg: reg, tools: tool.NewSession(id, ws), bus: newBus(), notes: notes, skills: sk, agents: ag, mcp: o.servers}
+	s := &Session{o: o, ws: ws, log: log, reg: reg, tools: tool.NewSession(id, ws), bus: newBus(), notes: notes, skills: sk, custom: custom, agents: ag, mcp: o.servers}
 	if o.sub == nil {
 		s.tools.Subagents = subagents{s}
 	}

@@ -296,7 +296,7 @@ func TestStreamOrder(t *testing.T) {
 			got = append(got, "request")
 		case KindCallStarted:
 			got = append(got, "started "+e.CallID)
-		case KindPermission, KindUsage, KindStatus, KindQuestion, KindChild:
+		case KindPermission, KindUsage, KindStatus, KindQuestion, KindChild, KindNotice:
 		}
 	})
 	if _, err := s.Prompt(t.Context(), "go"); err != nil {

@@ -95,13 +95,6 @@ func withNotes(text string, ns []string) string {
 // /mcp__SERVER__PROMPT.
 const promptPrefix = "mcp__"
 
-// Commands are the session's own slash commands: one per skill, then /mcp
-// and its MCP servers' prompts. Every consumer offers them beside dsh's and
-// the user's.
-func (s *Session) Commands() []command.Command {
-	return command.With(command.Skills(s.skills), append(s.mcpCommands(), s.promptCommands()...))
-}
-
 // promptCommands are the MCP servers' prompts as slash commands, with their
 // arguments as the hint.
 func (s *Session) promptCommands() []command.Command {

@@ -35,7 +35,7 @@ func (a *answerer) handle(e Event) {
 	case KindPermission:
 		a.perms = append(a.perms, e.Permission.Request.Tool)
 		e.Permission.Answer(agent.Reject)
-	case KindRecord, KindDelta, KindModelRequest, KindCallStarted, KindUsage, KindStatus, KindChild:
+	case KindRecord, KindDelta, KindModelRequest, KindCallStarted, KindUsage, KindStatus, KindChild, KindNotice:
 	}
 }
 

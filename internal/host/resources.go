@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/card"
-	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/mcp"
 )
 
@@ -203,14 +202,4 @@ func count(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
-}
-
-// mcpCommands is /mcp, in a session that has MCP servers: a built-in
-// command (Command runs it) that sessions without servers do not offer.
-func (s *Session) mcpCommands() []command.Command {
-	if len(s.o.MCP) == 0 {
-		return nil
-	}
-	return []command.Command{{Name: "mcp", Description: "list the MCP servers, their tools, prompts and resources (@SERVER:URI attaches one)",
-		Where: command.Both}}
 }

@@ -26,6 +26,7 @@ const (
 	KindStatus                   // Status: the session's facts changed (model, window, usage, cost, mode, cwd …)
 	KindQuestion                 // Question: a tool asks the user (the plan's approval, ask_user)
 	KindChild                    // Child: an event of a subagent's session, nested under its task call
+	KindNotice                   // Text: something the user is told about their input (a file not attached)
 )
 
 // Event is one item of a session's ordered stream.
@@ -39,6 +40,7 @@ type Event struct {
 	Status     Status
 	Question   *Question
 	Child      *Child
+	Text       string
 }
 
 // Child is an event of a child session (a subagent's): its records and its

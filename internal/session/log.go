@@ -26,6 +26,9 @@ type Options struct {
 	// Scratch is a log that goes with its process (dsh tool's, in a directory
 	// removed at exit): nothing is synced, since nothing is kept.
 	Scratch bool
+	// DiscardEmpty removes, on Close, a log Create started that holds nothing
+	// but its header: a session opened and left without a word leaves nothing.
+	DiscardEmpty bool
 }
 
 // Log is an open session log, the append-only writer. It keeps no records in
@@ -36,8 +39,10 @@ type Log struct {
 	now     func() time.Time
 	cap     int
 	scratch bool
+	discard bool // Options.DiscardEmpty, for a log Create started
 
 	mu       sync.Mutex
+	records  int // the records written by this Log
 	f        *os.File
 	size     int64          // bytes of complete lines, to undo a failed write
 	header   Record         // the first record; the others are only on disk
@@ -84,6 +89,7 @@ func Create(dir, id, cwd string, o Options) (_ *Log, err error) {
 		return nil, fmt.Errorf("session %s: %w", id, err)
 	}
 	l := newLog(path, f, o)
+	l.discard = o.DiscardEmpty
 	h := Record{Type: TypeHeader, Version: FormatVersion, SessionID: id, Cwd: cwd, System: o.System, Parent: o.Parent}
 	if _, err := l.Put(h); err != nil {
 		return nil, err
@@ -248,6 +254,7 @@ func (l *Log) write(line []byte, t RecordType) error {
 		return fmt.Errorf("session log %s: write: %w", l.path, err)
 	}
 	l.size += int64(len(line))
+	l.records++
 	if l.scratch {
 		return nil
 	}
@@ -301,6 +308,9 @@ func (l *Log) Close() error {
 	err := l.syncErr
 	if cerr := l.f.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil && l.discard && l.records == 1 {
+		err = os.Remove(l.path)
 	}
 	if err != nil {
 		return fmt.Errorf("session log %s: %w", l.path, err)

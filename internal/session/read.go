@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -64,6 +65,10 @@ func promptPart(c card.Content) error {
 	case card.ContentPaste:
 		if c.URI != "" || c.Data != "" || c.MimeType != "" {
 			return errors.New("a paste holds text only")
+		}
+	case card.ContentExpansion:
+		if c.URI == "" || c.Data != "" || c.MimeType != "" {
+			return errors.New("an expansion needs the command it expands and text only")
 		}
 	case card.ContentText:
 		return errors.New("the prompt's text is the record's text, not a content block")
@@ -124,6 +129,14 @@ func validate(r *Record) error {
 	case TypeHook:
 		if h := r.Hook; h == nil || h.Event == "" {
 			return errors.New("hook record has no event")
+		}
+	case TypeCommand:
+		if !strings.HasPrefix(r.Text, "/") {
+			return errors.New("command record has no command")
+		}
+	case TypeReply:
+		if r.Text == "" {
+			return errors.New("reply record has no text")
 		}
 	case TypeToolCall, TypeProgress:
 		if r.CallID == "" {

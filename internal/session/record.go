@@ -54,6 +54,13 @@ const (
 	// and call, what it decided and printed, and the text it added to the
 	// model context, which the context builder folds like instructions.
 	TypeHook RecordType = "hook"
+	// TypeCommand is a built-in slash command the user ran, Text as typed
+	// ("/cost"), logged before it runs: what it changed follows in records of
+	// its own (mode, model, restore …), then its TypeReply.
+	TypeCommand RecordType = "command"
+	// TypeReply is a built-in command's answer to the user (Text); a command
+	// whose records say it all has none.
+	TypeReply RecordType = "reply"
 	// TypeDamaged is never written: lenient readers (a web page following a log)
 	// hand it out in place of a line that does not decode, with Error saying why,
 	// and go on after it.

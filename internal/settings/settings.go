@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dsh-dev/dsh/internal/command"
 	"log/slog"
 	"slices"
 	"strconv"
@@ -211,6 +212,7 @@ func (s Settings) Options() host.Options {
 		MCP:          mcpServers(cfg),
 		LSP:          lsp.Config{Wait: cfg.LSP.Wait, Servers: lspServers(cfg.LSP.Servers)},
 		SkillDirs:    skills.Dirs(s.in.Cwd, s.in.Getenv),
+		CommandDirs:  command.Dirs(s.in.Cwd, s.in.Getenv),
 		Hooks:        hookList(cfg.Hooks),
 		AgentDirs:    agents.Dirs(s.in.Cwd, s.in.Getenv),
 		Version:      s.in.Version,

@@ -74,6 +74,10 @@ func (f *Fold) Record(r *termui.Renderer, rec session.Record) error {
 			}
 		}
 		return nil
+	case session.TypeCommand:
+		return r.User(rec.Text) // a built-in command as typed
+	case session.TypeReply:
+		return r.Note(rec.Text)
 	case session.TypeAssistant:
 		return r.Assistant(rec.Text)
 	case session.TypeThinking:
@@ -168,7 +172,8 @@ func (f *Fold) Child(r *termui.Renderer, call, id string, rec session.Record) er
 // calls are; its prompt, answer and turn's end are the task's cards'.
 func nestedShows(rec session.Record) bool {
 	switch rec.Type {
-	case session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypeTurnEnd, session.TypeMode, session.TypeModel:
+	case session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypeTurnEnd, session.TypeMode, session.TypeModel,
+		session.TypeCommand, session.TypeReply:
 		return false
 	case session.TypeHeader, session.TypeToolCall, session.TypeProgress,
 		session.TypeToolResult, session.TypePlan, session.TypeAllow, session.TypeCompaction, session.TypeInstructions,
@@ -186,7 +191,7 @@ func (f *Fold) collapsed(r *termui.Renderer, call string, n *nested, rec session
 	case session.TypeToolResult, session.TypeHook: // a hook's run is a line, as a call is
 	case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypeProgress,
 		session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeCompaction,
-		session.TypeInstructions, session.TypeCheckpoint, session.TypeRestore, session.TypeDamaged:
+		session.TypeInstructions, session.TypeCheckpoint, session.TypeRestore, session.TypeDamaged, session.TypeCommand, session.TypeReply:
 		return nil
 	}
 	it := n.fold.pres.Present(rec)
@@ -201,26 +206,30 @@ func (f *Fold) collapsed(r *termui.Renderer, call string, n *nested, rec session
 	return err
 }
 
-// Expand draws the calls of the last finished task's subagent in full, from
-// its log, under a line that names the task.
-func (f *Fold) Expand(r *termui.Renderer) error {
-	t := f.lastTask
-	if t.id == "" || f.ChildLog == nil {
-		return r.Note("no finished subagent to expand")
-	}
-	if err := r.Note("↳ " + CallTitle(t.card) + ": its calls in full"); err != nil {
+// ExpandLast returns what draws the calls of the last finished task's
+// subagent in full, from its log, under a line that names the task. It reads
+// the log and shares nothing with f: it may run elsewhere (off a UI's loop),
+// on a renderer of its own.
+func (f *Fold) ExpandLast() func(r *termui.Renderer) error {
+	t, childLog, pres := f.lastTask, f.ChildLog, f.pres.Nested()
+	f.current = ""
+	return func(r *termui.Renderer) error {
+		if t.id == "" || childLog == nil {
+			return r.Note("no finished subagent to expand")
+		}
+		if err := r.Note("↳ " + CallTitle(t.card) + ": its calls in full"); err != nil {
+			return err
+		}
+		n := &nested{fold: &Fold{pres: pres}, ui: r.Nested()}
+		err := childLog(t.id, func(rec session.Record) error {
+			if rec.Type == session.TypeProgress || !nestedShows(rec) {
+				return nil
+			}
+			return n.fold.Record(n.ui, rec)
+		})
+		r.Continue()
 		return err
 	}
-	n := &nested{fold: &Fold{pres: f.pres.Nested()}, ui: r.Nested()}
-	err := f.ChildLog(t.id, func(rec session.Record) error {
-		if rec.Type == session.TypeProgress || !nestedShows(rec) {
-			return nil
-		}
-		return n.fold.Record(n.ui, rec)
-	})
-	r.Continue()
-	f.current = ""
-	return err
 }
 
 // endTask draws, on a replay, the child session of a task before its result,

@@ -143,6 +143,8 @@ func (r *Renderer) contentRows(content []card.Content, sgr string) []row {
 			rows = append(rows, textRow(indented, sgr, attach.Chip(c.URI, c.Text)))
 		case card.ContentPaste:
 			rows = append(rows, textRow(indented, sgr, attach.PasteChip(c.Text)))
+		case card.ContentExpansion:
+			rows = append(rows, textRow(indented, sgr, attach.ExpansionChip(c.URI, c.Text)))
 		default:
 			rows = append(rows, textRow(indented, sgr, "["+string(c.Type)+" block]"))
 		}

@@ -90,7 +90,8 @@ func (p *Presenter) Present(r session.Record) (it Item) {
 			it.Call, it.Result = HookCards(*r.Hook)
 		}
 	case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking,
-		session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged, session.TypeCheckpoint:
+		session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged, session.TypeCheckpoint,
+		session.TypeCommand, session.TypeReply:
 	}
 	if it.Err != nil && p.OnError != nil {
 		p.OnError(it.Err)

@@ -246,6 +246,8 @@ func (b *builder) contents(callID string, cs []card.Content) []contentView {
 			out = append(out, contentView{Text: b.text(callID, attach.Chip(c.URI, c.Text))})
 		case card.ContentPaste:
 			out = append(out, contentView{Text: b.text(callID, attach.PasteChip(c.Text))})
+		case card.ContentExpansion:
+			out = append(out, contentView{Text: b.text(callID, attach.ExpansionChip(c.URI, c.Text))})
 		default:
 			out = append(out, contentView{Text: b.text(callID, "["+string(c.Type)+" content]")})
 		}

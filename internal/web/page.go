@@ -159,7 +159,7 @@ func (s *Server) sessionPage(sid string, recs []session.Record, live bool) sessi
 			continue
 		case session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypePlan,
 			session.TypeDamaged, session.TypeCompaction, session.TypeInstructions, session.TypeModel,
-			session.TypeMode, session.TypeAllow, session.TypeCheckpoint, session.TypeRestore, session.TypeHook:
+			session.TypeMode, session.TypeAllow, session.TypeCheckpoint, session.TypeRestore, session.TypeHook, session.TypeCommand, session.TypeReply:
 			// b.item decides what shows, for the page and the stream alike.
 		}
 		jobs = append(jobs, job{recs: []session.Record{r}})
@@ -294,6 +294,14 @@ func (b *builder) item(it view.Item, name string) *itemView {
 		v.Tool = &toolView{ElemID: hookElemID(r), Name: it.Name, State: "done",
 			Call: b.callCard("", it.Call), Result: b.resultCard("", it.Result)}
 		v.Tool.Result.dropTitle(v.Tool.Call)
+	case session.TypeCommand:
+		// A built-in command as typed, as the user's message.
+		v.Type = string(session.TypeUser)
+		v.Markdown = markdown("`" + strings.ReplaceAll(r.Text, "`", "'") + "`")
+	case session.TypeReply:
+		// Its answer: dsh's, not the model's.
+		v.Type = "note"
+		v.Note = r.Text
 	case session.TypeCheckpoint:
 		// The timeline marks where each prompt can be rewound to.
 		c := r.Checkpoint

@@ -1,0 +1,270 @@
+package host
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/command"
+	"github.com/dsh-dev/dsh/internal/session"
+)
+
+// Input is what the user typed or attached, handed to the host as it was.
+type Input struct {
+	// Text is as typed: a slash command, @path and @SERVER:URI mentions
+	// included, pastes as their placeholders (attach.Pastes).
+	Text string
+	// Content is what the consumer attached itself: paste blocks, images, an
+	// editor's embedded files.
+	Content []card.Content
+	// Where is the consumer, whose commands apply (the terminal's or the
+	// editor's).
+	Where Where
+}
+
+// Answer is what came of an Input: a turn of the model, or a command's reply.
+type Answer struct {
+	// Turn says a turn ran, and Stop how it ended.
+	Turn bool
+	Stop StopReason
+	// Command is the built-in command that ran ("" for a turn); Reply is its
+	// answer, which is logged with it (but for a consumer's action).
+	Command string
+	Reply
+}
+
+// ErrUnknownCommand is Submit's error for a slash command the session does
+// not have; nothing is logged or sent.
+var ErrUnknownCommand = errors.New("unknown command")
+
+// Submit is the one door for what the user types: it parses a slash command
+// against the session's table (Commands) and runs it — a built-in one in the
+// host, a custom command, a skill or an MCP server's prompt expanded into a
+// turn — reads the files the text names as @path (inside the workspace,
+// capped; images as images) and the MCP resources it names as @SERVER:URI,
+// and runs the turn. The user record keeps the text as typed, its expansion
+// beside it. What could not be attached is told as a KindNotice event before
+// the turn starts.
+func (s *Session) Submit(ctx context.Context, in Input) (Answer, error) {
+	var content []card.Content
+	modelText := in.Text
+	if name, args, ok := command.Parse(in.Text); ok {
+		if b, ok := findBuiltin(name); ok && b.Where&in.Where != 0 {
+			r, err := s.runBuiltin(ctx, b, strings.TrimSpace(in.Text), args)
+			return Answer{Command: name, Reply: r}, err
+		}
+		c, ok := command.Find(s.Commands(), name)
+		if !ok || c.Where&in.Where == 0 {
+			return Answer{}, fmt.Errorf("%w /%s (/help lists them)", ErrUnknownCommand, name)
+		}
+		expansion := c.Expand(args)
+		if c.MCP() {
+			text, _, err := s.ExpandPrompt(ctx, name, args)
+			if err != nil {
+				return Answer{}, fmt.Errorf("/%s: %w", name, err)
+			}
+			expansion = text
+		}
+		content = append(content, card.Expansion("/"+name, expansion))
+		modelText = expansion
+	}
+	content = append(content, in.Content...)
+	files, skipped := s.attachFiles(modelText)
+	for _, sk := range skipped {
+		s.bus.publish(Event{Kind: KindNotice, Text: "not attached: " + sk})
+	}
+	stop, err := s.Prompt(ctx, in.Text, append(content, files...)...)
+	return Answer{Turn: true, Stop: stop}, err
+}
+
+// Commands is the session's table of slash commands, sorted by name: the
+// built-in ones, the user's and the project's custom commands (none shadows a
+// built-in one), one per skill, and the MCP servers' prompts.
+func (s *Session) Commands() []Command {
+	return command.With(command.With(Builtins(Both), s.custom), command.With(command.Skills(s.skills), s.promptCommands()))
+}
+
+// CommandsFor is the table as the consumer where offers it.
+func (s *Session) CommandsFor(where Where) []Command { return command.For(s.Commands(), where) }
+
+// helpText is /help: the commands the consumer offers.
+func (s *Session) helpText(where Where) string {
+	var b strings.Builder
+	b.WriteString("Commands:")
+	for _, c := range s.CommandsFor(where) {
+		name := "/" + c.Name
+		if c.ArgHint != "" {
+			name += " " + c.ArgHint
+		}
+		fmt.Fprintf(&b, "\n  %s — %s", name, c.Description)
+	}
+	return b.String()
+}
+
+// Sessions lists the sessions of this session's directory, newest first; a
+// subagent's are its task's, not ones to resume.
+func (s *Session) Sessions() ([]session.Info, error) {
+	return ListSessions(s.o.SessionDir, s.o.Root)
+}
+
+// ListSessions lists the sessions of the directory root logged in dir, newest
+// first, without the subagents' (they belong to their task).
+func ListSessions(dir, root string) ([]session.Info, error) {
+	all, err := session.List(dir)
+	if err != nil {
+		return nil, err
+	}
+	here := map[string]bool{filepath.Clean(root): true}
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		here[real] = true
+	}
+	var out []session.Info
+	for _, in := range all {
+		if here[filepath.Clean(in.Cwd)] && in.Parent == nil {
+			out = append(out, in)
+		}
+	}
+	return out, nil
+}
+
+// sessionsText is /sessions.
+func (s *Session) sessionsText() string {
+	infos, err := s.Sessions()
+	if err != nil {
+		return "Cannot list the sessions: " + err.Error() + "."
+	}
+	if len(infos) == 0 {
+		return "No sessions in this directory yet."
+	}
+	var b strings.Builder
+	b.WriteString("Sessions of this directory (/resume ID reopens one):")
+	for _, in := range infos {
+		fmt.Fprintf(&b, "\n  %s  %s  %s", in.ID, in.Updated.Local().Format(time.DateTime), oneLine(in.FirstPrompt, 50))
+	}
+	return b.String()
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// Attachments: a prompt that names a file as @path gets it attached (a
+// resource block of the user record, see package attach), so the model has it
+// without a read call.
+
+// maxAttach bounds one attached text file, maxImage an attached image (what
+// the providers take); a larger one is not attached, and the user is told.
+const (
+	maxAttach = 256 << 10
+	maxImage  = 5 << 20
+)
+
+// atRef finds @path mentions: after the start or a space, up to the next
+// space, or in quotes (@"a name with spaces").
+var atRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|\s)@(?:"([^"\n]+)"|([^\s@"]+))`) })
+
+// attachFiles reads the files text mentions as @path, through the workspace
+// (confined as the file tools are): text as a resource and images (PNG, JPEG,
+// GIF, WebP) as images. An absolute path outside it may name an image only:
+// what a terminal pastes when a screenshot is dropped on it. skipped says, in
+// the user's words, what was not attached and why.
+func (s *Session) attachFiles(text string) (files []card.Content, skipped []string) {
+	seen := map[string]bool{}
+	for _, m := range atRef().FindAllStringSubmatch(text, -1) {
+		ref := m[1]
+		if ref == "" {
+			ref = strings.TrimRight(m[2], ".,;:!?)")
+		}
+		if ref == "" || seen[ref] || IsMention(ref) { // an MCP resource: attachMentions reads it
+			continue
+		}
+		seen[ref] = true
+		c, err := s.readAttachment(ref)
+		if err != nil {
+			skipped = append(skipped, fmt.Sprintf("@%s: %v", ref, err))
+			continue
+		}
+		files = append(files, c)
+	}
+	return files, skipped
+}
+
+func (s *Session) readAttachment(ref string) (card.Content, error) {
+	var data []byte
+	var err error
+	if f, lerr := s.ws.Locate(ref); lerr == nil {
+		data, err = readCapped(f.Open, maxImage)
+	} else if filepath.IsAbs(ref) {
+		data, err = readCapped(func() (*os.File, error) {
+			return os.OpenFile(ref, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+		}, maxImage)
+		if err == nil && imageMIME(data) == "" {
+			return card.Content{}, errors.New("not a file in the workspace")
+		}
+	} else {
+		return card.Content{}, lerr
+	}
+	if err != nil {
+		return card.Content{}, err
+	}
+	if mime := imageMIME(data); mime != "" {
+		c := card.Image(mime, base64.StdEncoding.EncodeToString(data))
+		c.URI = ref
+		return c, nil
+	}
+	if len(data) > maxAttach {
+		return card.Content{}, fmt.Errorf("%d bytes is more than %d", len(data), maxAttach)
+	}
+	return card.Resource(ref, strings.ToValidUTF8(string(data), "\uFFFD")), nil
+}
+
+// readCapped reads a regular file of at most limit bytes; a FIFO or a device
+// is refused without blocking.
+func readCapped(open func() (*os.File, error), limit int64) ([]byte, error) {
+	f, err := open()
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, errors.New("no such file")
+		}
+		return nil, err
+	}
+	defer func() { _ = f.Close() }() // read-only
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		return nil, err
+	case !fi.Mode().IsRegular():
+		return nil, errors.New("not a regular file")
+	case fi.Size() > limit:
+		return nil, fmt.Errorf("%d bytes is more than %d", fi.Size(), limit)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err == nil && int64(len(data)) > limit {
+		err = fmt.Errorf("more than %d bytes", limit)
+	}
+	return data, err
+}
+
+// imageMIME is the type of an image the models take, "" for anything else.
+func imageMIME(data []byte) string {
+	switch t := http.DetectContentType(data); t {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+		return t
+	}
+	return ""
+}
