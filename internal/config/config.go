@@ -190,6 +190,12 @@ func Load(projectRoot string, getenv func(string) string) (Config, error) {
 			if !f.Trusted && answered && dec.Trusted {
 				f.Trusted = dec.SHA256 == sum
 			}
+		} else {
+			// Neither: the answer is about the folder itself (its language
+			// servers), given while it had no such file.
+			dec, answered := decisions[canonical(projectRoot, getenv)]
+			f.Decided = f.Trusted || (answered && dec.SHA256 == "")
+			f.Trusted = f.Trusted || (answered && dec.Trusted && dec.SHA256 == "")
 		}
 		c.Files = append(c.Files, f)
 		projectTrusted = f.Trusted
