@@ -39,8 +39,9 @@ type client struct {
 	root   string
 	ids    map[string]string // extension → languageId, under Manager.mu
 
-	ready chan struct{} // closed once initialized, or failed (err)
-	err   error
+	ready   chan struct{} // closed once initialized, or failed (err)
+	err     error
+	spawned chan struct{} // closed once proc is set
 
 	conn   jsonrpc2.Conn
 	proc   *supervisor.Process
@@ -71,7 +72,7 @@ type doc struct {
 // for it.
 func startClient(root, lang string, bin string, args []string, env []string, policy *sandbox.Policy) *client {
 	c := &client{server: filepath.Base(bin), lang: lang, root: root, ids: map[string]string{},
-		ready: make(chan struct{}), docs: map[uri.URI]*doc{}, all: map[uri.URI][]protocol.Diagnostic{}}
+		ready: make(chan struct{}), spawned: make(chan struct{}), docs: map[uri.URI]*doc{}, all: map[uri.URI][]protocol.Diagnostic{}}
 	go func() {
 		c.err = c.start(bin, args, env, policy)
 		close(c.ready)
@@ -102,6 +103,7 @@ func (c *client) start(bin string, args []string, env []string, policy *sandbox.
 	c.mu.Lock()
 	c.proc, c.exited, c.stderr = proc, make(chan struct{}), &tail{max: 2048}
 	c.mu.Unlock()
+	close(c.spawned)
 	go func() {
 		done := make(chan struct{})
 		go func() {
@@ -386,7 +388,12 @@ func (c *client) stop(now bool) {
 	proc, exited, conn := c.proc, c.exited, c.conn
 	c.mu.Unlock()
 	if proc == nil {
-		<-c.ready // the start failed before the process, or is about to learn so
+		// The process is about to be, or the start failed before it: not
+		// the handshake's bound (startTimeout) to wait.
+		select {
+		case <-c.spawned:
+		case <-c.ready:
+		}
 		c.mu.Lock()
 		proc, exited, conn = c.proc, c.exited, c.conn
 		c.mu.Unlock()

@@ -33,6 +33,7 @@ func serverEnv(env []string, root string) []string {
 		name, value, _ := strings.Cut(kv, "=")
 		switch {
 		case secretenv.Secret(name, value):
+		case name == "RUSTUP_TOOLCHAIN" && value == "": // set below: the first of two would win
 		case name == "PATH":
 			out = append(out, "PATH="+outsidePath(value, root))
 		default:
