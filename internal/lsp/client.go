@@ -143,10 +143,12 @@ func (c *client) start(bin string, args []string, env []string, policy *sandbox.
 		WorkspaceFolders: []protocol.WorkspaceFolder{{URI: string(root), Name: filepath.Base(c.root)}},
 	}
 	// The server does not run in the workspace (serverDir): it is told where
-	// the workspace is. Not typescript-language-server, which would then run
-	// the workspace's own node_modules/typescript.
+	// the workspace is, also in the older field that servers without
+	// workspace folders read instead of their directory. Not
+	// typescript-language-server, which would then run the workspace's own
+	// node_modules/typescript.
 	if c.lang != "typescript" {
-		params.RootURI = root
+		params.RootURI = root //nolint:staticcheck // see above
 	}
 	if _, err := c.conn.Call(ctx, protocol.MethodInitialize, params, nil); err != nil {
 		return c.explain(fmt.Errorf("initialize: %w", err))
