@@ -89,6 +89,15 @@ type File struct {
 	Claude bool
 }
 
+// Named is the file "Trust this folder?" is about: the project's
+// config.toml, or its Claude Code settings when it has only those.
+func (f File) Named() string {
+	if f.Claude {
+		return filepath.Join(filepath.Dir(filepath.Dir(f.Path)), ".claude", "settings.json")
+	}
+	return f.Path
+}
+
 // MCPServer is one [mcp.NAME] table. Its fields match mcp.ServerConfig so one
 // converts to the other.
 type MCPServer struct {

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -246,11 +245,7 @@ func (s Settings) lspTrust() *lsp.Trust {
 	}
 	also := ""
 	if f, ok := s.Project(); ok && len(s.Ignored()) > 0 {
-		what := f.Path
-		if f.Claude {
-			what = filepath.Join(filepath.Dir(filepath.Dir(f.Path)), ".claude", "settings.json")
-		}
-		also = what + " set what is ignored now, from the next session on"
+		also = f.Named() + " set what is ignored now, from the next session on"
 	}
 	cwd, getenv, sum := s.in.Cwd, s.in.Getenv, proj.SHA256
 	record := func() error { return config.RecordTrust(getenv, cwd, sum, true) }
