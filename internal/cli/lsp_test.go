@@ -59,7 +59,8 @@ func TestLSPScripts(t *testing.T) {
 // lspStub is a language server for the scripts (dsh-lspstub): it answers
 // initialize and shutdown, and for every text it is given publishes one
 // error, "stub: problem", followed by $DSH_STUB_PAD bytes of padding. With
-// $DSH_STUB_REPORT set it writes there where it runs and the rootUri it got.
+// $DSH_STUB_REPORT set it writes there where it runs, the rootUri it got and
+// the tsserver it was told to use.
 func lspStub() int {
 	in := bufio.NewReader(os.Stdin)
 	pad, _ := strconv.Atoi(os.Getenv("DSH_STUB_PAD"))
@@ -90,7 +91,12 @@ func lspStub() int {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
 			Params struct {
-				RootURI      string `json:"rootUri"`
+				RootURI string `json:"rootUri"`
+				Init    struct {
+					Tsserver struct {
+						Path string `json:"path"`
+					} `json:"tsserver"`
+				} `json:"initializationOptions"`
 				TextDocument struct {
 					URI     string `json:"uri"`
 					Version int    `json:"version"`
@@ -104,7 +110,7 @@ func lspStub() int {
 		case "initialize":
 			if p := os.Getenv("DSH_STUB_REPORT"); p != "" {
 				cwd, _ := os.Getwd()
-				_ = os.WriteFile(p, fmt.Appendf(nil, "cwd=%s\nrootUri=%s\n", cwd, msg.Params.RootURI), 0o644)
+				_ = os.WriteFile(p, fmt.Appendf(nil, "cwd=%s\nrootUri=%s\ntsserver=%s\n", cwd, msg.Params.RootURI, msg.Params.Init.Tsserver.Path), 0o644)
 			}
 			send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{"capabilities": map[string]any{"textDocumentSync": 1}}})
 		case "shutdown":

@@ -149,6 +149,10 @@ func (c *client) start(bin string, args []string, env []string, policy *sandbox.
 	// node_modules/typescript.
 	if c.lang != "typescript" {
 		params.RootURI = root //nolint:staticcheck // see above
+	} else if ts := ownTsserver(bin, c.root); ts != "" {
+		// And its own tsserver named, so that no later version picks the
+		// workspace's from the workspace folders.
+		params.InitializationOptions = map[string]any{"tsserver": map[string]any{"path": ts}}
 	}
 	if _, err := c.conn.Call(ctx, protocol.MethodInitialize, params, nil); err != nil {
 		return c.explain(fmt.Errorf("initialize: %w", err))

@@ -145,3 +145,23 @@ func rustToolchain(getenv func(string) string, root string) string {
 	}
 	return "stable"
 }
+
+// ownTsserver is the tsserver.js that the typescript-language-server at bin
+// would load as its own, found as node resolves the server's "typescript"
+// from where its files really are; never one inside root. "" when there is
+// none.
+func ownTsserver(bin, root string) string {
+	real, err := filepath.EvalSymlinks(bin)
+	if err != nil {
+		return ""
+	}
+	for dir := filepath.Dir(real); ; dir = filepath.Dir(dir) {
+		p := filepath.Join(dir, "node_modules", "typescript", "lib", "tsserver.js")
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && !inside(p, root) {
+			return p
+		}
+		if dir == filepath.Dir(dir) {
+			return ""
+		}
+	}
+}
