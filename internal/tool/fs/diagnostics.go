@@ -117,8 +117,11 @@ func diagnosticsExecute(ctx context.Context, env tool.Env, p diagnosticsParams, 
 			return tool.Errorf("Cannot check %s: too large or unreadable.", path), nil, nil
 		}
 		r := mgr.Check(ctx, loc.Real(), text)
-		if r == nil || r.Failed != "" || r.Pending {
-			return tool.Text(diagnosticsText(path, r, mgr.Wait())), nil, nil
+		if r == nil { // the session is closing
+			return tool.Text(fmt.Sprintf("No diagnostics for %s: its language server is not running.", path)), nil, nil
+		}
+		if r.Failed != "" || r.Pending {
+			return tool.Text(strings.TrimSpace(head + "\n" + diagnosticsText(path, r, mgr.Wait()))), nil, nil
 		}
 		m.Total = len(r.Diagnostics) + r.More
 		m.Diagnostics = diagnosticsAt(relTo(dir, loc.Real()), r.Diagnostics)
