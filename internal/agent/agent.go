@@ -708,6 +708,7 @@ func readOnly(c call) bool {
 // env is a call's tool environment, its live channels wired to the log.
 func (a *Agent) env(t *turnState, c call) tool.Env {
 	id := c.id
+	mode := a.Mode()
 	env := tool.Env{
 		Session: a.c.Tools,
 		CallID:  id,
@@ -724,7 +725,8 @@ func (a *Agent) env(t *turnState, c call) tool.Env {
 			}
 			return a.SetMode(mode)
 		},
-		AutoMode: a.c.Auto,
+		AutoMode:     a.c.Auto,
+		ReadOnlyMode: mode == ModeReadOnly || mode == ModePlan,
 	}
 	if a.c.Ask != nil {
 		env.Ask = func(ctx context.Context, q tool.Question) (card.Answer, error) {

@@ -47,7 +47,8 @@ Keys (TOML):
               or url = "https://…", type = "http" | "sse", headers = {…}
   [lsp]       wait = "3s"           how long an edit waits for diagnostics
   [lsp.go]    command = ["gopls"], enabled = false   (also python, typescript,
-                                    rust, c): the language server for the files
+                                    rust, c): the language server for the files,
+                                    started only in a folder you trust
   [[hooks.EVENT]]  matcher = "Bash", hooks = [{ command = "…", timeout = 60 }]
                                     Claude Code's hooks: PreToolUse, PostToolUse,
                                     UserPromptSubmit, Stop, SessionStart and

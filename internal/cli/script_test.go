@@ -10,7 +10,8 @@ import (
 // The scripts in testdata/script drive the real dsh command line end to end.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"dsh": func() { os.Exit(Main(os.Args[1:], System())) },
+		"dsh":         func() { os.Exit(Main(os.Args[1:], System())) },
+		"dsh-lspstub": func() { os.Exit(lspStub()) },
 	})
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/dsh-dev/dsh/internal/config"
@@ -21,10 +20,7 @@ func askTrust(ctx context.Context, io IO, f settingsFlags, st settings.Settings)
 	if !ok || proj.Decided || len(st.Ignored()) == 0 {
 		return st, nil
 	}
-	what := proj.Path
-	if proj.Claude {
-		what = filepath.Join(filepath.Dir(filepath.Dir(proj.Path)), ".claude", "settings.json")
-	}
+	what := proj.Named()
 	fmt.Fprintf(io.Err, "Trust this folder (%s)? Its %s may then set what is ignored above. [y/N] ", io.Cwd, what)
 	a := strings.ToLower(strings.TrimSpace(readLine(io.In)))
 	yes := a == "y" || a == "yes"

@@ -89,6 +89,15 @@ type File struct {
 	Claude bool
 }
 
+// Named is the file "Trust this folder?" is about: the project's
+// config.toml, or its Claude Code settings when it has only those.
+func (f File) Named() string {
+	if f.Claude {
+		return filepath.Join(filepath.Dir(filepath.Dir(f.Path)), ".claude", "settings.json")
+	}
+	return f.Path
+}
+
 // MCPServer is one [mcp.NAME] table. Its fields match mcp.ServerConfig so one
 // converts to the other.
 type MCPServer struct {
@@ -190,6 +199,12 @@ func Load(projectRoot string, getenv func(string) string) (Config, error) {
 			if !f.Trusted && answered && dec.Trusted {
 				f.Trusted = dec.SHA256 == sum
 			}
+		} else {
+			// Neither: the answer is about the folder itself (its language
+			// servers), given while it had no such file.
+			dec, answered := decisions[canonical(projectRoot, getenv)]
+			f.Decided = f.Trusted || (answered && dec.SHA256 == "")
+			f.Trusted = f.Trusted || (answered && dec.Trusted && dec.SHA256 == "")
 		}
 		c.Files = append(c.Files, f)
 		projectTrusted = f.Trusted

@@ -456,6 +456,29 @@ func TestTrustAnswer(t *testing.T) {
 	}
 }
 
+// TestTrustFolderWithoutFile: a folder with no project file is trusted (or
+// not) by an answer given for it as it is — the language servers' question —
+// until a project file appears, which is asked about anew.
+func TestTrustFolderWithoutFile(t *testing.T) {
+	w := newWorld(t, "model = \"m\"\n", "")
+	c := w.load()
+	if f := c.Files[1]; f.Exists || f.Trusted || f.Decided || f.SHA256 != "" {
+		t.Fatalf("an unanswered folder: %+v", f)
+	}
+	for _, yes := range []bool{false, true} {
+		if err := RecordTrust(w.getenv, w.project, "", yes); err != nil {
+			t.Fatal(err)
+		}
+		if f := w.load().Files[1]; f.Trusted != yes || !f.Decided {
+			t.Errorf("after %v: %+v", yes, f)
+		}
+	}
+	w.write(w.projectPath(), "mode = \"bypass\"\n")
+	if c := w.load(); c.Files[1].Trusted || c.Files[1].Decided || c.Mode != "" {
+		t.Errorf("a project file appeared: %+v, mode %q", c.Files[1], c.Mode)
+	}
+}
+
 func TestRedactURL(t *testing.T) {
 	w := newWorld(t, "provider = \"openai\"\nbase_url = \"https://u:pw@host.example/v1\"\n[mcp.r]\nurl = \"https://tok@mcp.example/\"\n", "")
 	for _, s := range w.load().Settings() {

@@ -103,7 +103,8 @@ type Options struct {
 	Sandbox sandbox.Mode
 	// SafeCommands are the user's additions to the commands that run unasked.
 	SafeCommands []string
-	// LSP configures the language servers that check the file tools' changes.
+	// LSP configures the language servers that check the file tools' changes;
+	// none starts unless LSP.Trust says so. They run sandboxed as Sandbox says.
 	LSP lsp.Config
 	// Hooks are the user's hook commands (Claude Code's events), run in the
 	// workspace root; settings leave out an untrusted project's.
@@ -329,7 +330,9 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 	}
 	skill.Offer(s.tools, sk)
 	s.tools.Files = o.Files
-	lsp.Attach(s.tools, lsp.NewManager(ws.Root(), o.LSP))
+	servers := o.LSP
+	servers.Sandbox = o.Sandbox // language servers are confined as commands are
+	lsp.Attach(s.tools, lsp.NewManager(ws.Root(), servers))
 	s.usage.f = usage.New(o.Model)
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	cfg := agent.Config{

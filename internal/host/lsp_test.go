@@ -39,7 +39,7 @@ func TestSessionDiagnostics(t *testing.T) {
 		}
 	}
 	o := options(t, root, t.TempDir(), nil)
-	o.LSP = lsp.Config{Servers: map[string]lsp.Server{"go": {Command: []string{bin}}}}
+	o.LSP = lsp.Config{Servers: map[string]lsp.Server{"go": {Command: []string{bin}}}, Trust: lsp.NewTrust(true, false, nil, "")}
 	s, err := Create(o)
 	if err != nil {
 		t.Fatal(err)

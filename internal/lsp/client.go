@@ -13,13 +13,14 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
 	"github.com/dsh-dev/dsh/internal/card"
-	"github.com/dsh-dev/dsh/internal/secretenv"
+	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/supervisor"
 )
 
@@ -34,11 +35,13 @@ const startTimeout = time.Minute
 // client is one running language server.
 type client struct {
 	server string // the command's base name, for messages
+	lang   string // the language's name (go, typescript…)
 	root   string
 	ids    map[string]string // extension → languageId, under Manager.mu
 
-	ready chan struct{} // closed once initialized, or failed (err)
-	err   error
+	ready   chan struct{} // closed once initialized, or failed (err)
+	err     error
+	spawned chan struct{} // closed once proc is set
 
 	conn   jsonrpc2.Conn
 	proc   *supervisor.Process
@@ -64,22 +67,20 @@ type doc struct {
 	wake    chan struct{}
 }
 
-// startClient starts the server in the background; checks wait for it.
-func startClient(root string, bin string, args []string, env []string) *client {
-	c := &client{server: filepath.Base(bin), root: root, ids: map[string]string{},
-		ready: make(chan struct{}), docs: map[uri.URI]*doc{}, all: map[uri.URI][]protocol.Diagnostic{}}
+// startClient starts the server of lang in the background, with the
+// environment env (serverEnv's) and confined by policy (nil: not); checks wait
+// for it.
+func startClient(root, lang string, bin string, args []string, env []string, policy *sandbox.Policy) *client {
+	c := &client{server: filepath.Base(bin), lang: lang, root: root, ids: map[string]string{},
+		ready: make(chan struct{}), spawned: make(chan struct{}), docs: map[uri.URI]*doc{}, all: map[uri.URI][]protocol.Diagnostic{}}
 	go func() {
-		c.err = c.start(bin, args, env)
+		c.err = c.start(bin, args, env, policy)
 		close(c.ready)
 	}()
 	return c
 }
 
-func (c *client) start(bin string, args []string, env []string) error {
-	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
-		name, value, _ := strings.Cut(kv, "=")
-		return secretenv.Secret(name, value) // a server sees what a shell command would
-	})
+func (c *client) start(bin string, args []string, env []string, policy *sandbox.Policy) error {
 	var pipes [3]struct{ r, w *os.File } // stdin, stdout, stderr
 	for i := range pipes {
 		r, w, err := os.Pipe()
@@ -92,8 +93,8 @@ func (c *client) start(bin string, args []string, env []string) error {
 		pipes[i].r, pipes[i].w = r, w
 	}
 	in, out, errs := pipes[0], pipes[1], pipes[2]
-	proc, err := supervisor.Start(supervisor.Spec{Path: bin, Args: append([]string{bin}, args...), Dir: c.root, Env: env,
-		Input: in.r, Output: out.w, Errors: errs.w, Grace: grace})
+	proc, err := supervisor.Start(supervisor.Spec{Path: bin, Args: append([]string{bin}, args...), Dir: serverDir, Env: env,
+		Input: in.r, Output: out.w, Errors: errs.w, Sandbox: policy, Grace: grace})
 	_, _, _ = in.r.Close(), out.w.Close(), errs.w.Close()
 	if err != nil {
 		_, _, _ = in.w.Close(), out.r.Close(), errs.r.Close()
@@ -102,6 +103,7 @@ func (c *client) start(bin string, args []string, env []string) error {
 	c.mu.Lock()
 	c.proc, c.exited, c.stderr = proc, make(chan struct{}), &tail{max: 2048}
 	c.mu.Unlock()
+	close(c.spawned)
 	go func() {
 		done := make(chan struct{})
 		go func() {
@@ -139,6 +141,18 @@ func (c *client) start(bin string, args []string, env []string) error {
 			Workspace: &protocol.WorkspaceClientCapabilities{Configuration: true, WorkspaceFolders: true},
 		},
 		WorkspaceFolders: []protocol.WorkspaceFolder{{URI: string(root), Name: filepath.Base(c.root)}},
+	}
+	// The server does not run in the workspace (serverDir): it is told where
+	// the workspace is, also in the older field that servers without
+	// workspace folders read instead of their directory. Not
+	// typescript-language-server, which would then run the workspace's own
+	// node_modules/typescript.
+	if c.lang != "typescript" {
+		params.RootURI = root //nolint:staticcheck // see above
+	} else if ts := ownTsserver(bin, c.root); ts != "" {
+		// And its own tsserver named, so that no later version picks the
+		// workspace's from the workspace folders.
+		params.InitializationOptions = map[string]any{"tsserver": map[string]any{"path": ts}}
 	}
 	if _, err := c.conn.Call(ctx, protocol.MethodInitialize, params, nil); err != nil {
 		return c.explain(fmt.Errorf("initialize: %w", err))
@@ -182,7 +196,17 @@ func (c *client) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc
 }
 
 // published keeps a publication for an open document and wakes its waiters.
+// Only errors and warnings are kept, their text bounded (maxMessage).
 func (c *client) published(p *protocol.PublishDiagnosticsParams) {
+	p.Diagnostics = slices.DeleteFunc(p.Diagnostics, func(d protocol.Diagnostic) bool {
+		return d.Severity == protocol.DiagnosticSeverityInformation || d.Severity == protocol.DiagnosticSeverityHint
+	})
+	for i, d := range p.Diagnostics {
+		// Clones: a slice of the decoded message would keep all of it.
+		p.Diagnostics[i] = protocol.Diagnostic{Range: d.Range, Severity: d.Severity,
+			Message: strings.Clone(clip(d.Message, maxMessage)), Source: strings.Clone(clip(d.Source, maxSource))}
+	}
+	p.Diagnostics = slices.Clip(p.Diagnostics)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	d := c.docs[p.URI]
@@ -318,11 +342,30 @@ func (c *client) report(path string, ds []protocol.Diagnostic) *Report {
 	slices.SortStableFunc(r.Diagnostics, func(a, b card.Diagnostic) int {
 		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
 	})
-	if len(r.Diagnostics) > MaxDiagnostics {
-		r.More = len(r.Diagnostics) - MaxDiagnostics
-		r.Diagnostics = r.Diagnostics[:MaxDiagnostics]
+	n, size := 0, 0
+	for n < len(r.Diagnostics) && n < MaxDiagnostics {
+		size += len(r.Diagnostics[n].Message) + len(r.Diagnostics[n].Source)
+		if size > maxFileBytes && n > 0 {
+			break
+		}
+		n++
 	}
+	r.More = len(r.Diagnostics) - n
+	r.Diagnostics = r.Diagnostics[:n]
 	return r
+}
+
+// clip shortens s to at most max bytes, on a rune boundary, marking the cut.
+func clip(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	const mark = "…"
+	cut := max - len(mark)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
 }
 
 func (c *client) pgid() int {
@@ -351,7 +394,12 @@ func (c *client) stop(now bool) {
 	proc, exited, conn := c.proc, c.exited, c.conn
 	c.mu.Unlock()
 	if proc == nil {
-		<-c.ready // the start failed before the process, or is about to learn so
+		// The process is about to be, or the start failed before it: not
+		// the handshake's bound (startTimeout) to wait.
+		select {
+		case <-c.spawned:
+		case <-c.ready:
+		}
 		c.mu.Lock()
 		proc, exited, conn = c.proc, c.exited, c.conn
 		c.mu.Unlock()

@@ -6,9 +6,12 @@
 //
 // A Manager belongs to one session's workspace. It starts a language's
 // server the first time a file of that language is checked, when the
-// server's command is installed, and keeps it for the session. Every server
-// runs under a supervisor (package supervisor), like an MCP stdio server, so
-// neither it nor anything it starts outlives the session or dsh.
+// server's command is installed and the user trusts the folder (Trust), and
+// keeps it for the session. Every server runs under a supervisor (package
+// supervisor), like an MCP stdio server, so neither it nor anything it starts
+// outlives the session or dsh; in the sandbox when the session's commands
+// run there; outside the workspace, with a command and toolchain the
+// repository cannot choose (resolve.go).
 package lsp
 
 import (
@@ -17,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -25,13 +27,23 @@ import (
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/sandbox"
 )
 
 // DefaultWait bounds how long a check waits for the server's diagnostics.
 const DefaultWait = 3 * time.Second
 
-// MaxDiagnostics bounds the diagnostics a check reports for one file.
-const MaxDiagnostics = 20
+// A check reports at most MaxDiagnostics diagnostics for one file, whose
+// messages and sources together are at most maxFileBytes (the first is always
+// reported), each message at most maxMessage bytes: what a server publishes
+// reaches the model, the log and every card.
+const (
+	MaxDiagnostics = 20
+	maxFileBytes   = 8 << 10
+	maxMessage     = 1 << 10
+	maxSource      = 64
+	maxFailed      = 1 << 10
+)
 
 // language is a language dsh knows a server for.
 type language struct {
@@ -84,6 +96,10 @@ type Config struct {
 	// Environ is the servers' base environment (nil: dsh's), from which
 	// credential-looking variables are removed.
 	Environ []string
+	// Trust says whether the servers may start (nil: never).
+	Trust *Trust
+	// Sandbox confines the servers as it does the session's commands.
+	Sandbox sandbox.Mode
 }
 
 // Report is what a check found for one file.
@@ -161,6 +177,9 @@ func (m *Manager) client(path string) *client {
 	if lang == nil || m.cfg.Off {
 		return nil
 	}
+	if !m.cfg.Trust.Trusted() {
+		return nil
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
@@ -177,7 +196,7 @@ func (m *Manager) client(path string) *client {
 		m.clients[lang.name] = nil
 		return nil
 	}
-	c := startClient(m.root, bin, args, m.environ())
+	c := startClient(m.root, lang.name, bin, args, serverEnv(m.environ(), m.root), m.policy())
 	c.ids[filepath.Ext(path)] = id
 	m.clients[lang.name] = c
 	return c
@@ -193,11 +212,26 @@ func (m *Manager) command(lang *language) (string, []string, bool) {
 	if len(s.Command) > 0 {
 		argv = s.Command
 	}
-	bin, err := exec.LookPath(argv[0])
-	if err != nil {
+	bin, ok := lookPath(argv[0], m.environ(), m.root)
+	if !ok {
 		return "", nil, false
 	}
 	return bin, argv[1:], true
+}
+
+// serverName names lang's server for the user: its command's base name.
+func (m *Manager) serverName(lang *language) string {
+	argv := lang.command
+	if s := m.cfg.Servers[lang.name]; len(s.Command) > 0 {
+		argv = s.Command
+	}
+	return filepath.Base(argv[0])
+}
+
+// policy is the servers' sandbox, the one the session's commands get; nil
+// when they run unconfined.
+func (m *Manager) policy() *sandbox.Policy {
+	return sandbox.NewPolicy(m.cfg.Sandbox, m.root, getenvOf(m.environ()))
 }
 
 func (m *Manager) environ() []string {
@@ -276,6 +310,8 @@ func (m *Manager) Pids() []int {
 // errStopped is a check on a server that has ended.
 var errStopped = errors.New("the language server stopped")
 
+// failed is a check that could not be made, and why: bounded, as it may quote
+// the server.
 func failed(server string, err error) *Report {
-	return &Report{Server: server, Failed: fmt.Sprintf("%s: %v", server, err)}
+	return &Report{Server: server, Failed: clip(fmt.Sprintf("%s: %v", server, err), maxFailed)}
 }

@@ -25,7 +25,7 @@ func hangServer(t *testing.T) string {
 // next one too, and Close still ends the server and what it started.
 func TestSilentServerIsBounded(t *testing.T) {
 	root := t.TempDir()
-	m := NewManager(root, Config{Wait: 200 * time.Millisecond, Servers: map[string]Server{"go": {Command: []string{hangServer(t)}}}})
+	m := NewManager(root, Config{Wait: 200 * time.Millisecond, Servers: map[string]Server{"go": {Command: []string{hangServer(t)}}}, Trust: NewTrust(true, false, nil, "")})
 	path := filepath.Join(root, "m.go")
 	for range 2 {
 		r := m.Check(context.Background(), path, []byte("package m\n"))

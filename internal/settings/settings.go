@@ -210,7 +210,7 @@ func (s Settings) Options() host.Options {
 		Provider:     s.provider,
 		Models:       s.models,
 		MCP:          mcpServers(cfg),
-		LSP:          lsp.Config{Wait: cfg.LSP.Wait, Servers: lspServers(cfg.LSP.Servers)},
+		LSP:          lsp.Config{Wait: cfg.LSP.Wait, Servers: lspServers(cfg.LSP.Servers), Trust: s.lspTrust()},
 		SkillDirs:    skills.Dirs(s.in.Cwd, s.in.Getenv),
 		CommandDirs:  command.Dirs(s.in.Cwd, s.in.Getenv),
 		Hooks:        hookList(cfg.Hooks),
@@ -232,6 +232,26 @@ func hookList(cfg []config.Hook) []hooks.Hook {
 		out = append(out, hooks.Hook{Event: hooks.Event(h.Event), Matcher: h.Matcher, Command: h.Command, Timeout: h.Timeout, Source: h.Source})
 	}
 	return out
+}
+
+// lspTrust is the project's trust as its language servers take it: the
+// answer to "Trust this folder?" (trusted_projects, or the user's answer for
+// the project's file as it is, or for the folder without one), and how to
+// record a yes given when a server would first start.
+func (s Settings) lspTrust() *lsp.Trust {
+	var proj config.File
+	for _, f := range s.Config.Files {
+		if f.Scope == "project" {
+			proj = f
+		}
+	}
+	also := ""
+	if f, ok := s.Project(); ok && len(s.Ignored()) > 0 {
+		also = f.Named() + " set what is ignored now, from the next session on"
+	}
+	cwd, getenv, sum := s.in.Cwd, s.in.Getenv, proj.SHA256
+	record := func() error { return config.RecordTrust(getenv, cwd, sum, true) }
+	return lsp.NewTrust(proj.Trusted, proj.Decided && !proj.Trusted, record, also)
 }
 
 // lspServers are the configuration's language servers as the client takes them.

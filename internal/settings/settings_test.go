@@ -26,6 +26,7 @@ func TestResolve(t *testing.T) {
 		want          map[string]want
 		mode          agent.Mode
 		window        int64
+		lspTrusted    bool // language servers start unasked
 	}{
 		{
 			name: "nothing configured",
@@ -67,6 +68,13 @@ func TestResolve(t *testing.T) {
 			},
 			mode: agent.ModeDefault,
 		},
+		{
+			name:    "a trusted project",
+			user:    "trusted_projects = [\"$PROJ\"]\n",
+			project: "mode = \"bypass\"\n",
+			want:    map[string]want{"mode": {"bypass", "PROJECT"}},
+			mode:    agent.ModeBypass, lspTrusted: true,
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -81,6 +89,7 @@ func TestResolve(t *testing.T) {
 					t.Fatal(err)
 				}
 				if text != "" {
+					text = strings.ReplaceAll(text, "$PROJ", filepath.Join(dir, "proj"))
 					if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 						t.Fatal(err)
 					}
@@ -104,6 +113,9 @@ func TestResolve(t *testing.T) {
 			o := st.Options()
 			if o.Mode != tc.mode || o.ContextWindow != tc.window || o.Model != st.Model || o.Models == nil || o.Provider == nil {
 				t.Errorf("host options: mode %s window %d model %q", o.Mode, o.ContextWindow, o.Model)
+			}
+			if o.LSP.Trust.Trusted() != tc.lspTrusted {
+				t.Errorf("language servers trusted: %v", o.LSP.Trust.Trusted())
 			}
 		})
 	}

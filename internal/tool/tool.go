@@ -222,6 +222,9 @@ type Env struct {
 	// AutoMode says that the session may switch to the auto mode: its commands
 	// run in the sandbox.
 	AutoMode bool
+	// ReadOnlyMode says that the session's mode changes nothing (read-only,
+	// plan): a call asks nothing whose yes would start a program.
+	ReadOnlyMode bool
 }
 
 // Question is what a tool asks the user: a text and the choices it offers;

@@ -183,7 +183,15 @@ func changeExecute(ctx context.Context, env tool.Env, plan func(context.Context,
 		m.Stamp = stampOf(pl.cur.loc.Real(), fi, h)
 	}
 	if text != nil && text.Len() <= diagMaxBytes {
-		if r := lsps.Check(ctx, pl.cur.loc.Real(), text.Bytes()); r != nil {
+		ok, note := lsps.Permit(ctx, pl.cur.loc.Real(), serverAsk(env))
+		if note != "" {
+			msg += "\n\n" + note
+		}
+		var r *lsp.Report
+		if ok {
+			r = lsps.Check(ctx, pl.cur.loc.Real(), text.Bytes())
+		}
+		if r != nil {
 			m.Diagnostics, m.DiagnosticsMore = diagnosticsAt(pl.path, r.Diagnostics), r.More
 			msg += "\n\n" + diagnosticsText(pl.path, r, lsps.Wait())
 		}
@@ -219,6 +227,15 @@ func editorExecute(ctx context.Context, env tool.Env, pl changePlan) (diffMeta, 
 		m.Stamp = stampData(pl.cur.loc.Real(), fi, b.Bytes())
 	}
 	return m, msg, &b, nil
+}
+
+// serverAsk is how a call may ask to start a language server: not in a mode
+// that changes nothing, where the server would be the one thing it ran.
+func serverAsk(env tool.Env) func(context.Context, tool.Question) (card.Answer, error) {
+	if env.ReadOnlyMode {
+		return nil
+	}
+	return env.Ask
 }
 
 // diagMaxBytes bounds the files whose changes go to a language server.

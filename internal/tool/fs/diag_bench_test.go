@@ -70,7 +70,7 @@ func BenchmarkEditDiagnostics(b *testing.B) {
 	}
 	sess := tool.NewSession("bench", ws)
 	defer func() { _ = sess.Close() }()
-	m := lsp.NewManager(ws.Root(), lsp.Config{Wait: 30 * time.Second, Servers: map[string]lsp.Server{"go": {Command: []string{bin}}}})
+	m := lsp.NewManager(ws.Root(), lsp.Config{Wait: 30 * time.Second, Servers: map[string]lsp.Server{"go": {Command: []string{bin}}}, Trust: lsp.NewTrust(true, false, nil, "")})
 	lsp.Attach(sess, m)
 	runCall(b, sess, Read(), map[string]any{"path": rel})
 	good, bad := "\treturn 0\n", "\treturn \"zero\"\n"

@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"errors"
@@ -101,6 +102,11 @@ func diagnosticsExecute(ctx context.Context, env tool.Env, p diagnosticsParams, 
 		if !mgr.Checks(loc.Real()) {
 			return tool.Text(fmt.Sprintf("No language server checks %s: none is installed or configured for its language.", path)), nil, nil
 		}
+		ok, note := mgr.Permit(ctx, loc.Real(), serverAsk(env))
+		if !ok {
+			return tool.Text(cmp.Or(note, fmt.Sprintf("No diagnostics for %s: language servers do not run in this folder.", path))), nil, nil
+		}
+		head = note
 		f, err := loc.Open()
 		if err != nil {
 			return tool.Errorf("Cannot check %s: %v.", path, err), nil, nil
@@ -111,12 +117,15 @@ func diagnosticsExecute(ctx context.Context, env tool.Env, p diagnosticsParams, 
 			return tool.Errorf("Cannot check %s: too large or unreadable.", path), nil, nil
 		}
 		r := mgr.Check(ctx, loc.Real(), text)
-		if r == nil || r.Failed != "" || r.Pending {
-			return tool.Text(diagnosticsText(path, r, mgr.Wait())), nil, nil
+		if r == nil { // the session is closing
+			return tool.Text(fmt.Sprintf("No diagnostics for %s: its language server is not running.", path)), nil, nil
+		}
+		if r.Failed != "" || r.Pending {
+			return tool.Text(strings.TrimSpace(head + "\n" + diagnosticsText(path, r, mgr.Wait()))), nil, nil
 		}
 		m.Total = len(r.Diagnostics) + r.More
 		m.Diagnostics = diagnosticsAt(relTo(dir, loc.Real()), r.Diagnostics)
-		head = fmt.Sprintf("%s reports %d problem(s) in %s.", r.Server, m.Total, path)
+		head = strings.TrimSpace(head + "\n" + fmt.Sprintf("%s reports %d problem(s) in %s.", r.Server, m.Total, path))
 	}
 	var b strings.Builder
 	b.WriteString(head)

@@ -41,7 +41,7 @@ func serverBin(t *testing.T, env, cache, rel string) string {
 // withServer attaches a manager that runs bin for lang; the long bound keeps
 // a slow machine's first load from reading as "no diagnostics".
 func (f *editFixture) withServer(lang string, argv ...string) *lsp.Manager {
-	m := lsp.NewManager(f.root, lsp.Config{Wait: 2 * time.Minute, Servers: map[string]lsp.Server{lang: {Command: argv}}})
+	m := lsp.NewManager(f.root, lsp.Config{Wait: 2 * time.Minute, Servers: map[string]lsp.Server{lang: {Command: argv}}, Trust: lsp.NewTrust(true, false, nil, "")})
 	lsp.Attach(f.sess, m)
 	return m
 }
