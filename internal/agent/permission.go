@@ -120,7 +120,7 @@ func (r risk) reason() string {
 	case r.gitInternal:
 		return "it changes a file inside .git/, whose config and hooks can make git run programs"
 	case r.steering != "":
-		return "it changes " + r.steering + ", which steers later sessions (their settings, hooks, tools or instructions)"
+		return "it changes " + r.steering + ", a file that sets up later sessions: their settings, hooks, tools or instructions"
 	case r.outside:
 		return "it changes a file outside the workspace"
 	}
