@@ -182,7 +182,8 @@ func TestGitInternalsAlwaysAsk(t *testing.T) {
 // model's unasked edits of .claude/settings.json or .dsh/config.toml would
 // plant a hook, or bypass, for the next session. An edit of any file that
 // steers later sessions is asked about in every mode that asks, "always" is
-// never remembered for it, and bypass alone runs it unasked.
+// never remembered for it, and bypass alone runs it unasked. With
+// --allow-outside, the user's own settings (~/.claude, ~/.config/dsh) too.
 func TestSteeringFilesAlwaysAsk(t *testing.T) {
 	steer := []string{".claude/settings.json", ".dsh/config.toml", ".mcp.json", "AGENTS.md", "sub/CLAUDE.md",
 		".claude/hooks/check.sh", ".agents/skills/x/SKILL.md", ".Claude/commands/x.md", ".claude-plugin/plugin.json",
@@ -195,13 +196,16 @@ func TestSteeringFilesAlwaysAsk(t *testing.T) {
 		wantPlain int // how many of the plain writes are asked about
 		wantSteer int
 	}{
-		{ModeAuto, sandbox.On, 0, len(steer)},
-		{ModeAcceptEdits, sandbox.Off, 0, len(steer)},
-		{ModeDefault, sandbox.Off, 1, len(steer)}, // the first plain write's "always" covers the rest
+		{ModeAuto, sandbox.On, 0, len(steer) + 2},
+		{ModeAcceptEdits, sandbox.Off, 0, len(steer) + 2},
+		{ModeDefault, sandbox.Off, 1, len(steer) + 2}, // the first plain write's "always" covers the rest
 		{ModeBypass, sandbox.Off, 0, 0},
 	} {
 		t.Run(string(tt.mode), func(t *testing.T) {
-			e, reg, _ := confinedEnv(t, tt.sandbox)
+			e, reg, home := confinedEnv(t, tt.sandbox)
+			// With --allow-outside, the user's own settings, which every
+			// project runs.
+			steer := append(slices.Clone(steer), filepath.Join(home, ".claude", "settings.json"), filepath.Join(home, ".config", "dsh", "config.toml"))
 			if err := os.MkdirAll(filepath.Join(e.dir, "conf"), 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -242,7 +246,10 @@ func TestSteeringFilesAlwaysAsk(t *testing.T) {
 				t.Errorf("asked about %d plain and %d steering writes, want %d and %d: %v", gotPlain, gotSteer, tt.wantPlain, tt.wantSteer, asked)
 			}
 			for _, p := range steer {
-				if _, err := os.Stat(filepath.Join(e.dir, p)); err != nil {
+				if !filepath.IsAbs(p) {
+					p = filepath.Join(e.dir, p)
+				}
+				if _, err := os.Stat(p); err != nil {
 					t.Errorf("%s not written after the user allowed it: %v", p, err)
 				}
 			}

@@ -212,26 +212,34 @@ func (a *Agent) pathRisk(paths []string) risk {
 
 // steering is the path p as called when it, really at real, is or lies in a
 // file that steers later sessions: by a name of steeringNames at any depth
-// below a root (case-insensitively, as some file systems match names), or
-// under where a root's steering name leads (steered); else "".
+// below a root (case-insensitively, as some file systems match names), under
+// where a root's steering name leads (steered), or, outside the workspace
+// (--allow-outside), by such a name anywhere in it or in ~/.config/dsh (the
+// user's own settings and hooks, which every project runs); else "".
 func steering(roots, steered []string, p, real string) string {
 	for _, s := range steered {
 		if real == s || strings.HasPrefix(real, s+string(filepath.Separator)) {
 			return p
 		}
 	}
+	rel := real // outside every root: all of it
 	for _, root := range roots {
-		rel, err := filepath.Rel(root, real)
-		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			continue
+		if r, err := filepath.Rel(root, real); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			rel = r
+			break
 		}
-		for c := range strings.SplitSeq(filepath.ToSlash(rel), "/") {
-			for _, n := range steeringNames {
-				if strings.EqualFold(c, n) {
-					return p
-				}
+	}
+	prev := ""
+	for c := range strings.SplitSeq(filepath.ToSlash(rel), "/") {
+		if rel == real && strings.EqualFold(prev, ".config") && strings.EqualFold(c, "dsh") {
+			return p
+		}
+		for _, n := range steeringNames {
+			if strings.EqualFold(c, n) {
+				return p
 			}
 		}
+		prev = c
 	}
 	return ""
 }
