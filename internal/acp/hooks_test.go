@@ -63,3 +63,32 @@ func TestHookCards(t *testing.T) {
 		t.Errorf("the reloaded cards differ from the live ones:\nlive:   %v\nloaded: %v", lf["calls"], rf["calls"])
 	}
 }
+
+// TestUnreadableProjectSettings: a repository's .claude/settings.json linked
+// to /dev/zero, or unparsable, stopped dsh acp there (issue 34); the session
+// now opens and answers, and the thread says its hooks are ignored.
+func TestUnreadableProjectSettings(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		make func(path string) error
+	}{
+		{"link to /dev/zero", func(path string) error { return os.Symlink("/dev/zero", path) }},
+		{"unparsable", func(path string) error { return os.WriteFile(path, []byte(`{"hooks": {`), 0o644) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cwd := t.TempDir()
+			if err := os.MkdirAll(filepath.Join(cwd, ".claude"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.make(filepath.Join(cwd, ".claude", "settings.json")); err != nil {
+				t.Fatal(err)
+			}
+			c := start(t, options{cwd: cwd, script: script(t, turn{Text: "Hello."})})
+			id := c.newSession()
+			c.mustPrompt(id, "hi", sdk.StopReasonEndTurn)
+			if !strings.Contains(strings.Join(c.transcript(0, id), "\n"), "its hooks are ignored") {
+				t.Errorf("the thread does not say the settings were ignored:\n%s", strings.Join(c.transcript(0, id), "\n"))
+			}
+		})
+	}
+}

@@ -788,8 +788,9 @@ func (a *Agent) permit(ctx context.Context, c call, hook string) (res tool.Resul
 		return tool.Errorf("This session is in read-only mode, so %s (which changes files or runs commands) was not run. "+
 			"Continue with tools that only read, or ask the user to change the mode.", c.name), false, nil
 	case gateAsk:
-		// A risky path (inside .git, outside the workspace) is asked about
-		// every time, whatever a hook says, as whatever "always" says.
+		// A risky path (inside .git, a file that steers later sessions,
+		// outside the workspace) is asked about every time, whatever a hook
+		// says, as whatever "always" says.
 		if hook == "allow" && r.reason() == "" {
 			return tool.Result{}, true, nil
 		}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -9,10 +10,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/tool"
@@ -172,5 +175,84 @@ func TestGitInternalsAlwaysAsk(t *testing.T) {
 	}
 	if len(ask.asked) != 1 || len(ran) != 0 {
 		t.Errorf("read-only: asked %q, ran %q; want asked once, not run", ask.asked, ran)
+	}
+}
+
+// TestSteeringFilesAlwaysAsk attacks a trusted project as issue 34 did: the
+// model's unasked edits of .claude/settings.json or .dsh/config.toml would
+// plant a hook, or bypass, for the next session. An edit of any file that
+// steers later sessions is asked about in every mode that asks, "always" is
+// never remembered for it, and bypass alone runs it unasked. With
+// --allow-outside, the user's own settings (~/.claude, ~/.config/dsh) too.
+func TestSteeringFilesAlwaysAsk(t *testing.T) {
+	steer := []string{".claude/settings.json", ".dsh/config.toml", ".mcp.json", "AGENTS.md", "sub/CLAUDE.md",
+		".claude/hooks/check.sh", ".agents/skills/x/SKILL.md", ".Claude/commands/x.md", ".claude-plugin/plugin.json",
+		"conf/settings.json", // .claude is a link to conf
+		".claude/settings.json"}
+	plain := []string{"ok.txt", "notes/claude.txt", "sub/AGENTS.md.bak"}
+	for _, tt := range []struct {
+		mode      Mode
+		sandbox   sandbox.Mode
+		wantPlain int // how many of the plain writes are asked about
+		wantSteer int
+	}{
+		{ModeAuto, sandbox.On, 0, len(steer) + 2},
+		{ModeAcceptEdits, sandbox.Off, 0, len(steer) + 2},
+		{ModeDefault, sandbox.Off, 1, len(steer) + 2}, // the first plain write's "always" covers the rest
+		{ModeBypass, sandbox.Off, 0, 0},
+	} {
+		t.Run(string(tt.mode), func(t *testing.T) {
+			e, reg, home := confinedEnv(t, tt.sandbox)
+			// With --allow-outside, the user's own settings, which every
+			// project runs.
+			steer := append(slices.Clone(steer), filepath.Join(home, ".claude", "settings.json"), filepath.Join(home, ".config", "dsh", "config.toml"))
+			if err := os.MkdirAll(filepath.Join(e.dir, "conf"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("conf", filepath.Join(e.dir, ".claude")); err != nil {
+				t.Fatal(err)
+			}
+			var uses []turnFunc
+			var calls []provider.Part
+			for i, p := range append(slices.Clone(plain), steer...) {
+				calls = append(calls, use(fmt.Sprint(i), "write", fmt.Sprintf(`{"path":%q,"content":"x\n"}`, p)))
+			}
+			uses = append(uses, reply(calls...), reply(text("done")))
+			var mu sync.Mutex
+			asked := map[string]int{}
+			permit := func(_ context.Context, req PermissionRequest) (Decision, error) {
+				var args struct{ Path string }
+				if err := json.Unmarshal(req.Args, &args); err != nil {
+					t.Error(err)
+				}
+				mu.Lock()
+				asked[args.Path]++
+				mu.Unlock()
+				return AllowAlways, nil
+			}
+			a := New(Config{Provider: &fakeProvider{turns: uses}, Registry: reg, Log: e.log, Tools: e.tools,
+				Auto: tt.sandbox.Enabled(), Mode: tt.mode, Permit: permit})
+			if _, err := a.Prompt(t.Context(), "go"); err != nil {
+				t.Fatal(err)
+			}
+			gotPlain, gotSteer := 0, 0
+			for _, p := range plain {
+				gotPlain += asked[p]
+			}
+			for _, p := range slices.Compact(slices.Sorted(slices.Values(steer))) {
+				gotSteer += asked[p]
+			}
+			if gotPlain != tt.wantPlain || gotSteer != tt.wantSteer {
+				t.Errorf("asked about %d plain and %d steering writes, want %d and %d: %v", gotPlain, gotSteer, tt.wantPlain, tt.wantSteer, asked)
+			}
+			for _, p := range steer {
+				if !filepath.IsAbs(p) {
+					p = filepath.Join(e.dir, p)
+				}
+				if _, err := os.Stat(p); err != nil {
+					t.Errorf("%s not written after the user allowed it: %v", p, err)
+				}
+			}
+		})
 	}
 }

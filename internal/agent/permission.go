@@ -101,15 +101,26 @@ type risk struct {
 	// gitInternal: a path inside a .git directory, whose config and hooks make
 	// later git commands run programs.
 	gitInternal bool
+	// steering: a file that steers later sessions (see steeringNames), which
+	// an unasked edit could turn into hooks, a wider mode or instructions.
+	steering string
 	// outside: a path outside the workspace (only with --allow-outside).
 	outside bool
 }
+
+// steeringNames are the files and folders, at any depth of a root, that dsh
+// or Claude Code read to configure, instruct or extend later sessions:
+// settings and hooks, custom commands, skills and agents, MCP servers, the
+// instruction files the context builder reads in every directory, plugins.
+var steeringNames = []string{".dsh", ".claude", ".agents", ".claude-plugin", ".mcp.json", "AGENTS.md", "CLAUDE.md"}
 
 // reason says, for the prompt, why a risky call cannot be remembered.
 func (r risk) reason() string {
 	switch {
 	case r.gitInternal:
 		return "it changes a file inside .git/, whose config and hooks can make git run programs"
+	case r.steering != "":
+		return "it changes " + r.steering + ", a file that sets up later sessions: their settings, hooks, tools or instructions"
 	case r.outside:
 		return "it changes a file outside the workspace"
 	}
@@ -138,7 +149,7 @@ func modeGate(m Mode, p tool.Permission, ap tool.Approval, r risk) gate {
 		}
 		return gateRefuse
 	case ModeAcceptEdits:
-		if p == tool.PermEdit && !r.gitInternal {
+		if p == tool.PermEdit && !r.gitInternal && r.steering == "" {
 			return gateRun
 		}
 		return gateAsk
@@ -146,7 +157,7 @@ func modeGate(m Mode, p tool.Permission, ap tool.Approval, r risk) gate {
 		// Only what is confined runs unasked: commands in the sandbox (auto is
 		// only ever in force with it, see Agent.SetMode) and edits of the
 		// workspace; a fetch or an MCP tool reaches past the sandbox.
-		if p == tool.PermEdit && !r.gitInternal && !r.outside || p == tool.PermExecute && ap.Confined && !ap.Opaque {
+		if p == tool.PermEdit && !r.gitInternal && r.steering == "" && !r.outside || p == tool.PermExecute && ap.Confined && !ap.Opaque {
 			return gateRun
 		}
 		return gateAsk
@@ -164,6 +175,18 @@ func (a *Agent) pathRisk(paths []string) risk {
 		return r
 	}
 	ws := a.c.Tools.Workspace
+	// Where each root's own steering files really are: a repository's
+	// .claude may be a link to a folder of another name.
+	var steered []string
+	if len(paths) > 0 {
+		for _, root := range ws.Roots() {
+			for _, n := range steeringNames {
+				if f, err := ws.Locate(filepath.Join(root, n)); err == nil && f.Real() != filepath.Join(root, n) {
+					steered = append(steered, filepath.Clean(f.Real()))
+				}
+			}
+		}
+	}
 	for _, p := range paths {
 		real := p
 		if f, err := ws.Locate(p); err == nil {
@@ -180,8 +203,45 @@ func (a *Agent) pathRisk(paths []string) risk {
 				r.gitInternal = true
 			}
 		}
+		if r.steering == "" {
+			r.steering = steering(ws.Roots(), steered, p, real)
+		}
 	}
 	return r
+}
+
+// steering is the path p as called when it, really at real, is or lies in a
+// file that steers later sessions: by a name of steeringNames at any depth
+// below a root (case-insensitively, as some file systems match names), under
+// where a root's steering name leads (steered), or, outside the workspace
+// (--allow-outside), by such a name anywhere in it or in ~/.config/dsh (the
+// user's own settings and hooks, which every project runs); else "".
+func steering(roots, steered []string, p, real string) string {
+	for _, s := range steered {
+		if real == s || strings.HasPrefix(real, s+string(filepath.Separator)) {
+			return p
+		}
+	}
+	rel := real // outside every root: all of it
+	for _, root := range roots {
+		if r, err := filepath.Rel(root, real); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			rel = r
+			break
+		}
+	}
+	prev := ""
+	for c := range strings.SplitSeq(filepath.ToSlash(rel), "/") {
+		if rel == real && strings.EqualFold(prev, ".config") && strings.EqualFold(c, "dsh") {
+			return p
+		}
+		for _, n := range steeringNames {
+			if strings.EqualFold(c, n) {
+				return p
+			}
+		}
+		prev = c
+	}
+	return ""
 }
 
 // ErrNoSandbox is why the auto mode is refused: commands would run unconfined.

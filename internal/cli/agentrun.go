@@ -221,11 +221,13 @@ func (t *termAsker) ask(p *host.Permission) (d agent.Decision, ok bool) {
 
 func (t *termAsker) decide(p *host.Permission) (agent.Decision, bool) {
 	req := p.Request
-	always := ""
+	always, why := "", ""
 	if ap := req.Approval; ap.Remember && len(ap.Keys) > 0 {
 		always = fmt.Sprintf(", [a] always allow %s", ap.Label)
+	} else if ap.Label != "" {
+		why = " (" + ap.Label + ")" // why it cannot be remembered
 	}
-	fmt.Fprintf(t.io.Err, "Allow %s? [y] once%s, [n] no: ", req.Tool, always)
+	fmt.Fprintf(t.io.Err, "Allow %s?%s [y] once%s, [n] no: ", req.Tool, why, always)
 	select {
 	case <-p.Done():
 		fmt.Fprintln(t.io.Err)

@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/dsh-dev/dsh/internal/sandbox"
 )
 
 // The scripts in testdata/script drive the real dsh command line end to end.
@@ -23,6 +26,12 @@ func TestScripts(t *testing.T) {
 			e.Setenv("NO_COLOR", "1")
 			e.Setenv("HOME", e.WorkDir+"/home")
 			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "sandbox" { // commands can run confined here
+				return sandbox.Check(sandbox.On) == nil, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 	})
 }

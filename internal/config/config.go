@@ -177,28 +177,18 @@ func Load(projectRoot string, getenv func(string) string) (Config, error) {
 				}
 			}
 			// The answer to "Trust this folder?" covers the project's Claude
-			// Code settings too: hooks added to them later are asked about anew.
-			d.sum = withClaudeSettings(d.sum, projectRoot)
+			// Code settings and its hooks' scripts too: hooks added to them, or
+			// a script changed, later are asked about anew.
+			d.sum = trustSum(d.sum, projectRoot, d.hooks)
 			f.SHA256 = d.sum
-			dec, answered := decisions[canonical(projectRoot, getenv)]
-			f.Decided = f.Trusted || (answered && dec.SHA256 == d.sum)
-			if !f.Trusted && answered && dec.Trusted {
-				f.Trusted = dec.SHA256 == d.sum
-				f.Changed = !f.Trusted
-			}
-			if f.Changed {
-				c.Notices = append(c.Notices, fmt.Sprintf("%s changed since you trusted it: its settings that need trust are ignored until you trust it again", path))
-			}
+			c.decide(&f, decisions[canonical(projectRoot, getenv)], "the project's settings ("+path+
+				", .claude/settings.json or a script their hooks run)")
 			c.merge(d, path, f.Trusted, mcp)
-		} else if sum := withClaudeSettings("", projectRoot); sum != "" {
+		} else if sum := trustSum("", projectRoot, nil); sum != "" {
 			// Only Claude Code's settings: their hooks are asked about as a
 			// config.toml's settings are, by their hash.
 			f.Claude, f.SHA256 = true, sum
-			dec, answered := decisions[canonical(projectRoot, getenv)]
-			f.Decided = f.Trusted || (answered && dec.SHA256 == sum)
-			if !f.Trusted && answered && dec.Trusted {
-				f.Trusted = dec.SHA256 == sum
-			}
+			c.decide(&f, decisions[canonical(projectRoot, getenv)], "the project's Claude Code settings (.claude/settings.json or a script its hooks run)")
 		} else {
 			// Neither: the answer is about the folder itself (its language
 			// servers), given while it had no such file.
@@ -217,6 +207,21 @@ func Load(projectRoot string, getenv func(string) string) (Config, error) {
 	}
 	c.resolve()
 	return c, nil
+}
+
+// decide applies the user's answer dec (zero: none) to the project file f,
+// whose hash sum is set: an answer holds for the files it was given for, and
+// a trusted project whose files changed since is untrusted, and told so.
+func (c *Config) decide(f *File, dec Decision, what string) {
+	answered := dec.SHA256 != ""
+	f.Decided = f.Trusted || (answered && dec.SHA256 == f.SHA256)
+	if !f.Trusted && answered && dec.Trusted {
+		f.Trusted = dec.SHA256 == f.SHA256
+		f.Changed = !f.Trusted
+	}
+	if f.Changed {
+		c.Notices = append(c.Notices, fmt.Sprintf("%s changed since you trusted it: what needs trust is ignored until you trust it again", what))
+	}
 }
 
 // UserPath is the user's configuration file: $XDG_CONFIG_HOME/dsh/config.toml,

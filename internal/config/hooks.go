@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -149,12 +150,18 @@ func claudeHooks(path, root string) ([]Hook, []string, error) {
 // claudeProjectFiles are the project's Claude Code settings dsh reads hooks from.
 var claudeProjectFiles = []string{"settings.json", "settings.local.json"}
 
-// withClaudeSettings is the project file's hash sum, made to cover the
-// project's Claude Code settings when it has any (else unchanged): trusting
-// the project is trusting both, and a change of either asks again.
-func withClaudeSettings(sum, root string) string {
+// trustSum is the project file's hash sum (sum, "" without one), made to
+// cover what trusting the project lets run: its Claude Code settings when it
+// has any, and the scripts in the workspace that the hooks of either name
+// (hooks are the config.toml's). Trusting the project is trusting all of
+// them, and a change of any asks again. Without any, sum is unchanged.
+func trustSum(sum, root string, hooks []Hook) string {
 	h := sha256.New()
 	found := false
+	var commands []string
+	for _, hk := range hooks {
+		commands = append(commands, hk.Command)
+	}
 	for _, name := range claudeProjectFiles {
 		b, _, err := workspace.ReadProjectFile(root, filepath.Join(".claude", name), maxFileSize)
 		if err != nil {
@@ -163,12 +170,73 @@ func withClaudeSettings(sum, root string) string {
 		found = true
 		fmt.Fprintf(h, "%s %d\n", name, len(b))
 		h.Write(b)
+		var s claudeSettings
+		if json.Unmarshal(b, &s) == nil {
+			for _, groups := range s.Hooks {
+				for _, g := range groups {
+					for _, hk := range g.Hooks {
+						commands = append(commands, hk.Command)
+					}
+				}
+			}
+		}
+	}
+	for _, rel := range hookScripts(root, commands) {
+		b, more, err := workspace.ReadProjectFile(root, rel, maxFileSize)
+		if err != nil {
+			continue // no such file, or not one a hook could run
+		}
+		found = true
+		fmt.Fprintf(h, "script %s %d %v\n", rel, len(b), more)
+		h.Write(b)
 	}
 	if !found {
 		return sum
 	}
 	fmt.Fprintf(h, "config.toml %s\n", sum)
 	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
+// maxHookWords bounds the words of hook commands looked up as files.
+const maxHookWords = 256
+
+// hookScripts are the files inside root that hook commands may name, relative
+// to root, sorted: every word of a command (hooks run in root, with
+// CLAUDE_PROJECT_DIR set to it), quotes dropped, that stays inside root.
+// Words that name no file are left to the caller's read, which fails.
+func hookScripts(root string, commands []string) []string {
+	seen := map[string]bool{}
+	n := 0
+	for _, c := range commands {
+		words := strings.FieldsFunc(c, func(r rune) bool { return strings.ContainsRune(" \t\n;&|()<>`", r) })
+		for _, w := range words {
+			if n++; n > maxHookWords {
+				break
+			}
+			w = strings.NewReplacer(`"`, "", "'", "").Replace(w)
+			for _, v := range []string{"${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR"} {
+				if rest, ok := strings.CutPrefix(w, v); ok {
+					w = root + rest
+				}
+			}
+			if w == "" || strings.ContainsAny(w, "$*?[~=") || strings.HasPrefix(w, "-") {
+				continue
+			}
+			if filepath.IsAbs(w) {
+				r, err := filepath.Rel(root, w)
+				if err != nil {
+					continue
+				}
+				w = r
+			}
+			w = filepath.Clean(w)
+			if w == "." || w == ".." || strings.HasPrefix(w, "../") {
+				continue
+			}
+			seen[w] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // claudeUserSettings is the user's Claude Code settings file ("" without HOME).
@@ -185,6 +253,11 @@ func claudeUserSettings(getenv func(string) string) string {
 func (c *Config) loadHooks(projectRoot string, trusted bool) error {
 	add := func(path, root string) error {
 		hs, notes, err := claudeHooks(path, root)
+		if err != nil && root != "" {
+			// A repository's file must not stop dsh from starting in it.
+			c.Notices = append(c.Notices, fmt.Sprintf("%v; its hooks are ignored", err))
+			return nil
+		}
 		if err != nil {
 			return err
 		}

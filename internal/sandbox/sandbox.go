@@ -55,6 +55,9 @@ type Policy struct {
 	Protect []string `json:"protect,omitempty"`
 	// Env points the command's caches at the workspace's own (see caches).
 	Env []string `json:"env,omitempty"`
+	// Hide are the real paths of the user's dsh files that a command may not
+	// read (see secrets).
+	Hide []string `json:"hide,omitempty"`
 }
 
 // protected are the workspace's paths a command could use to run programs
@@ -62,7 +65,7 @@ type Policy struct {
 // configs from a plain git status) or to instruct dsh and other agents.
 var protected = []string{
 	".git/config", ".git/config.worktree", ".git/hooks", ".git/modules", ".gitmodules",
-	".dsh", ".claude", "AGENTS.md", "CLAUDE.md",
+	".dsh", ".claude", ".agents", ".mcp.json", "AGENTS.md", "CLAUDE.md",
 }
 
 // caches are the variables that point tools at their caches, and where each
@@ -118,7 +121,40 @@ func NewPolicy(mode Mode, workspace string, getenv func(string) string) *Policy 
 		}
 		p.Env = append(p.Env, "GOPROXY="+goproxy(getenv))
 	}
+	p.Hide = p.secrets(getenv)
 	return p
+}
+
+// secrets are the user's dsh folder ($XDG_CONFIG_HOME/dsh, else
+// ~/.config/dsh), symlinks resolved: it holds the API keys dsh keeps
+// (credentials) and the user's config.toml, whose MCP servers' headers and
+// environment hold tokens. A command reading it would hand them to the model.
+// When a writable folder lies inside it (dsh started there), the folder stays
+// and its two secret files are hidden instead.
+func (p *Policy) secrets(getenv func(string) string) []string {
+	dir := ""
+	if x := getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
+		dir = filepath.Join(x, "dsh")
+	} else if h := getenv("HOME"); filepath.IsAbs(h) {
+		dir = filepath.Join(h, ".config", "dsh")
+	}
+	if dir == "" {
+		return nil
+	}
+	dir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil // nothing there to hide
+	}
+	if !slices.ContainsFunc(p.Write, func(w string) bool { return w == dir || strings.HasPrefix(w, dir+"/") }) {
+		return []string{dir}
+	}
+	var files []string
+	for _, name := range []string{"credentials", "config.toml"} {
+		if f, err := filepath.EvalSymlinks(filepath.Join(dir, name)); err == nil {
+			files = append(files, f)
+		}
+	}
+	return files
 }
 
 // cacheRoot is the workspace's own cache directory, "" without a home. It is
@@ -187,9 +223,12 @@ func (p *Policy) Allows(path string) bool {
 // Describe says in a sentence what a command in the sandbox may do.
 func (p *Policy) Describe() string {
 	s := "Sandboxed commands can read everywhere but write only in " + strings.Join(p.Write, ", ") +
-		" (not git's config and hooks, .dsh, .claude, AGENTS.md or CLAUDE.md)"
+		" (not git's config and hooks, .dsh, .claude, .agents, .mcp.json, AGENTS.md or CLAUDE.md)"
 	if !p.Network {
 		s += ", and cannot open network connections"
+	}
+	if len(p.Hide) > 0 {
+		s += "; dsh's own keys and settings read as empty"
 	}
 	return s + "."
 }

@@ -5,10 +5,14 @@
 package secretenv
 
 import (
+	"io"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // The rule, by name (upper-cased and split into words at "_") and by value. A
@@ -21,8 +25,8 @@ var (
 	secretLastWords = []string{"PAT", "PWD", "DSN", "SESSION"}
 	// secretWords are secret anywhere in a name: CI_JOB_JWT_V2, SLACK_WEBHOOK_URL,
 	// TOKEN_GITHUB, GCP_CREDENTIALS_JSON, PRIVATE_KEY_PEM, SESSION_COOKIE, DB_PASS,
-	// LDAP_BIND_PW.
-	secretWords = []string{"JWT", "WEBHOOK", "WEBHOOKS", "SECRETS", "KEY", "KEYS", "APIKEY", "TOKEN", "TOKENS",
+	// LDAP_BIND_PW, GOOGLE_CLOUD_KEYFILE_JSON.
+	secretWords = []string{"JWT", "WEBHOOK", "WEBHOOKS", "SECRETS", "KEY", "KEYS", "KEYFILE", "APIKEY", "TOKEN", "TOKENS",
 		"CREDENTIALS", "CREDENTIAL", "CREDS", "PASSPHRASE", "PRIVATE", "COOKIE", "COOKIES", "PASS", "PW"}
 	// secretSubstrings are secret inside a word too: PGPASSWORD, NPM_CONFIG__AUTH,
 	// SSH_AUTH_SOCK, DOCKER_AUTH_CONFIG, NGROK_AUTHTOKEN.
@@ -50,7 +54,14 @@ var (
 	// credentialConfig is a config file's text held in a variable: an .npmrc with
 	// "//registry/:_authToken=…", "_auth=", "_password=".
 	credentialConfig = lazyRegexp(`(?i)(^|[\s:])_(authToken|auth|password)\s*=`)
+	// keyMarkers are what a key's own text holds: a service account's or an
+	// OAuth client's JSON, a PEM private key.
+	keyMarkers = []string{`"private_key"`, `"client_secret"`, `"refresh_token"`, "PRIVATE KEY-----"}
 )
+
+// maxKeyFile bounds what is read of a file a variable names: a key file is a
+// few kilobytes.
+const maxKeyFile = 1 << 20
 
 // Secret reports whether the environment variable name=value is a credential.
 func Secret(name, value string) bool {
@@ -100,6 +111,9 @@ func secretValue(v string) bool {
 	if strings.ContainsAny(v, "@=") && (credentialDSN().MatchString(v) || credentialConfig().MatchString(v)) {
 		return true
 	}
+	if holdsKey(v) || keyFile(v) {
+		return true
+	}
 	if !strings.Contains(v, "://") {
 		return false // the common case, cheaply
 	}
@@ -112,4 +126,28 @@ func secretValue(v string) bool {
 		}
 	}
 	return false
+}
+
+func holdsKey(s string) bool {
+	return slices.ContainsFunc(keyMarkers, func(m string) bool { return strings.Contains(s, m) })
+}
+
+// keyFile reports whether v names a JSON file that holds a key, as
+// GOOGLE_APPLICATION_CREDENTIALS does under any name: a command given the
+// variable knows where the key is. Only a regular file is read, capped, and
+// without waiting on a FIFO.
+func keyFile(v string) bool {
+	if !filepath.IsAbs(v) || !strings.HasSuffix(strings.ToLower(v), ".json") {
+		return false
+	}
+	f, err := os.OpenFile(v, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return false
+	}
+	defer func() { _ = f.Close() }()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, maxKeyFile))
+	return holdsKey(string(b))
 }

@@ -1,6 +1,11 @@
 package secretenv
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
 
 // TestSecret attacks the rule with the credential names of issue 12 (the 13 the
 // old rule missed first) and with harmless variables that must survive.
@@ -68,6 +73,11 @@ func TestSecret(t *testing.T) {
 		{"DB_CREDS", "x", true},
 		{"SIGNING_KEYS", "x", true},
 		{"GH_PASS_FILE", "/p", true},
+		// Issue 34: JSON keys in a variable whatever its name.
+		{"GOOGLE_CLOUD_KEYFILE_JSON", `{"type": "service_account"}`, true},
+		{"TF_VAR_sa", `{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\nMII"}`, true},
+		{"CLOUDSDK_CONFIG_BLOB", `{"installed": {"client_id": "x", "client_secret": "y"}}`, true},
+		{"SIGNER", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Bl", true},
 		// Harmless: must reach commands.
 		{"PATH", "/usr/bin:/bin", false},
 		{"HOME", "/home/u", false},
@@ -104,9 +114,49 @@ func TestSecret(t *testing.T) {
 		{"GOPROXY", "https://proxy.golang.org,direct", false},
 		{"LS_COLORS", "rs=0:di=01;34:ln=01;36", false},
 		{"MAKEFLAGS", "-j4 V=1", false},
+		{"NODE_OPTIONS", `--require ./hook.js`, false},
+		{"APP_CONFIG", `{"port": 8080, "debug": true}`, false},
 	} {
 		if got := Secret(tc.name, tc.value); got != tc.secret {
 			t.Errorf("Secret(%q, %q) = %v, want %v", tc.name, tc.value, got, tc.secret)
+		}
+	}
+}
+
+// TestSecretKeyFile: a variable naming a JSON key file (a service account's,
+// an OAuth client's) is a secret whatever its name; one naming any other JSON
+// file, a FIFO or nothing is not, and reading it never blocks.
+func TestSecretKeyFile(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"sa.json":       `{"type": "service_account", "project_id": "p", "private_key": "-----BEGIN PRIVATE KEY-----\nMII"}`,
+		"client.JSON":   `{"web": {"client_id": "x", "client_secret": "y"}}`,
+		"tsconfig.json": `{"compilerOptions": {"strict": true}}`,
+		"sa.txt":        `{"private_key": "x"}`, // not named as JSON: not read
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fifo := filepath.Join(dir, "pipe.json")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		value  string
+		secret bool
+	}{
+		{filepath.Join(dir, "sa.json"), true},
+		{filepath.Join(dir, "client.JSON"), true},
+		{filepath.Join(dir, "tsconfig.json"), false},
+		{filepath.Join(dir, "sa.txt"), false},
+		{fifo, false},
+		{filepath.Join(dir, "missing.json"), false},
+		{"sa.json", false}, // relative: not looked up
+	} {
+		if got := Secret("MY_SETTINGS", tc.value); got != tc.secret {
+			t.Errorf("Secret(MY_SETTINGS=%s) = %v, want %v", tc.value, got, tc.secret)
 		}
 	}
 }

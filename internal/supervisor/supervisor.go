@@ -272,7 +272,7 @@ func (sp *spare) send(s Spec, stay bool) error {
 	c := entry.Config{Path: s.Path, Args: s.Args, Dir: s.Dir, Env: s.Env, Grace: s.Grace, Drain: s.Drain,
 		Mounted: sp.mounted, Stay: stay}
 	if s.Sandbox != nil {
-		c.Sandbox = &confine.Rules{Write: s.Sandbox.Write, Network: s.Sandbox.Network, Protect: s.Sandbox.Protect}
+		c.Sandbox = &confine.Rules{Write: s.Sandbox.Write, Network: s.Sandbox.Network, Protect: s.Sandbox.Protect, Hide: s.Sandbox.Hide}
 		c.Env = append(slices.Clip(c.Env), s.Sandbox.Env...)
 	}
 	// In the order the supervisor takes them (entry.Config.Extra).

@@ -276,7 +276,8 @@ type Approval struct {
 	// (a fetch): the plan mode asks about them rather than refusing them.
 	ReadsOnly bool
 	// Paths are the files the call changes, as the call names them. The
-	// permission step asks about a path inside a .git directory in every mode
+	// permission step asks about a path inside a .git directory, and one
+	// that steers later sessions (.claude, .dsh, AGENTS.md…), in every mode
 	// that may ask, and, in the auto mode, about one outside the workspace.
 	Paths []string
 }

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 const (
@@ -35,13 +37,15 @@ const (
 // Replace replaces the file with what fill writes, so that a reader sees the old
 // content or the new, never a torn mix, and a crash leaves the old file: fill
 // streams into a locked temporary file in the same directory, which is synced
-// and renamed over the file. Creating, filling and renaming all happen inside
-// one opened directory, so the new file lands exactly beside its temporary one.
-// An existing file keeps its mode; a new one gets the usual 0666 less the umask,
-// and its missing parent directories are created. The first write to a
-// directory removes the temporary files that interrupted writes (a kill -9 of an
-// earlier dsh) left there; later ones in the same workspace skip the scan, since
-// a write of this process removes its own temporary file when it fails.
+// and renamed over the file. The temporary file has no name while it is filled
+// (where the file system allows), so a kill -9 then leaves nothing behind.
+// Creating, filling and renaming all happen inside one opened directory, so the
+// new file lands exactly beside its temporary one. An existing file keeps its
+// mode; a new one gets the usual 0666 less the umask, and its missing parent
+// directories are created. The first write to a directory removes the
+// temporary files that interrupted writes (a kill -9 of an earlier dsh) left
+// there; later ones in the same workspace skip the scan, since a write of this
+// process removes its own temporary file when it fails.
 // Replace returns the new file's description.
 func (f File) Replace(fill func(io.Writer) error) (fs.FileInfo, error) {
 	dir, name := filepath.Dir(f.rel), filepath.Base(f.rel)
@@ -73,21 +77,11 @@ func (f File) Replace(fill func(io.Writer) error) (fs.FileInfo, error) {
 	if _, seen := f.w.swept.LoadOrStore(dir, true); !seen {
 		removeStaleTemps(d)
 	}
-	tmp, tmpName, err := createTemp(d, name, perm.Perm())
+	err = replaceUnnamed(d, name, keep, perm, fill)
+	if errors.Is(err, errNoUnnamed) {
+		err = replaceNamed(d, name, keep, perm, fill)
+	}
 	if err != nil {
-		return nil, err
-	}
-	if err := fillTemp(tmp, keep, perm, fill); err != nil {
-		_ = tmp.Close()
-		_ = d.Remove(tmpName)
-		return nil, err
-	}
-	if err := tmp.Close(); err != nil {
-		_ = d.Remove(tmpName)
-		return nil, err
-	}
-	if err := d.Rename(tmpName, name); err != nil {
-		_ = d.Remove(tmpName)
 		return nil, err
 	}
 	// Make the rename itself durable; a directory that cannot be synced (some
@@ -97,6 +91,81 @@ func (f File) Replace(fill func(io.Writer) error) (fs.FileInfo, error) {
 		_ = dh.Close()
 	}
 	return d.Lstat(name)
+}
+
+// errNoUnnamed: the file system (or a missing /proc) cannot give a file its
+// name after it is written.
+var errNoUnnamed = errors.New("no unnamed temporary files here")
+
+// replaceUnnamed fills a file that has no name yet (O_TMPFILE), so that a
+// kill -9 while it is written leaves nothing behind, then links it under a
+// temporary name and renames that over name: only a kill in the instant
+// between those two calls leaves a temporary file, for the next write's sweep.
+func replaceUnnamed(d *os.Root, name string, keep bool, perm os.FileMode, fill func(io.Writer) error) error {
+	dh, err := d.Open(".")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = dh.Close() }()
+	dfd := int(dh.Fd())
+	fd, err := unix.Openat(dfd, ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, uint32(perm.Perm()))
+	if err != nil {
+		if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EINVAL) {
+			return errNoUnnamed
+		}
+		return err
+	}
+	tmp := os.NewFile(uintptr(fd), name)
+	defer func() { _ = tmp.Close() }()
+	proc := fmt.Sprintf("/proc/self/fd/%d", fd)
+	if _, err := os.Lstat(proc); err != nil {
+		return errNoUnnamed // no /proc to link it through
+	}
+	// Locked before it has a name, so the sweep never takes it for stale.
+	if err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return fmt.Errorf("lock the new %s: %w", name, err)
+	}
+	if err := fillTemp(tmp, keep, perm, fill); err != nil {
+		return err
+	}
+	for range 100 {
+		tmpName := tempName(name)
+		err := unix.Linkat(unix.AT_FDCWD, proc, dfd, tmpName, unix.AT_SYMLINK_FOLLOW)
+		if errors.Is(err, unix.EEXIST) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := d.Rename(tmpName, name); err != nil {
+			_ = d.Remove(tmpName)
+			return err
+		}
+		return nil
+	}
+	return errors.New("cannot name the new file")
+}
+
+// replaceNamed fills a named, locked temporary file and renames it over name.
+func replaceNamed(d *os.Root, name string, keep bool, perm os.FileMode, fill func(io.Writer) error) error {
+	tmp, tmpName, err := createTemp(d, name, perm.Perm())
+	if err != nil {
+		return err
+	}
+	if err := fillTemp(tmp, keep, perm, fill); err != nil {
+		_ = tmp.Close()
+		_ = d.Remove(tmpName)
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		_ = d.Remove(tmpName)
+		return err
+	}
+	if err := d.Rename(tmpName, name); err != nil {
+		_ = d.Remove(tmpName)
+		return err
+	}
+	return nil
 }
 
 func fillTemp(f *os.File, keep bool, perm os.FileMode, fill func(io.Writer) error) error {
@@ -129,11 +198,8 @@ var writers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, replac
 // createTemp creates a new hidden file .NAME.<16 hex>.dsh-tmp in d and locks it
 // for as long as it is open, which tells removeStaleTemps it is in use.
 func createTemp(d *os.Root, base string, perm os.FileMode) (*os.File, string, error) {
-	if len(base) > 200 { // stay under NAME_MAX with the suffix
-		base = base[:200]
-	}
 	for range 100 {
-		name := fmt.Sprintf(".%s.%016x%s", base, rand.Uint64(), tempSuffix)
+		name := tempName(base)
 		f, err := d.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 		if errors.Is(err, fs.ErrExist) {
 			continue
@@ -149,6 +215,14 @@ func createTemp(d *os.Root, base string, perm os.FileMode) (*os.File, string, er
 		return f, name, nil
 	}
 	return nil, "", errors.New("cannot create a temporary file")
+}
+
+// tempName is a new name .NAME.<16 hex>.dsh-tmp for a temporary file of base.
+func tempName(base string) string {
+	if len(base) > 200 { // stay under NAME_MAX with the suffix
+		base = base[:200]
+	}
+	return fmt.Sprintf(".%s.%016x%s", base, rand.Uint64(), tempSuffix)
 }
 
 // isTempName reports whether name has the shape createTemp gives.

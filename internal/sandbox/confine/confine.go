@@ -24,6 +24,9 @@ type Rules struct {
 	Network bool
 	// Protect are paths inside Write that stay read-only (see Mount).
 	Protect []string
+	// Hide are the user's secret files and folders, which the command may
+	// not even read: each appears empty (see Mount).
+	Hide []string
 }
 
 // WritableDevices are the device files commands may open for writing. The
@@ -116,6 +119,24 @@ func (r Rules) Mount() error {
 		}
 		if err := setattr(p, mountAttrRdonly, 0, atRecursive); err != nil {
 			return fail("protect "+p, err)
+		}
+	}
+	// Last, over whatever is writable or protected: an empty read-only
+	// folder over each secret folder, the empty /dev/null over each file.
+	for _, h := range r.Hide {
+		var err error
+		switch kind(h) {
+		case syscall.S_IFDIR:
+			err = syscall.Mount("tmpfs", h, "tmpfs", syscall.MS_RDONLY|syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, "size=4k,mode=0500")
+		case syscall.S_IFREG:
+			if err = syscall.Mount("/dev/null", h, "", syscall.MS_BIND, ""); err == nil {
+				err = setattr(h, mountAttrRdonly, 0, 0)
+			}
+		default:
+			continue // absent, or a link: the policy names real paths
+		}
+		if err != nil {
+			return fail("hide "+h, err)
 		}
 	}
 	// The working directory still refers to the mount below the new ones.

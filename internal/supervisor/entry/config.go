@@ -26,6 +26,7 @@ func (c Config) Encode() string {
 		e.strs(c.Sandbox.Write)
 		e.bool(c.Sandbox.Network)
 		e.strs(c.Sandbox.Protect)
+		e.strs(c.Sandbox.Hide)
 	}
 	e.bool(c.Mounted)
 	e.bool(c.Stay)
@@ -45,7 +46,7 @@ func Decode(s string) (c Config, ok bool) {
 	c.Grace = time.Duration(d.int())
 	c.Drain = time.Duration(d.int())
 	if d.bool() {
-		c.Sandbox = &confine.Rules{Write: d.strs(), Network: d.bool(), Protect: d.strs()}
+		c.Sandbox = &confine.Rules{Write: d.strs(), Network: d.bool(), Protect: d.strs(), Hide: d.strs()}
 	}
 	c.Mounted = d.bool()
 	c.Stay = d.bool()

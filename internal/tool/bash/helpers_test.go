@@ -34,7 +34,12 @@ type fixture struct {
 
 func newFixture(t *testing.T, opts ...Options) *fixture {
 	t.Helper()
-	root := t.TempDir()
+	return fixtureAt(t, t.TempDir(), opts...)
+}
+
+// fixtureAt is newFixture with its workspace at root.
+func fixtureAt(t *testing.T, root string, opts ...Options) *fixture {
+	t.Helper()
 	ws, err := workspace.New(root, false)
 	if err != nil {
 		t.Fatal(err)

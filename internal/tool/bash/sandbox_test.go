@@ -221,3 +221,69 @@ func TestSandboxAdditionalRoots(t *testing.T) {
 		t.Errorf("the additional root was not written: %q %v", b, err)
 	}
 }
+
+// TestSandboxHidesDshSecrets attacks the saved key as issue 34 did: `cat
+// $XDG_CONFIG_HOME/dsh/credentials` ran unasked in auto mode and the key
+// reached the model. In the sandbox, the user's dsh folder (the API keys, and
+// config.toml with MCP servers' tokens) reads as empty wherever it is: outside
+// the write set, inside it, behind a link, or around the workspace itself.
+// Unsandboxed, the same command reads both (the control).
+func TestSandboxHidesDshSecrets(t *testing.T) {
+	needSandbox(t, sandbox.On)
+	for _, tc := range []struct {
+		name string
+		// config returns XDG_CONFIG_HOME and the workspace.
+		config func(tmp, outside string) (string, string)
+	}{
+		{"outside the write set", func(_, outside string) (string, string) { return outside, "" }},
+		{"in the temp directory", func(tmp, _ string) (string, string) { return filepath.Join(tmp, "cfg"), "" }},
+		{"behind a link", func(tmp, outside string) (string, string) {
+			mustMkdir(t, filepath.Join(outside, "real"))
+			mustMkdir(t, filepath.Join(tmp, "cfg"))
+			if err := os.Symlink(filepath.Join(outside, "real"), filepath.Join(tmp, "cfg", "dsh")); err != nil {
+				t.Fatal(err)
+			}
+			return filepath.Join(tmp, "cfg"), ""
+		}},
+		{"around the workspace", func(_, outside string) (string, string) {
+			return outside, filepath.Join(outside, "dsh", "project")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tmp, _, _, outside := sandboxDirs(t)
+			cfg, root := tc.config(tmp, outside)
+			t.Setenv("XDG_CONFIG_HOME", cfg)
+			dir := filepath.Join(cfg, "dsh")
+			mustMkdir(t, dir)
+			for name, text := range map[string]string{"credentials": "ANTHROPIC_API_KEY=sk-ant-SECRETKEY\n",
+				"config.toml": "[mcp.gh]\nurl = \"http://127.0.0.1:9\"\nheaders = { Authorization = \"Bearer MCPTOKEN\" }\n"} {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			command := fmt.Sprintf("cat %[1]s/credentials; cat %[1]s/config.toml; ls %[1]s; echo end", dir)
+			for _, mode := range []sandbox.Mode{sandbox.Off, sandbox.On} {
+				f := newFixture(t, Options{Sandbox: mode})
+				if root != "" {
+					mustMkdir(t, root)
+					f = fixtureAt(t, root, Options{Sandbox: mode})
+				}
+				out := f.terminal("", f.bash(command)).Output
+				read := strings.Contains(out, "SECRETKEY") || strings.Contains(out, "MCPTOKEN")
+				if mode == sandbox.Off && !read {
+					t.Fatalf("the control did not read the secrets:\n%s", out)
+				}
+				if mode == sandbox.On && (read || !strings.Contains(out, "end")) {
+					t.Errorf("a sandboxed command read the secrets (or did not run):\n%s", out)
+				}
+			}
+		})
+	}
+}
+
+func mustMkdir(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+}
