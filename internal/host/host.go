@@ -96,6 +96,9 @@ type Options struct {
 	Sandbox sandbox.Mode
 	// SafeCommands are the user's additions to the commands that run unasked.
 	SafeCommands []string
+	// CheckpointExclude are the user's gitignore patterns of files that
+	// checkpoints never copy.
+	CheckpointExclude []string
 	// LSP configures the language servers that check the file tools' changes.
 	LSP lsp.Config
 	// Hooks are the user's hook commands (Claude Code's events), run in the
