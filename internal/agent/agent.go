@@ -725,6 +725,7 @@ func (a *Agent) env(t *turnState, c call) tool.Env {
 			return a.SetMode(mode)
 		},
 		AutoMode: a.c.Auto,
+		Mode:     string(a.Mode()),
 	}
 	if a.c.Ask != nil {
 		env.Ask = func(ctx context.Context, q tool.Question) (card.Answer, error) {

@@ -222,6 +222,8 @@ type Env struct {
 	// AutoMode says that the session may switch to the auto mode: its commands
 	// run in the sandbox.
 	AutoMode bool
+	// Mode is the session's permission mode when the call was permitted.
+	Mode string
 }
 
 // Question is what a tool asks the user: a text and the choices it offers;
