@@ -166,6 +166,16 @@ type Session struct {
 	undo undoState
 
 	hooksStarted bool // the SessionStart hooks ran (guarded by mu)
+
+	// kids are the subagents running now, whose mode follows this session's
+	// (mode is the last one logged, "" before any); slots bound how many run
+	// at once.
+	kids struct {
+		sync.Mutex
+		m    map[*Session]struct{}
+		mode agent.Mode
+	}
+	slots chan struct{}
 }
 
 func (o *Options) normalize() {
@@ -299,12 +309,12 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 	}
 	sk, err := skills.All(o.SkillDirs)
 	if err != nil {
-		o.Warn("skills not offered: " + err.Error())
+		o.Warn("skills: " + err.Error())
 	}
 	var ag []agents.Agent
 	if o.sub == nil {
 		if ag, err = agents.All(o.AgentDirs); err != nil {
-			o.Warn("agents not offered: " + err.Error())
+			o.Warn("custom agents: " + err.Error())
 		}
 	}
 	var reg *tool.Registry
@@ -317,6 +327,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 	s := &Session{o: o, ws: ws, log: log, reg: reg, tools: tool.NewSession(id, ws), bus: newBus(), notes: notes, skills: sk, agents: ag, mcp: o.servers}
 	if o.sub == nil {
 		s.tools.Subagents = subagents{s}
+		s.slots = make(chan struct{}, maxSubagents)
 	}
 	skill.Offer(s.tools, sk)
 	s.tools.Files = o.Files
@@ -621,7 +632,11 @@ func closeAll(cs []io.Closer) error {
 type recorder struct{ s *Session }
 
 func (r recorder) Put(rec session.Record) (session.Record, error) {
-	return r.s.put(rec)
+	out, err := r.s.put(rec)
+	if err == nil && out.Type == session.TypeMode {
+		r.s.modeToKids(agent.Mode(out.Mode))
+	}
+	return out, err
 }
 
 // hostProvider resolves the provider lazily and tells subscribers when a model
