@@ -82,6 +82,9 @@ type Store struct {
 		tree string
 		fi   os.FileInfo
 	}
+	// swept says the index was cleared of what it holds and must not (only
+	// the running snapshot reads or writes it).
+	swept bool
 }
 
 // flight is one snapshot and the callers waiting for it.
@@ -227,6 +230,20 @@ func (s *Store) snapshot() (Snapshot, error) {
 	}
 	var paths, gone []byte
 	seen := map[string]bool{}
+	if !s.swept {
+		held, err := s.sweep(ctx)
+		if err != nil {
+			return Snapshot{}, s.bound(ctx, err)
+		}
+		for _, p := range held {
+			seen[p] = true
+			gone = append(append(gone, p...), 0)
+			if Secret(p) {
+				snap.Secrets = append(snap.Secrets, p)
+			}
+		}
+		s.swept = true
+	}
 	for p := range strings.SplitSeq(strings.TrimSuffix(string(out), "\x00"), "\x00") {
 		// A nested repository lists as its directory; its files are its own.
 		if p == "" || strings.HasSuffix(p, "/") || seen[p] {
@@ -273,6 +290,33 @@ func (s *Store) snapshot() (Snapshot, error) {
 		s.last.fi = fi
 	}
 	return snap, nil
+}
+
+// sweep lists what the index holds from earlier snapshots (an index seeded
+// from another session's, or written before a rule) that it must not: files
+// named like secrets, and files the ignore rules cover now — git keeps
+// snapshotting a file it holds, whatever the rules say since.
+func (s *Store) sweep(ctx context.Context) ([]string, error) {
+	var out []string
+	held, err := s.run(ctx, nil, "ls-files", "-z", "--cached")
+	if err != nil {
+		return nil, err
+	}
+	for p := range strings.SplitSeq(strings.TrimSuffix(string(held), "\x00"), "\x00") {
+		if p != "" && Secret(p) {
+			out = append(out, p)
+		}
+	}
+	ignored, err := s.run(ctx, nil, "ls-files", "-z", "--cached", "--ignored", "--exclude-standard")
+	if err != nil {
+		return nil, err
+	}
+	for p := range strings.SplitSeq(strings.TrimSuffix(string(ignored), "\x00"), "\x00") {
+		if p != "" && !Secret(p) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
 // sameFile reports whether a and b are one file, unchanged between the two.

@@ -401,3 +401,36 @@ func TestSecretsStayOut(t *testing.T) {
 		t.Errorf("an unchanged workspace gave %s, then %s", sn.Tree, again)
 	}
 }
+
+// What an index already holds from before (a seeded index, or one written
+// before a rule) is swept out: a secret, and a file the user's patterns now
+// leave out.
+func TestIndexIsSweptOfWhatItMustNotHold(t *testing.T) {
+	root := t.TempDir()
+	for _, f := range []string{"a.txt", ".env", "data/x.db"} {
+		write(t, root, f, "x\n")
+	}
+	dir := filepath.Join(t.TempDir(), "store")
+	old, err := Open(dir, root, "s1", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As an older dsh did: everything added.
+	if _, err := old.run(context.Background(), []byte("a.txt\x00.env\x00data/x.db\x00"), "update-index", "-z", "--add", "--stdin"); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(dir, root, "s1", Options{Ignore: []string{"*.db"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sn, err := s.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := treePaths(t, s, sn.Tree), []string{"a.txt"}; !slices.Equal(got, want) {
+		t.Errorf("the tree holds %q, want %q", got, want)
+	}
+	if !slices.Equal(sn.Secrets, []string{".env"}) {
+		t.Errorf("secrets = %q", sn.Secrets)
+	}
+}
