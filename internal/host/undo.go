@@ -155,9 +155,13 @@ func (s *Session) checkpoint(ctx context.Context, prompt int, phase string) {
 // they could not use.
 func (s *Session) tellLeftOut(snap checkpoint.Snapshot) {
 	var msg []string
-	if len(snap.Secrets) > 0 {
-		msg = append(msg, fmt.Sprintf("Checkpoints leave out %s: the names say secrets, which are not copied out of the workspace (undo cannot restore them); checkpoint_exclude in config.toml leaves out more.",
-			strings.Join(snap.Secrets, ", ")))
+	if n := len(snap.Secrets); n > 0 {
+		names := strings.Join(snap.Secrets[:min(n, 5)], ", ")
+		if n > 5 {
+			names += fmt.Sprintf(" and %d more", n-5)
+		}
+		msg = append(msg, "Checkpoints leave out "+names+": files named like secrets are not copied out of the workspace, "+
+			"so undo cannot restore them (checkpoint_exclude in config.toml leaves out more).")
 	}
 	if snap.Notice != "" {
 		msg = append(msg, snap.Notice)

@@ -334,3 +334,46 @@ func equal(a, b map[string]string) bool {
 	}
 	return true
 }
+
+// A secret the snapshots leave out is said once, not at every snapshot, and
+// is not in them.
+func TestCheckpointsTellSecretsOnce(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir()
+	put(t, root, "a.txt", "a\n")
+	put(t, root, ".env", "KEY=1\n")
+	p := scripted(t, `{"turns": [{"text": "one"}, {"text": "two"}]}`)
+	o := options(t, root, dir, p)
+	var mu sync.Mutex
+	var warned []string
+	o.Warn = func(s string) { mu.Lock(); warned = append(warned, s); mu.Unlock() }
+	s, err := Create(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	for _, text := range []string{"first", "second"} {
+		if _, err := s.Prompt(t.Context(), text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var told int
+	for _, w := range warned {
+		if strings.Contains(w, "Checkpoints leave out .env") {
+			told++
+		}
+	}
+	if told != 1 {
+		t.Errorf("told %d times about .env, want once: %q", told, warned)
+	}
+	recs, err := session.ReadFile(s.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if r.Type == session.TypeCheckpoint && !slices.Contains(r.Checkpoint.Skipped, ".env") {
+			t.Errorf("checkpoint %+v does not log .env as left out", r.Checkpoint)
+		}
+	}
+}
