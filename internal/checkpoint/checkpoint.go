@@ -238,7 +238,7 @@ func (s *Store) snapshot() (Snapshot, error) {
 		for _, p := range held {
 			seen[p] = true
 			gone = append(append(gone, p...), 0)
-			if Secret(p) {
+			if secret(p) {
 				snap.Secrets = append(snap.Secrets, p)
 			}
 		}
@@ -250,7 +250,7 @@ func (s *Store) snapshot() (Snapshot, error) {
 			continue
 		}
 		seen[p] = true
-		if Secret(p) {
+		if secret(p) {
 			snap.Secrets = append(snap.Secrets, p)
 			gone = append(append(gone, p...), 0)
 			continue
@@ -303,7 +303,7 @@ func (s *Store) sweep(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	for p := range strings.SplitSeq(strings.TrimSuffix(string(held), "\x00"), "\x00") {
-		if p != "" && Secret(p) {
+		if p != "" && secret(p) {
 			out = append(out, p)
 		}
 	}
@@ -312,7 +312,7 @@ func (s *Store) sweep(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	for p := range strings.SplitSeq(strings.TrimSuffix(string(ignored), "\x00"), "\x00") {
-		if p != "" && !Secret(p) {
+		if p != "" && !secret(p) {
 			out = append(out, p)
 		}
 	}
@@ -383,10 +383,10 @@ func (s *Store) syncExcludes() (notice string, err error) {
 	return notice, nil
 }
 
-// Secret reports whether the name of the file at slash path p says it holds
+// secret reports whether the name of the file at slash path p says it holds
 // a secret: environment files, private keys, credential stores. Such a file is
 // never copied into the store, ignored or not.
-func Secret(p string) bool {
+func secret(p string) bool {
 	name := strings.ToLower(p[strings.LastIndexByte(p, '/')+1:])
 	if name == ".env" || strings.HasPrefix(name, ".env.") && !slices.Contains(envTemplates, name[len(".env."):]) {
 		return true
