@@ -434,3 +434,27 @@ func TestIndexIsSweptOfWhatItMustNotHold(t *testing.T) {
 		t.Errorf("secrets = %q", sn.Secrets)
 	}
 }
+
+// The store's own exclude file, when the store is inside the workspace, is
+// in reach of a command too: a FIFO there neither hangs the read nor the
+// write of it.
+func TestStoreExcludeFIFO(t *testing.T) {
+	root, s := newRepo(t)
+	snap(t, s)
+	p := filepath.Join(s.dir, "info", "exclude")
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	write(t, root, "a.txt", "changed\n")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang fails the test
+	defer cancel()
+	if _, err := s.Snapshot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("the store's exclude is %v, %v; want a regular file", fi, err)
+	}
+}
