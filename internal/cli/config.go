@@ -41,7 +41,8 @@ Keys (TOML):
                                     "none" (the default) keeps nothing
   trusted_projects = ["~/src/app"]  user file only: projects whose file may set
                                     base_url, mcp, safe_commands, thinking,
-                                    context_window, any mode and sandbox = "off"
+                                    context_window, checkpoint_exclude, any
+                                    mode and sandbox = "off"
   [projects."/abs/path"]            user file only, written by the chat's
   trust = "trusted"                 "Trust this folder?": the answer for the
   config_sha256 = "…"               project file with this hash

@@ -268,10 +268,13 @@ func (c *Config) merge(d *fileData, path string, trusted bool, mcp map[string]MC
 			ignore("safe_commands", "a project file may not let commands run without asking")
 		}
 	}
-	// Leaving files out of checkpoints only copies less: a project may.
 	if d.CheckpointExclude != nil {
-		c.CheckpointExclude = slices.Compact(slices.Sorted(slices.Values(append(c.CheckpointExclude, d.CheckpointExclude...))))
-		c.sources["checkpoint_exclude"] = joinSource(c.sources["checkpoint_exclude"], path)
+		if trusted {
+			c.CheckpointExclude = slices.Compact(slices.Sorted(slices.Values(append(c.CheckpointExclude, d.CheckpointExclude...))))
+			c.sources["checkpoint_exclude"] = joinSource(c.sources["checkpoint_exclude"], path)
+		} else {
+			ignore("checkpoint_exclude", "a project file may not leave files out of what /undo can restore")
+		}
 	}
 	if d.contextWindow != nil && !trusted {
 		ignore("context_window", "a project file may not choose when the context is compacted")
