@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -285,6 +286,13 @@ func Load(o Options, path string, replay func(*Session, session.Record) error) (
 		recs <- r
 		if n > maxInflight {
 			budget.drain()
+		}
+		if n > bigRecord {
+			// Its copies (line, decoded, card, encoded) are garbage now: the
+			// heap goal they raised and the pages they took would make the
+			// next one's peak theirs plus its own (a 490 MB log of 4 MiB
+			// results peaked at 86-97 MiB, 56-60 MiB with this).
+			debug.FreeOSMemory()
 		}
 		return nil
 	})
