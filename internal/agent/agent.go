@@ -727,6 +727,7 @@ func (a *Agent) env(t *turnState, c call) tool.Env {
 		},
 		AutoMode:     a.c.Auto,
 		ReadOnlyMode: mode == ModeReadOnly || mode == ModePlan,
+		Mode:         string(mode),
 	}
 	if a.c.Ask != nil {
 		env.Ask = func(ctx context.Context, q tool.Question) (card.Answer, error) {

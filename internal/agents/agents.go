@@ -4,7 +4,9 @@
 // Claude Code's subagent format, so its .claude/agents files work unchanged.
 // A project's agents are the repository's files, read inside it only
 // (workspace.ReadProjectFile's rule) and capped; an agent's tools only narrow
-// what the session offers, never widen it.
+// what the session offers, never widen it. Until the user trusts the project,
+// what its agents add to every request is bounded and their model is not
+// theirs to choose.
 package agents
 
 import (
@@ -35,12 +37,16 @@ type Agent struct {
 	Model  string
 	Prompt string // its system prompt: the file's body
 	Path   string // the file
+	Repo   bool   // the repository's file, not the user's
 }
 
 // Dir is a directory of agent files.
 type Dir struct {
 	Path string
 	Root string // "": the user's own directory
+	// Trusted says the user trusts the project Root: its agents may choose
+	// their model, and are offered without the bound of an untrusted one's.
+	Trusted bool
 }
 
 // Dirs are where agents are looked for, in order of precedence: the user's
@@ -67,6 +73,9 @@ const (
 	maxFile        = 64 << 10
 	maxDescription = 1024
 	maxAgents      = 100
+	// maxUntrusted bounds the bytes of names and descriptions an untrusted
+	// repository's agents add to every request (as the task tool's description).
+	maxUntrusted = 8 << 10
 )
 
 // validName is Claude Code's rule: lowercase letters, digits and hyphens.
@@ -94,6 +103,7 @@ func All(dirs []Dir) ([]Agent, error) {
 	var out []Agent
 	var errs []error
 	seen := map[string]bool{}
+	untrusted, bounded := 0, false // bytes so far of an untrusted repository's, and whether some were left out
 	for _, d := range dirs {
 		entries, err := os.ReadDir(d.Path)
 		if err != nil {
@@ -121,13 +131,28 @@ func All(dirs []Dir) ([]Agent, error) {
 				errs = append(errs, fmt.Errorf("agent %s: %w", path, err))
 				continue
 			}
-			a.Path = path
+			a.Path, a.Repo = path, d.Root != ""
 			if seen[a.Name] {
 				continue
+			}
+			if d.Root != "" && !d.Trusted {
+				n := len(a.Name) + len(a.Description) + 4
+				if bounded || untrusted+n > maxUntrusted {
+					bounded = true
+					continue
+				}
+				untrusted += n
+				if a.Model != "" {
+					errs = append(errs, fmt.Errorf("agent %s: model %q ignored: the project is not trusted, so the agent runs the session's model", path, a.Model))
+					a.Model = ""
+				}
 			}
 			seen[a.Name] = true
 			out = append(out, a)
 		}
+	}
+	if bounded {
+		errs = append(errs, fmt.Errorf("the repository's agents past %d KiB of names and descriptions are not offered: the project is not trusted", maxUntrusted>>10))
 	}
 	return out, errors.Join(errs...)
 }

@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -94,5 +95,48 @@ func TestProjectAgentsStayInside(t *testing.T) {
 	got, err := All([]Dir{{Path: filepath.Join(root, ".dsh/agents"), Root: root}})
 	if len(got) != 0 || err == nil {
 		t.Errorf("agents %+v, error %v: a link out of the repository was followed", got, err)
+	}
+}
+
+// An untrusted repository's agents: what their descriptions add to every
+// request is bounded (the rest are not offered, said so), each is marked as
+// the repository's, and an agent file cannot choose the subagent's model.
+// Once the project is trusted, all are offered with their model.
+func TestUntrustedRepositoryAgents(t *testing.T) {
+	root := t.TempDir()
+	long := strings.Repeat("Use this agent for everything. ", 30)
+	for i := range maxAgents {
+		name := fmt.Sprintf("repo-%03d", i)
+		write(t, filepath.Join(root, ".claude/agents", name+".md"), "---\nname: "+name+"\ndescription: "+long+"\nmodel: opus\n---\nDo it.\n")
+	}
+	tests := []struct {
+		trusted bool
+		want    int
+		model   string
+	}{
+		{false, maxUntrusted / (len("repo-000") + len(strings.TrimSpace(long)) + 4), ""},
+		{true, maxAgents, "opus"},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint("trusted=", tt.trusted), func(t *testing.T) {
+			dirs := Dirs(root, func(string) string { return "" })
+			for i := range dirs {
+				dirs[i].Trusted = dirs[i].Root != "" && tt.trusted
+			}
+			as, err := All(dirs)
+			if len(as) != tt.want {
+				t.Fatalf("%d agents offered, want %d", len(as), tt.want)
+			}
+			for _, a := range as {
+				if a.Model != tt.model || !a.Repo {
+					t.Errorf("%s: model %q, repository's %v; want %q, true", a.Name, a.Model, a.Repo, tt.model)
+				}
+			}
+			for _, want := range []string{"not offered: the project is not trusted", `model "opus" ignored`} {
+				if told := err != nil && strings.Contains(err.Error(), want); told == tt.trusted {
+					t.Errorf("error %v; want it to say %q: %v", err, want, !tt.trusted)
+				}
+			}
+		})
 	}
 }

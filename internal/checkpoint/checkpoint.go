@@ -3,7 +3,9 @@
 // commands — can be put back. The user's own .git is never read or written:
 // git runs with GIT_DIR pointing at the shadow store and GIT_WORK_TREE at the
 // workspace, so the workspace's .gitignore files (and the repository's
-// info/exclude, copied in) keep build output and the like out of it.
+// info/exclude, copied in) keep build output and the like out of it. Files
+// whose names say they hold secrets (.env, *.pem, id_rsa) are left out too,
+// and said so: a snapshot is a copy outside the repository.
 package checkpoint
 
 import (
@@ -23,6 +25,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
 // EmptyTree is git's tree with nothing in it: the state before a file existed.
@@ -36,6 +40,9 @@ const (
 	// file; later ones (of any session there: indexes are seeded) hash only
 	// what changed.
 	ColdTimeout = 2 * time.Minute
+	// maxExclude caps the repository's info/exclude: a command can plant any
+	// file there (a link to /dev/zero, a FIFO).
+	maxExclude = 1 << 20
 )
 
 // Errors a snapshot can end with.
@@ -51,6 +58,9 @@ type Options struct {
 	// Exclude are directories (absolute) never snapshotted, such as dsh's
 	// session logs when they are inside the workspace; the store's own is one.
 	Exclude []string
+	// Ignore are the user's gitignore patterns for files never snapshotted
+	// (config.toml's checkpoint_exclude), beside the repository's own rules.
+	Ignore []string
 }
 
 // Store is one workspace's shadow object store, with one index (its stat cache)
@@ -72,6 +82,9 @@ type Store struct {
 		tree string
 		fi   os.FileInfo
 	}
+	// swept says the index was cleared of what it holds and must not (only
+	// the running snapshot reads or writes it).
+	swept bool
 }
 
 // flight is one snapshot and the callers waiting for it.
@@ -144,6 +157,11 @@ type Snapshot struct {
 	// Skipped are the files left out because they are over the size cap: what a
 	// command does to them cannot be undone.
 	Skipped []string
+	// Secrets are the files left out because their names say they hold
+	// secrets; an undo cannot restore them either.
+	Secrets []string
+	// Notice says what of the repository's ignore rules could not be used.
+	Notice string
 }
 
 // Snapshot records the workspace as it is now. It lists what changed since the
@@ -168,7 +186,9 @@ func (s *Store) Snapshot(ctx context.Context) (Snapshot, error) {
 	s.mu.Unlock()
 	select {
 	case <-f.done:
-		return Snapshot{Tree: f.snap.Tree, Skipped: slices.Clone(f.snap.Skipped)}, f.err
+		sn := f.snap
+		sn.Skipped, sn.Secrets = slices.Clone(sn.Skipped), slices.Clone(sn.Secrets)
+		return sn, f.err
 	case <-ctx.Done():
 		return Snapshot{}, fmt.Errorf("checkpoint: %w", ctx.Err())
 	}
@@ -198,39 +218,63 @@ func (s *Store) snapshot() (Snapshot, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
-	if err := s.syncExcludes(); err != nil {
+	var snap Snapshot
+	notice, err := s.syncExcludes()
+	if err != nil {
 		return Snapshot{}, err
 	}
+	snap.Notice = notice
 	out, err := s.run(ctx, nil, "ls-files", "-z", "--others", "--modified", "--exclude-standard")
 	if err != nil {
 		return Snapshot{}, s.bound(ctx, err)
 	}
-	var snap Snapshot
-	var paths []byte
+	var paths, gone []byte
 	seen := map[string]bool{}
+	if !s.swept {
+		held, err := s.sweep(ctx)
+		if err != nil {
+			return Snapshot{}, s.bound(ctx, err)
+		}
+		for _, p := range held {
+			seen[p] = true
+			gone = append(append(gone, p...), 0)
+			if secret(p) {
+				snap.Secrets = append(snap.Secrets, p)
+			}
+		}
+		s.swept = true
+	}
 	for p := range strings.SplitSeq(strings.TrimSuffix(string(out), "\x00"), "\x00") {
 		// A nested repository lists as its directory; its files are its own.
 		if p == "" || strings.HasSuffix(p, "/") || seen[p] {
 			continue
 		}
 		seen[p] = true
+		if secret(p) {
+			snap.Secrets = append(snap.Secrets, p)
+			gone = append(append(gone, p...), 0)
+			continue
+		}
 		fi, err := os.Lstat(filepath.Join(s.root, p))
 		if err == nil && fi.Mode().IsRegular() && fi.Size() > s.o.MaxFile {
 			snap.Skipped = append(snap.Skipped, p)
-			if _, err := s.run(ctx, nil, "update-index", "-z", "--force-remove", "--", p); err != nil {
-				return Snapshot{}, s.bound(ctx, err)
-			}
+			gone = append(append(gone, p...), 0)
 			continue
 		}
 		paths = append(append(paths, p...), 0)
+	}
+	if len(gone) > 0 {
+		if _, err := s.run(ctx, gone, "update-index", "-z", "--force-remove", "--stdin"); err != nil {
+			return Snapshot{}, s.bound(ctx, err)
+		}
 	}
 	if len(paths) > 0 {
 		if _, err := s.run(ctx, paths, "update-index", "-z", "--add", "--remove", "--replace", "--stdin"); err != nil {
 			return Snapshot{}, s.bound(ctx, err)
 		}
 	}
-	// Nothing listed and the index as the last write left it: the same tree.
-	if len(out) == 0 && s.last.fi != nil {
+	// Nothing added and the index as the last write left it: the same tree.
+	if len(paths) == 0 && s.last.fi != nil {
 		if fi, err := os.Stat(s.index); err == nil && sameFile(fi, s.last.fi) {
 			snap.Tree = s.last.tree
 			return snap, nil
@@ -246,6 +290,33 @@ func (s *Store) snapshot() (Snapshot, error) {
 		s.last.fi = fi
 	}
 	return snap, nil
+}
+
+// sweep lists what the index holds from earlier snapshots (an index seeded
+// from another session's, or written before a rule) that it must not: files
+// named like secrets, and files the ignore rules cover now — git keeps
+// snapshotting a file it holds, whatever the rules say since.
+func (s *Store) sweep(ctx context.Context) ([]string, error) {
+	var out []string
+	held, err := s.run(ctx, nil, "ls-files", "-z", "--cached")
+	if err != nil {
+		return nil, err
+	}
+	for p := range strings.SplitSeq(strings.TrimSuffix(string(held), "\x00"), "\x00") {
+		if p != "" && secret(p) {
+			out = append(out, p)
+		}
+	}
+	ignored, err := s.run(ctx, nil, "ls-files", "-z", "--cached", "--ignored", "--exclude-standard")
+	if err != nil {
+		return nil, err
+	}
+	for p := range strings.SplitSeq(strings.TrimSuffix(string(ignored), "\x00"), "\x00") {
+		if p != "" && !secret(p) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
 // sameFile reports whether a and b are one file, unchanged between the two.
@@ -266,11 +337,21 @@ func (s *Store) bound(ctx context.Context, err error) error {
 
 // syncExcludes makes the repository's own info/exclude (not versioned, so not
 // seen as a .gitignore) part of the store's ignore rules, after the
-// directories that are dsh's own.
-func (s *Store) syncExcludes() error {
-	user, err := os.ReadFile(filepath.Join(s.root, ".git", "info", "exclude"))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
-		return fmt.Errorf("checkpoint: %w", err)
+// directories that are dsh's own and the user's patterns. The file is read as
+// a repository's file is — inside it, a regular file, capped, never waiting on
+// a FIFO — since a command may have put anything there; one that cannot be
+// read is left out, and notice says why.
+func (s *Store) syncExcludes() (notice string, err error) {
+	user, more, err := workspace.ReadProjectFile(s.root, filepath.Join(".git", "info", "exclude"), maxExclude)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		user = nil
+	case err != nil:
+		user, notice = nil, fmt.Sprintf("checkpoints do not use the repository's exclude rules: %v", err)
+	case more:
+		// A pattern cut in two would be another pattern.
+		user = user[:bytes.LastIndexByte(user, '\n')+1]
+		notice = fmt.Sprintf("checkpoints use only the first %d KiB of .git/info/exclude", maxExclude>>10)
 	}
 	var b []byte
 	for _, d := range append([]string{s.dir}, s.o.Exclude...) {
@@ -281,21 +362,73 @@ func (s *Store) syncExcludes() error {
 			b = append(b, "/"+escapeGlob(filepath.ToSlash(rel))+"/\n"...)
 		}
 	}
-	// The user's rules come last, but cannot bring dsh's directories back:
-	// git does not look inside an excluded directory.
+	for _, p := range s.o.Ignore {
+		if p = strings.TrimSpace(p); p != "" {
+			b = append(b, p+"\n"...)
+		}
+	}
+	// The repository's rules come last, but cannot bring dsh's directories
+	// back: git does not look inside an excluded directory.
 	b = append(b, user...)
 	path := filepath.Join(s.dir, "info", "exclude")
-	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
-		return nil
+	// The store may be inside the workspace (a session directory there): its
+	// own file is read as carefully, and replaced rather than written through
+	// whatever is there now.
+	if old, _, err := workspace.ReadOwnFile(path, len(b)+1); err == nil && bytes.Equal(old, b) {
+		return notice, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
+		return "", fmt.Errorf("checkpoint: %w", err)
 	}
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
+	if err := replaceFile(path, b); err != nil {
+		return "", fmt.Errorf("checkpoint: %w", err)
 	}
-	return nil
+	return notice, nil
 }
+
+// replaceFile makes path a new file holding b: written aside, then renamed
+// over it.
+func replaceFile(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".exclude-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+	}
+	return err
+}
+
+// secret reports whether the name of the file at slash path p says it holds
+// a secret: environment files, private keys, credential stores. Such a file is
+// never copied into the store, ignored or not.
+func secret(p string) bool {
+	name := strings.ToLower(p[strings.LastIndexByte(p, '/')+1:])
+	if name == ".env" || strings.HasPrefix(name, ".env.") && !slices.Contains(envTemplates, name[len(".env."):]) {
+		return true
+	}
+	if slices.Contains(secretNames, name) {
+		return true
+	}
+	return slices.ContainsFunc(secretExts, func(ext string) bool { return strings.HasSuffix(name, ext) })
+}
+
+var (
+	// envTemplates are the suffixes of .env files that are examples, not secrets.
+	envTemplates = []string{"example", "sample", "template", "dist", "defaults"}
+	secretNames  = []string{
+		"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk",
+		".netrc", ".pgpass", ".npmrc", ".pypirc", ".git-credentials", "credentials.json",
+	}
+	secretExts = []string{".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".kdbx"}
+)
 
 // escapeGlob makes a path a literal gitignore pattern.
 func escapeGlob(p string) string {
@@ -527,6 +660,9 @@ func (s *Store) run(ctx context.Context, in []byte, args ...string) ([]byte, err
 	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
+	// Past the deadline git is killed; nothing it left running may hold the
+	// pipes and so the snapshot, which other sessions wait for.
+	cmd.WaitDelay = time.Second
 	out, err := cmd.Output()
 	if err != nil {
 		verb := args[slices.IndexFunc(args, func(a string) bool { return !strings.HasPrefix(a, "-") })]

@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -276,5 +278,183 @@ func TestConcurrentSnapshots(t *testing.T) {
 	}
 	if !slices.Contains(trees, snap(t, s)) {
 		t.Errorf("the last concurrent snapshot %v is not the workspace's now", trees)
+	}
+}
+
+// treePaths lists the files a tree holds.
+func treePaths(t *testing.T, s *Store, tree string) []string {
+	t.Helper()
+	cs, err := s.Changes(context.Background(), EmptyTree, tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, c := range cs {
+		paths = append(paths, c.Path)
+	}
+	return paths
+}
+
+// A command may plant anything at .git/info/exclude, which every snapshot
+// reads: a link to /dev/zero grew one to 2 GB, a FIFO hung it. Each is now
+// left out with a notice, and the snapshot is taken all the same.
+func TestPlantedExcludeIsReadSafely(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "rules")
+	if err := os.WriteFile(outside, []byte("a.txt\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		plant  func(path string) error
+		notice string
+		want   []string
+	}{
+		{"link to /dev/zero", func(p string) error { return os.Symlink("/dev/zero", p) }, "symlink to /dev/zero",
+			[]string{".gitignore", "a.txt", "dir/b.txt"}},
+		{"FIFO", func(p string) error { return syscall.Mkfifo(p, 0o644) }, "not a regular file",
+			[]string{".gitignore", "a.txt", "dir/b.txt"}},
+		{"link out of the repository", func(p string) error { return os.Symlink(outside, p) }, "symlink to " + outside,
+			[]string{".gitignore", "a.txt", "dir/b.txt"}},
+		{"over the cap", func(p string) error {
+			return os.WriteFile(p, append([]byte("a.txt\n"), bytes.Repeat([]byte("# padding\n"), maxExclude/10+1)...), 0o644)
+		}, "only the first 1024 KiB", []string{".gitignore", "dir/b.txt"}},
+		{"the repository's own rules", func(p string) error { return os.WriteFile(p, []byte("a.txt\n"), 0o644) }, "",
+			[]string{".gitignore", "dir/b.txt"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root, s := newRepo(t)
+			p := filepath.Join(root, ".git", "info", "exclude")
+			if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
+			if err := tt.plant(p); err != nil {
+				t.Fatal(err)
+			}
+			// A hang fails the test rather than the run.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			sn, err := s.Snapshot(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.notice == "" && sn.Notice != "" || !strings.Contains(sn.Notice, tt.notice) {
+				t.Errorf("notice = %q, want one saying %q", sn.Notice, tt.notice)
+			}
+			if got := treePaths(t, s, sn.Tree); !slices.Equal(got, tt.want) {
+				t.Errorf("the tree holds %q, want %q", got, tt.want)
+			}
+			if fi, err := os.Stat(filepath.Join(s.dir, "info", "exclude")); err != nil || fi.Size() > maxExclude {
+				t.Errorf("the store's exclude: %v, %v", fi, err)
+			}
+		})
+	}
+}
+
+// A FIFO among the workspace's .gitignore files blocks git itself: the
+// snapshot still ends, at its bound, and leaves nothing that would fail the
+// next one once the FIFO is gone.
+func TestFIFOGitignoreIsBounded(t *testing.T) {
+	root, s := newRepo(t)
+	snap(t, s) // warm: the short bound applies
+	if err := syscall.Mkfifo(filepath.Join(root, "dir", ".gitignore"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	quick, err := Open(s.dir, root, "s1", Options{Timeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := quick.Snapshot(context.Background()); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("err = %v, want ErrTimeout", err)
+	}
+	if err := os.Remove(filepath.Join(root, "dir", ".gitignore")); err != nil {
+		t.Fatal(err)
+	}
+	snap(t, s)
+}
+
+// Secrets that no ignore rule covers are not copied out of the repository;
+// the snapshot says which it left out. The user's own patterns count too.
+func TestSecretsStayOut(t *testing.T) {
+	root := t.TempDir()
+	for _, f := range []string{"a.txt", ".env", ".env.local", ".env.example", "certs/server.PEM", "keys/id_rsa",
+		"keys/id_rsa.pub", "app/credentials.json", "data/cache.sqlite", "tls.key"} {
+		write(t, root, f, "x\n")
+	}
+	s, err := Open(filepath.Join(t.TempDir(), "store"), root, "s1", Options{Ignore: []string{"*.sqlite"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sn, err := s.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{".env", ".env.local", "app/credentials.json", "certs/server.PEM", "keys/id_rsa", "tls.key"}
+	if got := slices.Sorted(slices.Values(sn.Secrets)); !slices.Equal(got, want) {
+		t.Errorf("secrets left out = %q, want %q", got, want)
+	}
+	if got, want := treePaths(t, s, sn.Tree), []string{".env.example", "a.txt", "keys/id_rsa.pub"}; !slices.Equal(got, want) {
+		t.Errorf("the tree holds %q, want %q", got, want)
+	}
+	// Unchanged: the same tree, still without them.
+	if again := snap(t, s); again != sn.Tree {
+		t.Errorf("an unchanged workspace gave %s, then %s", sn.Tree, again)
+	}
+}
+
+// What an index already holds from before (a seeded index, or one written
+// before a rule) is swept out: a secret, and a file the user's patterns now
+// leave out.
+func TestIndexIsSweptOfWhatItMustNotHold(t *testing.T) {
+	root := t.TempDir()
+	for _, f := range []string{"a.txt", ".env", "data/x.db"} {
+		write(t, root, f, "x\n")
+	}
+	dir := filepath.Join(t.TempDir(), "store")
+	old, err := Open(dir, root, "s1", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As an older dsh did: everything added.
+	if _, err := old.run(context.Background(), []byte("a.txt\x00.env\x00data/x.db\x00"), "update-index", "-z", "--add", "--stdin"); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(dir, root, "s1", Options{Ignore: []string{"*.db"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sn, err := s.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := treePaths(t, s, sn.Tree), []string{"a.txt"}; !slices.Equal(got, want) {
+		t.Errorf("the tree holds %q, want %q", got, want)
+	}
+	if !slices.Equal(sn.Secrets, []string{".env"}) {
+		t.Errorf("secrets = %q", sn.Secrets)
+	}
+}
+
+// The store's own exclude file, when the store is inside the workspace, is
+// in reach of a command too: a FIFO there neither hangs the read nor the
+// write of it.
+func TestStoreExcludeFIFO(t *testing.T) {
+	root, s := newRepo(t)
+	snap(t, s)
+	p := filepath.Join(s.dir, "info", "exclude")
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	write(t, root, "a.txt", "changed\n")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang fails the test
+	defer cancel()
+	if _, err := s.Snapshot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("the store's exclude is %v, %v; want a regular file", fi, err)
 	}
 }

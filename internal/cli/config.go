@@ -30,6 +30,8 @@ Keys (TOML):
   thinking = "adaptive"             off, adaptive, low … max, or a token budget
   context_window = 200000           or [context_window] "MODEL" = TOKENS
   safe_commands = ["make test"]     commands bash runs without asking
+  checkpoint_exclude = ["*.db"]     files the checkpoints of /undo never copy,
+                                    beside .env, *.pem, id_rsa and the like
   notify = false                    the chat does not ring or send a desktop
                                     notification (OSC 9) when a turn ends or a
                                     prompt waits while the terminal is away
@@ -39,7 +41,8 @@ Keys (TOML):
                                     "none" (the default) keeps nothing
   trusted_projects = ["~/src/app"]  user file only: projects whose file may set
                                     base_url, mcp, safe_commands, thinking,
-                                    context_window, any mode and sandbox = "off"
+                                    context_window, checkpoint_exclude, any
+                                    mode and sandbox = "off"
   [projects."/abs/path"]            user file only, written by the chat's
   trust = "trusted"                 "Trust this folder?": the answer for the
   config_sha256 = "…"               project file with this hash

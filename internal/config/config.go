@@ -49,8 +49,11 @@ type Config struct {
 	ContextWindow ContextWindows
 	// SafeCommands are commands added to those the bash tool runs without asking.
 	SafeCommands []string
-	MCP          []MCPServer // sorted by name
-	LSP          LSP
+	// CheckpointExclude are gitignore patterns of files checkpoints never
+	// copy, beside the secrets they leave out anyway.
+	CheckpointExclude []string
+	MCP               []MCPServer // sorted by name
+	LSP               LSP
 	// Hooks are the hook commands of the user's files and, when the project is
 	// trusted, the project's (dsh's config.toml, then Claude Code's settings).
 	Hooks []Hook
@@ -285,6 +288,14 @@ func (c *Config) merge(d *fileData, path string, trusted bool, mcp map[string]MC
 			ignore("safe_commands", "a project file may not let commands run without asking")
 		}
 	}
+	if d.CheckpointExclude != nil {
+		if trusted {
+			c.CheckpointExclude = slices.Compact(slices.Sorted(slices.Values(append(c.CheckpointExclude, d.CheckpointExclude...))))
+			c.sources["checkpoint_exclude"] = joinSource(c.sources["checkpoint_exclude"], path)
+		} else {
+			ignore("checkpoint_exclude", "a project file may not leave files out of what /undo can restore")
+		}
+	}
 	if d.contextWindow != nil && !trusted {
 		ignore("context_window", "a project file may not choose when the context is compacted")
 	}
@@ -477,6 +488,11 @@ func (c Config) Settings() []Setting {
 		sc.Value, sc.Source = strings.Join(c.SafeCommands, ", "), c.sources["safe_commands"]
 	}
 	out = append(out, sc)
+	ce := Setting{Key: "checkpoint_exclude", Source: "default"}
+	if len(c.CheckpointExclude) > 0 {
+		ce.Value, ce.Source = strings.Join(c.CheckpointExclude, ", "), c.sources["checkpoint_exclude"]
+	}
+	out = append(out, ce)
 	for _, s := range c.MCP {
 		out = append(out, Setting{Key: "mcp." + s.Name, Value: s.describe(), Source: c.sources["mcp."+s.Name]})
 	}

@@ -24,20 +24,21 @@ import (
 // rawFile is the file's shape; pointers tell a key that is absent from one set
 // to its zero value. Unknown keys are refused.
 type rawFile struct {
-	Provider        *string               `toml:"provider"`
-	BaseURL         *string               `toml:"base_url"`
-	Model           *string               `toml:"model"`
-	Mode            *string               `toml:"mode"`
-	Sandbox         *string               `toml:"sandbox"`
-	Notify          *bool                 `toml:"notify"`
-	APIKeyStore     *string               `toml:"api_key_store"`
-	Thinking        any                   `toml:"thinking"`       // a budget (integer) or a string
-	ContextWindow   any                   `toml:"context_window"` // an integer or a table of them
-	SafeCommands    []string              `toml:"safe_commands"`
-	TrustedProjects []string              `toml:"trusted_projects"`
-	Projects        map[string]rawProject `toml:"projects"`
-	MCP             map[string]rawMCP     `toml:"mcp"`
-	LSP             *rawLSP               `toml:"lsp"`
+	Provider          *string               `toml:"provider"`
+	BaseURL           *string               `toml:"base_url"`
+	Model             *string               `toml:"model"`
+	Mode              *string               `toml:"mode"`
+	Sandbox           *string               `toml:"sandbox"`
+	Notify            *bool                 `toml:"notify"`
+	APIKeyStore       *string               `toml:"api_key_store"`
+	Thinking          any                   `toml:"thinking"`       // a budget (integer) or a string
+	ContextWindow     any                   `toml:"context_window"` // an integer or a table of them
+	SafeCommands      []string              `toml:"safe_commands"`
+	CheckpointExclude []string              `toml:"checkpoint_exclude"`
+	TrustedProjects   []string              `toml:"trusted_projects"`
+	Projects          map[string]rawProject `toml:"projects"`
+	MCP               map[string]rawMCP     `toml:"mcp"`
+	LSP               *rawLSP               `toml:"lsp"`
 
 	// Hooks are [[hooks.EVENT]] tables, in the shape of Claude Code's settings.
 	Hooks map[string][]rawHookGroup `toml:"hooks"`
@@ -67,6 +68,7 @@ type fileData struct {
 	apiKeyStore                             *string // "none" or "file"
 	contextWindow                           *ContextWindows
 	SafeCommands                            []string
+	CheckpointExclude                       []string
 	TrustedProjects                         []string
 	projects                                map[string]Decision // by canonical path
 	sum                                     string              // the file's SHA-256, hex
@@ -213,7 +215,7 @@ func parseFile(b []byte, getenv func(string) string) (*fileData, error) {
 		return &lineError{line: lines[key], msg: fmt.Sprintf(format, args...)}
 	}
 	d := &fileData{Provider: r.Provider, BaseURL: r.BaseURL, Model: r.Model, Mode: r.Mode, Sandbox: r.Sandbox,
-		SafeCommands: r.SafeCommands, TrustedProjects: r.TrustedProjects, lines: lines}
+		SafeCommands: r.SafeCommands, CheckpointExclude: r.CheckpointExclude, TrustedProjects: r.TrustedProjects, lines: lines}
 	for key, v := range map[string]*string{"provider": r.Provider, "base_url": r.BaseURL, "model": r.Model,
 		"mode": r.Mode, "sandbox": r.Sandbox} {
 		if v != nil {
@@ -253,6 +255,11 @@ func parseFile(b []byte, getenv func(string) string) (*fileData, error) {
 	for i, c := range r.SafeCommands {
 		if strings.TrimSpace(c) == "" || strings.ContainsAny(c, "\n\r\x00") {
 			return nil, bad("safe_commands", "safe_commands[%d]: want a command, got %q", i, c)
+		}
+	}
+	for i, c := range r.CheckpointExclude {
+		if strings.TrimSpace(c) == "" || strings.ContainsAny(c, "\n\r\x00") {
+			return nil, bad("checkpoint_exclude", "checkpoint_exclude[%d]: want a gitignore pattern, got %q", i, c)
 		}
 	}
 	for i, t := range r.TrustedProjects {

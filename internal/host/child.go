@@ -24,6 +24,10 @@ import (
 const (
 	childTurns  = 40
 	childTokens = 2_000_000
+	// maxSubagents bound the subagents of a session that run at once, and so
+	// their model calls: the others wait for a slot (40 task calls in one
+	// message made up to 37 model calls at once).
+	maxSubagents = 8
 )
 
 // subagents starts the task tool's child sessions (tool.Session.Subagents).
@@ -71,14 +75,17 @@ func (s *Session) runTask(ctx context.Context, t tool.Task) (tool.TaskOutcome, e
 		}
 		return tool.TaskOutcome{}, fmt.Errorf("there is no agent %q; the agents are: %s", name, strings.Join(names, ", "))
 	}
+	select {
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
+	case <-ctx.Done():
+		return tool.TaskOutcome{}, fmt.Errorf("cancelled while waiting for another subagent to end: %w", ctx.Err())
+	}
 	sa := &subagent{parent: s, call: t.CallID, agent: name, reg: tool.NewRegistry(task.ChildTools(s.reg, def)...), system: task.ExplorePrompt}
 	o := s.o
 	o.Tools, o.MCP, o.servers, o.Closers = nil, nil, nil, nil
 	o.Root, o.Roots = s.ws.Root(), s.ws.Roots()[1:]
-	o.Mode = s.agent.Mode()
-	if o.Mode == agent.ModePlan {
-		o.Mode = agent.ModeReadOnly // a subagent hands over no plan
-	}
+	o.Mode = childMode(s.agent.Mode())
 	o.Model, o.Thinking = s.agent.Model()
 	if def != nil {
 		sa.system = def.Prompt
@@ -110,7 +117,13 @@ func (s *Session) runTask(ctx context.Context, t tool.Task) (tool.TaskOutcome, e
 			return tool.TaskOutcome{}, errors.Join(err, c.Kill())
 		}
 	}
+	if err := s.adopt(c); err != nil {
+		return tool.TaskOutcome{}, errors.Join(err, c.Kill())
+	}
 	stop, perr := c.agent.Prompt(ctx, t.Prompt)
+	s.kids.Lock()
+	delete(s.kids.m, c)
+	s.kids.Unlock()
 	cerr := c.Close()
 	sa.mu.Lock()
 	defer sa.mu.Unlock()
@@ -122,6 +135,43 @@ func (s *Session) runTask(ctx context.Context, t tool.Task) (tool.TaskOutcome, e
 		s.o.Warn(fmt.Sprintf("subagent session %s: %v", id, cerr))
 	}
 	return out, nil
+}
+
+// childMode is a subagent's mode under a parent in mode m: the same, but for
+// plan mode, which it follows as read-only (a subagent hands over no plan).
+func childMode(m agent.Mode) agent.Mode {
+	if m == agent.ModePlan {
+		return agent.ModeReadOnly
+	}
+	return m
+}
+
+// adopt makes c one of the subagents whose mode follows the session's, with
+// the mode the session is in now (it may have changed since c was made).
+func (s *Session) adopt(c *Session) error {
+	s.kids.Lock()
+	defer s.kids.Unlock()
+	if s.kids.m == nil {
+		s.kids.m = map[*Session]struct{}{}
+	}
+	s.kids.m[c] = struct{}{}
+	if m := childMode(cmp.Or(s.kids.mode, s.agent.Mode())); m != c.agent.Mode() {
+		return c.agent.SetMode(m)
+	}
+	return nil
+}
+
+// modeToKids hands the session's new mode m to its running subagents, logged
+// in each, so that a mode narrowed while they run holds from their next call.
+func (s *Session) modeToKids(m agent.Mode) {
+	s.kids.Lock()
+	defer s.kids.Unlock()
+	s.kids.mode = m
+	for c := range s.kids.m {
+		if err := c.agent.SetMode(childMode(m)); err != nil {
+			s.o.Warn(fmt.Sprintf("subagent session %s keeps its mode: %v", c.ID(), err))
+		}
+	}
 }
 
 // configure makes the child's agent a subagent's: its budget, nobody to put

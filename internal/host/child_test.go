@@ -1,6 +1,7 @@
 package host
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -294,25 +295,36 @@ func TestCancelKillsSubagentCommands(t *testing.T) {
 }
 
 // /agents lists explore and the custom agents with what they are for, the
-// tools they get here (a tool the session lacks left out) and their model.
+// tools they get here (a tool the session lacks left out) and their model —
+// which an agent file of an untrusted project does not choose.
 func TestAgentsCommand(t *testing.T) {
-	root, dir := t.TempDir(), t.TempDir()
-	writeFiles(t, root, map[string]string{".claude/agents/reviewer.md": "---\nname: reviewer\ndescription: Reviews diffs.\ntools: Read, Grep, NotebookEdit\nmodel: sonnet\n---\nReview.\n"})
-	o := options(t, root, dir, scripted(t, `{"turns": [{"text": "ok"}]}`))
-	o.AgentDirs = agents.Dirs(root, func(string) string { return "" })
-	s, err := Create(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = s.Close() }()
-	r, err := s.Command(t.Context(), "agents", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"- explore (built in)", "- reviewer: Reviews diffs.", "tools: read, grep; model: sonnet;", "reviewer.md"} {
-		if !strings.Contains(r.Text, want) {
-			t.Errorf("/agents does not say %q:\n%s", want, r.Text)
-		}
+	for _, tt := range []struct {
+		trusted bool
+		model   string
+	}{{true, "model: sonnet;"}, {false, "model: inherited;"}} {
+		t.Run(fmt.Sprint("trusted=", tt.trusted), func(t *testing.T) {
+			root, dir := t.TempDir(), t.TempDir()
+			writeFiles(t, root, map[string]string{".claude/agents/reviewer.md": "---\nname: reviewer\ndescription: Reviews diffs.\ntools: Read, Grep, NotebookEdit\nmodel: sonnet\n---\nReview.\n"})
+			o := options(t, root, dir, scripted(t, `{"turns": [{"text": "ok"}]}`))
+			o.AgentDirs = agents.Dirs(root, func(string) string { return "" })
+			for i := range o.AgentDirs {
+				o.AgentDirs[i].Trusted = tt.trusted
+			}
+			s, err := Create(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = s.Close() }()
+			r, err := s.Command(t.Context(), "agents", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{"- explore (built in)", "- reviewer: Reviews diffs.", "tools: read, grep; " + tt.model, "reviewer.md"} {
+				if !strings.Contains(r.Text, want) {
+					t.Errorf("/agents does not say %q:\n%s", want, r.Text)
+				}
+			}
+		})
 	}
 }
 

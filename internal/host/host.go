@@ -14,6 +14,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/command"
 	"io"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -103,6 +104,9 @@ type Options struct {
 	Sandbox sandbox.Mode
 	// SafeCommands are the user's additions to the commands that run unasked.
 	SafeCommands []string
+	// CheckpointExclude are the user's gitignore patterns of files that
+	// checkpoints never copy.
+	CheckpointExclude []string
 	// LSP configures the language servers that check the file tools' changes;
 	// none starts unless LSP.Trust says so. They run sandboxed as Sandbox says.
 	LSP lsp.Config
@@ -172,6 +176,16 @@ type Session struct {
 	undo undoState
 
 	hooksStarted bool // the SessionStart hooks ran (guarded by mu)
+
+	// kids are the subagents running now, whose mode follows this session's
+	// (mode is the last one logged, "" before any); slots bound how many run
+	// at once.
+	kids struct {
+		sync.Mutex
+		m    map[*Session]struct{}
+		mode agent.Mode
+	}
+	slots chan struct{}
 }
 
 func (o *Options) normalize() {
@@ -282,6 +296,13 @@ func Load(o Options, path string, replay func(*Session, session.Record) error) (
 		if n > maxInflight {
 			budget.drain()
 		}
+		if n > bigRecord {
+			// Its copies (line, decoded, card, encoded) are garbage now: the
+			// heap goal they raised and the pages they took would make the
+			// next one's peak theirs plus its own (a 490 MB log of 4 MiB
+			// results peaked at 86-97 MiB, 56-60 MiB with this).
+			debug.FreeOSMemory()
+		}
 		return nil
 	})
 	close(recs)
@@ -305,7 +326,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 	}
 	sk, err := skills.All(o.SkillDirs)
 	if err != nil {
-		o.Warn("skills not offered: " + err.Error())
+		o.Warn("skills: " + err.Error())
 	}
 	var custom []Command
 	var ag []agents.Agent
@@ -314,7 +335,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 			o.Warn("custom commands not offered: " + err.Error())
 		}
 		if ag, err = agents.All(o.AgentDirs); err != nil {
-			o.Warn("agents not offered: " + err.Error())
+			o.Warn("custom agents: " + err.Error())
 		}
 	}
 	var reg *tool.Registry
@@ -327,6 +348,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 	s := &Session{o: o, ws: ws, log: log, reg: reg, tools: tool.NewSession(id, ws), bus: newBus(), notes: notes, skills: sk, custom: custom, agents: ag, mcp: o.servers}
 	if o.sub == nil {
 		s.tools.Subagents = subagents{s}
+		s.slots = make(chan struct{}, maxSubagents)
 	}
 	skill.Offer(s.tools, sk)
 	s.tools.Files = o.Files
@@ -633,7 +655,11 @@ func closeAll(cs []io.Closer) error {
 type recorder struct{ s *Session }
 
 func (r recorder) Put(rec session.Record) (session.Record, error) {
-	return r.s.put(rec)
+	out, err := r.s.put(rec)
+	if err == nil && out.Type == session.TypeMode {
+		r.s.modeToKids(agent.Mode(out.Mode))
+	}
+	return out, err
 }
 
 // hostProvider resolves the provider lazily and tells subscribers when a model

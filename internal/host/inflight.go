@@ -11,6 +11,10 @@ import (
 // output, several MiB each) must not fill memory with records in a queue.
 const maxInflight = 1 << 20
 
+// bigRecord is the size from which a load gives the memory of a record back
+// once it is replayed: a forced collection costs little beside handling it.
+const bigRecord = 2 << 20
+
 // inflight counts the bytes between the fold and the replay. One record is
 // always let through, however large.
 type inflight struct {

@@ -40,6 +40,7 @@ type undoState struct {
 	spans   []span
 	prompts int
 	off     string // why no more snapshots are taken (one took too long)
+	told    string // the last notice about what snapshots leave out
 
 	once     sync.Once
 	store    *checkpoint.Store
@@ -87,7 +88,7 @@ func (s *Session) checkpointStore() (*checkpoint.Store, error) {
 	u.once.Do(func() {
 		key := sha256.Sum256([]byte(s.ws.Root()))
 		dir := filepath.Join(s.o.SessionDir, "checkpoints", hex.EncodeToString(key[:8]))
-		u.store, u.storeErr = openStore(dir, s.ws.Root(), s.ID(), checkpoint.Options{Exclude: []string{s.o.SessionDir}})
+		u.store, u.storeErr = openStore(dir, s.ws.Root(), s.ID(), checkpoint.Options{Exclude: []string{s.o.SessionDir}, Ignore: s.o.CheckpointExclude})
 	})
 	return u.store, u.storeErr
 }
@@ -141,10 +142,37 @@ func (s *Session) checkpoint(ctx context.Context, prompt int, phase string) {
 			s.o.Warn(err.Error() + "; no more checkpoints are taken in this session")
 		}
 	} else {
-		c.Tree, c.Skipped = snap.Tree, snap.Skipped
+		c.Tree, c.Skipped = snap.Tree, append(snap.Skipped, snap.Secrets...)
+		s.tellLeftOut(snap)
 	}
 	if _, err := s.put(session.Record{Type: session.TypeCheckpoint, Checkpoint: c}); err != nil {
 		s.o.Warn(fmt.Sprintf("logging a checkpoint: %v", err))
+	}
+}
+
+// tellLeftOut says, once until it changes, which files snapshots leave out
+// because they look like secrets, and which of the repository's ignore rules
+// they could not use.
+func (s *Session) tellLeftOut(snap checkpoint.Snapshot) {
+	var msg []string
+	if n := len(snap.Secrets); n > 0 {
+		names := strings.Join(snap.Secrets[:min(n, 5)], ", ")
+		if n > 5 {
+			names += fmt.Sprintf(" and %d more", n-5)
+		}
+		msg = append(msg, "Checkpoints leave out "+names+": files named like secrets are not copied out of the workspace, "+
+			"so undo cannot restore them (checkpoint_exclude in config.toml leaves out more).")
+	}
+	if snap.Notice != "" {
+		msg = append(msg, snap.Notice)
+	}
+	text := strings.Join(msg, " ")
+	s.undo.mu.Lock()
+	told := s.undo.told == text
+	s.undo.told = text
+	s.undo.mu.Unlock()
+	if !told && text != "" {
+		s.o.Warn(text)
 	}
 }
 

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dsh-dev/dsh/internal/agent"
 	"github.com/dsh-dev/dsh/internal/card"
@@ -333,4 +335,94 @@ func equal(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// A secret the snapshots leave out is said once, not at every snapshot, and
+// is not in them.
+func TestCheckpointsTellSecretsOnce(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir()
+	put(t, root, "a.txt", "a\n")
+	put(t, root, ".env", "KEY=1\n")
+	p := scripted(t, `{"turns": [{"text": "one"}, {"text": "two"}]}`)
+	o := options(t, root, dir, p)
+	var mu sync.Mutex
+	var warned []string
+	o.Warn = func(s string) { mu.Lock(); warned = append(warned, s); mu.Unlock() }
+	s, err := Create(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	for _, text := range []string{"first", "second"} {
+		if _, err := s.Prompt(t.Context(), text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var told int
+	for _, w := range warned {
+		if strings.Contains(w, "Checkpoints leave out .env") {
+			told++
+		}
+	}
+	if told != 1 {
+		t.Errorf("told %d times about .env, want once: %q", told, warned)
+	}
+	recs, err := session.ReadFile(s.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if r.Type == session.TypeCheckpoint && !slices.Contains(r.Checkpoint.Skipped, ".env") {
+			t.Errorf("checkpoint %+v does not log .env as left out", r.Checkpoint)
+		}
+	}
+}
+
+// One session's command plants a FIFO where every snapshot of the workspace
+// reads (.git/info/exclude hung them, and with them every session there):
+// another session's prompt still runs, its checkpoints taken.
+func TestPlantedFIFOStallsNoSession(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir()
+	put(t, root, "a.txt", "a\n")
+	gitRepo(t, root)
+	a, err := Create(options(t, root, dir, scripted(t, `{"turns": [
+		{"tool_calls": [{"id": "b1", "name": "bash", "args": {"command": "rm -f .git/info/exclude && mkfifo .git/info/exclude"}}]},
+		{"text": "planted"}]}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = a.Close() }()
+	b, err := Create(options(t, root, dir, scripted(t, `{"turns": [
+		{"tool_calls": [{"id": "b1", "name": "bash", "args": {"command": "echo b > a.txt"}}]},
+		{"text": "done"}]}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = b.Close() }()
+	if _, err := a.Prompt(t.Context(), "plant"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // a hang fails the test
+	defer cancel()
+	if _, err := b.Prompt(ctx, "edit"); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := session.ReadFile(b.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trees int
+	for _, r := range recs {
+		if r.Type == session.TypeCheckpoint {
+			if r.Checkpoint.Tree == "" {
+				t.Errorf("checkpoint without a snapshot: %+v", r.Checkpoint)
+			}
+			trees++
+		}
+	}
+	if trees != 2 {
+		t.Errorf("%d checkpoints, want 2", trees)
+	}
 }

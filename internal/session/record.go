@@ -193,7 +193,8 @@ type Checkpoint struct {
 	// workspace); "" when none could be taken, and Note says why.
 	Tree string `json:"tree,omitempty"`
 	Note string `json:"note,omitempty"`
-	// Skipped are files left out of the snapshot (over the size cap).
+	// Skipped are files left out of the snapshot (over the size cap, or named
+	// like a secret).
 	Skipped []string `json:"skipped,omitempty"`
 }
 

@@ -198,24 +198,25 @@ func firstServed(ctx context.Context, src models.Source) (string, error) {
 func (s Settings) Options() host.Options {
 	cfg := s.Config
 	o := host.Options{
-		SessionDir:   s.SessionDir,
-		Root:         s.in.Cwd,
-		AllowOutside: s.in.AllowOutside,
-		KeepEnv:      KeepEnv(s.in.Getenv),
-		Mode:         s.Mode,
-		Sandbox:      s.Sandbox,
-		SafeCommands: cfg.SafeCommands,
-		Model:        s.Model,
-		Thinking:     cfg.Thinking,
-		Provider:     s.provider,
-		Models:       s.models,
-		MCP:          mcpServers(cfg),
-		LSP:          lsp.Config{Wait: cfg.LSP.Wait, Servers: lspServers(cfg.LSP.Servers), Trust: s.lspTrust()},
-		SkillDirs:    skills.Dirs(s.in.Cwd, s.in.Getenv),
-		CommandDirs:  command.Dirs(s.in.Cwd, s.in.Getenv),
-		Hooks:        hookList(cfg.Hooks),
-		AgentDirs:    agents.Dirs(s.in.Cwd, s.in.Getenv),
-		Version:      s.in.Version,
+		SessionDir:        s.SessionDir,
+		Root:              s.in.Cwd,
+		AllowOutside:      s.in.AllowOutside,
+		KeepEnv:           KeepEnv(s.in.Getenv),
+		Mode:              s.Mode,
+		Sandbox:           s.Sandbox,
+		SafeCommands:      cfg.SafeCommands,
+		CheckpointExclude: cfg.CheckpointExclude,
+		Model:             s.Model,
+		Thinking:          cfg.Thinking,
+		Provider:          s.provider,
+		Models:            s.models,
+		MCP:               mcpServers(cfg),
+		LSP:               lsp.Config{Wait: cfg.LSP.Wait, Servers: lspServers(cfg.LSP.Servers), Trust: s.lspTrust()},
+		SkillDirs:         s.skillDirs(),
+		CommandDirs:       command.Dirs(s.in.Cwd, s.in.Getenv),
+		Hooks:             hookList(cfg.Hooks),
+		AgentDirs:         s.agentDirs(),
+		Version:           s.in.Version,
 	}
 	// Per model: the window follows /model, and the meter and compaction use it.
 	o.ContextWindows = cfg.ContextWindow.For
@@ -323,6 +324,32 @@ func KeepEnv(getenv func(string) string) []string {
 		}
 	}
 	return out
+}
+
+// trusted says the user trusts the project (trusted_projects, or their
+// answer for its files as they are).
+func (s Settings) trusted() bool {
+	return slices.ContainsFunc(s.Config.Files, func(f config.File) bool { return f.Scope == "project" && f.Trusted })
+}
+
+// skillDirs are where the session's skills are found, the project's trusted
+// when the project is.
+func (s Settings) skillDirs() []skills.Dir {
+	dirs := skills.Dirs(s.in.Cwd, s.in.Getenv)
+	for i := range dirs {
+		dirs[i].Trusted = dirs[i].Root != "" && s.trusted()
+	}
+	return dirs
+}
+
+// agentDirs are where the session's custom agents are found, the project's
+// trusted when the project is.
+func (s Settings) agentDirs() []agents.Dir {
+	dirs := agents.Dirs(s.in.Cwd, s.in.Getenv)
+	for i := range dirs {
+		dirs[i].Trusted = dirs[i].Root != "" && s.trusted()
+	}
+	return dirs
 }
 
 // Ignored are the project's settings that were not applied, and why.

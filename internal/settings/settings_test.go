@@ -129,3 +129,38 @@ func TestFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// A project's skill and agent directories are trusted only when the project
+// is (trusted_projects here); the user's own always are.
+func TestProjectDirsFollowTrust(t *testing.T) {
+	for _, trusted := range []bool{false, true} {
+		t.Run(strconv.FormatBool(trusted), func(t *testing.T) {
+			dir := t.TempDir()
+			proj := filepath.Join(dir, "proj")
+			env := map[string]string{"XDG_CONFIG_HOME": filepath.Join(dir, "xdg"), "HOME": dir}
+			if err := os.MkdirAll(filepath.Join(dir, "xdg", "dsh"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if trusted {
+				if err := os.WriteFile(filepath.Join(dir, "xdg", "dsh", "config.toml"), []byte("trusted_projects = [\""+proj+"\"]\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			st, err := Resolve(context.Background(), Input{Cwd: proj, Getenv: func(k string) string { return env[k] }, SessionDir: filepath.Join(dir, "s")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := st.Options()
+			for _, d := range o.SkillDirs {
+				if d.Trusted != (d.Root != "" && trusted) {
+					t.Errorf("skills %s: trusted %v", d.Path, d.Trusted)
+				}
+			}
+			for _, d := range o.AgentDirs {
+				if d.Trusted != (d.Root != "" && trusted) {
+					t.Errorf("agents %s: trusted %v", d.Path, d.Trusted)
+				}
+			}
+		})
+	}
+}

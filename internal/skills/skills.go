@@ -4,7 +4,9 @@
 // prompt); the body and the folder's other files are read when the model
 // loads the skill. A project's skills are the repository's files and are read
 // inside it only (workspace.ReadProjectFile's rule), capped; they are
-// instructions, like AGENTS.md, and widen nothing.
+// instructions, like AGENTS.md, and widen nothing. Until the user trusts the
+// project, what its skills add to every request is bounded, and the system
+// prompt lists them apart, as the repository's.
 package skills
 
 import (
@@ -37,6 +39,9 @@ type Skill struct {
 type Dir struct {
 	Path string
 	Root string // "": the user's own directory
+	// Trusted says the user trusts the project Root: its skills are offered
+	// without the bound of an untrusted repository's.
+	Trusted bool
 }
 
 // Dirs are where skills are looked for, in order of precedence: the user's
@@ -60,6 +65,9 @@ const (
 	maxFile        = 256 << 10 // SKILL.md, or a file of the folder the model loads
 	maxDescription = 1024
 	maxSkills      = 200
+	// maxUntrusted bounds the bytes of names and descriptions an untrusted
+	// repository's skills add to every request (200 of them added ~78k tokens).
+	maxUntrusted = 8 << 10
 )
 
 // validName is the Agent Skills rule: lowercase letters, digits and single
@@ -72,6 +80,7 @@ func All(dirs []Dir) ([]Skill, error) {
 	var out []Skill
 	var errs []error
 	seen := map[string]bool{}
+	untrusted, bounded := 0, false // bytes so far of an untrusted repository's, and whether some were left out
 	for _, d := range dirs {
 		entries, err := os.ReadDir(d.Path)
 		if err != nil {
@@ -108,9 +117,20 @@ func All(dirs []Dir) ([]Skill, error) {
 			if seen[s.Name] {
 				continue
 			}
+			if d.Root != "" && !d.Trusted {
+				n := len(s.Name) + len(s.Description) + 4
+				if bounded || untrusted+n > maxUntrusted {
+					bounded = true
+					continue
+				}
+				untrusted += n
+			}
 			seen[s.Name] = true
 			out = append(out, s)
 		}
+	}
+	if bounded {
+		errs = append(errs, fmt.Errorf("the repository's skills past %d KiB of names and descriptions are not offered: the project is not trusted", maxUntrusted>>10))
 	}
 	return out, errors.Join(errs...)
 }
@@ -222,7 +242,18 @@ func Prompt(ss []Skill) string {
 	var b strings.Builder
 	b.WriteString("\n\n# Skills\n\nThese skills hold instructions for particular tasks. When a task matches one, load it first with the skill tool and follow it:\n")
 	for _, s := range ss {
-		fmt.Fprintf(&b, "- %s: %s\n", s.Name, s.Description)
+		if s.Root == "" {
+			fmt.Fprintf(&b, "- %s: %s\n", s.Name, s.Description)
+		}
+	}
+	// The repository's are its author's words, not the user's: said so.
+	head := "\nThese skills are the repository's own files (its author's, not the user's instructions):\n"
+	for _, s := range ss {
+		if s.Root != "" {
+			b.WriteString(head)
+			head = ""
+			fmt.Fprintf(&b, "- %s: %s\n", s.Name, s.Description)
+		}
 	}
 	return strings.TrimRight(b.String(), "\n")
 }

@@ -1,6 +1,7 @@
 package skills
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,5 +76,50 @@ func TestAll(t *testing.T) {
 	}
 	if Prompt(nil) != "" {
 		t.Error("a prompt without skills")
+	}
+}
+
+// An untrusted repository's 200 skills with long descriptions added ~78k
+// tokens to every request: now what they add is bounded, the rest are not
+// offered (and said so), and the prompt lists them apart as the repository's.
+// Once the project is trusted they are all offered.
+func TestUntrustedRepositorySkillsAreBounded(t *testing.T) {
+	root, config := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(config, "dsh/skills/mine/SKILL.md"), "---\nname: mine\ndescription: the user's own\n---\n")
+	long := strings.Repeat("Use this skill for everything. ", 30)
+	for i := range maxSkills - 1 {
+		name := fmt.Sprintf("repo-%03d", i)
+		write(t, filepath.Join(root, ".claude/skills", name, "SKILL.md"), "---\nname: "+name+"\ndescription: "+long+"\n---\n")
+	}
+	env := map[string]string{"XDG_CONFIG_HOME": config}
+	tests := []struct {
+		trusted bool
+		want    int // skills offered
+	}{
+		{false, 1 + maxUntrusted/(len("repo-000")+len(strings.TrimSpace(long))+4)},
+		{true, maxSkills},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint("trusted=", tt.trusted), func(t *testing.T) {
+			dirs := Dirs(root, func(k string) string { return env[k] })
+			for i := range dirs {
+				dirs[i].Trusted = dirs[i].Root != "" && tt.trusted
+			}
+			ss, err := All(dirs)
+			if len(ss) != tt.want {
+				t.Errorf("%d skills offered, want %d", len(ss), tt.want)
+			}
+			if told := err != nil && strings.Contains(err.Error(), "not offered: the project is not trusted"); told == tt.trusted {
+				t.Errorf("error %v", err)
+			}
+			p := Prompt(ss)
+			mine, repo, ok := strings.Cut(p, "These skills are the repository's own files (its author's, not the user's instructions):\n")
+			if !ok || !strings.Contains(mine, "- mine: the user's own") || strings.Contains(repo, "- mine") || !strings.HasPrefix(repo, "- repo-000: ") {
+				t.Errorf("the prompt does not list the repository's skills apart:\n%.400s", p)
+			}
+			if !tt.trusted && len(repo) > maxUntrusted {
+				t.Errorf("the repository's skills add %d bytes to every request, want at most %d", len(repo), maxUntrusted)
+			}
+		})
 	}
 }

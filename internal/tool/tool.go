@@ -225,6 +225,8 @@ type Env struct {
 	// ReadOnlyMode says that the session's mode changes nothing (read-only,
 	// plan): a call asks nothing whose yes would start a program.
 	ReadOnlyMode bool
+	// Mode is the session's permission mode when the call was permitted.
+	Mode string
 }
 
 // Question is what a tool asks the user: a text and the choices it offers;

@@ -54,6 +54,7 @@ const (
 	modeDefault  = "default"
 	modeEdits    = "accept-edits"
 	modeAuto     = "auto"
+	modePlan     = "plan"
 	keepPlanning = "keep"
 )
 
@@ -93,6 +94,12 @@ func execute(ctx context.Context, env tool.Env, p params, _ *meta) (tool.Result,
 	if strings.TrimSpace(p.Plan) == "" {
 		return tool.Errorf("The plan is empty: write it in Markdown in `plan`."), nil, nil
 	}
+	// Approving a plan switches the mode: outside plan mode that would be a
+	// way out of read-only, or a second question about what the mode allows.
+	if env.Mode != modePlan {
+		return tool.Errorf("The plan tool works only in plan mode, and this session is in %s mode: nothing was asked and "+
+			"the mode did not change. Present the plan in a message instead.", orDefault(env.Mode)), nil, nil
+	}
 	if env.Ask == nil || env.SetMode == nil {
 		return tool.Errorf("No one can approve the plan in this session (there is no user to ask), so it was not approved " +
 			"and the mode did not change. End your turn with the plan written out in a message."), nil, nil
@@ -122,6 +129,14 @@ func execute(ctx context.Context, env tool.Env, p params, _ *meta) (tool.Result,
 		text += " Its steps are your todo list: keep it up to date with todo_write as you work."
 	}
 	return tool.Text(text), m, nil
+}
+
+// orDefault names the mode of a session that has none set: the default.
+func orDefault(mode string) string {
+	if mode == "" {
+		return modeDefault
+	}
+	return mode
 }
 
 func offered(cs []card.Choice, id string) bool {

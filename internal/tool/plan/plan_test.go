@@ -38,7 +38,12 @@ func newFixture(t *testing.T) *fixture {
 // agent does once it is logged.
 func (f *fixture) run(t *testing.T, auto bool, a card.Answer, askErr error) tool.Result {
 	t.Helper()
-	env := tool.Env{Session: f.sess, AutoMode: auto,
+	return f.runIn(t, "plan", auto, a, askErr)
+}
+
+func (f *fixture) runIn(t *testing.T, mode string, auto bool, a card.Answer, askErr error) tool.Result {
+	t.Helper()
+	env := tool.Env{Session: f.sess, AutoMode: auto, Mode: mode,
 		Plan:    func(p []tool.PlanEntry) { f.plans = append(f.plans, p) },
 		SetMode: func(m string) error { f.modes = append(f.modes, m); return nil },
 		Ask: func(_ context.Context, q tool.Question) (card.Answer, error) {
@@ -131,7 +136,7 @@ func TestNotApproved(t *testing.T) {
 
 func TestNoOneToAsk(t *testing.T) {
 	f := newFixture(t)
-	r, err := f.reg.Run(t.Context(), tool.Env{Session: f.sess}, "plan", []byte(args), nil)
+	r, err := f.reg.Run(t.Context(), tool.Env{Session: f.sess, Mode: "plan"}, "plan", []byte(args), nil)
 	if err != nil || !r.IsError || !strings.Contains(r.TextOf(), "No one can approve") {
 		t.Errorf("got %+v, %v", r, err)
 	}
@@ -155,5 +160,22 @@ func TestMetaValidates(t *testing.T) {
 		if m.Validate() == nil {
 			t.Errorf("%+v validated", m)
 		}
+	}
+}
+
+// Outside plan mode the plan tool asks nothing and switches nothing: one key
+// widened a read-only session to accept-edits through it.
+func TestOnlyInPlanMode(t *testing.T) {
+	for _, mode := range []string{"read-only", "default", "accept-edits", "auto", "bypass", ""} {
+		t.Run(mode, func(t *testing.T) {
+			f := newFixture(t)
+			r := f.runIn(t, mode, true, card.Answer{ID: "accept-edits"}, nil)
+			if !r.IsError || !strings.Contains(r.TextOf(), "only in plan mode") {
+				t.Errorf("result %+v, want a refusal", r)
+			}
+			if len(f.asked)+len(f.modes)+len(f.plans) != 0 {
+				t.Errorf("asked %v, modes %q, plans %v: want none", f.asked, f.modes, f.plans)
+			}
+		})
 	}
 }

@@ -78,7 +78,12 @@ func Tool(as []agents.Agent, readOnly func(names []string) bool) tool.Tool {
 		b.WriteString(description)
 		b.WriteString("\n\nAgents (subagent_type), besides explore:\n")
 		for _, a := range as {
-			fmt.Fprintf(&b, "- %s: %s\n", a.Name, a.Description)
+			// The repository's are its author's words, not the user's: said so.
+			repo := ""
+			if a.Repo {
+				repo = " (the repository's agent file, not the user's)"
+			}
+			fmt.Fprintf(&b, "- %s%s: %s\n", a.Name, repo, a.Description)
 		}
 		desc = strings.TrimRight(b.String(), "\n")
 	}

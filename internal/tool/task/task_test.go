@@ -75,3 +75,15 @@ func TestChildTools(t *testing.T) {
 		}
 	}
 }
+
+// The task tool's list of agents marks the repository's as its files, not
+// the user's: the model reads their descriptions as the repository's words.
+func TestRepositoryAgentsAreMarked(t *testing.T) {
+	desc := task.Tool([]agents.Agent{{Name: "mine", Description: "Mine."}, {Name: "theirs", Description: "Theirs.", Repo: true}},
+		func([]string) bool { return true }).Description()
+	for _, want := range []string{"- mine: Mine.\n", "- theirs (the repository's agent file, not the user's): Theirs."} {
+		if !strings.Contains(desc, want) {
+			t.Errorf("the description does not hold %q:\n%s", want, desc)
+		}
+	}
+}
