@@ -192,7 +192,7 @@ func TestConfigOptions(t *testing.T) {
 // /mode and /model change the setting, /cost answers with the usage, /compact
 // says whether it can.
 func TestCommands(t *testing.T) {
-	cwd := t.TempDir()
+	cwd := evenDir(t) // the usage after /compact counts the system prompt, which holds it
 	cmdDir := filepath.Join(cwd, ".dsh", "commands")
 	if err := os.MkdirAll(cmdDir, 0o755); err != nil {
 		t.Fatal(err)

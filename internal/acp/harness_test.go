@@ -114,10 +114,12 @@ type options struct {
 func start(t *testing.T, o options) *client {
 	t.Helper()
 	if o.cwd == "" {
-		o.cwd = t.TempDir()
+		// A path of one length whatever t.TempDir's random part: the
+		// context's size, estimated from what holds the path, is a golden's.
+		o.cwd = evenDir(t)
 	}
 	if o.sessionDir == "" {
-		o.sessionDir = t.TempDir()
+		o.sessionDir = evenDir(t)
 	}
 	if o.mode == "" {
 		o.mode = "bypass"
@@ -128,7 +130,7 @@ func start(t *testing.T, o options) *client {
 	}
 	script := o.scriptPath
 	if script == "" {
-		script = filepath.Join(t.TempDir(), "script.json")
+		script = filepath.Join(evenDir(t), "script.json")
 		if err := os.WriteFile(script, []byte(o.script), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -136,7 +138,7 @@ func start(t *testing.T, o options) *client {
 	c := &client{t: t, cwd: cwd, sessionDir: o.sessionDir, out: newLines(), in: newLines(),
 		stderr: &bytes.Buffer{}, exited: make(chan struct{}), editor: o.editor}
 	if o.configHome == "" {
-		o.configHome = t.TempDir()
+		o.configHome = evenDir(t)
 	}
 	args := []string{"acp", "--session-dir", o.sessionDir}
 	if !o.noScript {
@@ -885,4 +887,17 @@ func TestSettleLiveOutput(t *testing.T) {
 			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
 		}
 	}
+}
+
+// evenDir is a new directory whose path has one length whatever t.TempDir's
+// random part: the context's size, estimated from text that holds paths, is
+// in goldens.
+func evenDir(t *testing.T) string {
+	t.Helper()
+	base := t.TempDir()
+	d := filepath.Join(base, strings.Repeat("w", max(1, 160-len(base))))
+	if err := os.Mkdir(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
