@@ -284,7 +284,7 @@ func runChat(ctx context.Context, io IO, op *opener, pick bool) error {
 			warner(io)(err.Error())
 		}
 	}
-	if current != nil {
+	if current != nil && logKept(current.Path()) { // a session left without a word leaves no log
 		fmt.Fprintf(io.Err, "session %s — go on with: dsh -c   (or dsh --resume %s)\n", current.ID(), current.ID())
 	}
 	if runErr != nil && !errors.Is(runErr, tea.ErrProgramKilled) && !errors.Is(runErr, context.Canceled) {
@@ -294,6 +294,12 @@ func runChat(ctx context.Context, io IO, op *opener, pick bool) error {
 		return exitError{130}
 	}
 	return nil
+}
+
+// logKept says the session log at path is still there.
+func logKept(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // isTerminal reports whether f is a terminal.
