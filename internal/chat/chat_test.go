@@ -79,7 +79,7 @@ func (f *fakeSession) Submit(_ context.Context, in host.Input) (host.Answer, err
 				continue
 			}
 			if c.Custom() {
-				parts = append([]card.Content{card.Expansion("/"+name, c.Expand(args))}, parts...)
+				parts = append([]card.Content{card.Expansion("/"+name, c.Expand(args, nil))}, parts...)
 				break
 			}
 			switch name {

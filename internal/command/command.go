@@ -9,8 +9,11 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/dsh-dev/dsh/internal/skills"
 	"github.com/dsh-dev/dsh/internal/workspace"
@@ -45,16 +48,74 @@ func (c Command) Custom() bool { return c.Source != "" }
 // MCP says the command is an MCP server's prompt, which the host expands.
 func (c Command) MCP() bool { return strings.HasPrefix(c.Source, "mcp:") }
 
-// Expand returns a custom command's prompt for the arguments typed after it.
-func (c Command) Expand(args string) string {
+// Expand returns a custom command's prompt for the arguments typed after it,
+// as Claude Code expands one: $ARGUMENTS is all of them, $1, $2 … each one
+// (words, or quoted with ' or "), ${NAME} one of vars (CLAUDE_PROJECT_DIR);
+// a body that takes no argument gets them after it.
+func (c Command) Expand(args string, vars map[string]string) string {
 	args = strings.TrimSpace(args)
-	if !strings.Contains(c.Body, "$ARGUMENTS") {
-		if args == "" {
-			return c.Body
+	body := varRef().ReplaceAllStringFunc(c.Body, func(ref string) string {
+		if v, ok := vars[ref[2:len(ref)-1]]; ok {
+			return v
 		}
-		return strings.TrimRight(c.Body, "\n") + "\n\n" + args
+		return ref
+	})
+	positional := argRef().MatchString(body)
+	if !strings.Contains(body, "$ARGUMENTS") && !positional {
+		if args == "" {
+			return body
+		}
+		return strings.TrimRight(body, "\n") + "\n\n" + args
 	}
-	return strings.ReplaceAll(c.Body, "$ARGUMENTS", args)
+	if positional {
+		words := splitArgs(args)
+		body = argRef().ReplaceAllStringFunc(body, func(ref string) string {
+			n, _ := strconv.Atoi(ref[1:])
+			if n >= 1 && n <= len(words) {
+				return words[n-1]
+			}
+			return ""
+		})
+	}
+	return strings.ReplaceAll(body, "$ARGUMENTS", args)
+}
+
+// argRef is a positional argument, varRef a ${NAME} of Expand's vars.
+var (
+	argRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$[1-9][0-9]?`) })
+	varRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{[A-Z_][A-Z0-9_]*\}`) })
+)
+
+// splitArgs splits what was typed after a command into words; a word in
+// quotes (' or ") keeps its spaces.
+func splitArgs(s string) []string {
+	var out []string
+	var b strings.Builder
+	var quote rune
+	in := false
+	for _, r := range s {
+		switch {
+		case quote != 0 && r == quote:
+			quote = 0
+		case quote != 0:
+			b.WriteRune(r)
+		case r == '\'' || r == '"':
+			quote, in = r, true
+		case r == ' ' || r == '\t' || r == '\n':
+			if in {
+				out = append(out, b.String())
+				b.Reset()
+				in = false
+			}
+		default:
+			b.WriteRune(r)
+			in = true
+		}
+	}
+	if in {
+		out = append(out, b.String())
+	}
+	return out
 }
 
 // Parse splits "/name args" into the name and the arguments; ok is false for
@@ -92,16 +153,19 @@ type Dir struct {
 }
 
 // Dirs are where custom commands are looked for, in order of precedence: the
-// user's $XDG_CONFIG_HOME/dsh/commands (else ~/.config/dsh/commands) first, so
-// a repository cannot replace a command the user relies on, then the project's
-// .dsh/commands, and its .claude/commands for people moving over from Claude
-// Code.
+// user's $XDG_CONFIG_HOME/dsh/commands (else ~/.config/dsh/commands) and
+// ~/.claude/commands first, so a repository cannot replace a command the user
+// relies on, then the project's .dsh/commands, and its .claude/commands for
+// people moving over from Claude Code.
 func Dirs(root string, getenv func(string) string) []Dir {
 	var dirs []Dir
 	if x := getenv("XDG_CONFIG_HOME"); x != "" {
 		dirs = append(dirs, Dir{Path: filepath.Join(x, "dsh", "commands")})
 	} else if h := getenv("HOME"); h != "" {
 		dirs = append(dirs, Dir{Path: filepath.Join(h, ".config", "dsh", "commands")})
+	}
+	if h := getenv("HOME"); filepath.IsAbs(h) {
+		dirs = append(dirs, Dir{Path: filepath.Join(h, ".claude", "commands")})
 	}
 	for _, d := range []string{".dsh", ".claude"} {
 		dirs = append(dirs, Dir{Path: filepath.Join(root, d, "commands"), Root: root})

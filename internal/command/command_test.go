@@ -1,6 +1,7 @@
 package command
 
 import (
+	"slices"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,7 +45,6 @@ func TestCustomCommands(t *testing.T) {
 	write(t, filepath.Join(root, ".dsh", "commands", "deploy.md"), "the project's deploy, shadowed by the user's\n")
 	write(t, filepath.Join(cfg, "dsh", "commands", "deploy.md"), "the user's deploy\n")
 	write(t, filepath.Join(cfg, "dsh", "commands", "git", "commit.md"), "# Commit\nWrite a commit message.\n")
-	write(t, filepath.Join(root, ".claude", "commands", "help.md"), "a custom help cannot shadow the built-in one\n")
 	write(t, filepath.Join(root, ".claude", "commands", "notes.txt"), "not markdown\n")
 	dirs := Dirs(root, func(k string) string {
 		if k == "XDG_CONFIG_HOME" {
@@ -60,7 +60,7 @@ func TestCustomCommands(t *testing.T) {
 	if !ok || review.Description != "Review a change" || review.ArgHint != "[file]" || !strings.Contains(review.Source, ".dsh") {
 		t.Fatalf("review = %+v", review)
 	}
-	if got := review.Expand(" main.go "); got != "Review main.go carefully.\n" {
+	if got := review.Expand(" main.go ", nil); got != "Review main.go carefully.\n" {
 		t.Errorf("Expand = %q", got)
 	}
 	// The user's own command wins a clash with the repository's.
@@ -68,22 +68,14 @@ func TestCustomCommands(t *testing.T) {
 		t.Errorf("deploy = %+v, want the user's", deploy)
 	}
 	commit, ok := Find(cmds, "git:commit")
-	if !ok || commit.Description != "Commit" || commit.Expand("") != "# Commit\nWrite a commit message.\n" {
+	if !ok || commit.Description != "Commit" || commit.Expand("", nil) != "# Commit\nWrite a commit message.\n" {
 		t.Errorf("git:commit = %+v", commit)
 	}
-	if got := commit.Expand("small"); got != "# Commit\nWrite a commit message.\n\nsmall" {
+	if got := commit.Expand("small", nil); got != "# Commit\nWrite a commit message.\n\nsmall" {
 		t.Errorf("Expand without $ARGUMENTS = %q", got)
-	}
-	if help, _ := Find(cmds, "help"); help.Custom() {
-		t.Error("a custom command shadowed /help")
 	}
 	if _, ok := Find(cmds, "notes"); ok {
 		t.Error("a .txt file became a command")
-	}
-	for _, c := range For(cmds, Editor) {
-		if c.Name == "exit" || c.Name == "help" {
-			t.Errorf("the editor offers the terminal-only /%s", c.Name)
-		}
 	}
 }
 
@@ -96,9 +88,6 @@ func TestOversizedCommandIsReported(t *testing.T) {
 	}
 	if _, ok := Find(cmds, "big"); ok {
 		t.Error("the oversized command was offered")
-	}
-	if _, ok := Find(cmds, "help"); !ok {
-		t.Error("the built-in commands are missing")
 	}
 }
 
@@ -144,4 +133,45 @@ func TestHostileCommandFiles(t *testing.T) {
 	if _, ok := Find(cmds, "ok"); !ok {
 		t.Error("the repository's regular command is missing")
 	}
+}
+
+// Bodies expand as Claude Code's do: $ARGUMENTS whole, $1 … by position
+// (quotes keep spaces; a missing one is empty), ${NAME} from vars, and a body
+// that takes no argument gets them after it.
+func TestExpand(t *testing.T) {
+	vars := map[string]string{"CLAUDE_PROJECT_DIR": "/src/app"}
+	tests := []struct{ body, args, want string }{
+		{"Review $ARGUMENTS.", "a.go b.go", "Review a.go b.go."},
+		{"Fix issue #$1 with priority $2.", "123 high", "Fix issue #123 with priority high."},
+		{"Title: $1; body: $2", `"two words" 'and more' extra`, "Title: two words; body: and more"},
+		{"Only $1 and $3.", "a", "Only a and ."},
+		{"$1 then all: $ARGUMENTS", "x y", "x then all: x y"},
+		{"Run ${CLAUDE_PROJECT_DIR}/scripts/x.sh ${OTHER}", "", "Run /src/app/scripts/x.sh ${OTHER}"},
+		{"No arguments here.\n", "extra words", "No arguments here.\n\nextra words"},
+		{"No arguments here.\n", "", "No arguments here.\n"},
+	}
+	for _, tt := range tests {
+		if got := (Command{Body: tt.body}).Expand(tt.args, vars); got != tt.want {
+			t.Errorf("Expand(%q, %q) = %q, want %q", tt.body, tt.args, got, tt.want)
+		}
+	}
+}
+
+// FuzzSplitArgs: without quotes, the words are the fields; with them, no
+// word is longer than the input.
+func FuzzSplitArgs(f *testing.F) {
+	for _, s := range []string{`a b`, `"a b" c`, `'x`, `a"b"c`, "\t\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		words := splitArgs(s)
+		if !strings.ContainsAny(s, `"'`) && !slices.Equal(words, strings.Fields(s)) && len(words)+len(strings.Fields(s)) > 0 {
+			t.Errorf("splitArgs(%q) = %q, want the fields %q", s, words, strings.Fields(s))
+		}
+		for _, w := range words {
+			if len(w) > len(s) {
+				t.Errorf("splitArgs(%q) made %q", s, w)
+			}
+		}
+	})
 }

@@ -68,7 +68,7 @@ func (s *Session) Submit(ctx context.Context, in Input) (Answer, error) {
 		if !ok || c.Where&in.Where == 0 {
 			return Answer{}, fmt.Errorf("%w /%s (/help lists them)", ErrUnknownCommand, name)
 		}
-		expansion := c.Expand(args)
+		expansion := c.Expand(args, map[string]string{"CLAUDE_PROJECT_DIR": s.Root()})
 		if c.MCP() {
 			text, _, err := s.ExpandPrompt(ctx, name, args)
 			if err != nil {

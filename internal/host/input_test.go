@@ -126,9 +126,20 @@ func TestSubmitCommands(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "greet.md"), []byte("---\ndescription: greet\n---\nSay hello to $ARGUMENTS.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(dir, "help.md"), []byte("a custom help cannot shadow the built-in one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	s, _ := submitSession(t, dir)
 	if _, ok := command.Find(s.Commands(), "greet"); !ok {
 		t.Fatal("the custom command is not in the session's table")
+	}
+	if help, _ := command.Find(s.Commands(), "help"); help.Custom() {
+		t.Error("a custom command shadowed /help")
+	}
+	for _, c := range s.CommandsFor(Editor) {
+		if c.Name == "exit" || c.Name == "help" || c.Name == "new" {
+			t.Errorf("the editor offers the terminal-only /%s", c.Name)
+		}
 	}
 	a, err := s.Submit(t.Context(), Input{Text: "/greet the world", Where: Editor})
 	if err != nil || !a.Turn {

@@ -45,7 +45,7 @@ type Dir struct {
 }
 
 // Dirs are where skills are looked for, in order of precedence: the user's
-// $XDG_CONFIG_HOME/dsh/skills (else ~/.config/dsh/skills), so a repository
+// $XDG_CONFIG_HOME/dsh/skills (else ~/.config/dsh/skills) and ~/.claude/skills, so a repository
 // cannot replace a skill the user relies on, then the project's .dsh/skills,
 // .claude/skills and .agents/skills.
 func Dirs(root string, getenv func(string) string) []Dir {
@@ -54,6 +54,9 @@ func Dirs(root string, getenv func(string) string) []Dir {
 		dirs = append(dirs, Dir{Path: filepath.Join(x, "dsh", "skills")})
 	} else if h := getenv("HOME"); filepath.IsAbs(h) {
 		dirs = append(dirs, Dir{Path: filepath.Join(h, ".config", "dsh", "skills")})
+	}
+	if h := getenv("HOME"); filepath.IsAbs(h) { // what Claude Code users have
+		dirs = append(dirs, Dir{Path: filepath.Join(h, ".claude", "skills")})
 	}
 	for _, d := range []string{".dsh", ".claude", ".agents"} {
 		dirs = append(dirs, Dir{Path: filepath.Join(root, d, "skills"), Root: root})
