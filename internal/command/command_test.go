@@ -1,9 +1,9 @@
 package command
 
 import (
-	"slices"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
