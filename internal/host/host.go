@@ -177,6 +177,13 @@ type Session struct {
 
 	hooksStarted bool // the SessionStart hooks ran (guarded by mu)
 
+	// queue is the next turn's ticket: a prompt submitted while a turn runs
+	// waits for it, in order of arrival (a channel's waiting senders are
+	// served first come, first served). dropQueued, closed by Cancel, makes
+	// the waiting ones give up (guarded by mu).
+	queue      chan struct{}
+	dropQueued chan struct{}
+
 	// kids are the subagents running now, whose mode follows this session's
 	// (mode is the last one logged, "" before any); slots bound how many run
 	// at once.
@@ -345,7 +352,8 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 		reg = toolset.New(toolset.Options{KeepEnv: o.KeepEnv, Extra: o.Tools, Sandbox: o.Sandbox, SafeCommands: o.SafeCommands,
 			Skills: len(sk) > 0, Agents: ag})
 	}
-	s := &Session{o: o, ws: ws, log: log, reg: reg, tools: tool.NewSession(id, ws), bus: newBus(), notes: notes, skills: sk, custom: custom, agents: ag, mcp: o.servers}
+	s := &Session{o: o, ws: ws, log: log, reg: reg, tools: tool.NewSession(id, ws), bus: newBus(), notes: notes, skills: sk, custom: custom, agents: ag, mcp: o.servers,
+		queue: make(chan struct{}, 1), dropQueued: make(chan struct{})}
 	if o.sub == nil {
 		s.tools.Subagents = subagents{s}
 		s.slots = make(chan struct{}, maxSubagents)
@@ -560,12 +568,15 @@ func (s *Session) beginTurn(ctx context.Context) (context.Context, func(), error
 
 // Cancel cancels the running turn, if any: the model stops and running commands
 // are killed; the turn ends as cancelled.
+// The prompts queued behind it are dropped (they end as cancelled, unlogged).
 func (s *Session) Cancel() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.turn != nil {
 		s.turn()
 	}
+	close(s.dropQueued)
+	s.dropQueued = make(chan struct{})
 }
 
 // Running reports whether a turn is running.

@@ -79,6 +79,14 @@ func (s *Session) Submit(ctx context.Context, in Input) (Answer, error) {
 		content = append(content, card.Expansion("/"+name, expansion))
 		modelText = expansion
 	}
+	release, err := s.awaitTurn(ctx)
+	if errors.Is(err, errDropped) {
+		return Answer{Turn: true, Stop: StopCancelled}, nil
+	}
+	if err != nil {
+		return Answer{}, err
+	}
+	defer release()
 	content = append(content, in.Content...)
 	files, skipped := s.attachFiles(modelText)
 	for _, sk := range skipped {
@@ -267,4 +275,47 @@ func imageMIME(data []byte) string {
 		return t
 	}
 	return ""
+}
+
+// errDropped: Cancel dropped a prompt that waited for its turn.
+var errDropped = errors.New("the queued prompt was cancelled")
+
+// awaitTurn waits, behind the prompts that came before, until no turn runs:
+// a prompt sent while a turn runs is queued, not refused (an editor other than
+// Zed, or a script, may send one). release lets the next one go.
+func (s *Session) awaitTurn(ctx context.Context) (release func(), err error) {
+	s.mu.Lock()
+	dropped, closed := s.dropQueued, s.closed
+	s.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	select {
+	case s.queue <- struct{}{}:
+	case <-dropped:
+		return nil, errDropped
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-s.ctx.Done():
+		return nil, ErrClosed
+	}
+	release = func() { <-s.queue }
+	// A turn that did not queue (/compact, dsh tool) ends first.
+	for {
+		s.mu.Lock()
+		busy, end := s.turn != nil, s.turnEnd
+		s.mu.Unlock()
+		if !busy {
+			return release, nil
+		}
+		select {
+		case <-end:
+		case <-dropped:
+			release()
+			return nil, errDropped
+		case <-ctx.Done():
+			release()
+			return nil, ctx.Err()
+		}
+	}
 }
