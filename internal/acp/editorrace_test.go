@@ -191,7 +191,7 @@ func results(t *testing.T, c *client, id sdk.SessionId) map[string]session.Recor
 // failed that call saying so (and then stops lending paths). Every call is
 // counted, none timed.
 func TestEditorFilesRaced(t *testing.T) {
-	const sessions = 30
+	const sessions = 60
 	tree := newRaceTree(t)
 	ed := &editor{buffers: map[string]string{}}
 	c := start(t, options{cwd: tree.cwd, editor: ed, script: script(t, raceTurns("")...)}) // each session plays it from its start

@@ -21,10 +21,12 @@ import (
 // The editor opens a file by its path, following links: a path that changes
 // meaning between dsh's check and the editor's open (a folder swapped for a
 // link to ~/.ssh) would read or write outside the workspace. So the editor is
-// only lent paths with no link on the way, watched while it uses them (see
-// workspace.Loan); what it read is refused and what it wrote is checked on the
-// disk when the path changed. The disk is used instead while commands run
-// unasked (auto mode) and after a path lent to the editor changed once.
+// only lent paths with no link on the way and no folder moved moments ago,
+// watched while it uses them (see workspace.Loan); what it read while the
+// path changed is refused, and what it wrote is checked on the disk. The disk
+// is used instead while commands run unasked (auto mode), while a process of
+// the session runs (the file tools check), and after a path lent to the
+// editor changed once.
 type editorFiles struct {
 	a           *Agent
 	s           atomic.Pointer[sess] // set once the session is

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -21,6 +22,14 @@ var ErrLinked = errors.New("goes through a symbolic link")
 // created or removed while it was lent: the other process may have opened
 // something else by it.
 var ErrMoved = errors.New("was replaced while another program used it")
+
+// ErrUnsettled is wrapped by Lend's refusal of a path with a folder moved
+// moments ago: a process swapping it may be at work, and the next swap could
+// come between Lend and the other process's open, where no check can see it.
+var ErrUnsettled = errors.New("has a folder that was moved moments ago")
+
+// settle is how long ago a folder of a lent path must have last been moved.
+const settle = 2 * time.Second
 
 // Loan is a file's path handed to another process that opens it by name (an
 // editor over ACP fs/*), which dsh cannot make open it without following
@@ -63,7 +72,10 @@ func (f File) Lend() (_ *Loan, err error) {
 			l.Close()
 		}
 	}()
-	root, err := f.w.base.Open(".")
+	// Every folder is opened O_PATH: unlike a read's open, that sends no
+	// inotify event, so a racer watching the tree cannot time its swap on
+	// dsh's checks.
+	root, err := f.w.base.OpenFile(".", unix.O_PATH|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -101,10 +113,11 @@ func (f File) Lend() (_ *Loan, err error) {
 // enterRoot watches the root's parent for the root's name, which must lead
 // to root.
 func (l *Loan) enterRoot(root *os.File) error {
-	parent, err := os.Open(filepath.Dir(l.f.w.baseDir))
+	fd, err := unix.Open(filepath.Dir(l.f.w.baseDir), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", filepath.Dir(l.f.w.baseDir), err)
 	}
+	parent := os.NewFile(uintptr(fd), filepath.Dir(l.f.w.baseDir))
 	if err := l.enter(parent, filepath.Base(l.f.w.baseDir)); err != nil {
 		return err
 	}
@@ -135,32 +148,46 @@ func (l *Loan) enter(dir *os.File, name string) error {
 	if err != nil && !absent {
 		return fmt.Errorf("%s: %w", l.f.abs, err)
 	}
-	l.ids = append(l.ids, id)
+	l.ids = append(l.ids, id.ident)
+	// A rename changes a folder's ctime, not its mtime (which its entries
+	// change, with the ctime).
+	if id.dir && id.ctime.After(id.mtime) && time.Since(id.ctime) < settle {
+		return fmt.Errorf("%s %w (%s)", l.f.abs, ErrUnsettled, name)
+	}
 	return nil
 }
 
 // last says whether dirs[i] is the file's folder.
 func (l *Loan) last(i int) bool { return i == l.at }
 
+// entry is what a name led to.
+type entry struct {
+	ident
+	dir          bool
+	ctime, mtime time.Time
+}
+
 // lookup is what name in dir is, without following it: a folder or a
 // regular file; a link is ErrLinked.
-func lookup(dir *os.File, name string) (ident, error) {
+func lookup(dir *os.File, name string) (entry, error) {
 	var st unix.Stat_t
 	if err := unix.Fstatat(int(dir.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return ident{}, err
+		return entry{}, err
 	}
+	e := entry{ident: ident{dev: st.Dev, ino: st.Ino}, dir: st.Mode&unix.S_IFMT == unix.S_IFDIR,
+		ctime: time.Unix(st.Ctim.Unix()), mtime: time.Unix(st.Mtim.Unix())}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFLNK:
-		return ident{}, fmt.Errorf("%s %w", name, ErrLinked)
+		return entry{}, fmt.Errorf("%s %w", name, ErrLinked)
 	case unix.S_IFDIR, unix.S_IFREG:
-		return ident{dev: st.Dev, ino: st.Ino}, nil
+		return e, nil
 	}
-	return ident{}, fmt.Errorf("%s is not a regular file or a folder", name)
+	return entry{}, fmt.Errorf("%s is not a regular file or a folder", name)
 }
 
 // openDir opens the folder name in dir, refusing a link.
 func openDir(dir *os.File, name string) (*os.File, error) {
-	fd, err := unix.Openat(int(dir.Fd()), name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	fd, err := unix.Openat(int(dir.Fd()), name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ELOOP) {
 		return nil, fmt.Errorf("%s %w", name, ErrLinked)
 	}
@@ -188,7 +215,7 @@ func (l *Loan) Return(wrote bool) error {
 			}
 		case err != nil && !stillAbsent:
 			return fmt.Errorf("%s %w: %w", l.f.abs, ErrMoved, err)
-		case id != l.ids[i]:
+		case id.ident != l.ids[i]:
 			return fmt.Errorf("%s %w", l.f.abs, ErrMoved)
 		}
 	}

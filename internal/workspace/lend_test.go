@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -27,11 +29,11 @@ func TestLend(t *testing.T) {
 		name  string
 		path  string // the file lent, relative to the root
 		wrote bool
-		// during runs while the path is lent; root is the workspace,
-		// out a folder outside it.
-		during  func(t *testing.T, root, out string)
-		lendErr error // Lend's error, wrapped
-		err     error // Return's error, wrapped
+		// before runs before Lend, during while the path is lent; root is
+		// the workspace, out a folder outside it.
+		before, during func(t *testing.T, root, out string)
+		lendErr        error // Lend's error, wrapped
+		err            error // Return's error, wrapped
 	}{
 		{name: "untouched", path: "dir/f.txt"},
 		{name: "written in place", path: "dir/f.txt", wrote: true, during: func(t *testing.T, root, _ string) {
@@ -49,6 +51,32 @@ func TestLend(t *testing.T) {
 		{name: "a name beside it", path: "dir/f.txt", during: func(t *testing.T, root, _ string) {
 			put(t, filepath.Join(root, "dir/other.txt"), "x")
 			put(t, filepath.Join(root, "other/f.txt"), "x")
+		}},
+		{name: "a folder moved moments ago", path: "dir/f.txt", lendErr: ErrUnsettled, before: func(t *testing.T, root, _ string) {
+			// Its entries last changed long before (not in the
+			// timestamps' last tick, as they would here).
+			old := time.Now().Add(-time.Hour)
+			if err := os.Chtimes(filepath.Join(root, "dir"), old, old); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range [][2]string{{"dir", "dir2"}, {"dir2", "dir"}} {
+				if err := os.Rename(filepath.Join(root, p[0]), filepath.Join(root, p[1])); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}},
+		{name: "a folder filled moments ago", path: "dir/f.txt", before: func(t *testing.T, root, _ string) {
+			put(t, filepath.Join(root, "dir/g.txt"), "x")
+			if err := os.Rename(filepath.Join(root, "dir/g.txt"), filepath.Join(root, "dir/h.txt")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "the file renamed moments ago", path: "dir/f.txt", before: func(t *testing.T, root, _ string) {
+			for _, p := range [][2]string{{"dir/f.txt", "dir/g.txt"}, {"dir/g.txt", "dir/f.txt"}} {
+				if err := os.Rename(filepath.Join(root, p[0]), filepath.Join(root, p[1])); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}},
 		{name: "a link on the way", path: "link/f.txt", lendErr: ErrLinked},
 		{name: "a link at the end", path: "dir/secret", lendErr: ErrLinked},
@@ -97,6 +125,9 @@ func TestLend(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer func() { _ = w.Close() }()
+			if tc.before != nil {
+				tc.before(t, w.Root(), out)
+			}
 			f := File{w: w, abs: filepath.Join(w.Root(), tc.path), rel: tc.path}
 			l, err := f.Lend()
 			if !errors.Is(err, tc.lendErr) || (err != nil) != (tc.lendErr != nil) {
@@ -150,5 +181,47 @@ func TestLoanRead(t *testing.T) {
 	}
 	if got, err := l.Read(100); err == nil {
 		t.Fatalf("Read followed the link: %q", got)
+	}
+}
+
+// TestLendIsUnseen: lending a path opens nothing a watcher sees (a racer
+// watching the tree with inotify could time its swap on dsh's checks).
+func TestLendIsUnseen(t *testing.T) {
+	root := t.TempDir()
+	put(t, filepath.Join(root, "a/b/f.txt"), "x")
+	w, err := New(root, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = w.Close() }()
+	f, err := w.Locate("a/b/f.txt") // os.Root opens the folders it walks
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = unix.Close(fd) }()
+	for _, d := range []string{"", "a", "a/b", "a/b/f.txt"} {
+		if _, err := unix.InotifyAddWatch(fd, filepath.Join(w.Root(), d), unix.IN_ALL_EVENTS); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := f.Lend()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Return(false); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	buf := make([]byte, 4096)
+	if n, err := unix.Read(fd, buf); !errors.Is(err, unix.EAGAIN) {
+		for off := 0; off < n; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			t.Errorf("a watcher saw event %#x on %d (%q)", ev.Mask, ev.Wd, buf[off+unix.SizeofInotifyEvent:off+unix.SizeofInotifyEvent+int(ev.Len)])
+			off += unix.SizeofInotifyEvent + int(ev.Len)
+		}
 	}
 }
