@@ -23,12 +23,14 @@ var ErrLinked = errors.New("goes through a symbolic link")
 // something else by it.
 var ErrMoved = errors.New("was replaced while another program used it")
 
-// ErrUnsettled is wrapped by Lend's refusal of a path with a folder moved
-// moments ago: a process swapping it may be at work, and the next swap could
-// come between Lend and the other process's open, where no check can see it.
-var ErrUnsettled = errors.New("has a folder that was moved moments ago")
+// ErrUnsettled is wrapped by Lend's refusal of a path with a folder or file
+// moved moments ago: a process swapping it may be at work, and the next swap
+// could come between Lend and the other process's open, where no check can
+// see it.
+var ErrUnsettled = errors.New("was moved moments ago")
 
-// settle is how long ago a folder of a lent path must have last been moved.
+// settle is how long ago the folders and file of a lent path must have last
+// been moved.
 const settle = 2 * time.Second
 
 // Loan is a file's path handed to another process that opens it by name (an
@@ -149,10 +151,11 @@ func (l *Loan) enter(dir *os.File, name string) error {
 		return fmt.Errorf("%s: %w", l.f.abs, err)
 	}
 	l.ids = append(l.ids, id.ident)
-	// A rename changes a folder's ctime, not its mtime (which its entries
-	// change, with the ctime).
-	if id.dir && id.ctime.After(id.mtime) && time.Since(id.ctime) < settle {
-		return fmt.Errorf("%s %w (%s)", l.f.abs, ErrUnsettled, name)
+	// A rename changes the ctime, not the mtime (which a write, or a
+	// folder's entries, change with the ctime). An atomic save, renamed
+	// onto the name, can look moved too: the disk is used for a moment.
+	if id.ctime.After(id.mtime) && time.Since(id.ctime) < settle {
+		return fmt.Errorf("%s: %s %w", l.f.abs, name, ErrUnsettled)
 	}
 	return nil
 }
@@ -163,7 +166,6 @@ func (l *Loan) last(i int) bool { return i == l.at }
 // entry is what a name led to.
 type entry struct {
 	ident
-	dir          bool
 	ctime, mtime time.Time
 }
 
@@ -174,7 +176,7 @@ func lookup(dir *os.File, name string) (entry, error) {
 	if err := unix.Fstatat(int(dir.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return entry{}, err
 	}
-	e := entry{ident: ident{dev: st.Dev, ino: st.Ino}, dir: st.Mode&unix.S_IFMT == unix.S_IFDIR,
+	e := entry{ident: ident{dev: st.Dev, ino: st.Ino},
 		ctime: time.Unix(st.Ctim.Unix()), mtime: time.Unix(st.Mtim.Unix())}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFLNK:

@@ -71,12 +71,14 @@ func TestLend(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
-		{name: "the file renamed moments ago", path: "dir/f.txt", before: func(t *testing.T, root, _ string) {
-			for _, p := range [][2]string{{"dir/f.txt", "dir/g.txt"}, {"dir/g.txt", "dir/f.txt"}} {
-				if err := os.Rename(filepath.Join(root, p[0]), filepath.Join(root, p[1])); err != nil {
-					t.Fatal(err)
-				}
+		{name: "the file moved moments ago", path: "dir/f.txt", lendErr: ErrUnsettled, before: func(t *testing.T, root, _ string) {
+			old := time.Now().Add(-time.Hour)
+			if err := os.Chtimes(filepath.Join(root, "dir/f.txt"), old, old); err != nil {
+				t.Fatal(err)
 			}
+		}},
+		{name: "the file written moments ago", path: "dir/f.txt", before: func(t *testing.T, root, _ string) {
+			put(t, filepath.Join(root, "dir/f.txt"), "new")
 		}},
 		{name: "a link on the way", path: "link/f.txt", lendErr: ErrLinked},
 		{name: "a link at the end", path: "dir/secret", lendErr: ErrLinked},
