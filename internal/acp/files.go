@@ -3,19 +3,37 @@ package acp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 
 	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/tool"
+	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
 // editorFiles reads and writes a session's files through the client
 // (fs/read_text_file, fs/write_text_file), for the sides of them the client
 // advertised: the model sees the editor's unsaved buffers, and the editor
 // tracks dsh's changes for review.
+//
+// The editor opens a file by its path, following links: a path that changes
+// meaning between dsh's check and the editor's open (a folder swapped for a
+// link to ~/.ssh) would read or write outside the workspace. So the editor is
+// only lent paths with no link on the way and no folder moved moments ago,
+// watched while it uses them (see workspace.Loan); what it read while the
+// path changed is refused, and what it wrote is checked on the disk. The disk
+// is used instead while commands run unasked (auto mode), while a process of
+// the session runs (the file tools check), and after a path lent to the
+// editor changed once.
 type editorFiles struct {
 	a           *Agent
 	s           atomic.Pointer[sess] // set once the session is
 	read, write bool
+	// raced: a path lent to the editor changed while it was lent; the
+	// session's files are the disk's from then on.
+	raced atomic.Bool
 }
 
 // files is the editor's view for a new session, or nil when the client
@@ -46,17 +64,80 @@ func (f *editorFiles) session() sdk.SessionId {
 func (f *editorFiles) CanRead() bool  { return f.read }
 func (f *editorFiles) CanWrite() bool { return f.write }
 
-func (f *editorFiles) ReadText(ctx context.Context, abs string) (string, error) {
-	resp, err := f.a.client().ReadTextFile(ctx, sdk.ReadTextFileRequest{SessionId: f.session(), Path: abs})
+// errRaced says why the disk is used once a lent path changed.
+var errRaced = errors.New("a path lent to the editor changed while the editor used it")
+
+// lend is the file's path lent to the editor, or why the disk is used.
+func (f *editorFiles) lend(loc workspace.File) (*workspace.Loan, error) {
+	if f.raced.Load() {
+		return nil, fmt.Errorf("%w: %w", tool.ErrUseDisk, errRaced)
+	}
+	// In auto mode the model's commands run unasked: one of them could swap
+	// the path at any moment.
+	if s := f.s.Load(); s != nil && s.h.Mode() == agent.ModeAuto {
+		return nil, fmt.Errorf("%w: commands run without asking", tool.ErrUseDisk)
+	}
+	l, err := loc.Lend()
+	if errors.Is(err, workspace.ErrMoved) {
+		f.raced.Store(true)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", tool.ErrUseDisk, err)
+	}
+	return l, nil
+}
+
+// returned checks the lent path after the editor's call.
+func (f *editorFiles) returned(l *workspace.Loan, wrote bool) error {
+	err := l.Return(wrote)
+	if err != nil {
+		f.raced.Store(true)
+	}
+	return err
+}
+
+// ReadText is the editor's text of the file. What the editor gave while the
+// path changed is refused: it may be another file's.
+func (f *editorFiles) ReadText(ctx context.Context, loc workspace.File) (string, error) {
+	l, err := f.lend(loc)
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	resp, err := f.a.client().ReadTextFile(ctx, sdk.ReadTextFileRequest{SessionId: f.session(), Path: loc.Abs()})
+	if err := f.returned(l, false); err != nil {
+		return "", fmt.Errorf("%w; its text is not used, and this session's files are read from the disk from now on", err)
+	}
 	if err != nil {
 		return "", clientError(err)
 	}
 	return resp.Content, nil
 }
 
-func (f *editorFiles) WriteText(ctx context.Context, abs, content string) error {
-	_, err := f.a.client().WriteTextFile(ctx, sdk.WriteTextFileRequest{SessionId: f.session(), Path: abs, Content: content})
-	return clientError(err)
+// WriteText has the editor write the file, then checks on the disk, through
+// the folders held since before the call and without following a link, that
+// the file holds the content.
+func (f *editorFiles) WriteText(ctx context.Context, loc workspace.File, content string) error {
+	l, err := f.lend(loc)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	_, err = f.a.client().WriteTextFile(ctx, sdk.WriteTextFileRequest{SessionId: f.session(), Path: loc.Abs(), Content: content})
+	if err := f.returned(l, true); err != nil {
+		return fmt.Errorf("%w: %w, so the editor may have written the change elsewhere; this session's files are written on the disk from now on", tool.ErrUnverified, err)
+	}
+	if err != nil {
+		return clientError(err)
+	}
+	got, err := l.Read(int64(len(content)) + 1)
+	if err != nil {
+		return fmt.Errorf("%w: after the editor wrote %s: %w", tool.ErrUnverified, loc.Abs(), err)
+	}
+	if string(got) != content {
+		return fmt.Errorf("%w: the editor said it wrote %s, but the file on disk does not hold the change", tool.ErrUnverified, loc.Abs())
+	}
+	return nil
 }
 
 // clientError is the client's error in its own words: the message it put in

@@ -91,6 +91,9 @@ type editor struct {
 	reject  string            // non-empty: writes fail with this message
 	reads   []string
 	writes  []sdk.WriteTextFileRequest
+	// around, if set, runs as the editor is about to open a path by name;
+	// what it returns runs once it has: a racer timed on the worst moment.
+	around func(path string) (after func())
 }
 
 type options struct {
@@ -331,6 +334,9 @@ func (c *client) ReadTextFile(_ context.Context, r sdk.ReadTextFileRequest) (sdk
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.editor.reads = append(c.editor.reads, r.Path)
+	if c.editor.around != nil {
+		defer c.editor.around(r.Path)()
+	}
 	if text, ok := c.editor.buffers[r.Path]; ok {
 		return sdk.ReadTextFileResponse{Content: text}, nil
 	}
@@ -348,6 +354,9 @@ func (c *client) WriteTextFile(_ context.Context, r sdk.WriteTextFileRequest) (s
 	c.editor.writes = append(c.editor.writes, r)
 	if c.editor.reject != "" {
 		return sdk.WriteTextFileResponse{}, errors.New(c.editor.reject)
+	}
+	if c.editor.around != nil {
+		defer c.editor.around(r.Path)()
 	}
 	c.editor.buffers[r.Path] = r.Content
 	return sdk.WriteTextFileResponse{}, os.WriteFile(r.Path, []byte(r.Content), 0o644)

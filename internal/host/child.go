@@ -103,6 +103,7 @@ func (s *Session) runTask(ctx context.Context, t tool.Task) (tool.TaskOutcome, e
 	o.Closers = []io.Closer{ws}
 	id := session.NewID(o.Now())
 	c := assemble(o, ws, nil, id, &mcpNotes{})
+	c.tools.Parent = s.tools
 	log, err := session.Create(filepath.Dir(s.log.Path()), id, ws.Root(), session.Options{Now: o.Now, System: c.systemPrompt(),
 		Parent: &session.Parent{Session: s.ID(), CallID: t.CallID, Agent: name}, Scratch: o.ScratchLog})
 	if err != nil {

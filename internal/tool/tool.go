@@ -5,6 +5,7 @@ package tool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -78,6 +79,9 @@ type Session struct {
 	// Subagents starts the child sessions of the task tool; the host sets it.
 	// Nil: no subagent can be started here.
 	Subagents Subagents
+	// Parent is the session whose task started this one: its processes run
+	// beside this one's.
+	Parent *Session
 
 	mu     sync.Mutex
 	state  map[any]any
@@ -85,15 +89,26 @@ type Session struct {
 	closed bool
 }
 
-// Files reads and writes text files through an editor. Paths are absolute
-// and inside the workspace.
+// Files reads and writes text files through an editor, which opens them by
+// their path: files of the workspace, located.
 type Files interface {
 	// CanRead and CanWrite say which of the two the editor offers.
 	CanRead() bool
 	CanWrite() bool
-	ReadText(ctx context.Context, abs string) (string, error)
-	WriteText(ctx context.Context, abs, content string) error
+	// ReadText and WriteText fail with ErrUseDisk when the editor must not
+	// be given the path: the caller reads or writes the disk instead.
+	ReadText(ctx context.Context, f workspace.File) (string, error)
+	WriteText(ctx context.Context, f workspace.File, content string) error
 }
+
+// ErrUseDisk is wrapped by a Files refusal to hand the editor a path that
+// could change meaning before the editor opens it (a link on the way,
+// something swapping it, a process of the session running).
+var ErrUseDisk = errors.New("the editor is not given this path")
+
+// ErrUnverified is wrapped by a Files write whose result the disk does not
+// confirm: the file may or may not hold the change.
+var ErrUnverified = errors.New("the editor's write could not be verified")
 
 // Subagents runs a task in a child session: a subagent with its own context
 // and log, whose tools and mode are no wider than the session's.
@@ -156,6 +171,29 @@ func (s *Session) State(key any, init func() any) any {
 	s.order = append(s.order, key)
 	s.mu.Unlock()
 	return v
+}
+
+// Runner is state that starts processes (the job table): Running says
+// whether one still runs.
+type Runner interface{ Running() bool }
+
+// Running says whether a process this session or its parent started still
+// runs: something that could change the workspace's files at any moment.
+func (s *Session) Running() bool {
+	for ; s != nil; s = s.Parent {
+		s.mu.Lock()
+		vals := make([]any, 0, len(s.state))
+		for _, v := range s.state {
+			vals = append(vals, v)
+		}
+		s.mu.Unlock()
+		for _, v := range vals {
+			if r, ok := v.(Runner); ok && r.Running() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Killer is state that can also end at once, without the grace Close gives (the

@@ -180,6 +180,16 @@ func (t *jobTable) spawnForeground(sp spec) (p *process, done func(), err error)
 	}, nil
 }
 
+// Running says whether a job or a foreground command of the session runs.
+func (t *jobTable) Running() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.fg) > 0 {
+		return true
+	}
+	return slices.ContainsFunc(t.jobs, func(j *job) bool { return !j.finished() })
+}
+
 // Close ends every process of the session — SIGTERM, then SIGKILL after the
 // grace — and waits until they are gone. No process starts after it.
 func (t *jobTable) Close() error { return t.end(false) }

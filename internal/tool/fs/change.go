@@ -104,13 +104,20 @@ func readCurrent(ctx context.Context, env tool.Env, path, verb string) (current,
 	}
 	var data []byte
 	if editorReads(env, loc, fi) {
-		text, err := env.Session.Files.ReadText(ctx, loc.Abs())
-		if err != nil {
+		text, err := env.Session.Files.ReadText(ctx, loc)
+		switch {
+		case errors.Is(err, tool.ErrUseDisk):
+			data = nil
+		case err != nil:
 			return c, refusef("Cannot %s %s: the editor did not give its text: %v.", verb, path, err)
+		default:
+			data = []byte(text)
 		}
-		data = []byte(text)
-	} else if data, err = io.ReadAll(f); err != nil {
-		return c, refusef("Cannot %s %s: %v.", verb, path, err)
+	}
+	if data == nil {
+		if data, err = io.ReadAll(f); err != nil {
+			return c, refusef("Cannot %s %s: %v.", verb, path, err)
+		}
 	}
 	if data == nil {
 		data = []byte{}
@@ -200,10 +207,11 @@ func changeExecute(ctx context.Context, env tool.Env, plan func(context.Context,
 }
 
 // editorWrites says whether a change is applied through the session's
-// editor: one that offers writes, for a file of the workspace.
+// editor: one that offers writes, for a file of the workspace, while no
+// process of the session runs.
 func editorWrites(env tool.Env, loc workspace.File) bool {
 	f := env.Session.Files
-	return f != nil && f.CanWrite() && env.Session.Workspace.Contains(loc.Abs())
+	return f != nil && f.CanWrite() && env.Session.Workspace.Contains(loc.Abs()) && !env.Session.Running()
 }
 
 // editorExecute applies a change through the editor, which tracks it for
@@ -218,7 +226,24 @@ func editorExecute(ctx context.Context, env tool.Env, pl changePlan) (diffMeta, 
 		r := tool.Errorf("Cannot %s %s: %v.", pl.verb, pl.path, err)
 		return m, "", nil, &r
 	}
-	if err := env.Session.Files.WriteText(ctx, pl.cur.loc.Abs(), b.String()); err != nil {
+	err = env.Session.Files.WriteText(ctx, pl.cur.loc, b.String())
+	if errors.Is(err, tool.ErrUseDisk) {
+		fi, err := pl.cur.loc.Replace(func(w io.Writer) error {
+			_, err := w.Write(b.Bytes())
+			return err
+		})
+		if err != nil {
+			r := tool.Errorf("Cannot %s %s: %v.", pl.verb, pl.path, err)
+			return m, "", nil, &r
+		}
+		m.Stamp = stampData(pl.cur.loc.Real(), fi, b.Bytes())
+		return m, msg, &b, nil
+	}
+	if errors.Is(err, tool.ErrUnverified) {
+		r := tool.Errorf("Cannot %s %s: %v. Read it before changing it again.", pl.verb, pl.path, err)
+		return m, "", nil, &r
+	}
+	if err != nil {
 		r := tool.Errorf("Cannot %s %s: the editor refused the change: %v. The file is as it was; read it before changing it again.", pl.verb, pl.path, err)
 		return m, "", nil, &r
 	}

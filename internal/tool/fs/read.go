@@ -141,11 +141,15 @@ func readFile(ctx context.Context, env tool.Env, p ReadParams) (tool.Result, *re
 	size := fi.Size()
 	fromEditor := editorReads(env, loc, fi)
 	if fromEditor {
-		text, err := env.Session.Files.ReadText(ctx, loc.Abs())
-		if err != nil {
+		text, err := env.Session.Files.ReadText(ctx, loc)
+		switch {
+		case errors.Is(err, tool.ErrUseDisk):
+			fromEditor = false
+		case err != nil:
 			return tool.Errorf("Cannot read %s: the editor did not give it: %v.", p.Path, err), nil
+		default:
+			src, size = strings.NewReader(text), int64(len(text))
 		}
-		src, size = strings.NewReader(text), int64(len(text))
 	}
 	h := newPrefixHash()
 	w, err := readScan(ctx, io.TeeReader(src, h), offset, limit, stampHashBytes, size)
@@ -174,10 +178,13 @@ func readFile(ctx context.Context, env tool.Env, p ReadParams) (tool.Result, *re
 const editorMaxBytes = 8 << 20
 
 // editorReads says whether a text file is read through the session's editor:
-// one that offers reads, for a file of the workspace that is not too large.
+// one that offers reads, for a file of the workspace that is not too large,
+// while no process of the session runs (one could swap the path the editor
+// opens by name).
 func editorReads(env tool.Env, loc workspace.File, fi iofs.FileInfo) bool {
 	f := env.Session.Files
-	return f != nil && f.CanRead() && fi.Size() <= editorMaxBytes && env.Session.Workspace.Contains(loc.Abs())
+	return f != nil && f.CanRead() && fi.Size() <= editorMaxBytes && env.Session.Workspace.Contains(loc.Abs()) &&
+		!env.Session.Running()
 }
 
 // readRefuse refuses what is not a regular file.
