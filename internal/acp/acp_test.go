@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -389,31 +390,89 @@ func TestCancelCommand(t *testing.T) {
 	pgidGone(t, c.cwd)
 }
 
-// TestSecondPrompt refuses a prompt while one runs, without disturbing it.
+// TestSecondPrompt: a prompt sent while one runs waits for it; a cancel ends
+// the running turn and drops the waiting prompt, which is never logged.
 func TestSecondPrompt(t *testing.T) {
 	c := start(t, options{termMeta: true, script: runningCommand(t)})
 	id := c.newSession()
-	done := make(chan error, 1)
+	first := make(chan sdk.StopReason, 1)
 	go func() {
 		stop, err := c.prompt(id, "Start the server.")
-		if err == nil && stop != sdk.StopReasonCancelled {
-			err = errors.New("stopped with " + string(stop))
+		if err != nil {
+			t.Errorf("the first prompt: %v", err)
 		}
-		done <- err
+		first <- stop
 	}()
 	c.waitFor("the command's output", started)
-	_, err := c.prompt(id, "And another thing.")
-	var re *sdk.RequestError
-	if !errors.As(err, &re) || re.Code != -32600 || !strings.Contains(re.Message, "already running") {
-		t.Errorf("a second prompt got %v, want an 'already running' error", err)
-	}
+	second := make(chan sdk.StopReason, 1)
+	go func() {
+		stop, err := c.prompt(id, "And another thing.")
+		if err != nil {
+			t.Errorf("the queued prompt: %v", err)
+		}
+		second <- stop
+	}()
+	c.waitFor("the second prompt to be queued", func(l string) bool { return strings.Contains(l, "Queued: this prompt runs") })
 	if err := c.conn.Cancel(c.ctx(), sdk.CancelNotification{SessionId: id}); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-done; err != nil {
-		t.Errorf("the first prompt: %v", err)
+	if a, b := <-first, <-second; a != sdk.StopReasonCancelled || b != sdk.StopReasonCancelled {
+		t.Errorf("the running prompt stopped %q, the queued one %q; want both cancelled", a, b)
+	}
+	var users []string
+	for _, r := range records(t, c, id) {
+		if r.Type == session.TypeUser {
+			users = append(users, r.Text)
+		}
+	}
+	if !slices.Equal(users, []string{"Start the server."}) {
+		t.Errorf("logged prompts %q: a dropped prompt must not be logged", users)
 	}
 	pgidGone(t, c.cwd)
+}
+
+// TestQueuedPrompt: a prompt sent while one runs is run when it ends, in
+// order, and answered with its own stop reason.
+func TestQueuedPrompt(t *testing.T) {
+	c := start(t, options{script: script(t,
+		turn{Text: "Working.", ToolCalls: []call{bash("c1", "echo started; sleep 1")}},
+		turn{Text: "The first is done."},
+		turn{Text: "The second is done."},
+	)})
+	id := c.newSession()
+	first := make(chan sdk.StopReason, 1)
+	go func() {
+		stop, err := c.prompt(id, "First.")
+		if err != nil {
+			t.Errorf("the first prompt: %v", err)
+		}
+		first <- stop
+	}()
+	c.waitFor("the command's call", func(l string) bool { return strings.Contains(l, "echo started") })
+	stop, err := c.prompt(id, "Second.") // queued: it waits for the first
+	if err != nil || stop != sdk.StopReasonEndTurn {
+		t.Fatalf("the queued prompt: %q, %v", stop, err)
+	}
+	if got := <-first; got != sdk.StopReasonEndTurn {
+		t.Errorf("the first prompt stopped %q", got)
+	}
+	var seq []string
+	for _, r := range records(t, c, id) {
+		switch r.Type {
+		case session.TypeUser, session.TypeAssistant:
+			seq = append(seq, r.Text)
+		case session.TypeTurnEnd:
+			seq = append(seq, "end")
+		case session.TypeHeader, session.TypeThinking, session.TypeToolCall, session.TypeProgress, session.TypeToolResult,
+			session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeCompaction, session.TypeInstructions,
+			session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeHook, session.TypeCommand,
+			session.TypeReply, session.TypeDamaged:
+		}
+	}
+	want := []string{"First.", "Working.", "The first is done.", "end", "Second.", "The second is done.", "end"}
+	if !slices.Equal(seq, want) {
+		t.Errorf("the log holds %q, want %q", seq, want)
+	}
 }
 
 // TestClientVanishes closes stdin while a command runs: dsh exits, kills the

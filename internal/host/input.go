@@ -282,7 +282,8 @@ var errDropped = errors.New("the queued prompt was cancelled")
 
 // awaitTurn waits, behind the prompts that came before, until no turn runs:
 // a prompt sent while a turn runs is queued, not refused (an editor other than
-// Zed, or a script, may send one). release lets the next one go.
+// Zed, or a script, may send one), and the user is told so. release lets the
+// next one go.
 func (s *Session) awaitTurn(ctx context.Context) (release func(), err error) {
 	s.mu.Lock()
 	dropped, closed := s.dropQueued, s.closed
@@ -292,12 +293,17 @@ func (s *Session) awaitTurn(ctx context.Context) (release func(), err error) {
 	}
 	select {
 	case s.queue <- struct{}{}:
-	case <-dropped:
-		return nil, errDropped
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-s.ctx.Done():
-		return nil, ErrClosed
+	default:
+		s.bus.publish(Event{Kind: KindNotice, Text: "Queued: this prompt runs when the current turn ends (cancelling drops it)."})
+		select {
+		case s.queue <- struct{}{}:
+		case <-dropped:
+			return nil, errDropped
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-s.ctx.Done():
+			return nil, ErrClosed
+		}
 	}
 	release = func() { <-s.queue }
 	// A turn that did not queue (/compact, dsh tool) ends first.
