@@ -98,6 +98,9 @@ func (m *Model) opened(msg openedMsg) tea.Cmd {
 	}
 	cmds := []tea.Cmd{m.waitEvents()}
 	if msg.then != nil {
+		// attach marked the new session idle; its first turn starts now, and
+		// shows as running so that Esc cancels it.
+		m.running = true
 		cmds = append(cmds, m.start(msg.then))
 	}
 	return tea.Batch(cmds...)

@@ -21,7 +21,6 @@ import (
 type Fold struct {
 	pres    *view.Presenter
 	current string
-	last    card.Call
 
 	// tasks are the open task calls' cards; children the folds of their
 	// subagents' sessions, drawn indented under them.
@@ -54,9 +53,6 @@ func New(reg *tool.Registry, onError func(error)) *Fold {
 	return &Fold{pres: p}
 }
 
-// LastCall is the card of the last call drawn.
-func (f *Fold) LastCall() card.Call { return f.last }
-
 // Record draws rec on r. Progress is drawn as live output; a consumer that
 // shows it elsewhere (the chat) or not at all (replay) does not pass it.
 func (f *Fold) Record(r *termui.Renderer, rec session.Record) error {
@@ -79,7 +75,7 @@ func (f *Fold) Record(r *termui.Renderer, rec session.Record) error {
 	case session.TypeThinking:
 		return r.Thinking(rec.Text)
 	case session.TypeToolCall:
-		f.current, f.last = rec.CallID, it.Call
+		f.current = rec.CallID
 		if _, ok := it.Call.(*card.TaskCall); ok {
 			if f.tasks == nil {
 				f.tasks = map[string]card.Call{}

@@ -328,13 +328,9 @@ func (r *Renderer) diffCall(d *card.DiffCall) []row {
 	return []row{{prefix: []span{{sgrBold, bullet}}, body: head}}
 }
 
+// diffResult is the change as applied, under its call's line, which already
+// says what and how much: the hunks, not the title and counts again.
 func (r *Renderer) diffResult(d *card.DiffResult) []row {
-	hunks := allHunks(d.Diffs)
-	var head []span
-	if d.Title != "" {
-		head = append(head, span{sgrDim, d.Title}, span{"", "  "})
-	}
-	rows := []row{{prefix: indented, body: append(head, statSpans(diffStat(hunks))...)}}
-	rows = append(rows, r.diffRows(d.Diffs, hunks, true)...)
+	rows := r.diffRows(d.Diffs, allHunks(d.Diffs), true)
 	return append(rows, r.diagnosticRows(d.Diagnostics)...)
 }
