@@ -123,7 +123,8 @@ type Model struct {
 	liveOrder []string
 	// held are tool calls not printed yet: a call the user is asked about
 	// shows in the box, and goes to the scrollback once answered, so that it
-	// is on screen once. Any other record, or the call starting, prints them.
+	// is on screen once. Any other record, or the call's output, prints them;
+	// a call that started shows live meanwhile (it may go on to ask).
 	held     []session.Record
 	boxed    string // the held call the box shows
 	perm     *host.Permission
@@ -576,7 +577,6 @@ func (m *Model) event(e host.Event) tea.Cmd {
 		m.stream.Reset()
 		m.thinking.Reset()
 	case host.KindCallStarted:
-		m.release(e.CallID)
 		if lc := m.live[e.CallID]; lc != nil {
 			lc.started = true
 		}
@@ -1103,7 +1103,7 @@ func (m *Model) view() tea.View {
 	}
 	for _, id := range m.liveOrder {
 		lc := m.live[id]
-		if lc == nil || !lc.started {
+		if lc == nil || !lc.started || id == m.boxed {
 			continue
 		}
 		// The tool samples a fast command's output, so only its latest lines

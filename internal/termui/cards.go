@@ -100,6 +100,9 @@ func (r *Renderer) genericCall(c *card.GenericCall) []row {
 	head := []span{{sgrDim, c.Title}}
 	rows := []row{{prefix: []span{{sgrDim, bullet}}, body: head}}
 	for _, l := range c.Locations {
+		if strings.Contains(c.Title, r.path(l.Path)) {
+			continue // the title names it; where the window starts, the result says
+		}
 		rows = append(rows, textRow(indented, sgrDim, "→ "+location(l)))
 	}
 	rows = append(rows, r.contentRows(c.Content, sgrDim)...)
