@@ -782,7 +782,11 @@ func (m *Model) hostCommand(name, args string) tea.Cmd {
 	s, gen := m.sess, m.gen
 	if name != "compact" {
 		return tea.Batch(wait, func() tea.Msg {
+			before := s.Status().Mode
 			r, err := s.Command(context.Background(), name, args)
+			if name == "mode" && err == nil && s.Status().Mode != before {
+				r.Text = "" // the mode record the change logged says it
+			}
 			msg := replyMsg{gen: gen, text: r.Text, err: err}
 			if name == "model" && strings.TrimSpace(args) == "" {
 				msg.models = r.Models
