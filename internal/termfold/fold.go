@@ -21,6 +21,9 @@ import (
 type Fold struct {
 	pres    *view.Presenter
 	current string
+	// Shown are the calls whose change the user was shown as they were asked
+	// (dsh run): their diff result is a line, not the hunks again.
+	Shown map[string]bool
 
 	// tasks are the open task calls' cards; children the folds of their
 	// subagents' sessions, drawn indented under them.
@@ -102,7 +105,11 @@ func (f *Fold) Record(r *termui.Renderer, rec session.Record) error {
 		if rec.Result != nil {
 			raw, isErr = rec.Result.Content, rec.Result.IsError
 		}
-		return r.Result(it.Result, raw, isErr)
+		res := it.Result
+		if d, ok := res.(*card.DiffResult); ok && d != nil && f.Shown[rec.CallID] && len(d.Diagnostics) == 0 {
+			res = &card.GenericResult{Title: "applied as shown"}
+		}
+		return r.Result(res, raw, isErr)
 	case session.TypeTurnEnd:
 		return r.Note(TurnNote(rec))
 	case session.TypeMode:
