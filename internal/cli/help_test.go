@@ -64,3 +64,25 @@ func TestToolHelpListsTheTools(t *testing.T) {
 		t.Errorf("dsh tool --help has no tool list:\n%s", out.String())
 	}
 }
+
+// A mistake on the command line is answered with what was wrong and where the
+// help is, not the help itself; a misspelt command with the one meant.
+func TestMistakesAreShort(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sesions"}, `dsh: unknown command "sesions"; did you mean "sessions"?` + "\nRun 'dsh --help' for the commands.\n"},
+		{[]string{"frobnicate"}, `dsh: unknown command "frobnicate"` + "\nRun 'dsh --help' for the commands.\n"},
+		{[]string{"run", "--mode", "yolo", "hi"}, "Run 'dsh run --help' for its usage and flags.\n"},
+		{[]string{"run", "--no-such-flag", "hi"}, "Run 'dsh run --help' for its usage and flags.\n"},
+	} {
+		var out, errb strings.Builder
+		if code := Main(tc.args, IO{Out: &out, Err: &errb, Getenv: func(string) string { return "" }}); code != 2 {
+			t.Errorf("%v: exit %d, want 2", tc.args, code)
+		}
+		if e := errb.String(); !strings.HasSuffix(e, tc.want) || strings.Count(e, "\n") > 2 {
+			t.Errorf("%v printed\n%s\nwant at most two lines ending %q", tc.args, e, tc.want)
+		}
+	}
+}
