@@ -334,16 +334,26 @@ func (m *Model) warn(s string) { m.sb.note("dsh: " + s) }
 
 // Init starts reading the session's events.
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{m.waitEvents(), m.flush()}
-	if !m.printing && m.cfg.Print == nil {
+	if m.cfg.Print != nil {
+		return tea.Batch(m.waitEvents(), m.flush())
+	}
+	if m.pending.Len() == 0 && m.sb.out.Len() == 0 {
 		// Bubble Tea's inline renderer leaves a copy of the view in the
 		// scrollback when the view first grows (the input wrapping onto a
 		// second line) unless something was printed above it before: a line
 		// that looks empty is, apart from the shell's prompt.
-		cmds = append(cmds, tea.Println(" "))
+		return tea.Batch(m.waitEvents(), tea.Println(" "))
 	}
-	return tea.Batch(cmds...)
+	// Until the renderer has drawn its first frame it takes the frame to be
+	// the whole screen, and a print scrolls that many blank lines into the
+	// scrollback (a resumed session's history came after a screenful of
+	// them): a history waits a few frames.
+	m.printing = true
+	return tea.Batch(m.waitEvents(), tea.Tick(firstPrint, func(time.Time) tea.Msg { return printedMsg{} }))
 }
+
+// firstPrint is how long after the start the first print waits: a few frames.
+const firstPrint = 100 * time.Millisecond
 
 // maxBatch is how many queued events one message carries, so a flood of
 // output costs one update and one frame per batch, not per chunk.
