@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"strings"
 	"testing"
 
 	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/toolset"
 )
 
@@ -83,6 +85,32 @@ func TestMistakesAreShort(t *testing.T) {
 		}
 		if e := errb.String(); !strings.HasSuffix(e, tc.want) || strings.Count(e, "\n") > 2 {
 			t.Errorf("%v printed\n%s\nwant at most two lines ending %q", tc.args, e, tc.want)
+		}
+	}
+}
+
+// The exit hint offers dsh -c only for the session -c would open.
+func TestGoOnHint(t *testing.T) {
+	list := func(ids ...string) func() ([]session.Info, error) {
+		return func() ([]session.Info, error) {
+			var out []session.Info
+			for _, id := range ids {
+				out = append(out, session.Info{ID: id})
+			}
+			return out, nil
+		}
+	}
+	for _, tc := range []struct {
+		name, id string
+		list func() ([]session.Info, error)
+		want string
+	}{
+		{"the newest", "b", list("b", "a"), "session b — go on with: dsh -c   (or dsh --resume b)"},
+		{"an older one, resumed", "a", list("b", "a"), "session a — go on with: dsh --resume a"},
+		{"no list", "a", func() ([]session.Info, error) { return nil, errors.New("unreadable") }, "session a — go on with: dsh --resume a"},
+	} {
+		if got := goOnHint(tc.id, tc.list); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }
