@@ -102,8 +102,8 @@ func TestGoOnHint(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, id string
-		list func() ([]session.Info, error)
-		want string
+		list     func() ([]session.Info, error)
+		want     string
 	}{
 		{"the newest", "b", list("b", "a"), "session b — go on with: dsh -c   (or dsh --resume b)"},
 		{"an older one, resumed", "a", list("b", "a"), "session a — go on with: dsh --resume a"},
