@@ -208,21 +208,26 @@ func (r *Renderer) terminalResult(t *card.TerminalResult) []row {
 	for _, l := range splitLines(t.Output) {
 		out = append(out, textRow(indented, "", l))
 	}
+	head, hidden := r.fold(len(out))
+	// The marker counts what is hidden of all the command wrote, not of the
+	// start and end the tool kept of it.
+	marker := foldRow(max(hidden, t.Lines-(len(out)-hidden)))
 	switch {
 	case r.live.folded:
 		// Live output showed the head: the marker and the tail finish the fold.
 		// A body too short to fold shows the lines after the head.
-		head, hidden := r.fold(len(out))
 		if hidden > 0 {
-			rows = append(append(rows, foldRow(hidden)), out[head+hidden:]...)
+			rows = append(append(rows, marker), out[head+hidden:]...)
 		} else {
 			rows = append(rows, out[min(r.foldHead, len(out)):]...)
 		}
 	case r.live.shown:
 	case len(out) == 0:
 		rows = append(rows, textRow(indented, sgrDim, "(no output)"))
+	case hidden > 0:
+		rows = append(append(append(rows, out[:head]...), marker), out[head+hidden:]...)
 	default:
-		rows = append(rows, r.foldRows(out)...)
+		rows = append(rows, out...)
 	}
 	status, sgr := exitStatus(t)
 	rows = append(rows, textRow(indented, sgr, status))

@@ -42,7 +42,7 @@ func presentResult(p params, r tool.Result, m *meta) card.Result {
 	if n > len(text) || !utf8.ValidString(text[:n]) {
 		return nil
 	}
-	c := &card.TerminalResult{Output: text[:n], ExitCode: m.ExitCode, Signal: m.Signal, TimedOut: m.TimedOut}
+	c := &card.TerminalResult{Output: text[:n], ExitCode: m.ExitCode, Signal: m.Signal, TimedOut: m.TimedOut, Lines: int(m.OutputLines)}
 	// The mode's names, not the sandbox package: presenters stay pure.
 	if mode := string(m.Sandbox); mode == "on" || mode == "network-off" {
 		c.Sandbox = &card.Sandbox{Network: mode == "on", Refused: m.SandboxRefused}
