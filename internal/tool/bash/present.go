@@ -1,6 +1,7 @@
 package bash
 
 import (
+	"strings"
 	"unicode/utf8"
 
 	"github.com/dsh-dev/dsh/internal/card"
@@ -62,8 +63,15 @@ func presentJobKillCall(p jobKillParams, _ *tool.NoMeta) card.Call {
 	return &card.GenericCall{Title: "Kill " + p.JobID}
 }
 
+// killedNote tells the model where a killed job's output went; the user
+// reads the job's end without it.
+const killedNote = " Its remaining output is available with job_output."
+
 func presentJobKillResult(_ jobKillParams, r tool.Result, _ *tool.NoMeta) card.Result {
-	return genericResult(r)
+	if r.IsError {
+		return nil
+	}
+	return &card.GenericResult{Content: []card.Content{card.Text(strings.TrimSuffix(r.TextOf(), killedNote))}}
 }
 
 func presentJobListCall(jobListParams, *tool.NoMeta) card.Call {
