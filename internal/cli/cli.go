@@ -126,7 +126,7 @@ func Main(args []string, io IO) int {
 		}
 		ctx, stop := context.WithCancel(context.Background())
 		defer stop()
-		go cancelOnInterrupt(io, stop)
+		go cancelOnInterrupt(io, stop, interruptNote(c.name))
 		err := c.run(ctx, io, args[1:])
 		if killing.Load() {
 			// The second Ctrl-C ended the sessions under the command, which
@@ -316,18 +316,27 @@ func (io IO) width() int {
 // cancelOnInterrupt cancels the command at the first Ctrl-C (or SIGTERM, SIGHUP):
 // it ends its turn and closes its sessions. The second kills every session's
 // processes, synchronously, and exits.
-func cancelOnInterrupt(io IO, cancel func()) {
+func cancelOnInterrupt(io IO, cancel func(), note string) {
 	if io.Interrupts == nil {
 		return
 	}
 	<-io.Interrupts
-	fmt.Fprintln(io.Err, "\ndsh: cancelling (press Ctrl-C again to exit now)")
+	fmt.Fprintln(io.Err, "\ndsh: "+note+" (press Ctrl-C again to exit now)")
 	cancel()
 	<-io.Interrupts
 	killing.Store(true)
 	host.KillAll()
 	close(killed)
 	os.Exit(130)
+}
+
+// interruptNote says what the first Ctrl-C does to command name: the web
+// server has no turn to cancel.
+func interruptNote(name string) string {
+	if name == "web" {
+		return "stopping the web server"
+	}
+	return "cancelling"
 }
 
 // killing is set at the second Ctrl-C, and killed closed once that has killed
