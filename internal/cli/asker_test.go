@@ -166,3 +166,20 @@ func TestRunShowsTheChangeBeforeItAsks(t *testing.T) {
 		t.Errorf("the change shows %d times, want once, then 'applied as shown':\n%s", n, out)
 	}
 }
+
+// The demo's sample project goes with it: the log is all a replay needs.
+func TestDemoRemovesItsProject(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	var out, errb lockedBuffer
+	stdio := IO{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(string) string { return "" }, Now: time.Now}
+	if err := runDemo(context.Background(), stdio, demoOptions{Color: "never", SessionDir: t.TempDir()}); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("the demo left %v in the temporary directory", left)
+	}
+	if !strings.Contains(out.String(), "now removed") {
+		t.Errorf("the demo should say its project is gone:\n%s", out.String())
+	}
+}
