@@ -185,6 +185,10 @@ type TerminalResult struct {
 	ExitCode *int   `json:"exitCode,omitempty"`
 	Signal   string `json:"signal,omitempty"`
 	TimedOut bool   `json:"timedOut,omitzero"`
+	// Lines is how many lines the command wrote when Output keeps only their
+	// start and end (0: Output is all of it), so that a fold counts what is
+	// hidden of the real output, not of what was kept.
+	Lines int `json:"lines,omitzero"`
 	// Sandbox is set when the command ran in the sandbox.
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
 }

@@ -107,20 +107,28 @@ type Model struct {
 	input         textarea.Model
 	spin          spinner.Model
 
-	running    bool
-	queued     string // a prompt typed while a turn ran, sent when it ends
-	queuedP    []card.Content
-	stream     strings.Builder
-	thinking   strings.Builder
-	live       map[string]*liveCall
-	liveOrder  []string
-	perm       *host.Permission
-	permCard   string
-	permFull   bool      // the approval box shows the whole change, unfolded
-	permFolded bool      // the approval box hides part of the change ([e] shows it)
-	permAt     time.Time // when perm (or ask) was shown
-	ask        *askBox   // a tool's question waiting for the user
-	typedAt    time.Time // the last key press
+	running   bool
+	queued    string // a prompt typed while a turn ran, sent when it ends
+	queuedP   []card.Content
+	stream    strings.Builder
+	thinking  strings.Builder
+	live      map[string]*liveCall
+	liveOrder []string
+	// held are tool calls not printed yet: a call the user is asked about
+	// shows in the box, and goes to the scrollback once answered, so that it
+	// is on screen once. Any other record, or the call's output, prints them;
+	// a call that started shows live meanwhile (it may go on to ask).
+	held     []session.Record
+	boxed    string // the held call the box shows
+	perm     *host.Permission
+	permCard []string  // the rows of the call the box shows
+	permAt   time.Time // when perm (or ask) was shown
+	ask      *askBox   // a tool's question waiting for the user
+	typedAt  time.Time // the last key press
+	// accepted says a key went to the box on screen: the rest of the answer
+	// is typed, not typed ahead.
+	accepted bool
+	review   *review // the full-screen view of what the box shows
 
 	status host.Status // the session's, as the host last published it
 	// blurred says the terminal reported that it lost focus: what finishes
@@ -279,8 +287,10 @@ func (m *Model) attach(o Opened) {
 	if o.Session != nil {
 		m.table, m.status = o.Session.CommandsFor(host.Terminal), o.Session.Status()
 	}
+	m.boxed = ""
+	m.release("") // the last session's, with its registry
 	m.useRegistry(o.Registry)
-	m.running, m.perm, m.permCard, m.ask = false, nil, "", nil
+	m.running, m.perm, m.permCard, m.ask, m.review = false, nil, nil, nil, nil
 	m.live, m.liveOrder = map[string]*liveCall{}, nil
 	m.mentions, m.listing = nil, false // another session, other servers
 	m.stream.Reset()
@@ -305,16 +315,26 @@ func (m *Model) warn(s string) { m.sb.note("dsh: " + s) }
 
 // Init starts reading the session's events.
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{m.waitEvents(), m.flush(), m.openNew()}
-	if !m.printing && m.cfg.Print == nil {
+	if m.cfg.Print != nil {
+		return tea.Batch(m.waitEvents(), m.flush(), m.openNew())
+	}
+	if m.pending.Len() == 0 && m.sb.out.Len() == 0 {
 		// Bubble Tea's inline renderer leaves a copy of the view in the
 		// scrollback when the view first grows (the input wrapping onto a
 		// second line) unless something was printed above it before: a line
 		// that looks empty is, apart from the shell's prompt.
-		cmds = append(cmds, tea.Println(" "))
+		return tea.Batch(m.waitEvents(), tea.Println(" "), m.openNew())
 	}
-	return tea.Batch(cmds...)
+	// Until the renderer has drawn its first frame it takes the frame to be
+	// the whole screen, and a print scrolls that many blank lines into the
+	// scrollback (a resumed session's history came after a screenful of
+	// them): a history waits a few frames.
+	m.printing = true
+	return tea.Batch(m.waitEvents(), tea.Tick(firstPrint, func(time.Time) tea.Msg { return printedMsg{} }), m.openNew())
 }
+
+// firstPrint is how long after the start the first print waits: a few frames.
+const firstPrint = 100 * time.Millisecond
 
 // maxBatch is how many queued events one message carries, so a flood of
 // output costs one update and one frame per batch, not per chunk.
@@ -368,7 +388,7 @@ func (m *Model) flush() tea.Cmd {
 		}
 		return nil
 	}
-	if m.printing {
+	if m.printing || m.review != nil { // nothing is printed over the review's screen
 		return nil
 	}
 	if m.pending.Len() == 0 {
@@ -380,7 +400,45 @@ func (m *Model) flush() tea.Cmd {
 	text := m.pending.String()
 	m.pending.Reset()
 	m.printing = true
-	return tea.Sequence(tea.Println(text), func() tea.Msg { return printedMsg{} })
+	var cmds []tea.Cmd
+	for _, c := range printChunks(text, m.width, printRoom(m.height)) {
+		cmds = append(cmds, tea.Println(c))
+	}
+	return tea.Sequence(append(cmds, func() tea.Msg { return printedMsg{} })...)
+}
+
+// Bubble Tea's inline renderer prints above the view by scrolling the screen
+// by the printed text's rows and then moving up over them and the view: when
+// the two together are taller than the screen the move up stops at the top,
+// and the view's old frame is pushed into the scrollback, followed by blank
+// lines, while the text is written over itself (the frozen input and status
+// line, the lost messages). So the view leaves printRoom rows free, and what
+// is printed goes in chunks of at most that many rows.
+
+// printRoom is how many of a screen's rows the view leaves to what is printed.
+func printRoom(height int) int { return max(height/4, 3) }
+
+// viewRows is the most rows the view takes on a screen height rows tall.
+func viewRows(height int) int { return max(height-printRoom(height), 3) }
+
+// printChunks cuts text into pieces of at most room rows on a screen width
+// columns wide, counting a line wider than the screen as the renderer does.
+func printChunks(text string, width, room int) []string {
+	lines := strings.Split(text, "\n")
+	var chunks []string
+	start, rows := 0, 0
+	for i, l := range lines {
+		n := 1
+		if w := ansi.StringWidth(l); width > 0 && w > width {
+			n += w / width
+		}
+		if rows+n > room && i > start {
+			chunks = append(chunks, strings.Join(lines[start:i], "\n"))
+			start, rows = i, 0
+		}
+		rows += n
+	}
+	return append(chunks, strings.Join(lines[start:], "\n"))
 }
 
 // Update handles a message.
@@ -392,6 +450,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.width, m.height = max(msg.Width, 20), max(msg.Height, 5)
 		m.input.SetWidth(m.width)
 		m.sb.resize(m.width)
+		if m.perm != nil {
+			m.setApproval()
+		}
+		if m.ask != nil {
+			m.ask.card = m.askCard(m.ask.q)
+		}
 	case eventsMsg:
 		if msg.gen != m.gen {
 			return m, nil
@@ -416,11 +480,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.sb.adopt(msg.sb)
 	case permDoneMsg:
 		if m.perm == msg.p {
-			m.perm, m.permCard = nil, ""
+			m.perm, m.permCard, m.review = nil, nil, nil
+			m.unbox()
 		}
 	case askDoneMsg:
 		if m.ask != nil && m.ask.q == msg.q {
 			m.ask = nil
+			m.unbox()
 		}
 	case printedMsg:
 		m.printing = false
@@ -496,8 +562,10 @@ func (m *Model) event(e host.Event) tea.Cmd {
 			lc.started = true
 		}
 	case host.KindPermission:
-		m.perm, m.permAt = e.Permission, m.cfg.Now()
-		m.permFull = false
+		if e.Permission.Parent == "" && !e.Permission.Unlogged {
+			m.hold(e.Permission.Request.CallID)
+		}
+		m.perm, m.permAt, m.accepted = e.Permission, m.cfg.Now(), false
 		m.setApproval()
 		p := e.Permission
 		return tea.Batch(m.notify("dsh: "+toolName(p.Request.Tool)+" waits for your answer"),
@@ -507,6 +575,9 @@ func (m *Model) event(e host.Event) tea.Cmd {
 	case host.KindStatus:
 		m.status = e.Status
 	case host.KindChild:
+		if e.Child.Event.Kind == host.KindRecord {
+			m.release("")
+		}
 		m.child(e.Child)
 	case host.KindNotice:
 		m.sb.note(e.Text)
@@ -576,6 +647,7 @@ func (m *Model) endLive(id string) {
 func (m *Model) record(rec session.Record) {
 	switch rec.Type {
 	case session.TypeProgress:
+		m.release(rec.CallID)
 		if lc := m.live[rec.CallID]; lc != nil {
 			lc.output(rec.Chunk)
 		}
@@ -588,23 +660,68 @@ func (m *Model) record(rec session.Record) {
 		if m.live[rec.CallID] == nil {
 			m.liveOrder = append(m.liveOrder, rec.CallID)
 		}
-		m.live[rec.CallID] = &liveCall{title: rec.Name}
+		cc, _ := view.CallCard(m.reg, rec)
+		m.live[rec.CallID] = &liveCall{title: termfold.CallTitle(cc)}
+		m.held = append(m.held, rec)
+		return
 	case session.TypeToolResult:
 		m.endLive(rec.CallID)
 	case session.TypeHeader, session.TypeUser, session.TypeTurnEnd, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeDamaged,
 		session.TypeCompaction, session.TypeInstructions, session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeHook,
 		session.TypeCommand, session.TypeReply:
 	}
+	m.release("")
 	m.sb.record(rec)
-	if rec.Type == session.TypeToolCall {
-		if lc := m.live[rec.CallID]; lc != nil {
-			lc.title = termfold.CallTitle(m.sb.lastCall())
+}
+
+// release prints the held calls up to the one with id upTo and that one, or
+// all of them ("" or a call not held); a call the box shows stays held until
+// it is answered.
+func (m *Model) release(upTo string) {
+	n := len(m.held)
+	if i := slices.IndexFunc(m.held, func(r session.Record) bool { return r.CallID == upTo }); i >= 0 {
+		n = i + 1
+	}
+	if m.boxed != "" && m.boxed != upTo {
+		if i := slices.IndexFunc(m.held, func(r session.Record) bool { return r.CallID == m.boxed }); i >= 0 {
+			n = min(n, i)
 		}
+	}
+	for _, rec := range m.held[:n] {
+		m.sb.record(rec)
+	}
+	m.held = slices.Delete(m.held, 0, n)
+}
+
+// hold keeps the call id out of the scrollback while the box shows it, and
+// prints the calls before it. It says whether the call was held (not printed
+// yet): the box then shows its card in full.
+func (m *Model) hold(id string) bool {
+	i := slices.IndexFunc(m.held, func(r session.Record) bool { return r.CallID == id })
+	if i < 0 || id == "" {
+		return false
+	}
+	for _, rec := range m.held[:i] {
+		m.sb.record(rec)
+	}
+	m.held = slices.Delete(m.held, 0, i)
+	m.boxed = id
+	return true
+}
+
+// unbox prints the call the box showed, now answered.
+func (m *Model) unbox() {
+	id := m.boxed
+	m.boxed = ""
+	if id != "" {
+		m.release(id)
 	}
 }
 
 func (m *Model) turnDone(msg turnDoneMsg) tea.Cmd {
 	m.running = false
+	m.boxed = ""
+	m.release("")
 	m.stream.Reset()
 	m.thinking.Reset()
 	m.live, m.liveOrder = map[string]*liveCall{}, nil
@@ -644,6 +761,9 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	ks := k.String()
 	if ks == "ctrl+c" {
 		return m.interrupt()
+	}
+	if m.review != nil && m.reviewKey(ks) {
+		return nil
 	}
 	if deliberate := m.deliberate(); m.perm != nil && deliberate {
 		return m.permKey(ks)
@@ -749,15 +869,13 @@ func (m *Model) permKey(ks string) tea.Cmd {
 	case "n", "N", "esc":
 		p.Answer(host.Reject)
 	case "e", "E":
-		if m.permFolded {
-			m.permFull = true
-			m.setApproval()
-		}
+		m.openReview("Allow "+toolName(p.Request.Tool)+"?", bodyLines(renderApproval(p.Request.Card, m.reviewOpts())))
 		return nil
 	default:
 		return nil
 	}
-	m.perm, m.permCard = nil, ""
+	m.perm, m.permCard, m.review = nil, nil, nil
+	m.unbox()
 	return nil
 }
 
@@ -884,6 +1002,9 @@ func (m *Model) View() tea.View {
 	if m.quitting {
 		return tea.NewView("")
 	}
+	if m.review != nil {
+		return m.reviewView()
+	}
 	now := m.cfg.Now()
 	if !m.redraw && now.Sub(m.viewAt) < liveFrame {
 		return m.lastView
@@ -905,7 +1026,7 @@ func (m *Model) view() tea.View {
 	}
 	for _, id := range m.liveOrder {
 		lc := m.live[id]
-		if lc == nil || !lc.started {
+		if lc == nil || !lc.started || id == m.boxed {
 			continue
 		}
 		// The tool samples a fast command's output, so only its latest lines
@@ -945,9 +1066,19 @@ func (m *Model) view() tea.View {
 		b.WriteByte('\n')
 	}
 	b.WriteString(m.statusLine())
-	v := tea.NewView(b.String())
+	v := tea.NewView(fitRows(b.String(), viewRows(m.height)))
 	v.ReportFocus = m.cfg.Notify
 	return v
+}
+
+// fitRows keeps the last n rows of a view, its input and status line, and the
+// blank line that sets it apart from what was printed.
+func fitRows(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) <= n {
+		return s
+	}
+	return "\n" + strings.Join(lines[len(lines)-n+1:], "\n")
 }
 
 func (m *Model) style(s lipgloss.Style) lipgloss.Style {
@@ -997,27 +1128,17 @@ func wrapText(s string, w int) string {
 }
 
 func (m *Model) permView() string {
-	var b strings.Builder
-	req := m.perm.Request
-	bold := m.style(lipgloss.NewStyle().Bold(true))
-	b.WriteString(bold.Render(wrapText("Allow "+toolName(req.Tool)+"?", m.width)))
-	b.WriteByte('\n')
-	b.WriteString(m.permCard)
-	if _, ok := req.Card.(*card.TerminalCall); ok {
-		b.WriteString(m.style(lipgloss.NewStyle().Faint(true)).Render(wrapText("  "+m.commandWhere(), m.width)))
-		b.WriteByte('\n')
-	}
+	keys := m.permChoices()
+	return m.box("Allow "+toolName(m.perm.Request.Tool)+"?", m.permCard, keys, m.boxRows(keys))
+}
+
+// permChoices are the keys that answer the pending permission.
+func (m *Model) permChoices() string {
 	choices := "[y] yes, once"
 	if canRemember(m.perm) {
-		choices += "   [a] always allow " + req.Approval.Label
+		choices += "  [a] always allow " + m.perm.Request.Approval.Label
 	}
-	choices += "   [n] no"
-	if m.permFolded {
-		choices += "   [e] show all"
-	}
-	b.WriteString(bold.Render(wrapText(choices, m.width)))
-	b.WriteByte('\n')
-	return b.String()
+	return choices + "  [n] no  [e] review"
 }
 
 func toolName(s string) string {

@@ -783,8 +783,10 @@ func TestNotifyOnlyWhenAway(t *testing.T) {
 	}
 }
 
-// The edit approval shows the change once, numbered, folded when long with a
-// key to show all of it; the scrollback keeps only the call's line.
+// The edit approval shows the change once, numbered, in a box, the call held
+// back from the scrollback until it is answered; a long change is cut to the
+// box with a key (e) that opens a full-screen review where the first and the
+// last row are reachable and y still answers.
 func TestFrameEditApproval(t *testing.T) {
 	h := newHarness(t, 100)
 	h.m.running = true
@@ -801,22 +803,46 @@ func TestFrameEditApproval(t *testing.T) {
 		Approval: tool.Approval{Label: "file edits in this session", Remember: true, Keys: []string{"edit"}}}
 	h.events(host.Event{Kind: host.KindPermission, Permission: &host.Permission{Request: req}})
 	h.frame("approval-edit")
-	if strings.Contains(h.m.permView(), "[e] show all") {
-		t.Error("a short change is shown whole: no [e]")
+	if strings.Contains(h.m.permView(), "more rows") {
+		t.Error("a short change is shown whole")
 	}
 	h.now = h.now.Add(time.Second)
 	h.typeText("y")
+	if out := ansi.Strip(h.printed.String()); strings.Count(out, "● edit") != 1 {
+		t.Errorf("once answered, the call goes to the scrollback, once:\n%s", out)
+	}
 
 	long := &card.DiffCall{Title: "Edit big.txt", Diffs: []card.FileDiff{{Path: "big.txt", OldText: card.Ptr(old.String()), NewText: nw.String(), OldStart: 1, NewStart: 1}}}
 	req.Card = long
 	h.events(host.Event{Kind: host.KindPermission, Permission: &host.Permission{Request: req}})
-	if v := ansi.Strip(h.m.permView()); !strings.Contains(v, "[e] show all") || !strings.Contains(v, "more lines") || strings.Contains(v, "line 45 changed") {
-		t.Errorf("a long change is folded with [e] to show all:\n%s", v)
+	if v := ansi.Strip(h.m.View().Content); !strings.Contains(v, "[e] to review all") || strings.Contains(v, "line 45 changed") ||
+		strings.Count(v, "\n")+1 > viewRows(h.m.height) {
+		t.Errorf("a long change is cut to the box, with [e] to review it:\n%s", v)
 	}
 	h.now = h.now.Add(time.Second)
 	h.typeText("e")
-	if v := ansi.Strip(h.m.permView()); strings.Contains(v, "[e] show all") || !strings.Contains(v, "line 45 changed") || h.m.perm == nil {
-		t.Errorf("after e the whole change shows and the prompt stays:\n%s", v)
+	v := h.m.View()
+	if s := ansi.Strip(v.Content); !v.AltScreen || !strings.Contains(s, "Edit big.txt") || !strings.Contains(s, "line 1\n") ||
+		!strings.Contains(s, "g/G first/last") || !strings.Contains(s, "[y] yes") || h.m.perm == nil {
+		t.Errorf("e opens the review full-screen at its first row, its keys shown:\n%s", s)
+	}
+	h.typeText("G")
+	if s := ansi.Strip(h.m.View().Content); !strings.Contains(s, "line 60 changed") {
+		t.Errorf("G shows the last row:\n%s", s)
+	}
+	h.typeText("g")
+	h.send(key(tea.KeyPgDown, 0))
+	if s := ansi.Strip(h.m.View().Content); strings.Contains(s, "   1    - line 1\n") || !strings.Contains(s, "rows ") {
+		t.Errorf("PgDn shows the next page:\n%s", s)
+	}
+	h.typeText("q")
+	if h.m.review != nil || h.m.perm == nil {
+		t.Error("q goes back to the box, still asking")
+	}
+	h.typeText("e")
+	h.typeText("y")
+	if h.m.review != nil || h.m.perm != nil {
+		t.Error("y in the review answers")
 	}
 }
 
@@ -908,10 +934,11 @@ func TestFrameQuestion(t *testing.T) {
 	q = ask(qc, tool.Question{Text: "Which?", Choices: qc.Choices, FreeText: true})
 	h.now = h.now.Add(time.Second)
 	h.typeText("n")
-	h.now = h.now.Add(time.Second)
-	h.typeText("e")
-	h.now = h.now.Add(time.Second)
-	h.typeText("i")
+	// Once the first key is taken, the rest is typed at any speed.
+	for _, r := range "ei" {
+		h.now = h.now.Add(150 * time.Millisecond)
+		h.typeText(string(r))
+	}
 	h.frame("question-typed")
 	h.now = h.now.Add(time.Second)
 	h.send(key(tea.KeyEnter, 0))

@@ -78,3 +78,46 @@ func TestCommandRepliesAreTheHosts(t *testing.T) {
 		}
 	}
 }
+
+// /mode that changes the mode is confirmed once: by the mode record the change
+// logs, not again by the command's reply.
+func TestModeChangeShowsOnce(t *testing.T) {
+	p, err := script.Parse([]byte(`{"turns": [{"text": "unused"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var opened *host.Session
+	events := make(chan host.Event, 64)
+	h := &harness{t: t}
+	h.m = New(Config{Root: t.TempDir(), Model: "claude-sonnet-4-5", Width: 100, Height: 30,
+		History: &History{},
+		Print: func(s string) { h.printed.WriteString(s + "\n") },
+		Open: func(string, Replay) (Opened, error) {
+			s, err := host.Create(host.Options{SessionDir: t.TempDir(), Root: t.TempDir(),
+				Provider: func() (provider.Provider, error) { return p, nil }})
+			if err != nil {
+				return Opened{}, err
+			}
+			opened = s
+			s.Subscribe(func(e host.Event) { events <- e })
+			return Opened{Session: s, Registry: s.Registry()}, nil
+		}}, Opened{})
+	defer func() {
+		if opened != nil {
+			_ = opened.Close()
+		}
+	}()
+	h.typeText("/mode accept-edits")
+	h.send(key(tea.KeyEnter, 0))
+	h.settle() // the session opens, the command runs
+	// The session's events, as the host streams them, until the mode record.
+	for e := range events {
+		h.events(e)
+		if e.Kind == host.KindRecord && e.Record.Type == session.TypeMode {
+			break
+		}
+	}
+	if n := strings.Count(strings.ToLower(h.printed.String()), "permission mode: accept-edits"); n != 1 {
+		t.Errorf("the mode change shows %d times:\n%s", n, h.printed.String())
+	}
+}

@@ -1,8 +1,8 @@
 package chat
 
 import (
+	"fmt"
 	"strconv"
-	"strings"
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -17,7 +17,7 @@ import (
 // Esc answers none.
 type askBox struct {
 	q    *host.Question
-	card string // the call card: the plan, the question
+	card []string // the call card's rows (a plan); none for a question, which the box says
 	sel  int
 	text string // the user's own answer so far
 }
@@ -27,13 +27,20 @@ type askDoneMsg struct{ q *host.Question }
 // showQuestion puts a question on screen until it is answered or stops
 // waiting.
 func (m *Model) showQuestion(q *host.Question) tea.Cmd {
-	m.ask = &askBox{q: q}
-	if _, plain := q.Request.Card.(*card.QuestionCall); !plain { // the box says all a question's card does
-		m.ask.card = renderApproval(q.Request.Card, m.termOpts())
-	}
-	m.permAt = m.cfg.Now() // keys typed ahead do not answer it either
+	m.hold(q.Request.CallID)
+	m.ask = &askBox{q: q, card: m.askCard(q)}
+	m.permAt, m.accepted = m.cfg.Now(), false // keys typed ahead do not answer it either
 	return tea.Batch(m.notify("dsh: "+toolName(q.Request.Tool)+" asks you a question"),
 		func() tea.Msg { <-q.Done(); return askDoneMsg{q} })
+}
+
+// askCard is the rows of the card a question is about (a plan): a plain
+// question's card says nothing its box does not.
+func (m *Model) askCard(q *host.Question) []string {
+	if _, plain := q.Request.Card.(*card.QuestionCall); plain {
+		return nil
+	}
+	return bodyLines(renderApproval(q.Request.Card, m.boxOpts()))
 }
 
 // askKey answers the question with a key, or edits the answer being typed.
@@ -54,6 +61,11 @@ func (m *Model) askKey(k tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case "esc":
 		m.answer(card.Answer{})
+		return nil
+	case "ctrl+e":
+		if a.card != nil {
+			m.openReview(req.Text, bodyLines(renderApproval(a.q.Request.Card, m.reviewOpts())))
+		}
 		return nil
 	case "backspace":
 		if r := []rune(a.text); len(r) > 0 {
@@ -87,6 +99,7 @@ func (m *Model) askKey(k tea.KeyPressMsg) tea.Cmd {
 func (m *Model) answer(a card.Answer) {
 	m.ask.q.Answer(a)
 	m.ask = nil
+	m.unbox()
 }
 
 func (m *Model) askView() string {
@@ -94,10 +107,8 @@ func (m *Model) askView() string {
 	req := a.q.Request.Question
 	bold := m.style(lipgloss.NewStyle().Bold(true))
 	dim := m.style(lipgloss.NewStyle().Faint(true))
-	var b strings.Builder
-	b.WriteString(a.card)
-	b.WriteString(bold.Render(wrapText(req.Text, m.width)))
-	b.WriteByte('\n')
+	w := max(m.width-4, 20)
+	var choices []string
 	for i, c := range req.Choices {
 		mark := "  "
 		if i == a.sel && a.text == "" {
@@ -107,22 +118,34 @@ func (m *Model) askView() string {
 		if c.Description != "" {
 			line += " — " + c.Description
 		}
-		line = wrapText(line, m.width)
-		if mark != "  " {
-			line = bold.Render(line)
+		for _, l := range bodyLines(wrapText(line, w)) {
+			if mark != "  " {
+				l = bold.Render(l)
+			}
+			choices = append(choices, l)
 		}
-		b.WriteString(line)
-		b.WriteByte('\n')
 	}
-	help := "↑/↓ and Enter, or the number; Esc: no answer"
+	keys := "↑/↓ and Enter, or the number · Esc: no answer"
 	if req.FreeText {
-		help = "↑/↓ and Enter, the number, or type your own answer; Esc: no answer"
+		keys = "↑/↓ and Enter, the number, or type your own answer · Esc: no answer"
 		if a.text != "" {
-			b.WriteString(bold.Render(wrapText("› your answer: "+a.text, m.width)))
-			b.WriteByte('\n')
+			choices = append(choices, bodyLines(bold.Render(wrapText("› your answer: "+a.text, w)))...)
 		}
 	}
-	b.WriteString(dim.Render(wrapText(help, m.width)))
-	b.WriteByte('\n')
-	return b.String()
+	rows := m.boxRows(keys)
+	body := a.card
+	title := req.Text
+	if body == nil { // a question: it heads the box, the choices under it
+		title = "Question"
+		body = bodyLines(bold.Render(wrapText(req.Text, w)))
+	}
+	if room := rows - len(choices) - 1; len(body) > room {
+		keys += " · Ctrl-E: review all"
+		cut := max(room-1, 0)
+		body = append(body[:cut:cut], dim.Render(fmt.Sprintf("… %d more rows: Ctrl-E to review all", len(body)-cut)))
+	}
+	if len(body) > 0 && len(choices) > 0 {
+		body = append(body, "")
+	}
+	return m.box(title, append(body, choices...), keys, max(rows, len(body)+len(choices)))
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"charm.land/lipgloss/v2"
+
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/session"
@@ -118,27 +120,30 @@ func (s *scrollback) record(rec session.Record) {
 	s.draw(func(r *termui.Renderer) error { return s.fold.Record(r, rec) })
 }
 
-func (s *scrollback) lastCall() card.Call {
-	if s.fold == nil {
-		return nil
-	}
-	return s.fold.LastCall()
-}
-
 // setApproval draws the pending call as the user approves it: a change in
-// full with both line numbers, folded unless the user asked for all of it. It
-// is drawn when the prompt appears or is expanded, not at every frame.
+// full with both line numbers, a command with where it would run, in rows
+// the box cuts to its height ([e] reviews them all). It is drawn when the
+// prompt appears or the width changes, not at every frame.
 func (m *Model) setApproval() {
 	c := m.perm.Request.Card
-	full := m.termOpts()
-	full.FoldAbove = math.MaxInt
-	whole := renderApproval(c, full)
-	if m.permFull {
-		m.permCard, m.permFolded = whole, false
-		return
+	m.permCard = bodyLines(renderApproval(c, m.boxOpts()))
+	if _, ok := c.(*card.TerminalCall); ok {
+		m.permCard = append(m.permCard, m.style(lipgloss.NewStyle().Faint(true)).Render(wrapText("  "+m.commandWhere(), max(m.width-4, 20))))
 	}
-	m.permCard = renderApproval(c, m.termOpts())
-	m.permFolded = m.permCard != whole
+}
+
+// boxOpts render a card inside a box, unfolded: the box folds what does not fit.
+func (m *Model) boxOpts() termui.Options {
+	o := m.termOpts()
+	o.Width, o.FoldAbove = max(m.width-4, 20), math.MaxInt
+	return o
+}
+
+// reviewOpts render a card for the full-screen review: all of it.
+func (m *Model) reviewOpts() termui.Options {
+	o := m.termOpts()
+	o.FoldAbove = math.MaxInt
+	return o
 }
 
 func renderApproval(c card.Call, o termui.Options) string {

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -109,5 +112,74 @@ func TestContextRecordsInTheTerminal(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in\n%s", want, out.String())
 		}
+	}
+}
+
+// lockedBuffer is stdout and stderr in one, in the order they were written.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// dsh run shows the change before it asks to allow it, and once: the result
+// after the answer says it was applied as shown.
+func TestRunShowsTheChangeBeforeItAsks(t *testing.T) {
+	p, err := script.Parse([]byte(`{"turns": [
+		{"tool_calls": [{"id": "r1", "name": "read", "args": {"path": "a.txt"}}]},
+		{"tool_calls": [{"id": "e1", "name": "edit", "args": {"path": "a.txt", "old_string": "two", "new_string": "TWO"}}]},
+		{"text": "done"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("one\ntwo\nthree\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := host.Create(host.Options{SessionDir: t.TempDir(), Root: root, Mode: agent.ModeDefault, Ask: true,
+		Provider: func() (provider.Provider, error) { return p, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var both lockedBuffer
+	stdio := IO{In: strings.NewReader("y\n"), Out: &both, Err: &both, Getenv: func(string) string { return "" }, Now: time.Now}
+	if _, err := runAgentTurn(context.Background(), stdio, s, agentRun{Prompt: "edit it", Output: "text"}); err != nil {
+		t.Fatal(err)
+	}
+	out := both.String()
+	hunk, ask := strings.Index(out, "- two"), strings.Index(out, "Allow edit?")
+	if hunk < 0 || ask < 0 || hunk > ask {
+		t.Errorf("the change should show before the question:\n%s", out)
+	}
+	if n := strings.Count(out, "- two"); n != 1 || !strings.Contains(out, "applied as shown") {
+		t.Errorf("the change shows %d times, want once, then 'applied as shown':\n%s", n, out)
+	}
+}
+
+// The demo's sample project goes with it: the log is all a replay needs.
+func TestDemoRemovesItsProject(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	var out, errb lockedBuffer
+	stdio := IO{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(string) string { return "" }, Now: time.Now}
+	if err := runDemo(context.Background(), stdio, demoOptions{Color: "never", SessionDir: t.TempDir()}); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("the demo left %v in the temporary directory", left)
+	}
+	if !strings.Contains(out.String(), "now removed") {
+		t.Errorf("the demo should say its project is gone:\n%s", out.String())
 	}
 }

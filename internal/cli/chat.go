@@ -285,7 +285,7 @@ func runChat(ctx context.Context, io IO, op *opener, pick bool) error {
 		}
 	}
 	if current != nil && logKept(current.Path()) { // a session left without a word leaves no log
-		fmt.Fprintf(io.Err, "session %s — go on with: dsh -c   (or dsh --resume %s)\n", current.ID(), current.ID())
+		fmt.Fprintln(io.Err, goOnHint(current.ID(), op.sessions))
 	}
 	if runErr != nil && !errors.Is(runErr, tea.ErrProgramKilled) && !errors.Is(runErr, context.Canceled) {
 		return runErr
@@ -300,6 +300,16 @@ func runChat(ctx context.Context, io IO, op *opener, pick bool) error {
 func logKept(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// goOnHint says how to go on with session id: dsh -c only when it is the
+// session -c opens (the newest of the directory; /resume may have opened an
+// older one).
+func goOnHint(id string, sessions func() ([]session.Info, error)) string {
+	if infos, err := sessions(); err == nil && len(infos) > 0 && infos[0].ID == id {
+		return fmt.Sprintf("session %s — go on with: dsh -c   (or dsh --resume %s)", id, id)
+	}
+	return fmt.Sprintf("session %s — go on with: dsh --resume %s", id, id)
 }
 
 // isTerminal reports whether f is a terminal.

@@ -139,6 +139,11 @@ func TestChatInTmux(t *testing.T) {
 	run("-c --color never --provider script --script " + second)
 	p.tmux("kill-session", "-t", old)
 	p.waitFor("the earlier conversation", regexp.MustCompile(`› hello from the first prompt[\s\S]*approved-and-ran[\s\S]*resumed session `+regexp.QuoteMeta(id)))
+	// The history is printed from the top: no screenful of blank lines
+	// before it (the renderer's first frame is the whole screen).
+	if h := p.tmux("capture-pane", "-p", "-S", "-", "-t", p.target); strings.Count(h[:strings.Index(h, "› hello from the first prompt")], "\n") > 1 {
+		t.Errorf("blank lines before the resumed history:\n%s", h)
+	}
 	p.typeText("what did I say?", "Enter")
 	p.waitFor("the model to be sent the earlier turns", regexp.MustCompile(
 		`user: hello from the first prompt\s+assistant: Running it\.[\s\S]*assistant: The first turn is done\.\s+user: now a slow one[\s\S]*user: what did I say\?`))

@@ -126,7 +126,7 @@ func Main(args []string, io IO) int {
 		}
 		ctx, stop := context.WithCancel(context.Background())
 		defer stop()
-		go cancelOnInterrupt(io, stop)
+		go cancelOnInterrupt(io, stop, interruptNote(c.name))
 		err := c.run(ctx, io, args[1:])
 		if killing.Load() {
 			// The second Ctrl-C ended the sessions under the command, which
@@ -150,9 +150,45 @@ func Main(args []string, io IO) int {
 			return 1
 		}
 	}
-	fmt.Fprintf(io.Err, "dsh: unknown command %q\n\n", args[0])
-	usage(io.Err)
+	fmt.Fprintf(io.Err, "dsh: unknown command %q", args[0])
+	if near := nearest(args[0], commands()); near != "" {
+		fmt.Fprintf(io.Err, "; did you mean %q?", near)
+	}
+	fmt.Fprintln(io.Err, "\nRun 'dsh --help' for the commands.")
 	return 2
+}
+
+// nearest is the command whose name is at most two edits from name, "" if
+// none is.
+func nearest(name string, cmds []command) string {
+	best, bestD := "", 3
+	for _, c := range cmds {
+		if d := editDistance(name, c.name); d < bestD {
+			best, bestD = c.name, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // chatFlagsHelp lists the conversation's flags, from the flag set the chat
@@ -218,7 +254,11 @@ func parse(io IO, fs *flag.FlagSet, args []string) error {
 			return flag.ErrHelp
 		}
 	}
-	if err := fs.Parse(args); err != nil {
+	full := fs.Usage
+	fs.Usage = func() { helpHint(fs.Output(), fs) }
+	err := fs.Parse(args)
+	fs.Usage = full
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
@@ -227,12 +267,17 @@ func parse(io IO, fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// usageErr prints a command-line mistake and the command's usage.
+// usageErr prints a command-line mistake and where the help is: the mistake
+// is what the user needs to read, not the whole help under it.
 func usageErr(io IO, fs *flag.FlagSet, format string, args ...any) error {
-	fmt.Fprintf(io.Err, "%s: %s\n", fs.Name(), fmt.Sprintf(format, args...))
-	fs.SetOutput(io.Err)
-	fs.Usage()
+	fmt.Fprintf(io.Err, "%s: %s\n", strings.TrimSpace(fs.Name()), fmt.Sprintf(format, args...))
+	helpHint(io.Err, fs)
 	return errUsage
+}
+
+// helpHint says how to get a command's help.
+func helpHint(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "Run '%s --help' for its usage and flags.\n", strings.TrimSpace(fs.Name()))
 }
 
 // colorMode is the --color flag: auto follows the terminal and NO_COLOR.
@@ -271,18 +316,27 @@ func (io IO) width() int {
 // cancelOnInterrupt cancels the command at the first Ctrl-C (or SIGTERM, SIGHUP):
 // it ends its turn and closes its sessions. The second kills every session's
 // processes, synchronously, and exits.
-func cancelOnInterrupt(io IO, cancel func()) {
+func cancelOnInterrupt(io IO, cancel func(), note string) {
 	if io.Interrupts == nil {
 		return
 	}
 	<-io.Interrupts
-	fmt.Fprintln(io.Err, "\ndsh: cancelling (press Ctrl-C again to exit now)")
+	fmt.Fprintln(io.Err, "\ndsh: "+note+" (press Ctrl-C again to exit now)")
 	cancel()
 	<-io.Interrupts
 	killing.Store(true)
 	host.KillAll()
 	close(killed)
 	os.Exit(130)
+}
+
+// interruptNote says what the first Ctrl-C does to command name: the web
+// server has no turn to cancel.
+func interruptNote(name string) string {
+	if name == "web" {
+		return "stopping the web server"
+	}
+	return "cancelling"
 }
 
 // killing is set at the second Ctrl-C, and killed closed once that has killed

@@ -167,3 +167,22 @@ func TestSecondInterruptKillsEverything(t *testing.T) {
 		}
 	}
 }
+
+// The first Ctrl-C says what it does: a turn is cancelled; the web server,
+// which runs none, is stopped.
+func TestFirstInterruptSaysWhatItDoes(t *testing.T) {
+	for _, tc := range []struct{ cmd, want string }{
+		{"web", "dsh: stopping the web server (press Ctrl-C again to exit now)"},
+		{"run", "dsh: cancelling (press Ctrl-C again to exit now)"},
+	} {
+		sigs := make(chan os.Signal, 1)
+		var errb lockedBuffer
+		cancelled := make(chan struct{})
+		go cancelOnInterrupt(IO{Err: &errb, Interrupts: sigs}, func() { close(cancelled) }, interruptNote(tc.cmd))
+		sigs <- os.Interrupt
+		<-cancelled
+		if got := strings.TrimSpace(errb.String()); got != tc.want {
+			t.Errorf("dsh %s: %q, want %q", tc.cmd, got, tc.want)
+		}
+	}
+}

@@ -28,13 +28,21 @@ func newTermConsumer(w io.Writer, reg *tool.Registry, o termui.Options, onError 
 
 func (t *termConsumer) handle(rec session.Record) error { return t.fold.Record(t.ui, rec) }
 
-// ask draws the card of a permission request no record has shown (an undo's
-// diff), before the question.
+// ask draws, before the question, what the user is asked about: the change a
+// logged call proposes under its line, the whole card of a request no record
+// has shown (an undo's diff).
 func (t *termConsumer) ask(p *host.Permission) error {
-	if !p.Unlogged {
+	if p.Unlogged {
+		return t.ui.Approval(p.Request.Card)
+	}
+	if _, ok := p.Request.Card.(*card.DiffCall); !ok || p.Parent != "" {
 		return nil
 	}
-	return t.ui.Call(p.Request.Card)
+	if t.fold.Shown == nil {
+		t.fold.Shown = map[string]bool{}
+	}
+	t.fold.Shown[p.Request.CallID] = true
+	return t.ui.Proposed(p.Request.Card)
 }
 
 // jsonItem is one line of `dsh replay --json` (and of `dsh run --output

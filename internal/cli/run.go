@@ -253,14 +253,16 @@ func runDemoCmd(ctx context.Context, io IO, args []string) error {
 	return runDemo(ctx, io, o)
 }
 
-func runDemo(ctx context.Context, io IO, o demoOptions) error {
-	dir := o.Dir
+func runDemo(ctx context.Context, io IO, o demoOptions) (err error) {
+	dir, where := o.Dir, o.Dir
 	if dir == "" {
-		d, err := os.MkdirTemp("", "dsh-demo-")
-		if err != nil {
-			return err
+		d, mkErr := os.MkdirTemp("", "dsh-demo-")
+		if mkErr != nil {
+			return mkErr
 		}
-		dir = d
+		// The log is all a replay needs: the sample project goes with the demo.
+		defer func() { err = errors.Join(err, os.RemoveAll(d)) }()
+		dir, where = d, "a temporary directory, now removed (--dir keeps the project)"
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -294,6 +296,6 @@ func runDemo(ctx context.Context, io IO, o demoOptions) error {
 	if stop == agent.StopCancelled {
 		return exitError{130}
 	}
-	fmt.Fprintf(io.Out, "\nThe demo ran in %s.\nReplay it:        dsh replay %s\nAs JSON:          dsh replay --json %s\nIn the browser:   dsh web\n", dir, id, id)
+	fmt.Fprintf(io.Out, "\nThe demo ran in %s.\nReplay it:        dsh replay %s\nAs JSON:          dsh replay --json %s\nIn the browser:   dsh web\n", where, id, id)
 	return nil
 }

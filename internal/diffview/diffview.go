@@ -66,6 +66,52 @@ func Lines(d card.FileDiff) []Line {
 	return out
 }
 
+// Hunks cuts a diff of two whole texts into the hunks that change, each with
+// up to context unchanged lines around it, as diffs of the same path that
+// start where their lines are: a one-line change in a long file reads as that
+// line, not the file. A created file stays whole.
+func Hunks(d card.FileDiff, context int) []card.FileDiff {
+	if d.OldText == nil {
+		return []card.FileDiff{d}
+	}
+	lines := Lines(d)
+	keep := make([]bool, len(lines))
+	for i, l := range lines {
+		if l.Op != Context {
+			for j := max(i-context, 0); j <= min(i+context, len(lines)-1); j++ {
+				keep[j] = true
+			}
+		}
+	}
+	var out []card.FileDiff
+	oldN, newN := max(d.OldStart, 1), max(d.NewStart, 1) // the numbers of the next line of each side
+	for i := 0; i < len(lines); {
+		if !keep[i] {
+			oldN, newN = oldN+1, newN+1 // an unchanged line is on both sides
+			i++
+			continue
+		}
+		h := card.FileDiff{Path: d.Path, OldStart: oldN, NewStart: newN}
+		var old, nw strings.Builder
+		for ; i < len(lines) && keep[i]; i++ {
+			if l := lines[i]; l.Op != Insert {
+				old.WriteString(l.Text + "\n")
+				oldN++
+			}
+			if l := lines[i]; l.Op != Delete {
+				nw.WriteString(l.Text + "\n")
+				newN++
+			}
+		}
+		h.OldText, h.NewText = card.Ptr(old.String()), nw.String()
+		out = append(out, h)
+	}
+	if len(out) == 0 { // no change: the diff as it was
+		return []card.FileDiff{d}
+	}
+	return out
+}
+
 // Stat counts the inserted and deleted lines.
 func Stat(lines []Line) (ins, del int) {
 	for _, l := range lines {

@@ -1,7 +1,9 @@
 package diffview
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dsh-dev/dsh/internal/card"
@@ -56,5 +58,40 @@ func TestHeaderAndStat(t *testing.T) {
 		if ins, del := Stat(lines); ins != tt.ins || del != tt.del {
 			t.Errorf("Stat(%+v) = +%d -%d, want +%d -%d", tt.d, ins, del, tt.ins, tt.del)
 		}
+	}
+}
+
+// A whole-file diff is cut into the hunks that change, with their context
+// and where they start; a created file and an unchanged one stay whole.
+func TestHunks(t *testing.T) {
+	var old strings.Builder
+	for i := 1; i <= 40; i++ {
+		fmt.Fprintf(&old, "line %d\n", i)
+	}
+	nw := strings.Replace(strings.Replace(old.String(), "line 5\n", "line five\n", 1), "line 30\n", "", 1)
+	for _, tc := range []struct {
+		name string
+		d    card.FileDiff
+		want []string // the hunks' headers
+	}{
+		{"two changes far apart", card.FileDiff{Path: "a", OldText: card.Ptr(old.String()), NewText: nw},
+			[]string{"@@ -2,7 +2,7 @@", "@@ -27,7 +27,6 @@"}},
+		{"created", card.FileDiff{Path: "a", NewText: "x\n"}, []string{"@@ -0,0 +1,1 @@"}},
+		{"unchanged", card.FileDiff{Path: "a", OldText: card.Ptr("x\n"), NewText: "x\n"}, []string{"@@ -1,1 +1,1 @@"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hs := Hunks(tc.d, 3)
+			var got []string
+			for _, h := range hs {
+				got = append(got, Header(h, Lines(h)))
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("hunks %q, want %q", got, tc.want)
+			}
+		})
+	}
+	hs := Hunks(card.FileDiff{Path: "a", OldText: card.Ptr(old.String()), NewText: nw}, 3)
+	if l := Lines(hs[1]); l[3].Op != Delete || l[3].Text != "line 30" || l[3].Old != 30 {
+		t.Errorf("the second hunk's change is %+v, want line 30 deleted at 30", l[3])
 	}
 }

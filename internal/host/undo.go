@@ -447,8 +447,12 @@ func (s *Session) restore(ctx context.Context, n int, overwrite, fork bool) (Rep
 	}
 	var r Reply
 	if len(rs.Kept) > 0 {
-		r.Text = fmt.Sprintf("Kept %s: you changed them after the agent did; /rewind %d --overwrite puts them back too.",
-			strings.Join(rs.Kept, ", "), n)
+		them := "it"
+		if len(rs.Kept) > 1 {
+			them = "them"
+		}
+		r.Text = fmt.Sprintf("Kept %s: you changed %s after the agent did; /rewind %d --overwrite puts %s back too.",
+			strings.Join(rs.Kept, ", "), them, n, them)
 	}
 	if fork {
 		r.Text = strings.TrimSpace(r.Text + " " + forkText(rs.Fork, rs.Prompt))

@@ -40,17 +40,29 @@ type Verdict struct {
 }
 
 // Label is what an "always allow" of v remembers, for the prompt: "git status" or
-// "git status, ls". It is empty when v is not Rememberable.
+// "git status, ls". The shell's own harmless words (echo, exit, true …) are
+// remembered too but named only when nothing else is: the user decides about
+// the programs. It is empty when v is not Rememberable.
 func (v Verdict) Label() string {
-	var out []string
+	var out, quiet []string
 	for _, k := range v.Keys {
 		if e, ok := strings.CutPrefix(k, exactPrefix); ok {
 			k = e + " (this exact command only)"
 		}
+		if quietBuiltins[k] {
+			quiet = append(quiet, k)
+			continue
+		}
 		out = append(out, k)
+	}
+	if len(out) == 0 {
+		out = quiet
 	}
 	return strings.Join(out, ", ")
 }
+
+// quietBuiltins are shell builtins that change nothing a user decides about.
+var quietBuiltins = map[string]bool{"echo": true, "printf": true, "exit": true, "true": true, "false": true, ":": true, "test": true, "[": true}
 
 // Classify judges cmd. extraSafe are the user's additions to the safe table, each
 // the words a command starts with ("make test", "just lint"); a command they match

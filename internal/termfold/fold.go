@@ -21,7 +21,9 @@ import (
 type Fold struct {
 	pres    *view.Presenter
 	current string
-	last    card.Call
+	// Shown are the calls whose change the user was shown as they were asked
+	// (dsh run): their diff result is a line, not the hunks again.
+	Shown map[string]bool
 
 	// tasks are the open task calls' cards; children the folds of their
 	// subagents' sessions, drawn indented under them.
@@ -54,9 +56,6 @@ func New(reg *tool.Registry, onError func(error)) *Fold {
 	return &Fold{pres: p}
 }
 
-// LastCall is the card of the last call drawn.
-func (f *Fold) LastCall() card.Call { return f.last }
-
 // Record draws rec on r. Progress is drawn as live output; a consumer that
 // shows it elsewhere (the chat) or not at all (replay) does not pass it.
 func (f *Fold) Record(r *termui.Renderer, rec session.Record) error {
@@ -83,7 +82,7 @@ func (f *Fold) Record(r *termui.Renderer, rec session.Record) error {
 	case session.TypeThinking:
 		return r.Thinking(rec.Text)
 	case session.TypeToolCall:
-		f.current, f.last = rec.CallID, it.Call
+		f.current = rec.CallID
 		if _, ok := it.Call.(*card.TaskCall); ok {
 			if f.tasks == nil {
 				f.tasks = map[string]card.Call{}
@@ -110,7 +109,11 @@ func (f *Fold) Record(r *termui.Renderer, rec session.Record) error {
 		if rec.Result != nil {
 			raw, isErr = rec.Result.Content, rec.Result.IsError
 		}
-		return r.Result(it.Result, raw, isErr)
+		res := it.Result
+		if d, ok := res.(*card.DiffResult); ok && d != nil && f.Shown[rec.CallID] && len(d.Diagnostics) == 0 {
+			res = &card.GenericResult{Title: "applied as shown"}
+		}
+		return r.Result(res, raw, isErr)
 	case session.TypeTurnEnd:
 		return r.Note(TurnNote(rec))
 	case session.TypeMode:

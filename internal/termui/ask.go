@@ -62,9 +62,6 @@ func (r *Renderer) questionCall(q *card.QuestionCall) []row {
 		}
 		rows = append(rows, row{prefix: []span{{"", indent}, {sgrDim, strconv.Itoa(i+1) + ". "}}, body: body})
 	}
-	if q.FreeText {
-		rows = append(rows, textRow(indented, sgrDim, "(or an answer in the user's own words)"))
-	}
 	return rows
 }
 
@@ -73,7 +70,7 @@ func (r *Renderer) questionResult(q *card.QuestionResult) []row {
 		return []row{answerRow(q.Outcome(), !q.Answer.None())}
 	}
 	// The user's own words may run over lines: each is a row of its own.
-	rows := []row{answerRow("In the user's own words:", true)}
+	rows := []row{answerRow("Your own answer:", true)}
 	for _, l := range splitLines(q.Answer.Text) {
 		rows = append(rows, textRow([]span{{"", indent + indent}}, "", l))
 	}

@@ -100,6 +100,9 @@ func (r *Renderer) genericCall(c *card.GenericCall) []row {
 	head := []span{{sgrDim, c.Title}}
 	rows := []row{{prefix: []span{{sgrDim, bullet}}, body: head}}
 	for _, l := range c.Locations {
+		if strings.Contains(c.Title, r.path(l.Path)) {
+			continue // the title names it; where the window starts, the result says
+		}
 		rows = append(rows, textRow(indented, sgrDim, "→ "+location(l)))
 	}
 	rows = append(rows, r.contentRows(c.Content, sgrDim)...)
@@ -207,21 +210,26 @@ func (r *Renderer) terminalResult(t *card.TerminalResult) []row {
 	for _, l := range splitLines(t.Output) {
 		out = append(out, textRow(indented, "", l))
 	}
+	head, hidden := r.fold(len(out))
+	// The marker counts what is hidden of all the command wrote, not of the
+	// start and end the tool kept of it.
+	marker := foldRow(max(hidden, t.Lines-(len(out)-hidden)))
 	switch {
 	case r.live.folded:
 		// Live output showed the head: the marker and the tail finish the fold.
 		// A body too short to fold shows the lines after the head.
-		head, hidden := r.fold(len(out))
 		if hidden > 0 {
-			rows = append(append(rows, foldRow(hidden)), out[head+hidden:]...)
+			rows = append(append(rows, marker), out[head+hidden:]...)
 		} else {
 			rows = append(rows, out[min(r.foldHead, len(out)):]...)
 		}
 	case r.live.shown:
 	case len(out) == 0:
 		rows = append(rows, textRow(indented, sgrDim, "(no output)"))
+	case hidden > 0:
+		rows = append(append(append(rows, out[:head]...), marker), out[head+hidden:]...)
 	default:
-		rows = append(rows, r.foldRows(out)...)
+		rows = append(rows, out...)
 	}
 	status, sgr := exitStatus(t)
 	rows = append(rows, textRow(indented, sgr, status))
@@ -330,13 +338,9 @@ func (r *Renderer) diffCall(d *card.DiffCall) []row {
 	return []row{{prefix: []span{{sgrBold, bullet}}, body: head}}
 }
 
+// diffResult is the change as applied, under its call's line, which already
+// says what and how much: the hunks, not the title and counts again.
 func (r *Renderer) diffResult(d *card.DiffResult) []row {
-	hunks := allHunks(d.Diffs)
-	var head []span
-	if d.Title != "" {
-		head = append(head, span{sgrDim, d.Title}, span{"", "  "})
-	}
-	rows := []row{{prefix: indented, body: append(head, statSpans(diffStat(hunks))...)}}
-	rows = append(rows, r.diffRows(d.Diffs, hunks, true)...)
+	rows := r.diffRows(d.Diffs, allHunks(d.Diffs), true)
 	return append(rows, r.diagnosticRows(d.Diagnostics)...)
 }

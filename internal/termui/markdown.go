@@ -85,8 +85,8 @@ func (m *mdWalker) blocks(n ast.Node, first, rest []span) {
 func (m *mdWalker) block(n ast.Node, first, rest []span) {
 	switch n := n.(type) {
 	case *ast.Heading:
-		sp := m.inline(n, sgrBold)
-		m.para(append([]span{{sgrBold, strings.Repeat("#", n.Level) + " "}}, sp...), first, rest)
+		// Bold, without the #s, which are Markdown's syntax, not the text.
+		m.para(m.inline(n, sgrBold), first, rest)
 	case *ast.Paragraph, *ast.TextBlock:
 		m.para(m.inline(n, ""), first, rest)
 	case *ast.ThematicBreak:

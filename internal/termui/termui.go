@@ -182,6 +182,20 @@ func (r *Renderer) Approval(c card.Call) error {
 	return r.block(rows)
 }
 
+// Proposed renders, right under a call's line, the change it proposes, as
+// Approval does: a line-by-line consumer shows it before it asks. Only a diff
+// call proposes one.
+func (r *Renderer) Proposed(c card.Call) error {
+	d, ok := c.(*card.DiffCall)
+	if !ok || d == nil {
+		return nil
+	}
+	rows := r.diffRows(d.Diffs, allHunks(d.Diffs), true)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.attach(rows)
+}
+
 // Result renders a finished call. res is the result card, or nil when the tool has no
 // rich view: then the raw content is shown like a generic card, in red if isError.
 // A terminal card whose output was already streamed through Progress since the last

@@ -399,3 +399,27 @@ func TestRuneWidth(t *testing.T) {
 		}
 	}
 }
+
+// A command's output of which only the start and end were kept says how many
+// of all its lines are hidden.
+func TestFoldCountsAllTheOutput(t *testing.T) {
+	var kept strings.Builder
+	for i := 1; i <= 100; i++ {
+		fmt.Fprintf(&kept, "%d\n", i)
+	}
+	for _, tc := range []struct {
+		lines int
+		want  string
+	}{
+		{0, "… 70 more lines"},
+		{10000, "… 9970 more lines"},
+	} {
+		var b strings.Builder
+		if err := New(&b, Options{}).Result(&card.TerminalResult{Output: kept.String(), Lines: tc.lines, ExitCode: card.Ptr(0)}, nil, false); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), tc.want+"\n") {
+			t.Errorf("Lines %d: want %q in\n%s", tc.lines, tc.want, b.String())
+		}
+	}
+}

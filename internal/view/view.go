@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/diffview"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
@@ -99,6 +100,10 @@ func (p *Presenter) Present(r session.Record) (it Item) {
 	return it
 }
 
+// hunkContext is how many unchanged lines a restore's hunk shows around a
+// change, as an edit's result does.
+const hunkContext = 3
+
 // RestoreCards present an undo or rewind: the diff it applies (done false: the
 // one it asks to apply) as a diff call and result, titled with what it undoes
 // and the files it keeps because the user changed them.
@@ -125,7 +130,7 @@ func RestoreCards(r session.Restore, done bool) (*card.DiffCall, *card.DiffResul
 		if f.NewText != nil {
 			d.NewText = *f.NewText
 		}
-		diffs = append(diffs, d)
+		diffs = append(diffs, diffview.Hunks(d, hunkContext)...)
 		locs = append(locs, card.Location{Path: f.Path})
 	}
 	return &card.DiffCall{Title: title, Diffs: diffs, Locations: locs},

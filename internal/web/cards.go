@@ -177,6 +177,11 @@ func (b *builder) resultCard(callID string, c card.Result) *resultView {
 		return &resultView{Generic: &genericResultView{Title: c.Title, Content: b.contents(callID, c.Content)}}
 	case *card.TerminalResult:
 		t := &terminalView{Title: c.Title, Output: b.text(callID, c.Output), TimedOut: c.TimedOut, Sandbox: c.Sandbox}
+		if f := t.Output.Fold; f != nil && f.Hidden > 0 && c.Lines > 0 {
+			// What is hidden of all the command wrote, not of what was kept.
+			shown := strings.Count(t.Output.Head, "\n") + 1 + strings.Count(t.Output.Tail, "\n") + 1
+			f.Hidden = max(f.Hidden, c.Lines-shown)
+		}
 		switch {
 		case c.ExitCode != nil:
 			t.Status, t.OK = "exit "+strconv.Itoa(*c.ExitCode), *c.ExitCode == 0 && !c.TimedOut

@@ -82,6 +82,10 @@ func goldenCases() []goldenCase {
 		cardCase("terminal-signal", "call_t", "bash",
 			&card.TerminalCall{Title: "yes"},
 			&card.TerminalResult{Output: strings.Repeat("y\n", 60), Signal: "SIGKILL"}, ok),
+		// Only the start and end of 10,000 lines were kept: 9,970 are hidden.
+		cardCase("terminal-kept", "call_t", "bash",
+			&card.TerminalCall{Title: "seq 1 10000"},
+			&card.TerminalResult{Output: strings.Repeat("n\n", 60), Lines: 10000, ExitCode: card.Ptr(0)}, ok),
 		cardCase("read", "call_r", "read",
 			&card.GenericCall{Title: "Read greet.py", ToolKind: "read", Locations: []card.Location{{Path: "greet.py", Line: card.Ptr(10)}}},
 			&card.ReadResult{Path: "greet.py", Offset: 10, TotalLines: 40, Lang: "python",

@@ -105,6 +105,9 @@ type meta struct {
 	Sandbox sandbox.Mode `json:"sandbox,omitempty"`
 	// SandboxRefused is the output line that shows the sandbox refused something.
 	SandboxRefused string `json:"sandboxRefused,omitempty"`
+	// OutputLines is how many lines the command wrote, when only its start and
+	// end are kept: what a reader is told is hidden.
+	OutputLines int64 `json:"outputLines,omitzero"`
 }
 
 // Validate accepts a job's id alone, or a foreground command's exit code or
@@ -277,6 +280,9 @@ func (b *bashTool) foreground(ctx context.Context, env tool.Env, p params) (tool
 		}
 	}
 	m.OutputLength = new(len(output))
+	if out.omitted() > 0 {
+		m.OutputLines = out.totalLines()
+	}
 	text := output
 	if text == "" {
 		text = "(no output)"

@@ -1,6 +1,7 @@
 package bash
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -74,6 +75,8 @@ type headTail struct {
 	headCap int
 	head    []byte
 	tail    *ring
+	lines   int64 // line ends written, kept or not
+	last    byte  // the last byte written
 }
 
 func newHeadTail(headCap, tailCap int) *headTail {
@@ -82,6 +85,10 @@ func newHeadTail(headCap, tailCap int) *headTail {
 
 func (b *headTail) Write(p []byte) (int, error) {
 	n := len(p)
+	if n > 0 {
+		b.lines += int64(bytes.Count(p, []byte{'\n'}))
+		b.last = p[n-1]
+	}
 	if k := min(b.headCap-len(b.head), len(p)); k > 0 {
 		b.head = append(b.head, p[:k]...)
 		p = p[k:]
@@ -96,6 +103,15 @@ func (b *headTail) Write(p []byte) (int, error) {
 func (b *headTail) total() int64 { return int64(len(b.head)) + b.tail.total }
 
 func (b *headTail) empty() bool { return b.total() == 0 }
+
+// totalLines is how many lines were written, a last one without its end
+// included.
+func (b *headTail) totalLines() int64 {
+	if b.total() > 0 && b.last != '\n' {
+		return b.lines + 1
+	}
+	return b.lines
+}
 
 // omitted is the number of bytes between the head and the tail that were dropped.
 func (b *headTail) omitted() int64 { return b.tail.total - int64(len(b.tail.buf)) }

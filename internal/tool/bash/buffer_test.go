@@ -88,3 +88,22 @@ func TestSplitIncomplete(t *testing.T) {
 		}
 	}
 }
+
+// A long output's card counts the lines the command wrote, not the lines
+// kept of its start and end; a short one's counts none (Output is all).
+func TestOutputLinesCountsWhatWasWritten(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct {
+		cmd  string
+		want int
+	}{
+		{"seq 1 10000", 10000},
+		{"seq 1 10000; printf end", 10001},
+		{"seq 1 10", 0},
+	} {
+		r := f.bash(tc.cmd)
+		if c := f.terminal(tc.cmd, r); c == nil || c.Lines != tc.want {
+			t.Errorf("%s: card %+v, want %d lines", tc.cmd, c, tc.want)
+		}
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json"
+
+	"github.com/dsh-dev/dsh/internal/card"
 )
 
 // startJob starts a background job and returns its id.
@@ -85,6 +87,12 @@ func TestJobKill(t *testing.T) {
 		t.Fatal(r.TextOf())
 	}
 	mustContain(t, r.TextOf(), "killed by SIGTERM")
+	mustContain(t, r.TextOf(), "job_output") // the model is told where the rest is
+	raw, _ := json.Marshal(map[string]any{"job_id": id})
+	if c, ok := f.reg.PresentResult("job_kill", raw, r).(*card.GenericResult); !ok || len(c.Content) != 1 ||
+		!strings.HasSuffix(c.Content[0].Text, "(job_kill).") {
+		t.Errorf("the card says how the job ended, in the user's words: %+v", c)
+	}
 	groupGone(t, pgid)
 	mustContain(t, f.jobOutput(id, 0), ": killed by SIGTERM (job_kill)")
 	r = f.run("job_kill", map[string]any{"job_id": id})

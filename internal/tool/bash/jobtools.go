@@ -106,7 +106,7 @@ func jobKill(_ context.Context, env tool.Env, p jobKillParams, _ *tool.NoMeta) (
 	if !j.kill() {
 		return tool.Text(fmt.Sprintf("%s had already finished: %s.", j.id, j.status())), nil, nil
 	}
-	return tool.Text(fmt.Sprintf("%s: %s. Its remaining output is available with job_output.", j.id, j.status())), nil, nil
+	return tool.Text(fmt.Sprintf("%s: %s.", j.id, j.status()) + killedNote), nil, nil
 }
 
 func jobList(_ context.Context, env tool.Env, _ jobListParams, _ *tool.NoMeta) (tool.Result, *tool.NoMeta, error) {

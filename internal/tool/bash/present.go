@@ -1,6 +1,7 @@
 package bash
 
 import (
+	"strings"
 	"unicode/utf8"
 
 	"github.com/dsh-dev/dsh/internal/card"
@@ -42,7 +43,7 @@ func presentResult(p params, r tool.Result, m *meta) card.Result {
 	if n > len(text) || !utf8.ValidString(text[:n]) {
 		return nil
 	}
-	c := &card.TerminalResult{Output: text[:n], ExitCode: m.ExitCode, Signal: m.Signal, TimedOut: m.TimedOut}
+	c := &card.TerminalResult{Output: text[:n], ExitCode: m.ExitCode, Signal: m.Signal, TimedOut: m.TimedOut, Lines: int(m.OutputLines)}
 	// The mode's names, not the sandbox package: presenters stay pure.
 	if mode := string(m.Sandbox); mode == "on" || mode == "network-off" {
 		c.Sandbox = &card.Sandbox{Network: mode == "on", Refused: m.SandboxRefused}
@@ -62,8 +63,15 @@ func presentJobKillCall(p jobKillParams, _ *tool.NoMeta) card.Call {
 	return &card.GenericCall{Title: "Kill " + p.JobID}
 }
 
+// killedNote tells the model where a killed job's output went; the user
+// reads the job's end without it.
+const killedNote = " Its remaining output is available with job_output."
+
 func presentJobKillResult(_ jobKillParams, r tool.Result, _ *tool.NoMeta) card.Result {
-	return genericResult(r)
+	if r.IsError {
+		return nil
+	}
+	return &card.GenericResult{Content: []card.Content{card.Text(strings.TrimSuffix(r.TextOf(), killedNote))}}
 }
 
 func presentJobListCall(jobListParams, *tool.NoMeta) card.Call {

@@ -179,3 +179,18 @@ func TestOnlyInPlanMode(t *testing.T) {
 		})
 	}
 }
+
+// A plan is titled by its first line, without its Markdown marks, and never
+// "Plan: Plan".
+func TestTitle(t *testing.T) {
+	for _, tc := range []struct{ plan, want string }{
+		{"# Add a cache\n\nSteps.", "Plan: Add a cache"},
+		{"## Plan\n\n1. x", "Plan"},
+		{"# Plan: the cache", "Plan: the cache"},
+		{"\n\n", "Plan"},
+	} {
+		if got := title(tc.plan); got != tc.want {
+			t.Errorf("title(%q) = %q, want %q", tc.plan, got, tc.want)
+		}
+	}
+}

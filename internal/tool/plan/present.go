@@ -10,7 +10,11 @@ import (
 // title names the plan by its first line, its Markdown heading marks dropped.
 func title(plan string) string {
 	for l := range strings.SplitSeq(plan, "\n") {
-		if l = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(l), "#")); l != "" {
+		l = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(l), "#"))
+		switch {
+		case strings.HasPrefix(strings.ToLower(l), "plan"): // "# Plan", "# Plan: x": not "Plan: Plan"
+			return l
+		case l != "":
 			return "Plan: " + l
 		}
 	}
