@@ -91,7 +91,7 @@ func TestModeChangeShowsOnce(t *testing.T) {
 	h := &harness{t: t}
 	h.m = New(Config{Root: t.TempDir(), Model: "claude-sonnet-4-5", Width: 100, Height: 30,
 		History: &History{},
-		Print: func(s string) { h.printed.WriteString(s + "\n") },
+		Print:   func(s string) { h.printed.WriteString(s + "\n") },
 		Open: func(string, Replay) (Opened, error) {
 			s, err := host.Create(host.Options{SessionDir: t.TempDir(), Root: t.TempDir(),
 				Provider: func() (provider.Provider, error) { return p, nil }})
