@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dsh-dev/dsh/internal/agent"
@@ -95,5 +96,17 @@ func TestPlanBoxFits(t *testing.T) {
 		if rows := strings.Count(v, "\n") + 1; rows > viewRows(size[1]) {
 			t.Errorf("%dx%d: the view takes %d rows", size[0], size[1], rows)
 		}
+	}
+}
+
+// Ctrl-L draws the view again from scratch.
+func TestCtrlLRepaints(t *testing.T) {
+	h := newHarness(t, 80)
+	h.send(key('l', tea.ModCtrl))
+	if h.last == nil {
+		t.Fatal("Ctrl-L does nothing")
+	}
+	if msg := h.last(); fmt.Sprintf("%T", msg) != fmt.Sprintf("%T", tea.ClearScreen()) {
+		t.Errorf("Ctrl-L gives %T, want the screen cleared and the view drawn again", msg)
 	}
 }
