@@ -406,7 +406,7 @@ func TestListNestsChildren(t *testing.T) {
 	_, ts := testServer(t, dir)
 	_, body := get(t, client(t, ts), ts.URL+"/")
 	other, parent, child := strings.Index(body, "other000"), strings.Index(body, "parent00\""), strings.Index(body, `class="child" data-session="20250103-000000-child000"`)
-	if other < 0 || parent < 0 || child < 0 || !(other < parent && parent < child) {
+	if other < 0 || parent < 0 || child < 0 || other > parent || parent > child {
 		t.Errorf("the child should follow its parent, the others newest first:\n%s", body)
 	}
 	if !strings.Contains(body, "↳ explore: the subagent&#39;s task") && !strings.Contains(body, "↳ explore: the subagent's task") {
