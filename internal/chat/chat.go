@@ -795,6 +795,9 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		}
 	case "ctrl+o":
 		return m.expand()
+	case "ctrl+l":
+		m.redraw = true
+		return tea.ClearScreen // the view drawn again, whatever the terminal did to it
 	case "tab":
 		if m.comp != nil {
 			m.complete()

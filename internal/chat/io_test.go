@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dsh-dev/dsh/internal/session"
 )
@@ -83,5 +84,36 @@ func TestInputGoesToTheHostInACommand(t *testing.T) {
 	h.send(*done)
 	if h.m.running {
 		t.Error("the turn's end should leave the chat idle")
+	}
+}
+
+// The first prompt of a new chat opens the session and is a running turn like
+// any other: the status line says so and Esc cancels it.
+func TestFirstPromptRuns(t *testing.T) {
+	h := newHarness(t, 80)
+	h.m.attach(Opened{Registry: h.m.reg}) // a new chat: no session yet
+	first := &fakeSession{id: "20261201-130000-firstsss"}
+	h.m.cfg.Open = func(string, Replay) (Opened, error) { return Opened{Session: first, Registry: h.m.reg}, nil }
+	h.typeText("hello")
+	h.send(key(tea.KeyEnter, 0))
+	for range 3 { // the session opens, then the prompt waiting for it is sent
+		for _, msg := range h.runLast() {
+			if _, ok := msg.(openedMsg); ok {
+				h.send(msg)
+			}
+		}
+		if h.m.sess == first {
+			break
+		}
+	}
+	if h.m.sess != first || !h.m.running {
+		t.Fatalf("after the session opened: session %v, running %v", h.m.sess, h.m.running)
+	}
+	if s := ansi.Strip(h.m.statusLine()); !strings.Contains(s, "working") {
+		t.Errorf("the first turn's status line: %q", s)
+	}
+	h.send(key(tea.KeyEscape, 0))
+	if first.cancels != 1 {
+		t.Errorf("Esc cancelled %d times, want once", first.cancels)
 	}
 }

@@ -1,10 +1,17 @@
 package chat
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/host"
+	"github.com/dsh-dev/dsh/internal/tool"
 )
 
 // TestPrintChunks checks that what is printed above the view goes in pieces
@@ -61,5 +68,45 @@ func TestViewLeavesRoom(t *testing.T) {
 		if !strings.Contains(ansi.Strip(v), "working") {
 			t.Errorf("at %d rows the status line is cut off:\n%s", h, v)
 		}
+	}
+}
+
+// A long plan's box fits the view whole: its top edge, its choices and its
+// keys all show, the plan cut to what fits.
+func TestPlanBoxFits(t *testing.T) {
+	var plan strings.Builder
+	plan.WriteString("# Plan\n\n")
+	for i := 1; i <= 30; i++ {
+		fmt.Fprintf(&plan, "%d. Step number %d of the plan, which does something useful.\n", i, i)
+	}
+	choices := []card.Choice{{ID: "default", Label: "Yes, and ask before each change", Description: "continue in the default mode"},
+		{ID: "accept-edits", Label: "Yes, and accept file edits", Description: "continue in the accept-edits mode: commands are still asked about"},
+		{ID: "keep", Label: "No, keep planning", Description: "say what to change"}}
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		m := New(Config{Width: size[0], Height: size[1], History: &History{}}, Opened{})
+		q := host.NewQuestion(agent.QuestionRequest{CallID: "p1", Tool: "plan", Card: &card.PlanCall{Title: "Plan", Plan: plan.String()},
+			Question: tool.Question{Text: "Implement this plan?", Choices: choices, FreeText: true}})
+		m.showQuestion(q)
+		v := ansi.Strip(m.view().Content)
+		for _, want := range []string{"╭─ Implement this plan?", "3. No, keep planning", "Ctrl-E: review all", "more rows"} {
+			if !strings.Contains(v, want) {
+				t.Errorf("%dx%d: no %q in the view:\n%s", size[0], size[1], want, v)
+			}
+		}
+		if rows := strings.Count(v, "\n") + 1; rows > viewRows(size[1]) {
+			t.Errorf("%dx%d: the view takes %d rows", size[0], size[1], rows)
+		}
+	}
+}
+
+// Ctrl-L draws the view again from scratch.
+func TestCtrlLRepaints(t *testing.T) {
+	h := newHarness(t, 80)
+	h.send(key('l', tea.ModCtrl))
+	if h.last == nil {
+		t.Fatal("Ctrl-L does nothing")
+	}
+	if msg := h.last(); fmt.Sprintf("%T", msg) != fmt.Sprintf("%T", tea.ClearScreen()) {
+		t.Errorf("Ctrl-L gives %T, want the screen cleared and the view drawn again", msg)
 	}
 }

@@ -118,29 +118,33 @@ func (m *Model) askView() string {
 		if c.Description != "" {
 			line += " — " + c.Description
 		}
-		for _, l := range bodyLines(wrapText(line, w)) {
+		for j, l := range bodyLines(wrapText(line, w-5)) {
+			if j > 0 {
+				l = "     " + l // under the choice's text
+			}
 			if mark != "  " {
 				l = bold.Render(l)
 			}
 			choices = append(choices, l)
 		}
 	}
-	keys := "↑/↓ and Enter, or the number · Esc: no answer"
+	keys := "↑/↓ Enter or a number · Esc: no answer"
 	if req.FreeText {
-		keys = "↑/↓ and Enter, the number, or type your own answer · Esc: no answer"
+		keys = "↑/↓ Enter or a number, or type your answer · Esc: none"
 		if a.text != "" {
 			choices = append(choices, bodyLines(bold.Render(wrapText("› your answer: "+a.text, w)))...)
 		}
 	}
-	rows := m.boxRows(keys)
 	body := a.card
 	title := req.Text
 	if body == nil { // a question: it heads the box, the choices under it
 		title = "Question"
 		body = bodyLines(bold.Render(wrapText(req.Text, w)))
-	}
-	if room := rows - len(choices) - 1; len(body) > room {
+	} else {
 		keys += " · Ctrl-E: review all"
+	}
+	rows := m.boxRows(keys)
+	if room := rows - len(choices) - 1; len(body) > room {
 		cut := max(room-1, 0)
 		body = append(body[:cut:cut], dim.Render(fmt.Sprintf("… %d more rows: Ctrl-E to review all", len(body)-cut)))
 	}

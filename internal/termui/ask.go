@@ -15,7 +15,7 @@ import (
 
 func (r *Renderer) planCall(p *card.PlanCall) []row {
 	rows := []row{{prefix: []span{{sgrBold, bullet}}, body: []span{{sgrBold, p.Title}}}}
-	rows = append(rows, r.markdownIndented(p.Plan)...)
+	rows = append(rows, r.markdownIndented(untitled(p.Plan))...)
 	if len(p.Files) > 0 {
 		files := make([]string, len(p.Files))
 		for i, f := range p.Files {
@@ -30,6 +30,16 @@ func (r *Renderer) planCall(p *card.PlanCall) []row {
 		rows = append(rows, row{prefix: []span{{"", indent + indent}, {sgrDim, strconv.Itoa(i+1) + ". "}}, body: []span{{"", s}}})
 	}
 	return rows
+}
+
+// untitled is a plan without its first line when that is a heading: the
+// card's title already names it.
+func untitled(plan string) string {
+	t := strings.TrimLeft(plan, "\n")
+	if first, rest, _ := strings.Cut(t, "\n"); strings.HasPrefix(strings.TrimSpace(first), "#") {
+		return rest
+	}
+	return plan
 }
 
 // markdownIndented renders Markdown inside a card, under its title.

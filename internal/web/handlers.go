@@ -56,13 +56,49 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pg := listPage{Dir: s.o.Dir}
+	// A subagent's session goes under its parent's, as dsh sessions marks it;
+	// one whose parent is not listed stands alone.
+	listed := map[string]bool{}
 	for _, in := range infos {
+		listed[in.ID] = true
+	}
+	children := map[string][]session.Info{}
+	for _, in := range infos {
+		if in.Parent != nil && listed[in.Parent.Session] {
+			children[in.Parent.Session] = append(children[in.Parent.Session], in)
+		}
+	}
+	added := map[string]bool{}
+	var add func(in session.Info, child bool)
+	add = func(in session.Info, child bool) {
+		if added[in.ID] {
+			return
+		}
+		added[in.ID] = true
 		// A log whose end cannot be read shows as finished, as it did before.
 		tail, _ := endRecords(in.Path)
-		pg.Sessions = append(pg.Sessions, listRow{
+		row := listRow{
 			ID: in.ID, Cwd: in.Cwd, Prompt: firstLine(in.FirstPrompt, 200),
 			Start: s.timeView(in.Start), Updated: s.timeView(in.Updated), State: sessionState(tail, in.Live), Records: in.Records,
-		})
+		}
+		if child {
+			row.Subagent = in.Parent.Agent
+			if row.Subagent == "" {
+				row.Subagent = "subagent"
+			}
+		}
+		pg.Sessions = append(pg.Sessions, row)
+		for _, c := range children[in.ID] {
+			add(c, true)
+		}
+	}
+	for _, in := range infos {
+		if in.Parent == nil || !listed[in.Parent.Session] {
+			add(in, false)
+		}
+	}
+	for _, in := range infos { // parents that name each other: listed all the same
+		add(in, false)
 	}
 	s.render(w, func(o out) { o.list(pg) })
 }

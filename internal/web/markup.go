@@ -33,7 +33,11 @@ func (o out) list(pg listPage) {
 		o.raw("\n<table class=\"sessions\">\n<thead><tr><th>Started</th><th>Directory</th><th>First prompt</th>" +
 			"<th>State</th><th>Updated</th><th>Records</th></tr></thead>\n<tbody>")
 		for _, r := range pg.Sessions {
-			o.raw("\n<tr data-session=\"")
+			o.raw("\n<tr")
+			if r.Subagent != "" {
+				o.raw(" class=\"child\"")
+			}
+			o.raw(" data-session=\"")
 			o.esc(r.ID)
 			o.raw("\"><td><a href=\"/s/")
 			o.urlPart(r.ID)
@@ -44,6 +48,11 @@ func (o out) list(pg listPage) {
 			o.raw("</code></td><td class=\"prompt\"><a href=\"/s/")
 			o.urlPart(r.ID)
 			o.raw("\">")
+			if r.Subagent != "" {
+				o.raw("↳ ")
+				o.esc(r.Subagent)
+				o.raw(": ")
+			}
 			if r.Prompt != "" {
 				o.esc(r.Prompt)
 			} else {

@@ -30,6 +30,7 @@ type listPage struct {
 
 type listRow struct {
 	ID, Cwd, Prompt string
+	Subagent        string // a child session's agent: the row goes under its parent's
 	Start, Updated  timeView
 	State           stateView
 	Records         int

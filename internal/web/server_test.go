@@ -385,3 +385,31 @@ func TestPresenterPanic(t *testing.T) {
 		t.Errorf("GET = %d:\n%s", code, page)
 	}
 }
+
+// A subagent's session is listed under its parent's, marked with its agent,
+// not as a session of its own among the others.
+func TestListNestsChildren(t *testing.T) {
+	dir := t.TempDir()
+	mk := func(id, prompt string, parent *session.Parent) {
+		log, err := session.Create(dir, id, t.TempDir(), session.Options{Parent: parent})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := log.Append(session.Record{Type: session.TypeUser, Text: prompt}); err != nil {
+			t.Fatal(err)
+		}
+		log.Close()
+	}
+	mk("20250101-000000-parent00", "the parent's prompt", nil)
+	mk("20250102-000000-other000", "another session", nil)
+	mk("20250103-000000-child000", "the subagent's task", &session.Parent{Session: "20250101-000000-parent00", CallID: "t1", Agent: "explore"})
+	_, ts := testServer(t, dir)
+	_, body := get(t, client(t, ts), ts.URL+"/")
+	other, parent, child := strings.Index(body, "other000"), strings.Index(body, "parent00\""), strings.Index(body, `class="child" data-session="20250103-000000-child000"`)
+	if other < 0 || parent < 0 || child < 0 || other > parent || parent > child {
+		t.Errorf("the child should follow its parent, the others newest first:\n%s", body)
+	}
+	if !strings.Contains(body, "↳ explore: the subagent&#39;s task") && !strings.Contains(body, "↳ explore: the subagent's task") {
+		t.Errorf("the child row names its agent:\n%s", body)
+	}
+}

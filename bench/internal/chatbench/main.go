@@ -26,8 +26,16 @@ var (
 )
 
 // socket is this run's tmux server, so runs side by side do not kill each
-// other's.
-var socket = fmt.Sprintf("dsh-chatbench-%d", os.Getpid())
+// other's; each start takes a new one, since a server just told to exit may
+// still take a new client and then exit under it ("server exited
+// unexpectedly").
+var (
+	socket  = fmt.Sprintf("dsh-chatbench-%d", os.Getpid())
+	servers int
+)
+
+// workDir is the run's temporary directory, removed however the run ends.
+var workDir string
 
 func tmux(args ...string) (string, error) {
 	out, err := exec.Command("tmux", append([]string{"-L", socket}, args...)...).CombinedOutput()
@@ -41,6 +49,9 @@ func must(s string, err error) string {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "chatbench:", err)
 		_, _ = tmux("kill-server")
+		if workDir != "" {
+			_ = os.RemoveAll(workDir)
+		}
 		os.Exit(1)
 	}
 	return s
@@ -138,6 +149,8 @@ func waitFor(what string, ok func(string) bool, d time.Duration) string {
 func start(dir, script string) int {
 	detach()
 	_, _ = tmux("kill-server")
+	servers++
+	socket = fmt.Sprintf("dsh-chatbench-%d-%d", os.Getpid(), servers)
 	cmd := fmt.Sprintf("cd %s && exec env XDG_STATE_HOME=%s/state HOME=%s %s --mode bypass --color never --provider script --script %s",
 		dir, dir, dir, *dsh, script)
 	must(tmux("new-session", "-d", "-s", "bench", "-x", "120", "-y", "40", cmd))
@@ -299,6 +312,7 @@ func main() {
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "chatbench-")
 	must("", err)
+	workDir = dir
 	defer func() { _ = os.RemoveAll(dir) }()
 	latency(dir)
 	memory(dir)
