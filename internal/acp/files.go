@@ -8,9 +8,8 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/tool"
-	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
 // editorFiles reads and writes a session's files through the client
@@ -22,7 +21,7 @@ import (
 // meaning between dsh's check and the editor's open (a folder swapped for a
 // link to ~/.ssh) would read or write outside the workspace. So the editor is
 // only lent paths with no link on the way and no folder moved moments ago,
-// watched while it uses them (see workspace.Loan); what it read while the
+// watched while it uses them (see host.Loan); what it read while the
 // path changed is refused, and what it wrote is checked on the disk. The disk
 // is used instead while commands run unasked (auto mode), while a process of
 // the session runs (the file tools check), and after a path lent to the
@@ -68,17 +67,17 @@ func (f *editorFiles) CanWrite() bool { return f.write }
 var errRaced = errors.New("a path lent to the editor changed while the editor used it")
 
 // lend is the file's path lent to the editor, or why the disk is used.
-func (f *editorFiles) lend(loc workspace.File) (*workspace.Loan, error) {
+func (f *editorFiles) lend(loc host.WorkspaceFile) (*host.Loan, error) {
 	if f.raced.Load() {
 		return nil, fmt.Errorf("%w: %w", tool.ErrUseDisk, errRaced)
 	}
 	// In auto mode the model's commands run unasked: one of them could swap
 	// the path at any moment.
-	if s := f.s.Load(); s != nil && s.h.Mode() == agent.ModeAuto {
+	if s := f.s.Load(); s != nil && s.h.Mode() == host.ModeAuto {
 		return nil, fmt.Errorf("%w: commands run without asking", tool.ErrUseDisk)
 	}
 	l, err := loc.Lend()
-	if errors.Is(err, workspace.ErrMoved) {
+	if errors.Is(err, host.ErrMoved) {
 		f.raced.Store(true)
 	}
 	if err != nil {
@@ -88,7 +87,7 @@ func (f *editorFiles) lend(loc workspace.File) (*workspace.Loan, error) {
 }
 
 // returned checks the lent path after the editor's call.
-func (f *editorFiles) returned(l *workspace.Loan, wrote bool) error {
+func (f *editorFiles) returned(l *host.Loan, wrote bool) error {
 	err := l.Return(wrote)
 	if err != nil {
 		f.raced.Store(true)
@@ -98,7 +97,7 @@ func (f *editorFiles) returned(l *workspace.Loan, wrote bool) error {
 
 // ReadText is the editor's text of the file. What the editor gave while the
 // path changed is refused: it may be another file's.
-func (f *editorFiles) ReadText(ctx context.Context, loc workspace.File) (string, error) {
+func (f *editorFiles) ReadText(ctx context.Context, loc host.WorkspaceFile) (string, error) {
 	l, err := f.lend(loc)
 	if err != nil {
 		return "", err
@@ -117,7 +116,7 @@ func (f *editorFiles) ReadText(ctx context.Context, loc workspace.File) (string,
 // WriteText has the editor write the file, then checks on the disk, through
 // the folders held since before the call and without following a link, that
 // the file holds the content.
-func (f *editorFiles) WriteText(ctx context.Context, loc workspace.File, content string) error {
+func (f *editorFiles) WriteText(ctx context.Context, loc host.WorkspaceFile, content string) error {
 	l, err := f.lend(loc)
 	if err != nil {
 		return err

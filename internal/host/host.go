@@ -9,6 +9,8 @@ package host
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"github.com/dsh-dev/dsh/internal/command"
@@ -221,6 +223,12 @@ func openWorkspace(o Options) (*workspace.Workspace, error) {
 			_ = ws.Close()
 			return nil, fmt.Errorf("additional directory: %w", err)
 		}
+	}
+	if o.sub == nil && !o.ScratchLog && o.SessionDir != "" {
+		// Where a killed dsh's last writes were, so that this session clears
+		// what they left (see workspace.UseJournal).
+		sum := sha256.Sum256([]byte(ws.Root()))
+		ws.UseJournal(filepath.Join(o.SessionDir, ".writes-"+hex.EncodeToString(sum[:8])))
 	}
 	return ws, nil
 }

@@ -5,6 +5,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/sandbox"
+	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
 // The host's vocabulary: what its API speaks of, named here so that a consumer
@@ -85,3 +86,14 @@ const (
 	SandboxOn         = sandbox.On
 	SandboxNetworkOff = sandbox.NetworkOff
 )
+
+// WorkspaceFile is a path of a session's workspace, located: what a consumer
+// that serves files (the editor's) is handed.
+type WorkspaceFile = workspace.File
+
+// Loan is a located path lent to another process (the editor), watched while
+// it uses it (workspace.File.Lend).
+type Loan = workspace.Loan
+
+// ErrMoved says a lent path was moved while it was lent.
+var ErrMoved = workspace.ErrMoved

@@ -75,7 +75,8 @@ func (f File) Replace(fill func(io.Writer) error) (fs.FileInfo, error) {
 		return nil, err
 	}
 	if _, seen := f.w.swept.LoadOrStore(dir, true); !seen {
-		removeStaleTemps(d)
+		removeStaleTemps(d, tempStale)
+		f.w.journal(dir)
 	}
 	err = replaceUnnamed(d, name, keep, perm, fill)
 	if errors.Is(err, errNoUnnamed) {
@@ -244,9 +245,9 @@ func isTempName(name string) bool {
 }
 
 // removeStaleTemps removes the temporary files of interrupted writes from d: a
-// regular file with createTemp's name shape, older than tempStale, that no one
+// regular file with createTemp's name shape, older than age, that no one
 // holds locked. A failure only leaves the file for a later write.
-func removeStaleTemps(d *os.Root) {
+func removeStaleTemps(d *os.Root, age time.Duration) {
 	dh, err := d.Open(".")
 	if err != nil {
 		return
@@ -258,7 +259,7 @@ func removeStaleTemps(d *os.Root) {
 			continue
 		}
 		fi, err := d.Lstat(name)
-		if err != nil || !fi.Mode().IsRegular() || time.Since(fi.ModTime()) < tempStale {
+		if err != nil || !fi.Mode().IsRegular() || time.Since(fi.ModTime()) < age {
 			continue
 		}
 		removeIfUnlocked(d, name, fi)
@@ -278,4 +279,54 @@ func removeIfUnlocked(d *os.Root, name string, fi fs.FileInfo) {
 		return // a write in progress
 	}
 	_ = d.Remove(name)
+}
+
+// The journal: a kill -9 in the instant between naming a temporary file and
+// renaming it over its file leaves the temporary file, which only a later
+// write to that directory would remove. So the first write to a directory
+// notes the directory in a small file outside the workspace, and the next
+// session of the workspace (SweepJournal) clears those directories as it
+// opens.
+
+// UseJournal makes path the workspace's journal of the directories it writes
+// in, after clearing those the last one noted of the temporary files of
+// writes that were killed.
+func (w *Workspace) UseJournal(path string) {
+	w.journalPath = path
+	b, _, err := ReadOwnFile(path, maxJournal)
+	if err != nil || len(b) == 0 {
+		return
+	}
+	for dir := range strings.SplitSeq(string(b), "\n") {
+		if dir == "" || !filepath.IsLocal(dir) && dir != "." {
+			continue
+		}
+		if d, err := w.base.OpenRoot(dir); err == nil {
+			// Locked files are writes in progress (another session's);
+			// an unlocked one is an interrupted write's, whatever its age.
+			removeStaleTemps(d, 0)
+			_ = d.Close()
+		}
+	}
+	_ = os.Truncate(path, 0)
+}
+
+// maxJournal bounds the journal read at open; past it, directories are left to
+// their next write's sweep.
+const maxJournal = 1 << 20
+
+// journal notes dir (relative to the base) in the journal, once per process.
+func (w *Workspace) journal(dir string) {
+	if w.journalPath == "" {
+		return
+	}
+	f, err := os.OpenFile(w.journalPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if errors.Is(err, fs.ErrNotExist) && os.MkdirAll(filepath.Dir(w.journalPath), 0o700) == nil {
+		f, err = os.OpenFile(w.journalPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	}
+	if err != nil {
+		return
+	}
+	_, _ = f.WriteString(dir + "\n")
+	_ = f.Close()
 }

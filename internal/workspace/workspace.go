@@ -36,6 +36,8 @@ type Workspace struct {
 	// swept holds the directories (relative to the base) already cleared of
 	// stale temporary files.
 	swept sync.Map
+	// journalPath notes the directories written in (UseJournal); "": none.
+	journalPath string
 
 	mu  sync.Mutex
 	cwd string
