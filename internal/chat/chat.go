@@ -81,6 +81,9 @@ type Config struct {
 	// Print, when set, takes what is printed above the chat instead of the
 	// terminal (tests).
 	Print func(string)
+	// Editor is the command Ctrl-G edits the prompt with ($VISUAL, else
+	// $EDITOR; "" is vi).
+	Editor string
 	// SessionDir holds the sessions' logs, a subagent's too: Ctrl-O reads
 	// the last one's to draw its calls in full.
 	SessionDir string
@@ -478,6 +481,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.listed(msg)
 	case expandedMsg:
 		m.sb.adopt(msg.sb)
+	case editingMsg:
+		cmds = append(cmds, m.runEditor(msg))
+	case editedMsg:
+		if msg.err != nil {
+			m.sb.note("the prompt was not changed: " + msg.err.Error())
+		} else {
+			m.input.SetValue(msg.text)
+		}
 	case permDoneMsg:
 		if m.perm == msg.p {
 			m.perm, m.permCard, m.review = nil, nil, nil
@@ -795,6 +806,8 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		}
 	case "ctrl+o":
 		return m.expand()
+	case "ctrl+g":
+		return m.editPrompt()
 	case "ctrl+l":
 		m.redraw = true
 		return tea.ClearScreen // the view drawn again, whatever the terminal did to it

@@ -2,6 +2,11 @@ package chat
 
 import (
 	tea "charm.land/bubbletea/v2"
+	"cmp"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
 
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/tool"
@@ -121,4 +126,53 @@ func (m *Model) walkFiles() tea.Cmd {
 		}
 		return filesMsg{listFiles(root)}
 	}
+}
+
+type (
+	// editingMsg is the prompt written to a file for the user's editor
+	// (Ctrl-G); editedMsg is what the user left there.
+	editingMsg struct {
+		path string
+		err  error
+	}
+	editedMsg struct {
+		text string
+		err  error
+	}
+)
+
+// editPrompt writes the prompt to a file, in a command, for the user's editor.
+func (m *Model) editPrompt() tea.Cmd {
+	text := m.input.Value()
+	return func() tea.Msg {
+		f, err := os.CreateTemp("", "dsh-prompt-*.md")
+		if err != nil {
+			return editingMsg{err: err}
+		}
+		_, err = f.WriteString(text)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return editingMsg{path: f.Name(), err: err}
+	}
+}
+
+// runEditor hands the terminal to the user's editor on the prompt's file;
+// what they leave there is the prompt.
+func (m *Model) runEditor(msg editingMsg) tea.Cmd {
+	if msg.err != nil {
+		m.sb.note("cannot edit the prompt: " + msg.err.Error())
+		return nil
+	}
+	editor := cmp.Or(m.cfg.Editor, "vi")
+	// The editor variable may hold arguments (code --wait): the shell splits it.
+	c := exec.Command("/bin/sh", "-c", editor+` "$1"`, "sh", msg.path)
+	return tea.ExecProcess(c, func(err error) tea.Msg {
+		defer func() { _ = os.Remove(msg.path) }()
+		if err != nil {
+			return editedMsg{err: fmt.Errorf("%s: %w", editor, err)}
+		}
+		b, err := os.ReadFile(msg.path)
+		return editedMsg{text: strings.TrimRight(string(b), "\n"), err: err}
+	})
 }

@@ -213,12 +213,27 @@ func (m *Model) modelPicker(list []host.Model) *picker {
 	return p
 }
 
-// rewindPicker offers the session's changes, newest first: Enter puts the
-// files back as they were before the one chosen (after the diff is approved).
+// rewindPicker offers the session's changes, newest first; the one chosen,
+// what goes back to before it: a prompt's files (code), its conversation (a
+// new session that forks before it) or both; an undo's, its files.
 func (m *Model) rewindPicker(points []host.Point) *picker {
-	p := &picker{title: "Put the files back as they were before which change?",
-		choose: func(n string) tea.Cmd { return m.command("/rewind " + n) }}
+	prompt := map[string]bool{}
+	p := &picker{title: "Go back to before which change?"}
+	p.choose = func(n string) tea.Cmd {
+		if !prompt[n] {
+			return m.command("/rewind " + n)
+		}
+		m.picker = &picker{title: "Go back to before change " + n + ": what?",
+			choose: func(what string) tea.Cmd { return m.command("/rewind " + n + " " + what) },
+			items: []pickItem{
+				{label: "code", value: "code", note: "put the files back as they were; the conversation goes on"},
+				{label: "conversation", value: "conversation", note: "go on in a new session from before it; the files stay"},
+				{label: "both", value: "both", note: "the files back, and a new session from before it"},
+			}}
+		return nil
+	}
 	for _, pt := range slices.Backward(points) {
+		prompt[strconv.Itoa(pt.N)] = pt.Prompt > 0
 		label := fmt.Sprintf("%d. %s", pt.N, oneLine(pt.Text, 50))
 		switch {
 		case pt.Note != "":

@@ -187,3 +187,30 @@ func TestModelPickerThinking(t *testing.T) {
 		t.Errorf("thinking is %q after ← to Medium", th)
 	}
 }
+
+// /rewind's list goes back before a prompt's change in the way the user picks:
+// its files (code), its conversation or both; an undo's change is its files.
+func TestRewindPicker(t *testing.T) {
+	h := newHarness(t, 100)
+	points := []host.Point{{N: 1, Prompt: 1, Text: "add a cache"}, {N: 2, Text: "change 1"}, {N: 3, Prompt: 2, Text: "fix the test"}}
+	for _, tc := range []struct{ pick, what, want string }{
+		{"fix the test", "both", "/rewind 3 both"},
+		{"add a cache", "conversation", "/rewind 1 conversation"},
+		{"change 1", "", "/rewind 2"},
+	} {
+		h.m.picker = h.m.rewindPicker(points)
+		h.typeText(tc.pick)
+		h.send(key(tea.KeyEnter, 0))
+		if tc.what != "" {
+			if h.m.picker == nil || len(h.m.picker.items) != 3 {
+				t.Fatalf("choosing %q should ask code, conversation or both", tc.pick)
+			}
+			h.typeText(tc.what)
+			h.send(key(tea.KeyEnter, 0))
+		}
+		h.send(h.runLast()...)
+		if got := h.sess.commands[len(h.sess.commands)-1]; strings.TrimSpace(got) != tc.want {
+			t.Errorf("picked %q, %q: ran %q, want %q", tc.pick, tc.what, got, tc.want)
+		}
+	}
+}

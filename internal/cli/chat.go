@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -230,7 +231,7 @@ func runChat(ctx context.Context, io IO, op *opener, pick bool) error {
 		Color: op.o.Color.enabled(io), Width: io.width(), Height: io.Height,
 		History:  hist,
 		Sessions: op.sessions, Now: io.Now, Notify: op.st.Notify(),
-		SessionDir: op.st.SessionDir,
+		SessionDir: op.st.SessionDir, Editor: cmp.Or(io.Getenv("VISUAL"), io.Getenv("EDITOR")),
 	}
 	cfg.Open = func(id string, replay chat.Replay) (chat.Opened, error) {
 		s, err := op.open(id, func(s *host.Session, r session.Record) error {
