@@ -99,6 +99,8 @@ type Model struct {
 	// before the first one was open, sent when it is.
 	opening bool
 	waiting []host.Input
+	// typed is the last built-in command the log holds, whose reply follows.
+	typed string
 
 	sess   Session
 	reg    *tool.Registry
@@ -683,6 +685,12 @@ func (m *Model) record(rec session.Record) {
 	}
 	m.release("")
 	m.sb.record(rec)
+	// /help's answer is the host's list of commands; the keys are the chat's.
+	if rec.Type == session.TypeCommand {
+		m.typed = rec.Text
+	} else if rec.Type == session.TypeReply && m.typed == "/help" {
+		m.sb.note(keysHelp)
+	}
 }
 
 // release prints the held calls up to the one with id upTo and that one, or

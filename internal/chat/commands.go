@@ -107,8 +107,6 @@ func (m *Model) submitted(msg submittedMsg) tea.Cmd {
 	case host.ActionNone:
 	}
 	switch {
-	case msg.a.Command == "help":
-		m.sb.note(keysHelp)
 	case len(r.Models) > 0 && !strings.Contains(msg.in.Text, " "):
 		m.picker = m.modelPicker(r.Models)
 	case len(r.Points) > 0:
