@@ -386,7 +386,7 @@ func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptRespon
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
 	}
 	s.waitReady()
-	if _, err := s.h.Provider(); err != nil && !s.answers(text) { // say what to configure before logging a prompt that cannot run
+	if _, err := s.h.Provider(); err != nil && !s.h.Answers(text, host.Editor) { // say what to configure before logging a prompt that cannot run
 		return sdk.PromptResponse{}, promptError(err)
 	}
 	ans, err := s.h.Submit(context.Background(), host.Input{Text: text, Content: images, Where: host.Editor})

@@ -1,8 +1,6 @@
 package acp
 
 import (
-	"strings"
-
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/dsh-dev/dsh/internal/host"
@@ -18,20 +16,4 @@ func commandsUpdate(cmds []host.Command) sdk.SessionUpdate {
 		out = append(out, ac)
 	}
 	return sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{AvailableCommands: out}}
-}
-
-// answers says the host answers text itself, with no model: a built-in
-// command the editor offers (but /compact, which calls the model).
-func (s *sess) answers(text string) bool {
-	t := strings.TrimSpace(text)
-	if !strings.HasPrefix(t, "/") {
-		return false
-	}
-	name, _, _ := strings.Cut(t[1:], " ")
-	for _, c := range s.cmds {
-		if c.Name == name {
-			return !c.Custom() && name != "compact"
-		}
-	}
-	return false
 }

@@ -40,8 +40,10 @@ type Session interface {
 	// Submit hands over what the user typed (host.Session.Submit): the host
 	// parses it, runs the command or the turn, and logs it.
 	Submit(ctx context.Context, in host.Input) (host.Answer, error)
-	// CommandsFor is the session's table of slash commands.
+	// CommandsFor is the session's table of slash commands; Answers says an
+	// input is one the host answers at once, not a turn.
 	CommandsFor(where host.Where) []host.Command
+	Answers(text string, where host.Where) bool
 	Cancel()
 	Running() bool
 	Close() error

@@ -64,6 +64,16 @@ func (f *fakeSession) Cancel()             { f.cancels++ }
 func (f *fakeSession) Running() bool       { return false }
 func (f *fakeSession) Close() error        { return nil }
 
+func (f *fakeSession) Answers(text string, where host.Where) bool {
+	name, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimSpace(text), "/"), " ")
+	for _, c := range host.Builtins(where) {
+		if strings.HasPrefix(strings.TrimSpace(text), "/") && c.Name == name {
+			return name != "compact"
+		}
+	}
+	return false
+}
+
 func (f *fakeSession) CommandsFor(where host.Where) []host.Command {
 	return append(host.Builtins(where), f.custom...)
 }

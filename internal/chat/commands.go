@@ -27,22 +27,6 @@ type submittedMsg struct {
 	turn bool // the chat showed the input as a running turn
 }
 
-// answered says the host answers text at once rather than running a turn: a
-// built-in command of the table, but /compact, which is a turn of its own.
-func (m *Model) answered(text string) bool {
-	t := strings.TrimSpace(text)
-	if !strings.HasPrefix(t, "/") {
-		return false
-	}
-	name, _, _ := strings.Cut(t[1:], " ")
-	for _, c := range m.commands() {
-		if c.Name == name {
-			return !c.Custom() && name != "compact"
-		}
-	}
-	return false
-}
-
 // submitInput hands what the user typed to the host, in a command: the host
 // parses it (a slash command of the session's table, @paths, pastes) and runs
 // the turn or answers the command; the records it logs come back as events.
@@ -54,7 +38,7 @@ func (m *Model) submitInput(text string, parts []card.Content) tea.Cmd {
 		m.waiting = append(m.waiting, in)
 		return m.openNew()
 	}
-	turn := !m.answered(text)
+	turn := !m.sess.Answers(text, host.Terminal)
 	if turn {
 		if m.running {
 			m.queued, m.queuedP = text, parts

@@ -68,13 +68,15 @@ func (s *Session) Submit(ctx context.Context, in Input) (Answer, error) {
 		if !ok || c.Where&in.Where == 0 {
 			return Answer{}, fmt.Errorf("%w /%s (/help lists them)", ErrUnknownCommand, name)
 		}
-		expansion := c.Expand(args, map[string]string{"CLAUDE_PROJECT_DIR": s.Root()})
+		var expansion string
 		if c.MCP() {
 			text, _, err := s.ExpandPrompt(ctx, name, args)
 			if err != nil {
 				return Answer{}, fmt.Errorf("/%s: %w", name, err)
 			}
 			expansion = text
+		} else {
+			expansion = c.Expand(args, map[string]string{"CLAUDE_PROJECT_DIR": s.Root()})
 		}
 		content = append(content, card.Expansion("/"+name, expansion))
 		modelText = expansion
@@ -96,9 +98,21 @@ func (s *Session) Submit(ctx context.Context, in Input) (Answer, error) {
 	return Answer{Turn: true, Stop: stop}, err
 }
 
-// Commands is the session's table of slash commands, sorted by name: the
-// built-in ones, the user's and the project's custom commands (none shadows a
-// built-in one), one per skill, and the MCP servers' prompts.
+// Answers says Submit answers text at once, with no turn of the model: it is
+// a built-in command the consumer where offers (but /compact, which calls the
+// model). A consumer shows the rest as a running turn.
+func (s *Session) Answers(text string, where Where) bool {
+	name, _, ok := command.Parse(text)
+	if !ok {
+		return false
+	}
+	b, ok := findBuiltin(name)
+	return ok && b.Where&where != 0 && name != "compact"
+}
+
+// Commands is the session's table of slash commands: the built-in ones, the
+// user's and the project's custom commands (none shadows a built-in one), one
+// per skill, and the MCP servers' prompts.
 func (s *Session) Commands() []Command {
 	return command.With(command.With(Builtins(Both), s.custom), command.With(command.Skills(s.skills), s.promptCommands()))
 }

@@ -141,6 +141,14 @@ func TestSubmitCommands(t *testing.T) {
 			t.Errorf("the editor offers the terminal-only /%s", c.Name)
 		}
 	}
+	for text, want := range map[string]bool{"/cost": true, "/exit": true, "/compact": false, "/greet x": false, "hello": false, "/tmp/x y": false} {
+		if got := s.Answers(text, Terminal); got != want {
+			t.Errorf("Answers(%q) = %v, want %v", text, got, want)
+		}
+	}
+	if s.Answers("/exit", Editor) {
+		t.Error("the editor's /exit is not the host's to answer")
+	}
 	a, err := s.Submit(t.Context(), Input{Text: "/greet the world", Where: Editor})
 	if err != nil || !a.Turn {
 		t.Fatalf("/greet: %+v, %v", a, err)
