@@ -14,6 +14,27 @@ import (
 	"time"
 )
 
+// tmuxBinary skips the test without tmux (fails it under DSH_REQUIRE_TMUX)
+// and builds dsh into a new temporary directory: it returns both.
+func tmuxBinary(t *testing.T) (tmp, bin string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("DSH_REQUIRE_TMUX") != "" {
+			t.Fatal("tmux is required (DSH_REQUIRE_TMUX is set) but not installed")
+		}
+		t.Skip("tmux is not installed")
+	}
+	tmp = t.TempDir()
+	bin = filepath.Join(tmp, "dsh")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/dsh-dev/dsh/cmd/dsh").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return tmp, bin
+}
+
 // tmuxPane is one pane of a private tmux server running the real binary.
 type tmuxPane struct {
 	t      *testing.T
@@ -66,20 +87,7 @@ func (p *tmuxPane) waitFor(what string, re *regexp.Regexp) []string {
 // gone), /exit; then `dsh -c` reopens the session and the model is sent the
 // earlier turns.
 func TestChatInTmux(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("DSH_REQUIRE_TMUX") != "" {
-			t.Fatal("tmux is required (DSH_REQUIRE_TMUX is set) but not installed")
-		}
-		t.Skip("tmux is not installed")
-	}
-	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "dsh")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/dsh-dev/dsh/cmd/dsh").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	tmp, bin := tmuxBinary(t)
 	ws := filepath.Join(tmp, "ws")
 	if err := os.Mkdir(ws, 0o755); err != nil {
 		t.Fatal(err)

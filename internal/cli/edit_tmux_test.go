@@ -13,20 +13,7 @@ import (
 // TestEditPromptInTmux: Ctrl-G hands the prompt to the user's editor and the
 // prompt is what the editor left; Enter sends it as typed.
 func TestEditPromptInTmux(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("DSH_REQUIRE_TMUX") != "" {
-			t.Fatal("tmux is required (DSH_REQUIRE_TMUX is set) but not installed")
-		}
-		t.Skip("tmux is not installed")
-	}
-	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "dsh")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/dsh-dev/dsh/cmd/dsh").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	tmp, bin := tmuxBinary(t)
 	ws := filepath.Join(tmp, "ws")
 	if err := os.Mkdir(ws, 0o755); err != nil {
 		t.Fatal(err)

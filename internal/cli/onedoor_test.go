@@ -30,21 +30,8 @@ import (
 // in the three logs: the input as typed, its expansion and attachments beside
 // it, and a built-in command's answer.
 func TestOneDoor(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("DSH_REQUIRE_TMUX") != "" {
-			t.Fatal("tmux is required (DSH_REQUIRE_TMUX is set) but not installed")
-		}
-		t.Skip("tmux is not installed")
-	}
 	everything := npmBin(t, "mcp-server-everything")
-	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "dsh")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/dsh-dev/dsh/cmd/dsh").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	tmp, bin := tmuxBinary(t)
 	ws := filepath.Join(tmp, "ws")
 	for _, d := range []string{filepath.Join(ws, ".dsh", "commands"), filepath.Join(tmp, "xdg", "dsh")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
