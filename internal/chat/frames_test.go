@@ -278,19 +278,29 @@ func (h *harness) subagents(t *testing.T, running bool) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// Each run of child events, ordered by task; the status (which the
-	// scenes leave out) and the streamed text do not break a run.
+	// The subagents run at once, so their events interleave with each other
+	// and with the parent's results as the scheduler pleases: each task's
+	// events go together, in the order of the tasks, before the first result
+	// (the status, which the scenes leave out, and the streamed text go).
 	evs = slices.DeleteFunc(evs, func(e host.Event) bool {
 		return e.Kind == host.KindStatus || e.Kind == host.KindUsage || e.Kind == host.KindDelta
 	})
-	for i := 0; i < len(evs); {
-		j := i
-		for j < len(evs) && evs[j].Kind == host.KindChild {
-			j++
+	var child, rest []host.Event
+	for _, e := range evs {
+		if e.Kind == host.KindChild {
+			child = append(child, e)
+		} else {
+			rest = append(rest, e)
 		}
-		slices.SortStableFunc(evs[i:j], func(a, b host.Event) int { return strings.Compare(a.Child.Call, b.Child.Call) })
-		i = max(j, i+1)
 	}
+	slices.SortStableFunc(child, func(a, b host.Event) int { return strings.Compare(a.Child.Call, b.Child.Call) })
+	at := slices.IndexFunc(rest, func(e host.Event) bool {
+		return e.Kind == host.KindRecord && e.Record.Type == session.TypeToolResult
+	})
+	if at < 0 {
+		at = len(rest)
+	}
+	evs = slices.Concat(rest[:at], child, rest[at:])
 	if running {
 		for i, e := range evs {
 			if e.Kind == host.KindChild && e.Child.Event.Kind == host.KindCallStarted {
