@@ -634,9 +634,10 @@ func (a *Agent) runCalls(ctx context.Context, t *turnState, calls []call) error 
 				outs[k] = outcome{res: denied}
 				continue
 			}
-			res, ok, err := a.permit(ctx, *c, hook)
-			if c.direct {
-				res, ok, err = tool.Result{}, true, nil
+			// A direct call is the user's own (dsh tool, !cmd): nothing to ask.
+			res, ok, err := tool.Result{}, true, error(nil)
+			if !c.direct {
+				res, ok, err = a.permit(ctx, *c, hook)
 			}
 			switch {
 			case err != nil:

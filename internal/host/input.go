@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -57,6 +58,9 @@ var ErrUnknownCommand = errors.New("unknown command")
 // beside it. What could not be attached is told as a KindNotice event before
 // the turn starts.
 func (s *Session) Submit(ctx context.Context, in Input) (Answer, error) {
+	if cmd, ok := shellInput(in.Text); ok {
+		return s.runShell(ctx, cmd)
+	}
 	var content []card.Content
 	modelText := in.Text
 	if name, args, ok := command.Parse(in.Text); ok {
@@ -96,6 +100,41 @@ func (s *Session) Submit(ctx context.Context, in Input) (Answer, error) {
 	}
 	stop, err := s.Prompt(ctx, in.Text, append(content, files...)...)
 	return Answer{Turn: true, Stop: stop}, err
+}
+
+// shellInput is the command of an input that starts with "!": the user's own
+// shell command, as in Claude Code's bash mode.
+func shellInput(text string) (string, bool) {
+	rest, ok := strings.CutPrefix(strings.TrimLeft(text, " \t"), "!")
+	rest = strings.TrimSpace(rest)
+	return rest, ok && rest != ""
+}
+
+// runShell runs the user's own command as the bash tool runs one (its
+// sandbox, its card, its output live), with no question: the user typed it.
+// It is logged as a call and its result, so the model has the output with the
+// next prompt, and a replay shows it where it ran.
+func (s *Session) runShell(ctx context.Context, cmd string) (Answer, error) {
+	release, err := s.awaitTurn(ctx)
+	if errors.Is(err, errDropped) {
+		return Answer{Turn: true, Stop: StopCancelled}, nil
+	}
+	if err != nil {
+		return Answer{}, err
+	}
+	defer release()
+	args, err := json.Marshal(map[string]string{"command": cmd})
+	if err != nil {
+		return Answer{}, err
+	}
+	if _, err := s.RunTool(ctx, "bash", args); err != nil {
+		return Answer{}, err
+	}
+	stop := StopEndTurn
+	if ctx.Err() != nil {
+		stop = StopCancelled
+	}
+	return Answer{Turn: true, Stop: stop}, nil
 }
 
 // Answers says Submit answers text at once, with no turn of the model: it is

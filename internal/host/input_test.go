@@ -215,3 +215,64 @@ func lastUser(t *testing.T, s *Session) session.Record {
 	t.Fatal("no user record")
 	return session.Record{}
 }
+
+// TestSubmitShell: "!cmd" runs the user's own command as a bash call, with no
+// question, logged as a call and its result; the model gets the output with
+// the next prompt.
+func TestSubmitShell(t *testing.T) {
+	root := t.TempDir()
+	p := scriptOf(t, `{"turns": [{"text": "It printed from-the-user."}]}`)
+	s, err := Create(Options{SessionDir: t.TempDir(), Root: root, Ask: true, Mode: ModeDefault,
+		Provider: func() (provider.Provider, error) { return p, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	asked := 0
+	sub := s.Subscribe(func(e Event) {
+		if e.Kind == KindPermission {
+			asked++
+			e.Permission.Answer(Reject)
+		}
+	})
+	a, err := s.Submit(t.Context(), Input{Text: "!echo from-the-user > out.txt; cat out.txt", Where: Terminal})
+	if err != nil || !a.Turn || a.Stop != StopEndTurn {
+		t.Fatalf("Submit = %+v, %v", a, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(root, "out.txt")); err != nil || string(b) != "from-the-user\n" {
+		t.Fatalf("the command did not run: %q, %v", b, err)
+	}
+	if _, err := s.Submit(t.Context(), Input{Text: "what did it print?", Where: Terminal}); err != nil {
+		t.Fatal(err)
+	}
+	sub.Flush(5 * time.Second)
+	if asked != 0 {
+		t.Errorf("the user's own command was asked about %d times", asked)
+	}
+	recs, err := session.ReadFile(s.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls string
+	for _, r := range recs {
+		if r.Type == session.TypeToolCall {
+			calls += r.Name + " " + string(r.Args)
+		}
+	}
+	if !strings.Contains(calls, "bash") || !strings.Contains(calls, "from-the-user") {
+		t.Errorf("the command was not logged as a call: %q", calls)
+	}
+	// The model gets the call and its output before the prompt.
+	var sent []string
+	for _, m := range p.reqs[0].Messages {
+		for _, part := range m.Parts {
+			sent = append(sent, string(m.Role)+" "+string(part.Type)+" "+part.Text+part.Name)
+			for _, c := range part.Content {
+				sent = append(sent, "  "+c.Text)
+			}
+		}
+	}
+	if got := strings.Join(sent, "\n"); !strings.Contains(got, "from-the-user") || !strings.Contains(got, "what did it print?") {
+		t.Errorf("the model was sent:\n%s", got)
+	}
+}
