@@ -9,7 +9,7 @@ import (
 )
 
 // The / palette: typing / at the start of the input opens the list of the
-// slash commands (Config.Commands, the host's list, the one the editor is
+// slash commands (the session's table, host.Session.CommandsFor: the list the editor is
 // sent), each with its description; what follows the slash filters it, fuzzy,
 // as the other pickers do. The input keeps the keys; ↑/↓ move, Enter runs the
 // command (or, when it needs an argument, puts it in the input for one), Tab
