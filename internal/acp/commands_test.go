@@ -38,7 +38,7 @@ func hostReplies(t *testing.T) []string {
 	defer s.Close()
 	var out []string
 	for _, c := range badCommands {
-		r, err := s.Command(context.Background(), c.name, c.args)
+		r, err := s.Submit(context.Background(), host.Input{Text: "/" + c.name + " " + c.args, Where: host.Both})
 		if err != nil {
 			t.Fatal(err)
 		}

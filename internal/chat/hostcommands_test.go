@@ -58,7 +58,7 @@ func TestCommandRepliesAreTheHosts(t *testing.T) {
 		}
 	}()
 	for _, c := range bad {
-		want, err := ref.Command(context.Background(), c.name, c.args)
+		want, err := ref.Submit(context.Background(), host.Input{Text: "/" + c.name + " " + c.args, Where: host.Both})
 		if err != nil {
 			t.Fatal(err)
 		}

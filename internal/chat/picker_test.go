@@ -96,7 +96,7 @@ func TestModelPickerIsTheHostsList(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	want, err := s.Command(context.Background(), "model", "")
+	want, err := s.Submit(context.Background(), host.Input{Text: "/model", Where: host.Both})
 	if err != nil || len(want.Models) < 2 {
 		t.Fatalf("the host lists %d models (%v)", len(want.Models), err)
 	}

@@ -315,7 +315,7 @@ func TestAgentsCommand(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer func() { _ = s.Close() }()
-			r, err := s.Command(t.Context(), "agents", "")
+			r, err := s.Submit(t.Context(), Input{Text: "/agents", Where: Both})
 			if err != nil {
 				t.Fatal(err)
 			}

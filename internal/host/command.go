@@ -14,10 +14,6 @@ import (
 	"github.com/dsh-dev/dsh/internal/provider/models"
 )
 
-// ErrNotBuiltin is Command's error for a name that is not one of the
-// session's built-in commands.
-var ErrNotBuiltin = errors.New("not a built-in command of the session")
-
 // Reply is a built-in command's answer, for the user.
 type Reply struct {
 	Text string // "" when the records the command logged say it all (/compact)
@@ -126,22 +122,6 @@ func findBuiltin(name string) (builtin, bool) {
 // modelListWait bounds how long listing the provider's models may take; the
 // built-in list stands in when it does not come in time.
 const modelListWait = 5 * time.Second
-
-// Command runs the built-in slash command name (without its slash) on args
-// and logs it with its answer, as Submit does for a typed one.
-// A bad argument is a Reply that says what is wrong; an error is a failure of
-// the session (closed, the log) or ErrNotBuiltin.
-func (s *Session) Command(ctx context.Context, name, args string) (Reply, error) {
-	b, ok := findBuiltin(name)
-	if !ok {
-		return Reply{}, ErrNotBuiltin
-	}
-	typed := "/" + name
-	if args = strings.TrimSpace(args); args != "" {
-		typed += " " + args
-	}
-	return s.runBuiltin(ctx, b, typed, args)
-}
 
 // runBuiltin carries out a built-in command, logged as typed before it runs
 // and with its answer after, so a reload shows both again where they were;

@@ -115,7 +115,7 @@ func TestReloadedSessionBehavesLikeTheLiveOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range [][2]string{{"compact", ""}, {"model", "claude-haiku-4-5"}} {
-		if r, err := s.Command(t.Context(), c[0], c[1]); err != nil {
+		if r, err := s.Submit(t.Context(), Input{Text: "/" + c[0] + " " + c[1], Where: Both}); err != nil {
 			t.Fatalf("/%s: %q, %v", c[0], r.Text, err)
 		}
 	}

@@ -6,19 +6,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
 // Input is what the user typed or attached, handed to the host as it was.
@@ -267,21 +266,27 @@ func (s *Session) attachFiles(text string) (files []card.Content, skipped []stri
 
 func (s *Session) readAttachment(ref string) (card.Content, error) {
 	var data []byte
+	var more bool
 	var err error
 	if f, lerr := s.ws.Locate(ref); lerr == nil {
-		data, err = readCapped(f.Open, maxImage)
+		data, more, err = f.ReadCapped(maxImage)
 	} else if filepath.IsAbs(ref) {
-		data, err = readCapped(func() (*os.File, error) {
-			return os.OpenFile(ref, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
-		}, maxImage)
+		data, more, err = workspace.ReadOwnFile(ref, maxImage)
 		if err == nil && imageMIME(data) == "" {
 			return card.Content{}, errors.New("not a file in the workspace")
 		}
 	} else {
 		return card.Content{}, lerr
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return card.Content{}, errors.New("no such file")
+	case errors.Is(err, workspace.ErrNotRegular):
+		return card.Content{}, errors.New("not a regular file")
+	case err != nil:
 		return card.Content{}, err
+	case more:
+		return card.Content{}, fmt.Errorf("more than %d bytes", maxImage)
 	}
 	if mime := imageMIME(data); mime != "" {
 		c := card.Image(mime, base64.StdEncoding.EncodeToString(data))
@@ -292,33 +297,6 @@ func (s *Session) readAttachment(ref string) (card.Content, error) {
 		return card.Content{}, fmt.Errorf("%d bytes is more than %d", len(data), maxAttach)
 	}
 	return card.Resource(ref, strings.ToValidUTF8(string(data), "\uFFFD")), nil
-}
-
-// readCapped reads a regular file of at most limit bytes; a FIFO or a device
-// is refused without blocking.
-func readCapped(open func() (*os.File, error), limit int64) ([]byte, error) {
-	f, err := open()
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, errors.New("no such file")
-		}
-		return nil, err
-	}
-	defer func() { _ = f.Close() }() // read-only
-	fi, err := f.Stat()
-	switch {
-	case err != nil:
-		return nil, err
-	case !fi.Mode().IsRegular():
-		return nil, errors.New("not a regular file")
-	case fi.Size() > limit:
-		return nil, fmt.Errorf("%d bytes is more than %d", fi.Size(), limit)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err == nil && int64(len(data)) > limit {
-		err = fmt.Errorf("more than %d bytes", limit)
-	}
-	return data, err
 }
 
 // imageMIME is the type of an image the models take, "" for anything else.

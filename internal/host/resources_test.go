@@ -96,7 +96,7 @@ func TestMentionAttachesResource(t *testing.T) {
 	if _, ok := command.Find(s.Commands(), "mcp"); !ok {
 		t.Error("a session with MCP servers does not offer /mcp")
 	}
-	r, err := s.Command(t.Context(), "mcp", "")
+	r, err := s.Submit(t.Context(), Input{Text: "/mcp", Where: Both})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestMentionAttachesResource(t *testing.T) {
 	if again := p.last(t).Messages[0].Parts[0].Text; again != sent {
 		t.Errorf("the reloaded session sends another first prompt:\n%s\n--- live\n%s", again, sent)
 	}
-	if r, _ := l.Command(t.Context(), "mcp", ""); !strings.HasPrefix(r.Text, "This session has no MCP servers") {
+	if r, _ := l.Submit(t.Context(), Input{Text: "/mcp", Where: Both}); !strings.HasPrefix(r.Text, "This session has no MCP servers") {
 		t.Errorf("/mcp without servers: %q", r.Text)
 	}
 }

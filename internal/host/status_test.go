@@ -75,7 +75,7 @@ func TestStatusFollowsTurnsModelAndLoad(t *testing.T) {
 		t.Errorf("the last status event = %+v, want the status %+v", got, st)
 	}
 
-	if r, err := s.Command(context.Background(), "model", "claude-haiku-4-5 high"); err != nil || r.Text != "" {
+	if r, err := s.Submit(context.Background(), Input{Text: "/model claude-haiku-4-5 high", Where: Both}); err != nil || r.Text != "" {
 		t.Fatalf("/model = %q, %v; want no reply but the model record", r.Text, err)
 	}
 	sub.Flush(time.Second)
@@ -136,7 +136,7 @@ func TestCommandValidation(t *testing.T) {
 		{"mode", "auto", "Cannot set the mode: " + agent.ErrNoSandbox.Error() + "."},
 		{"compact", "", "There is nothing to compact yet."},
 	} {
-		r, err := s.Command(context.Background(), tc.name, tc.args)
+		r, err := s.Submit(context.Background(), Input{Text: "/" + tc.name + " " + tc.args, Where: Both})
 		if err != nil || r.Text != tc.want {
 			t.Errorf("/%s %s = %q, %v; want %q", tc.name, tc.args, r.Text, err, tc.want)
 		}
@@ -144,14 +144,14 @@ func TestCommandValidation(t *testing.T) {
 	if st := s.Status(); st.Model != "claude-sonnet-4-5" || st.Thinking != "" || st.Mode != agent.ModeBypass {
 		t.Errorf("bad arguments changed the session: %+v", st)
 	}
-	r, err := s.Command(context.Background(), "model", "")
+	r, err := s.Submit(context.Background(), Input{Text: "/model", Where: Both})
 	if err != nil || len(r.Models) != 2 || !strings.Contains(r.Text, "- claude-haiku-4-5 (Claude Haiku 4.5)") {
 		t.Errorf("/model = %q (%d models), %v; want the list", r.Text, len(r.Models), err)
 	}
-	if r, _ := s.Command(context.Background(), "mode", ""); r.Text != "The permission mode is bypass. Modes: default, accept-edits, bypass, read-only, plan." {
+	if r, _ := s.Submit(context.Background(), Input{Text: "/mode", Where: Both}); r.Text != "The permission mode is bypass. Modes: default, accept-edits, bypass, read-only, plan." {
 		t.Errorf("/mode = %q", r.Text)
 	}
-	if _, err := s.Command(context.Background(), "greet", ""); !errors.Is(err, ErrNotBuiltin) {
+	if _, err := s.Submit(context.Background(), Input{Text: "/greet", Where: Both}); !errors.Is(err, ErrUnknownCommand) {
 		t.Errorf("/greet in the host: %v, want ErrNotBuiltin", err)
 	}
 }

@@ -147,7 +147,7 @@ func TestUndoKeepsWhatTheUserChanged(t *testing.T) {
 	}
 	put(t, root, "keep.txt", "the user's\n")
 
-	r, err := s.Command(t.Context(), "undo", "")
+	r, err := s.Submit(t.Context(), Input{Text: "/undo", Where: Both})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestUndoKeepsWhatTheUserChanged(t *testing.T) {
 	}
 
 	// The undo is itself a change: /undo reverts it (the user's file stays).
-	if _, err := s.Command(t.Context(), "undo", ""); err != nil {
+	if _, err := s.Submit(t.Context(), Input{Text: "/undo", Where: Both}); err != nil {
 		t.Fatal(err)
 	}
 	want = maps(agentLeft, map[string]string{"keep.txt": "the user's\n"})
@@ -213,7 +213,7 @@ func TestUndoRejectedChangesNothing(t *testing.T) {
 	if _, err := s.Prompt(t.Context(), "go"); err != nil {
 		t.Fatal(err)
 	}
-	r, err := s.Command(t.Context(), "undo", "")
+	r, err := s.Submit(t.Context(), Input{Text: "/undo", Where: Both})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +258,7 @@ func TestRewindAfterReload(t *testing.T) {
 	defer func() { _ = r.Close() }()
 	sub := (&approver{d: agent.AllowOnce}).watch(r)
 	defer sub.Close()
-	list, err := r.Command(t.Context(), "rewind", "")
+	list, err := r.Submit(t.Context(), Input{Text: "/rewind", Where: Both})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func TestRewindAfterReload(t *testing.T) {
 	if !strings.Contains(list.Text, "  1. first — a.txt +1 −1, b.txt +1 −0") {
 		t.Errorf("the list:\n%s", list.Text)
 	}
-	if _, err := r.Command(t.Context(), "rewind", "1"); err != nil {
+	if _, err := r.Submit(t.Context(), Input{Text: "/rewind 1", Where: Both}); err != nil {
 		t.Fatal(err)
 	}
 	if got := files(t, root); !equal(got, map[string]string{"a.txt": "a0\n"}) {
@@ -280,7 +280,7 @@ func TestRewindAfterReload(t *testing.T) {
 
 	// The conversation forks before the second prompt: a new log with the
 	// first prompt only; this one goes on as it was, and the files stay.
-	fk, err := r.Command(t.Context(), "rewind", "2 conversation")
+	fk, err := r.Submit(t.Context(), Input{Text: "/rewind 2 conversation", Where: Both})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func TestPageUsageIsTheHostsStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range [][2]string{{"compact", ""}, {"model", "claude-haiku-4-5"}} {
-		if r, err := s.Command(ctx, c[0], c[1]); err != nil {
+		if r, err := s.Submit(ctx, host.Input{Text: "/" + c[0] + " " + c[1], Where: host.Both}); err != nil {
 			t.Fatalf("/%s: %q, %v", c[0], r.Text, err)
 		}
 	}

@@ -159,6 +159,22 @@ func ReadOwnFile(path string, limit int) (data []byte, more bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
+	return readRegular(f, limit)
+}
+
+// ReadCapped reads at most limit bytes of the located file, which must be a
+// regular one (File.Open never blocks on a FIFO). more says it is longer.
+func (f File) ReadCapped(limit int) (data []byte, more bool, err error) {
+	fh, err := f.Open()
+	if err != nil {
+		return nil, false, err
+	}
+	return readRegular(fh, limit)
+}
+
+// readRegular reads f, if it is a regular file, up to limit bytes, and
+// closes it.
+func readRegular(f *os.File, limit int) ([]byte, bool, error) {
 	defer func() { _ = f.Close() }()
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		return nil, false, ErrNotRegular
