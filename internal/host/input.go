@@ -232,6 +232,9 @@ func oneLine(s string, n int) string {
 const (
 	maxAttach = 256 << 10
 	maxImage  = 5 << 20
+	// maxAttached bounds what one prompt attaches in all: a repository's
+	// command body may name many large files.
+	maxAttached = 16 << 20
 )
 
 // atRef finds @path mentions: after the start or a space, up to the next
@@ -245,6 +248,7 @@ var atRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?
 // the user's words, what was not attached and why.
 func (s *Session) attachFiles(text string) (files []card.Content, skipped []string) {
 	seen := map[string]bool{}
+	total := 0
 	for _, m := range atRef().FindAllStringSubmatch(text, -1) {
 		ref := m[1]
 		if ref == "" {
@@ -255,10 +259,14 @@ func (s *Session) attachFiles(text string) (files []card.Content, skipped []stri
 		}
 		seen[ref] = true
 		c, err := s.readAttachment(ref)
+		if err == nil && total+len(c.Text)+len(c.Data) > maxAttached {
+			err = fmt.Errorf("the prompt's attachments would pass %d MiB", maxAttached>>20)
+		}
 		if err != nil {
 			skipped = append(skipped, fmt.Sprintf("@%s: %v", ref, err))
 			continue
 		}
+		total += len(c.Text) + len(c.Data)
 		files = append(files, c)
 	}
 	return files, skipped

@@ -3,6 +3,7 @@ package host
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"image"
 	"image/png"
 	"os"
@@ -274,5 +275,28 @@ func TestSubmitShell(t *testing.T) {
 	}
 	if got := strings.Join(sent, "\n"); !strings.Contains(got, "from-the-user") || !strings.Contains(got, "what did it print?") {
 		t.Errorf("the model was sent:\n%s", got)
+	}
+}
+
+// TestSubmitBoundsAttachments: a body that names many large files (a
+// repository's command may) attaches up to the bound, and says what it left.
+func TestSubmitBoundsAttachments(t *testing.T) {
+	s, root := submitSession(t, "")
+	big := bytes.Repeat([]byte("x"), maxAttach-1)
+	var text strings.Builder
+	for i := range 80 {
+		name := fmt.Sprintf("f%02d.txt", i)
+		if err := os.WriteFile(filepath.Join(root, name), big, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&text, "@%s ", name)
+	}
+	files, skipped := s.attachFiles(text.String())
+	total := 0
+	for _, f := range files {
+		total += len(f.Text)
+	}
+	if total > maxAttached || len(files) == 0 || len(files)+len(skipped) != 80 {
+		t.Errorf("attached %d files (%d bytes), skipped %d; want at most %d bytes and the rest told", len(files), total, len(skipped), maxAttached)
 	}
 }
