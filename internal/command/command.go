@@ -49,9 +49,11 @@ func (c Command) Custom() bool { return c.Source != "" }
 func (c Command) MCP() bool { return strings.HasPrefix(c.Source, "mcp:") }
 
 // Expand returns a custom command's prompt for the arguments typed after it,
-// as Claude Code expands one: $ARGUMENTS is all of them, $1, $2 … each one
-// (words, or quoted with ' or "), ${NAME} one of vars (CLAUDE_PROJECT_DIR);
-// a body that takes no argument gets them after it.
+// as Claude Code expands one: $ARGUMENTS is all of them; $ARGUMENTS[N] the
+// word N from 0 (words, or quoted with ' or "); $N the word N, from 1 as the
+// command files written for Claude Code's first commands count, or from 0 in
+// a body that uses $0, as its skills count; ${NAME} one of vars
+// (CLAUDE_PROJECT_DIR). A body that takes no argument gets them after it.
 func (c Command) Expand(args string, vars map[string]string) string {
 	args = strings.TrimSpace(args)
 	body := varRef().ReplaceAllStringFunc(c.Body, func(ref string) string {
@@ -69,10 +71,19 @@ func (c Command) Expand(args string, vars map[string]string) string {
 	}
 	if positional {
 		words := splitArgs(args)
+		first := 1
+		if zeroRef().MatchString(body) {
+			first = 0
+		}
 		body = argRef().ReplaceAllStringFunc(body, func(ref string) string {
-			n, _ := strconv.Atoi(ref[1:])
-			if n >= 1 && n <= len(words) {
-				return words[n-1]
+			m := argRef().FindStringSubmatch(ref)
+			n, from := m[2], first
+			if m[1] != "" {
+				n, from = m[1], 0
+			}
+			i, _ := strconv.Atoi(n)
+			if i -= from; i >= 0 && i < len(words) {
+				return words[i]
 			}
 			return ""
 		})
@@ -80,10 +91,12 @@ func (c Command) Expand(args string, vars map[string]string) string {
 	return strings.ReplaceAll(body, "$ARGUMENTS", args)
 }
 
-// argRef is a positional argument, varRef a ${NAME} of Expand's vars.
+// argRef is a positional argument ($ARGUMENTS[N] or $N), zeroRef the $0 that
+// says a body counts from 0, varRef a ${NAME} of Expand's vars.
 var (
-	argRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$[1-9][0-9]?`) })
-	varRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{[A-Z_][A-Z0-9_]*\}`) })
+	argRef  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$ARGUMENTS\[([0-9]{1,2})\]|\$([0-9]{1,2})`) })
+	zeroRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$0([^0-9]|$)`) })
+	varRef  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{[A-Z_][A-Z0-9_]*\}`) })
 )
 
 // splitArgs splits what was typed after a command into words; a word in

@@ -146,6 +146,9 @@ func TestExpand(t *testing.T) {
 		{"Title: $1; body: $2", `"two words" 'and more' extra`, "Title: two words; body: and more"},
 		{"Only $1 and $3.", "a", "Only a and ."},
 		{"$1 then all: $ARGUMENTS", "x y", "x then all: x y"},
+		// Claude Code's skills count from 0: a body that uses $0 does too.
+		{"Migrate $0 from $1 to $2.", `"My Button" React Vue`, "Migrate My Button from React to Vue."},
+		{"First: $ARGUMENTS[0]; second: $ARGUMENTS[1]; all: $ARGUMENTS", "a b", "First: a; second: b; all: a b"},
 		{"Run ${CLAUDE_PROJECT_DIR}/scripts/x.sh ${OTHER}", "", "Run /src/app/scripts/x.sh ${OTHER}"},
 		{"No arguments here.\n", "extra words", "No arguments here.\n\nextra words"},
 		{"No arguments here.\n", "", "No arguments here.\n"},
