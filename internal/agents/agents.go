@@ -47,6 +47,9 @@ type Dir struct {
 	// Trusted says the user trusts the project Root: its agents may choose
 	// their model, and are offered without the bound of an untrusted one's.
 	Trusted bool
+	// Plugin names the plugin the directory is of: its agents are
+	// PLUGIN:NAME, as Claude Code namespaces them.
+	Plugin string
 }
 
 // Dirs are where agents are looked for, in order of precedence: the user's
@@ -132,6 +135,9 @@ func All(dirs []Dir) ([]Agent, error) {
 				continue
 			}
 			a.Path, a.Repo = path, d.Root != ""
+			if d.Plugin != "" {
+				a.Name = d.Plugin + ":" + a.Name
+			}
 			if seen[a.Name] {
 				continue
 			}

@@ -74,6 +74,7 @@ func commands() []command {
 		{"web", "[--addr 127.0.0.1:0]", "serve a local web view of every session, live", runWebCmd},
 		{"tool", "NAME JSON | -", "run tool calls directly and print their cards", runToolCmd},
 		{"config", "", "print the effective settings and where each came from", runConfigCmd},
+		{"plugin", "SUBCOMMAND", "add, list, remove, enable or disable Claude Code plugins", runPluginCmd},
 		{"login", "", "keep a provider's API key for every dsh (an editor's sign-in runs it)", runLoginCmd},
 		{"version", "", "print dsh's version", runVersionCmd},
 	}

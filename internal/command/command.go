@@ -163,6 +163,9 @@ func validName(n string) bool {
 type Dir struct {
 	Path string
 	Root string // "": the user's own directory
+	// Plugin names the plugin the directory is of: its commands are
+	// /PLUGIN:NAME, as Claude Code namespaces them.
+	Plugin string
 }
 
 // Dirs are where custom commands are looked for, in order of precedence: the
@@ -217,6 +220,12 @@ func All(dirs []Dir) ([]Command, error) {
 		for _, f := range files {
 			name := strings.ReplaceAll(strings.TrimSuffix(f.Rel, filepath.Ext(f.Rel)), "/", ":")
 			path := filepath.Join(dir.Path, filepath.FromSlash(f.Rel))
+			if f.Rel == "." { // a plugin's manifest may name a file, not a folder
+				name, path = strings.TrimSuffix(filepath.Base(dir.Path), filepath.Ext(dir.Path)), dir.Path
+			}
+			if dir.Plugin != "" {
+				name = dir.Plugin + ":" + name
+			}
 			if !validName(name) || seen[name] {
 				continue
 			}

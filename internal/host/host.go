@@ -71,6 +71,8 @@ type Options struct {
 	CommandDirs []command.Dir
 	// AgentDirs are where its custom agents are found (agents.Dirs).
 	AgentDirs []agents.Dir
+	// Plugins are the plugins whose directories the three above list.
+	Plugins []Plugin
 	// sub is set for a child session (a subagent's): see child.go.
 	sub *subagent
 	// Roots are further directories the session works in (an editor's

@@ -79,7 +79,7 @@ func (s *Session) Submit(ctx context.Context, in Input) (Answer, error) {
 			}
 			expansion = text
 		} else {
-			expansion = c.Expand(args, map[string]string{"CLAUDE_PROJECT_DIR": s.Root()})
+			expansion = c.Expand(args, s.expandVars(c))
 		}
 		content = append(content, card.Expansion("/"+name, expansion))
 		modelText = expansion

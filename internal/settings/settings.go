@@ -68,8 +68,9 @@ type Settings struct {
 	modelSource string
 	SessionDir  string
 
-	in     Input
-	getenv func(string) string // the environment with the configuration's base URL
+	in      Input
+	getenv  func(string) string // the environment with the configuration's base URL
+	plugins plugins             // what the enabled plugins add
 }
 
 // Notify says whether the chat notifies when a turn ends or a prompt waits
@@ -129,6 +130,8 @@ func Resolve(ctx context.Context, in Input) (Settings, error) {
 	if !in.NoModel {
 		s.Model, s.modelSource = s.chooseModel(ctx)
 	}
+	s.plugins = loadPlugins(in.Cwd, in.Getenv, s.trusted())
+	s.Config.Notices = append(s.Config.Notices, s.plugins.notices...)
 	return s, nil
 }
 
@@ -210,12 +213,13 @@ func (s Settings) Options() host.Options {
 		Thinking:          cfg.Thinking,
 		Provider:          s.provider,
 		Models:            s.models,
-		MCP:               mcpServers(cfg),
+		MCP:               append(mcpServers(cfg), s.plugins.mcp...),
 		LSP:               lsp.Config{Wait: cfg.LSP.Wait, Servers: lspServers(cfg.LSP.Servers), Trust: s.lspTrust()},
-		SkillDirs:         s.skillDirs(),
-		CommandDirs:       command.Dirs(s.in.Cwd, s.in.Getenv),
-		Hooks:             hookList(cfg.Hooks),
-		AgentDirs:         s.agentDirs(),
+		SkillDirs:         append(s.skillDirs(), s.plugins.skills...),
+		CommandDirs:       append(command.Dirs(s.in.Cwd, s.in.Getenv), s.plugins.commands...),
+		Hooks:             hookList(slices.Concat(cfg.Hooks, s.plugins.hooks)),
+		AgentDirs:         append(s.agentDirs(), s.plugins.agents...),
+		Plugins:           s.plugins.list,
 		Version:           s.in.Version,
 	}
 	// Per model: the window follows /model, and the meter and compaction use it.

@@ -42,6 +42,9 @@ type Dir struct {
 	// Trusted says the user trusts the project Root: its skills are offered
 	// without the bound of an untrusted repository's.
 	Trusted bool
+	// Plugin names the plugin the directory is of: its skills are
+	// PLUGIN:NAME, as Claude Code namespaces them.
+	Plugin string
 }
 
 // Dirs are where skills are looked for, in order of precedence: the user's
@@ -116,6 +119,9 @@ func All(dirs []Dir) ([]Skill, error) {
 			if err != nil {
 				errs = append(errs, fmt.Errorf("skill %s: %w", filepath.Join(s.Dir, "SKILL.md"), err))
 				continue
+			}
+			if d.Plugin != "" {
+				s.Name = d.Plugin + ":" + s.Name
 			}
 			if seen[s.Name] {
 				continue
