@@ -147,6 +147,13 @@ func (b *bridge) taskSummary(r *card.TaskResult) []sdk.ToolCallContent {
 	return out
 }
 
+// childQuestion is a subagent's question, about its call under the task.
+func (b *bridge) childQuestion(q *host.Question) sdk.ToolCallUpdate {
+	call := b.child(q.Parent, q.Child).br.permissionCall(nestedID(q.Parent, q.Request.CallID), nil, q.Request.Card)
+	call.Meta = linked(call.Meta, q.Parent)
+	return call
+}
+
 // childPermission is the toolCall of a subagent call's permission request.
 func (b *bridge) childPermission(p *host.Permission) sdk.ToolCallUpdate {
 	req := p.Request

@@ -415,6 +415,9 @@ func (s *sess) ask(q *host.Question) {
 	req := q.Request
 	s.mu.Lock()
 	call := s.br.permissionCall(req.CallID, nil, req.Card)
+	if q.Parent != "" {
+		call = s.br.childQuestion(q)
+	}
 	s.mu.Unlock()
 	type answer struct {
 		resp sdk.RequestPermissionResponse

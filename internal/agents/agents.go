@@ -33,6 +33,11 @@ type Agent struct {
 	// Tools are the tools it may use, as dsh names them; nil: every tool the
 	// session lets a subagent have.
 	Tools []string
+	// Disallowed are tools it never gets (disallowedTools), whatever Tools says.
+	Disallowed []string
+	// Ignored are the Claude Code tools its file names that dsh has not, each
+	// with why: they are left out, not refused.
+	Ignored []string
 	// Model is the model it runs ("" or "inherit": the session's).
 	Model  string
 	Prompt string // its system prompt: the file's body
@@ -84,20 +89,29 @@ const (
 // validName is Claude Code's rule: lowercase letters, digits and hyphens.
 var validName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`) })
 
-// claudeTools maps Claude Code's tool names to dsh's.
+// claudeTools maps Claude Code's tool names to dsh's; "" is one dsh has no
+// counterpart of.
 var claudeTools = map[string]string{
 	"Bash": "bash", "Read": "read", "Edit": "edit", "MultiEdit": "edit", "Write": "write",
 	"Grep": "grep", "Glob": "glob", "LS": "ls", "WebFetch": "web_fetch", "TodoWrite": "todo_write",
 	"BashOutput": "job_output", "KillShell": "job_kill", "KillBash": "job_kill",
+	"Task": "task", "Agent": "task", "AskUserQuestion": "ask_user", "ExitPlanMode": "plan",
+	"Skill": "skill", "NotebookRead": "read", "LSP": "diagnostics",
+	"WebSearch": "", "NotebookEdit": "", "SlashCommand": "", "TodoRead": "",
+	"ListMcpResourcesTool": "", "ReadMcpResourceTool": "", "EnterPlanMode": "",
 }
 
-// ToolName is a tool as dsh names it: Claude Code's names are mapped, dsh's
-// and MCP tools' (mcp__server__tool) kept.
-func ToolName(n string) string {
-	if d, ok := claudeTools[n]; ok {
-		return d
+// ToolName is a tool as dsh names it: Claude Code's names are mapped (a
+// permission rule's "Bash(git add:*)" is its tool's), dsh's and MCP tools'
+// (mcp__server__tool) kept; ok is false for a Claude Code tool dsh has not.
+func ToolName(n string) (name string, ok bool) {
+	if i := strings.IndexByte(n, '('); i > 0 && strings.HasSuffix(n, ")") {
+		n = n[:i]
 	}
-	return n
+	if d, known := claudeTools[n]; known {
+		return d, d != ""
+	}
+	return n, true
 }
 
 // All reads the agents of dirs; the first of a name wins. What cannot be read
@@ -181,6 +195,7 @@ func Parse(b []byte) (Agent, error) {
 		Name        string    `yaml:"name"`
 		Description string    `yaml:"description"`
 		Tools       yaml.Node `yaml:"tools"`
+		Disallowed  yaml.Node `yaml:"disallowedTools"`
 		Model       string    `yaml:"model"`
 	}
 	if err := yaml.Unmarshal(front, &f); err != nil {
@@ -198,11 +213,14 @@ func Parse(b []byte) (Agent, error) {
 	case len(a.Description) > maxDescription:
 		return Agent{}, fmt.Errorf("description longer than %d characters", maxDescription)
 	}
-	tools, err := toolList(&f.Tools)
+	tools, ignored, err := toolList(&f.Tools)
 	if err != nil {
 		return Agent{}, err
 	}
-	a.Tools = tools
+	a.Tools, a.Ignored = tools, ignored
+	if a.Disallowed, _, err = toolList(&f.Disallowed); err != nil {
+		return Agent{}, fmt.Errorf("disallowedTools: %w", err)
+	}
 	if a.Model == "inherit" {
 		a.Model = ""
 	}
@@ -210,12 +228,13 @@ func Parse(b []byte) (Agent, error) {
 }
 
 // toolList reads tools: a comma list ("Read, Grep") or a YAML list; absent
-// means every tool (nil), an empty list none.
-func toolList(n *yaml.Node) ([]string, error) {
+// means every tool (nil), an empty list none. Claude Code's tools dsh has not
+// are left out and named in ignored.
+func toolList(n *yaml.Node) (tools, ignored []string, err error) {
 	var names []string
 	switch n.Kind {
 	case 0:
-		return nil, nil
+		return nil, nil, nil
 	case yaml.ScalarNode:
 		for t := range strings.SplitSeq(n.Value, ",") {
 			if t = strings.TrimSpace(t); t != "" {
@@ -225,20 +244,24 @@ func toolList(n *yaml.Node) ([]string, error) {
 	case yaml.SequenceNode:
 		for _, c := range n.Content {
 			if c.Kind != yaml.ScalarNode {
-				return nil, errors.New("tools: want names")
+				return nil, nil, errors.New("tools: want names")
 			}
 			names = append(names, strings.TrimSpace(c.Value))
 		}
 	case yaml.DocumentNode, yaml.MappingNode, yaml.AliasNode:
-		return nil, errors.New("tools: want a comma-separated list or a list of names")
+		return nil, nil, errors.New("tools: want a comma-separated list or a list of names")
 	}
 	out := []string{}
 	for _, t := range names {
-		if d := ToolName(t); !slices.Contains(out, d) {
+		d, ok := ToolName(t)
+		switch {
+		case !ok:
+			ignored = append(ignored, t+" (dsh has no such tool)")
+		case !slices.Contains(out, d):
 			out = append(out, d)
 		}
 	}
-	return out, nil
+	return out, ignored, nil
 }
 
 // read reads an agent file, capped: a project's inside its repository, the

@@ -175,12 +175,14 @@ func (s *Session) modeToKids(m agent.Mode) {
 	}
 }
 
-// configure makes the child's agent a subagent's: its budget, nobody to put
-// questions to, and its events handed to the parent's stream.
+// configure makes the child's agent a subagent's: its budget, its questions
+// put to the parent's user, and its events handed to the parent's stream.
 func (sa *subagent) configure(s *Session, cfg *agent.Config) {
-	cfg.Ask = nil
-	cfg.MaxTurns, cfg.TokenBudget = childTurns, childTokens
 	id := s.ID()
+	if cfg.Ask != nil {
+		cfg.Ask = func(ctx context.Context, req agent.QuestionRequest) (card.Answer, error) { return sa.ask(ctx, id, req) }
+	}
+	cfg.MaxTurns, cfg.TokenBudget = childTurns, childTokens
 	s.bus.forward = func(e Event) { sa.forward(id, e) }
 }
 
@@ -259,6 +261,16 @@ func (sa *subagent) permit(ctx context.Context, child string, req agent.Permissi
 	return d, err
 }
 
+// ask puts a child's question (ask_user) to the parent's consumers, its card
+// titled with the agent's name.
+func (sa *subagent) ask(ctx context.Context, child string, req agent.QuestionRequest) (card.Answer, error) {
+	req.Card = titled(req.Card, sa.agent)
+	q := NewQuestion(req)
+	q.Parent, q.Child = sa.call, child
+	sa.parent.bus.publish(Event{Kind: KindQuestion, Question: q})
+	return q.Wait(ctx)
+}
+
 // titled is a call card with the subagent's name in front of its title (a
 // command's in front of its description: its title is the command).
 func titled(c card.Call, agent string) card.Call {
@@ -334,6 +346,9 @@ func (s *Session) agentsText() string {
 			names = append(names, t.Name())
 		}
 		fmt.Fprintf(&b, "\n  tools: %s; model: %s; %s", strings.Join(names, ", "), cmp.Or(a.Model, "inherited"), a.Path)
+		if len(a.Ignored) > 0 {
+			fmt.Fprintf(&b, "\n  left out: %s", strings.Join(a.Ignored, ", "))
+		}
 	}
 	if len(s.agents) == 0 {
 		b.WriteString("\nAdd your own as Markdown files in .dsh/agents or .claude/agents (the project's), ~/.config/dsh/agents or ~/.claude/agents.")

@@ -58,6 +58,9 @@ type Child struct {
 // decides it; Done is closed once it no longer waits.
 type Question struct {
 	Request agent.QuestionRequest
+	// Parent and Child are set for a subagent's question: the task call
+	// that started it and its child session (as in a Permission).
+	Parent, Child string
 	answer  chan answer
 	done    chan struct{}
 	once    sync.Once

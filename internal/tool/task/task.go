@@ -113,18 +113,20 @@ func has(as []agents.Agent, name string) bool {
 }
 
 // excluded are the tools a subagent never gets: it cannot start subagents of
-// its own, ask the user, hand over a plan or keep the session's todo list.
-var excluded = []string{Name, "ask_user", "plan", "todo_write"}
+// its own (nor can Claude Code's) or hand over a plan. Its questions
+// (ask_user) go to the user through the parent, and its todo list is its own.
+var excluded = []string{Name, "plan"}
 
 // ChildTools are the tools of a subagent running a (nil: explore): the
 // session's tools that only read for explore, else those the agent names
-// (all, if it names none), never one the session does not offer.
+// (all, if it names none) but those it disallows, never one the session does
+// not offer.
 func ChildTools(parent *tool.Registry, a *agents.Agent) []tool.Tool {
 	var out []tool.Tool
 	for _, t := range parent.Tools() {
 		n := t.Name()
 		switch {
-		case slices.Contains(excluded, n):
+		case slices.Contains(excluded, n), a != nil && slices.Contains(a.Disallowed, n):
 		case a == nil:
 			if t.ReadOnly() {
 				out = append(out, t)

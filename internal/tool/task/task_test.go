@@ -20,14 +20,36 @@ func names(ts []tool.Tool) []string {
 }
 
 // A subagent's tools are the session's, narrowed: explore's only read, an
-// agent's are those it names (all without a list), and none is ever the
-// task tool itself, ask_user, plan or todo_write. A task call runs beside
-// others only when its agent's tools all read.
+// agent's are those it names (all without a list, todo_write and ask_user
+// included) but those it disallows, and none is ever the task tool itself or
+// plan. A task call runs beside others only when its agent's tools all read.
 func TestChildTools(t *testing.T) {
 	writer := agents.Agent{Name: "writer", Description: "w", Tools: []string{"read", "write", "nonesuch"}}
 	reader := agents.Agent{Name: "reader", Description: "r", Tools: []string{"read", "grep"}}
 	all := agents.Agent{Name: "all", Description: "a"}
+	noShell := agents.Agent{Name: "no-shell", Description: "n", Disallowed: []string{"bash", "job_output"}}
+	listed := agents.Agent{Name: "listed", Description: "l", Tools: []string{"read", "todo_write", "ask_user", "task"}, Disallowed: []string{"read"}}
 	reg := toolset.New(toolset.Options{Agents: []agents.Agent{writer, reader, all}})
+	for _, tc := range []struct {
+		agent       agents.Agent
+		has, hasNot []string
+	}{
+		{all, []string{"bash", "edit", "todo_write", "ask_user", "web_fetch"}, []string{"task", "plan"}},
+		{noShell, []string{"edit", "todo_write", "ask_user", "job_kill"}, []string{"bash", "job_output", "task", "plan"}},
+		{listed, []string{"todo_write", "ask_user"}, []string{"read", "task", "bash"}},
+	} {
+		got := names(task.ChildTools(reg, &tc.agent))
+		for _, n := range tc.has {
+			if !slices.Contains(got, n) {
+				t.Errorf("%s lacks %s: %q", tc.agent.Name, n, got)
+			}
+		}
+		for _, n := range tc.hasNot {
+			if slices.Contains(got, n) {
+				t.Errorf("%s gets %s: %q", tc.agent.Name, n, got)
+			}
+		}
+	}
 
 	explore := names(task.ChildTools(reg, nil))
 	for _, n := range explore {
@@ -41,14 +63,10 @@ func TestChildTools(t *testing.T) {
 	if got := names(task.ChildTools(reg, &writer)); !slices.Equal(got, []string{"read", "write"}) {
 		t.Errorf("writer's tools %q, want read and write (no tool the session lacks)", got)
 	}
-	every := names(task.ChildTools(reg, &all))
-	for _, n := range []string{"task", "ask_user", "plan", "todo_write"} {
-		if slices.Contains(every, n) || slices.Contains(explore, n) {
-			t.Errorf("a subagent gets %s", n)
+	for _, n := range []string{"task", "plan"} {
+		if slices.Contains(explore, n) {
+			t.Errorf("explore gets %s", n)
 		}
-	}
-	if !slices.Contains(every, "bash") || !slices.Contains(every, "edit") {
-		t.Errorf("an agent without a tools list gets %q", every)
 	}
 
 	tt, _ := reg.Get("task")
