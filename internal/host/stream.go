@@ -61,9 +61,9 @@ type Question struct {
 	// Parent and Child are set for a subagent's question: the task call
 	// that started it and its child session (as in a Permission).
 	Parent, Child string
-	answer  chan answer
-	done    chan struct{}
-	once    sync.Once
+	answer        chan answer
+	done          chan struct{}
+	once          sync.Once
 }
 
 // NewQuestion returns a pending question about req.
