@@ -68,14 +68,19 @@ func (f *fakeSession) Answers(text string, where host.Where) bool {
 	name, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimSpace(text), "/"), " ")
 	for _, c := range host.Builtins(where) {
 		if strings.HasPrefix(strings.TrimSpace(text), "/") && c.Name == name {
-			return name != "compact"
+			return name != "compact" && name != "init" && name != "review"
 		}
 	}
 	return false
 }
 
+// CommandsFor is the table as the host makes it: a custom command replaces
+// the built-in one of its name (the host's /review, for a review.md).
 func (f *fakeSession) CommandsFor(where host.Where) []host.Command {
-	return append(host.Builtins(where), f.custom...)
+	own := slices.DeleteFunc(host.Builtins(where), func(b host.Command) bool {
+		return slices.ContainsFunc(f.custom, func(c host.Command) bool { return c.Name == b.Name })
+	})
+	return append(own, f.custom...)
 }
 
 // Submit answers a built-in command, expands a custom one and keeps the

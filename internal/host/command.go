@@ -30,6 +30,10 @@ type Reply struct {
 	// /resume, /exit); Arg is its argument (the session /resume names).
 	Action Action
 	Arg    string
+	// Prompt is what a command hands the model (/init, /review): Submit runs
+	// it as a turn, after Run, a command run as the user's own (the diff
+	// /review is about).
+	Prompt, Run string
 }
 
 // Action is what a consumer does for one of its own commands: the host
@@ -46,8 +50,9 @@ const (
 )
 
 // builtin is a built-in slash command and the function that carries it out.
-// A consumer's command only asks its consumer to act (Reply.Action): it
-// changes nothing of the session and is not logged.
+// A consumer's command only asks its consumer to act (Reply.Action), or
+// hands the model a prompt (Reply.Prompt, which Submit logs as the user's): it
+// changes nothing of the session itself and is not logged.
 type builtin struct {
 	Command
 	run      func(s *Session, ctx context.Context, args string) (Reply, error)
@@ -93,6 +98,10 @@ func init() {
 			(*Session).undoCommand, false},
 		{Command{Name: "rewind", Description: "list the changes so far, or go back to before change N: the files (code), the conversation (a new session) or both", ArgHint: "[N [code|conversation|both]] [--overwrite]", Where: Both},
 			(*Session).rewindCommand, false},
+		{Command{Name: "init", Description: "survey the project and write an AGENTS.md for it (asked like any write)", Where: Both},
+			initReply, true},
+		{Command{Name: "review", Description: "review the working tree's uncommitted changes, or a branch's", ArgHint: "[branch]", Where: Both},
+			reviewReply, true},
 		{Command{Name: "exit", Description: "end the session and quit", Where: Terminal},
 			func(*Session, context.Context, string) (Reply, error) { return Reply{Action: ActionExit}, nil }, true},
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -58,21 +59,21 @@ var ErrUnknownCommand = errors.New("unknown command")
 // the turn starts.
 func (s *Session) Submit(ctx context.Context, in Input) (Answer, error) {
 	if cmd, ok := shellInput(in.Text); ok {
-		return s.runShell(ctx, cmd)
+		return s.runShell(ctx, cmd, "", nil)
 	}
 	var content []card.Content
 	modelText := in.Text
 	if name, args, ok := command.Parse(in.Text); ok {
-		if b, ok := findBuiltin(name); ok && b.Where&in.Where != 0 {
+		var expansion, run string
+		if b, ok := s.findBuiltin(name); ok && b.Where&in.Where != 0 {
 			r, err := s.runBuiltin(ctx, b, strings.TrimSpace(in.Text), args)
-			return Answer{Command: name, Reply: r}, err
-		}
-		c, ok := command.Find(s.Commands(), name)
-		if !ok || c.Where&in.Where == 0 {
+			if err != nil || r.Prompt == "" {
+				return Answer{Command: name, Reply: r}, err
+			}
+			expansion, run = r.Prompt, r.Run
+		} else if c, ok := command.Find(s.Commands(), name); !ok || c.Where&in.Where == 0 {
 			return Answer{}, fmt.Errorf("%w /%s (/help lists them)", ErrUnknownCommand, name)
-		}
-		var expansion string
-		if c.MCP() {
+		} else if c.MCP() {
 			text, _, err := s.ExpandPrompt(ctx, name, args)
 			if err != nil {
 				return Answer{}, fmt.Errorf("/%s: %w", name, err)
@@ -83,6 +84,9 @@ func (s *Session) Submit(ctx context.Context, in Input) (Answer, error) {
 		}
 		content = append(content, card.Expansion("/"+name, expansion))
 		modelText = expansion
+		if run != "" {
+			return s.runShell(ctx, run, in.Text, content)
+		}
 	}
 	release, err := s.awaitTurn(ctx)
 	if errors.Is(err, errDropped) {
@@ -112,8 +116,10 @@ func shellInput(text string) (string, bool) {
 // runShell runs the user's own command as the bash tool runs one (its
 // sandbox, its card, its output live), with no question: the user typed it.
 // It is logged as a call and its result, so the model has the output with the
-// next prompt, and a replay shows it where it ran.
-func (s *Session) runShell(ctx context.Context, cmd string) (Answer, error) {
+// next prompt, and a replay shows it where it ran. With a prompt typed (a
+// command's, /review's), it runs after, with its content, about what the
+// command showed.
+func (s *Session) runShell(ctx context.Context, cmd, typed string, content []card.Content) (Answer, error) {
 	release, err := s.awaitTurn(ctx)
 	if errors.Is(err, errDropped) {
 		return Answer{Turn: true, Stop: StopCancelled}, nil
@@ -129,30 +135,53 @@ func (s *Session) runShell(ctx context.Context, cmd string) (Answer, error) {
 	if _, err := s.RunTool(ctx, "bash", args); err != nil {
 		return Answer{}, err
 	}
-	stop := StopEndTurn
 	if ctx.Err() != nil {
-		stop = StopCancelled
+		return Answer{Turn: true, Stop: StopCancelled}, nil
 	}
-	return Answer{Turn: true, Stop: stop}, nil
+	if typed == "" {
+		return Answer{Turn: true, Stop: StopEndTurn}, nil
+	}
+	stop, err := s.Prompt(ctx, typed, content...)
+	return Answer{Turn: true, Stop: stop}, err
 }
 
 // Answers says Submit answers text at once, with no turn of the model: it is
-// a built-in command the consumer where offers (but /compact, which calls the
-// model). A consumer shows the rest as a running turn.
+// a built-in command the consumer where offers (but those that call the
+// model: /compact, /init, /review). A consumer shows the rest as a running turn.
 func (s *Session) Answers(text string, where Where) bool {
 	name, _, ok := command.Parse(text)
 	if !ok {
 		return false
 	}
-	b, ok := findBuiltin(name)
-	return ok && b.Where&where != 0 && name != "compact"
+	b, ok := s.findBuiltin(name)
+	return ok && b.Where&where != 0 && name != "compact" && !slices.Contains(promptCommands, name)
+}
+
+// promptCommands are the built-in commands that only hand the model a
+// prompt: a custom command of the same name (a review.md of the user's or
+// the project's) replaces one, as it is the more particular.
+var promptCommands = []string{"init", "review"}
+
+// findBuiltin is the built-in command name, unless a custom command replaces it.
+func (s *Session) findBuiltin(name string) (builtin, bool) {
+	if slices.Contains(promptCommands, name) {
+		if _, ok := command.Find(s.custom, name); ok {
+			return builtin{}, false
+		}
+	}
+	return findBuiltin(name)
 }
 
 // Commands is the session's table of slash commands: the built-in ones, the
-// user's and the project's custom commands (none shadows a built-in one), one
+// user's and the project's custom commands (none shadows a built-in one but
+// /init and /review), one
 // per skill, and the MCP servers' prompts.
 func (s *Session) Commands() []Command {
-	return command.With(command.With(Builtins(Both), s.custom), command.With(command.Skills(s.skills), s.promptCommands()))
+	own := slices.DeleteFunc(Builtins(Both), func(c Command) bool {
+		_, ok := s.findBuiltin(c.Name)
+		return !ok
+	})
+	return command.With(command.With(own, s.custom), command.With(command.Skills(s.skills), s.promptCommands()))
 }
 
 // CommandsFor is the table as the consumer where offers it.
