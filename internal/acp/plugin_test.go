@@ -31,7 +31,7 @@ func TestPluginCommandAndHooks(t *testing.T) {
 			"Stop": [{"hooks": [{"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/hooks/stop.sh"}]}]}}`,
 		"hooks/no-rm.sh": "#!/bin/bash\ncmd=$(jq -r '.tool_input.command // empty')\n" +
 			"case \"$cmd\" in rm\\ *) echo \"guard: no rm ($cmd)\" >&2; exit 2 ;; esac\n",
-		"hooks/stop.sh": "#!/bin/bash\njq -r '.hook_event_name' > \"$CLAUDE_PROJECT_DIR/stop-ran\"\n",
+		"hooks/stop.sh": "#!/bin/bash\necho \"$(jq -r '.hook_event_name') from $(basename \"$CLAUDE_PLUGIN_ROOT\")\" > \"$CLAUDE_PROJECT_DIR/stop-ran\"\n",
 	} {
 		p := filepath.Join(plug, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -55,9 +55,9 @@ func TestPluginCommandAndHooks(t *testing.T) {
 	c.mustPrompt(id, "/guard:greet world", sdk.StopReasonEndTurn)
 	thread := strings.Join(c.transcript(0, id), "\n")
 	for _, want := range []string{
-		`PreToolUse hook (Bash): ` + plug + `/hooks/no-rm.sh`,
+		`PreToolUse hook (Bash): ${CLAUDE_PLUGIN_ROOT}/hooks/no-rm.sh`,
 		`guard: no rm (rm notes.txt)`,
-		`Stop hook: ` + plug + `/hooks/stop.sh`,
+		`Stop hook: ${CLAUDE_PLUGIN_ROOT}/hooks/stop.sh`,
 	} {
 		if !strings.Contains(thread, want) {
 			t.Errorf("the thread lacks %q:\n%s", want, thread)
@@ -66,7 +66,7 @@ func TestPluginCommandAndHooks(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(c.cwd, "notes.txt")); err != nil {
 		t.Errorf("the hook did not keep notes.txt: %v", err)
 	}
-	if b, err := os.ReadFile(filepath.Join(c.cwd, "stop-ran")); err != nil || string(b) != "Stop\n" {
+	if b, err := os.ReadFile(filepath.Join(c.cwd, "stop-ran")); err != nil || string(b) != "Stop from guard\n" {
 		t.Errorf("the Stop hook: %q, %v", b, err)
 	}
 	var sent []string

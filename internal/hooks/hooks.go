@@ -51,6 +51,9 @@ type Hook struct {
 	Timeout time.Duration // 0: DefaultTimeout
 	// Source is where the hook was configured (a file's path), for the user.
 	Source string
+	// Env is added to its environment: a plugin's hooks get
+	// CLAUDE_PLUGIN_ROOT, as in Claude Code.
+	Env []string
 }
 
 // plainMatcher is a matcher Claude Code compares exactly: names and |.

@@ -284,7 +284,7 @@ func (r *Runner) exec(ctx context.Context, h compiled, stdinJSON []byte) result 
 	if p, err := exec.LookPath("bash"); err == nil {
 		sh = p
 	}
-	p, err := supervisor.Start(supervisor.Spec{Path: sh, Args: []string{sh, "-c", h.Command}, Dir: r.root, Env: r.env,
+	p, err := supervisor.Start(supervisor.Spec{Path: sh, Args: []string{sh, "-c", h.Command}, Dir: r.root, Env: slices.Concat(r.env, h.Env),
 		Input: inR, Output: outW, Errors: errW, Grace: killGrace, Drain: drainWait})
 	// The command holds its ends now; ours would keep its pipes open.
 	for _, f := range []*os.File{inR, outW, errW} {

@@ -348,9 +348,3 @@ func expand(s, root string, getenv func(string) string) string {
 		return m[3]
 	})
 }
-
-// RootVar replaces ${CLAUDE_PLUGIN_ROOT} (and $CLAUDE_PLUGIN_ROOT) in s with
-// root: a plugin's hook commands name their scripts so.
-func RootVar(s, root string) string {
-	return strings.NewReplacer("${CLAUDE_PLUGIN_ROOT}", root, "$CLAUDE_PLUGIN_ROOT", root).Replace(s)
-}

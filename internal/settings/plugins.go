@@ -2,11 +2,11 @@ package settings
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/dsh-dev/dsh/internal/agents"
 	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/config"
+	"github.com/dsh-dev/dsh/internal/hooks"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/mcp"
 	"github.com/dsh-dev/dsh/internal/plugin"
@@ -19,7 +19,7 @@ type plugins struct {
 	commands []command.Dir
 	skills   []skills.Dir
 	agents   []agents.Dir
-	hooks    []config.Hook
+	hooks    []hooks.Hook
 	mcp      []mcp.ServerConfig
 	notices  []string
 }
@@ -79,19 +79,12 @@ func loadPlugins(root string, getenv func(string) string, trusted bool) plugins 
 				"(the chat asks; or list it in trusted_projects in the user's file)", p.ID))
 			continue
 		}
-		out.hooks = append(out.hooks, pluginRoot(hs, p.Root)...)
+		// ${CLAUDE_PLUGIN_ROOT} in a hook's command is the shell's to expand.
+		for _, h := range hookList(hs) {
+			h.Env = []string{"CLAUDE_PLUGIN_ROOT=" + p.Root}
+			out.hooks = append(out.hooks, h)
+		}
 		out.mcp = append(out.mcp, servers...)
 	}
 	return out
-}
-
-// pluginRoot is hs with ${CLAUDE_PLUGIN_ROOT} in their commands the
-// plugin's folder, as Claude Code runs a plugin's hooks.
-func pluginRoot(hs []config.Hook, root string) []config.Hook {
-	for i := range hs {
-		if strings.Contains(hs[i].Command, "CLAUDE_PLUGIN_ROOT") {
-			hs[i].Command = plugin.RootVar(hs[i].Command, root)
-		}
-	}
-	return hs
 }

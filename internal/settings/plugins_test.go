@@ -62,9 +62,9 @@ func TestPluginsFollowTrust(t *testing.T) {
 			o := st.Options()
 			var hooks []string
 			for _, h := range o.Hooks {
-				hooks = append(hooks, h.Command)
+				hooks = append(hooks, h.Command+" "+strings.Join(h.Env, ","))
 			}
-			if want := []string{`"` + plug + `/stop.sh"`}; tc.wantHooks != slices.Equal(hooks, want) {
+			if want := []string{`"${CLAUDE_PLUGIN_ROOT}/stop.sh" CLAUDE_PLUGIN_ROOT=` + plug}; tc.wantHooks != slices.Equal(hooks, want) {
 				t.Errorf("hooks %q (want them: %v)", hooks, tc.wantHooks)
 			}
 			var servers []string

@@ -217,7 +217,7 @@ func (s Settings) Options() host.Options {
 		LSP:               lsp.Config{Wait: cfg.LSP.Wait, Servers: lspServers(cfg.LSP.Servers), Trust: s.lspTrust()},
 		SkillDirs:         append(s.skillDirs(), s.plugins.skills...),
 		CommandDirs:       append(command.Dirs(s.in.Cwd, s.in.Getenv), s.plugins.commands...),
-		Hooks:             hookList(slices.Concat(cfg.Hooks, s.plugins.hooks)),
+		Hooks:             slices.Concat(hookList(cfg.Hooks), s.plugins.hooks),
 		AgentDirs:         append(s.agentDirs(), s.plugins.agents...),
 		Plugins:           s.plugins.list,
 		Version:           s.in.Version,
