@@ -7,6 +7,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dsh-dev/dsh/internal/agents"
+	"github.com/dsh-dev/dsh/internal/command"
+	"github.com/dsh-dev/dsh/internal/skills"
 )
 
 // A plugin's hooks and MCP servers run as the project's own would: a plugin
@@ -28,7 +32,8 @@ func TestPluginsFollowTrust(t *testing.T) {
 			proj, home := filepath.Join(dir, "proj"), filepath.Join(dir, "home")
 			plug := filepath.Join(home, ".claude", "plugins", "cache", "m", "tidy", "1.0.0")
 			files := map[string]string{
-				filepath.Join(plug, ".claude-plugin", "plugin.json"):                `{"name": "tidy"}`,
+				filepath.Join(plug, ".claude-plugin", "plugin.json"):                `{"name": "tidy", "commands": ["./extra/one.md"]}`,
+				filepath.Join(plug, "extra", "one.md"):                              "One.",
 				filepath.Join(plug, "commands", "sweep.md"):                         "Sweep with ${CLAUDE_PLUGIN_ROOT}/x",
 				filepath.Join(plug, "skills", "s", "SKILL.md"):                      "---\nname: s\ndescription: d\n---\n",
 				filepath.Join(plug, "agents", "a.md"):                               "---\nname: a\ndescription: d\n---\n",
@@ -79,7 +84,7 @@ func TestPluginsFollowTrust(t *testing.T) {
 				t.Errorf("notices %q", st.Ignored())
 			}
 			last := func(n int) int { return n - 1 }
-			if c := o.CommandDirs[last(len(o.CommandDirs))]; c.Plugin != "tidy" || c.Path != filepath.Join(plug, "commands") {
+			if c := o.CommandDirs[last(len(o.CommandDirs))-1]; c.Plugin != "tidy" || c.Path != filepath.Join(plug, "commands") {
 				t.Errorf("command dirs end %+v", c)
 			}
 			if d := o.SkillDirs[last(len(o.SkillDirs))]; d.Plugin != "tidy" {
@@ -90,6 +95,23 @@ func TestPluginsFollowTrust(t *testing.T) {
 			}
 			if len(o.Plugins) != 1 || o.Plugins[0].Root != plug {
 				t.Errorf("plugins %+v", o.Plugins)
+			}
+			// The loaders name them as Claude Code does.
+			var names []string
+			cmds, _ := command.All(o.CommandDirs)
+			for _, c := range cmds {
+				names = append(names, "/"+c.Name)
+			}
+			sk, _ := skills.All(o.SkillDirs)
+			for _, s := range sk {
+				names = append(names, "skill "+s.Name)
+			}
+			ag, _ := agents.All(o.AgentDirs)
+			for _, a := range ag {
+				names = append(names, "agent "+a.Name)
+			}
+			if want := []string{"/tidy:one", "/tidy:sweep", "skill tidy:s", "agent tidy:a"}; !slices.Equal(names, want) {
+				t.Errorf("names %q, want %q", names, want)
 			}
 		})
 	}
