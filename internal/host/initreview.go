@@ -43,9 +43,9 @@ var reviewBranch = sync.OnceValue(func() *regexp.Regexp { return regexp.MustComp
 func reviewCommand(args string) (cmd, prompt string, err error) {
 	switch f := strings.Fields(args); {
 	case len(f) == 0:
-		return "git status --short && git diff HEAD", reviewPrompt("the uncommitted changes of the working tree"), nil
+		return "git status --short && git diff --no-ext-diff --no-textconv HEAD", reviewPrompt("the uncommitted changes of the working tree"), nil
 	case len(f) == 1 && reviewBranch().MatchString(f[0]) && !strings.Contains(f[0], ".."):
-		return "git diff HEAD..." + f[0], reviewPrompt("the changes of the branch " + f[0] + " since it left the checked-out one"), nil
+		return "git diff --no-ext-diff --no-textconv HEAD..." + f[0], reviewPrompt("the changes of the branch " + f[0] + " since it left the checked-out one"), nil
 	}
 	return "", "", fmt.Errorf("want /review for the working tree's changes or /review BRANCH, got %q", args)
 }

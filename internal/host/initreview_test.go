@@ -12,6 +12,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/shellrule"
 )
 
 // sentText is everything a model request held, one line per part.
@@ -84,7 +85,9 @@ func TestInitWritesAgentsMD(t *testing.T) {
 
 // /review runs the diff as the user's own command (a bash card, no
 // question), then asks the model to review it: the model reads the diff
-// before the prompt. A branch's review is its diff since it left HEAD.
+// before the prompt. A branch's review is its diff since it left HEAD. The
+// commands are known safe, so the bash tool's guard holds: a diff program
+// the repository's own config names does not run.
 func TestReviewAttachesTheDiff(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
@@ -107,7 +110,12 @@ func TestReviewAttachesTheDiff(t *testing.T) {
 	writeFiles(t, root, map[string]string{"a.txt": "one\nbranch-line\n"})
 	git("commit", "-qam", "two")
 	git("checkout", "-q", "main")
-	writeFiles(t, root, map[string]string{"a.txt": "one\nuncommitted-line\n"})
+	writeFiles(t, root, map[string]string{"a.txt": "one\nuncommitted-line\n",
+		"evil.sh": "#!/bin/sh\ntouch \"" + filepath.Join(root, "pwned") + "\"\n"})
+	if err := os.Chmod(filepath.Join(root, "evil.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git("config", "diff.external", filepath.Join(root, "evil.sh"))
 	p := scripted(t, `{"turns": [{"text": "Looks fine."}, {"text": "Also fine."}]}`)
 	o := options(t, root, t.TempDir(), p)
 	o.Mode, o.Ask = ModeDefault, true
@@ -139,6 +147,15 @@ func TestReviewAttachesTheDiff(t *testing.T) {
 	sub.Flush(5 * time.Second)
 	if asked != 0 {
 		t.Errorf("the review's git command was asked about %d times", asked)
+	}
+	if _, err := os.Stat(filepath.Join(root, "pwned")); err == nil {
+		t.Error("the repository's diff.external ran")
+	}
+	for _, args := range []string{"", "topic", "feat/x-1.2"} {
+		cmd, _, err := reviewCommand(args)
+		if v := shellrule.Classify(cmd, nil); err != nil || !v.Safe || !v.RunsGit {
+			t.Errorf("/review %s runs %q, not known safe (%v): the guard would not hold", args, cmd, err)
+		}
 	}
 	for _, bad := range []string{"/review a;rm -rf x", "/review --output=x", "/review a..b", "/review a b"} {
 		a, err := s.Submit(t.Context(), Input{Text: bad, Where: Terminal})
