@@ -16,14 +16,27 @@ import (
 // A Claude Code plugin put in dsh's own plugin folder reaches the editor: its
 // command is offered as guard:greet and expands with ${CLAUDE_PLUGIN_ROOT};
 // its PreToolUse hook (jq reads the call) fails the model's rm, and its Stop
-// hook runs when the turn ends, each a card of the thread.
+// hook runs when the turn ends, each a card of the thread; its .mcp.json
+// server (started at ${CLAUDE_PLUGIN_ROOT}'s expansion) answers as
+// mcp__plugin_guard_probe__greet.
 func TestPluginCommandAndHooks(t *testing.T) {
 	if _, err := exec.LookPath("jq"); err != nil {
 		t.Skip("the hook scripts read their input with jq")
 	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg := t.TempDir()
 	plug := filepath.Join(cfg, "dsh", "plugins", "guard")
+	if err := os.MkdirAll(filepath.Join(plug, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(exe, filepath.Join(plug, "bin", "probe")); err != nil {
+		t.Fatal(err)
+	}
 	for name, text := range map[string]string{
+		".mcp.json":                  `{"mcpServers": {"probe": {"command": "${CLAUDE_PLUGIN_ROOT}/bin/probe", "args": ["-test.run=^$"], "env": {"DSH_ACP_TEST_MCP": "1"}}}}`,
 		".claude-plugin/plugin.json": `{"name": "guard", "version": "0.1.0"}`,
 		"commands/greet.md":          "---\ndescription: greet someone\nargument-hint: NAME\n---\nSay hello to $ARGUMENTS from ${CLAUDE_PLUGIN_ROOT}.\n",
 		"hooks/hooks.json": `{"hooks": {
@@ -42,7 +55,7 @@ func TestPluginCommandAndHooks(t *testing.T) {
 		}
 	}
 	c := start(t, options{configHome: cfg, env: []string{"HOME=" + t.TempDir()}, script: script(t,
-		turn{ToolCalls: []call{bash("b1", "rm notes.txt")}},
+		turn{ToolCalls: []call{bash("b1", "rm notes.txt"), {ID: "m1", Name: "mcp__plugin_guard_probe__greet", Args: map[string]any{"name": "plugin"}}}},
 		turn{Text: "I left it."},
 	)})
 	if err := os.WriteFile(filepath.Join(c.cwd, "notes.txt"), []byte("keep\n"), 0o644); err != nil {
@@ -58,6 +71,7 @@ func TestPluginCommandAndHooks(t *testing.T) {
 		`PreToolUse hook (Bash): ${CLAUDE_PLUGIN_ROOT}/hooks/no-rm.sh`,
 		`guard: no rm (rm notes.txt)`,
 		`Stop hook: ${CLAUDE_PLUGIN_ROOT}/hooks/stop.sh`,
+		`Hello, plugin!`,
 	} {
 		if !strings.Contains(thread, want) {
 			t.Errorf("the thread lacks %q:\n%s", want, thread)

@@ -115,15 +115,20 @@ func ownDir(getenv func(string) string) (string, error) {
 	return dir, os.MkdirAll(dir, 0o755)
 }
 
-// githubShort is Claude Code's owner/repo shorthand for a GitHub repository.
-var githubShort = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`) })
+// githubShort is Claude Code's owner/repo shorthand for a GitHub repository;
+// remoteURL a URL git fetches from, or an scp-like user@host:path.
+var (
+	githubShort = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`) })
+	remoteURL   = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^((https?|git|ssh|file)://|[A-Za-z0-9_.-]+@[A-Za-z0-9_.-]+:)`)
+	})
+)
 
 // gitURL is src as a git URL, if it is one: a URL, scp-like host:path, a
 // path ending .git that is not a plugin folder, or GitHub's owner/repo.
 func gitURL(src string) (string, bool) {
 	switch {
-	case regexp.MustCompile(`^(https?|git|ssh|file)://`).MatchString(src),
-		regexp.MustCompile(`^[A-Za-z0-9_.-]+@[A-Za-z0-9_.-]+:`).MatchString(src):
+	case remoteURL().MatchString(src):
 		return src, true
 	case strings.HasSuffix(src, ".git"):
 		if _, err := os.Stat(src); err == nil {

@@ -291,3 +291,25 @@ func TestAddListRemove(t *testing.T) {
 		t.Error("removed a plugin twice")
 	}
 }
+
+func TestGitURL(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"local/" + ManifestPath: `{"name": "l"}`})
+	for _, tc := range []struct {
+		src, want string
+		ok        bool
+	}{
+		{"https://example.com/p.git", "https://example.com/p.git", true},
+		{"git@example.com:team/p.git", "git@example.com:team/p.git", true},
+		{"file:///srv/p.git", "file:///srv/p.git", true},
+		{"owner/repo", "https://github.com/owner/repo.git", true},
+		{"ext::sh -c touch% /tmp/x", "", false},
+		{filepath.Join(dir, "local"), "", false},
+		{"plain-name", "", false},
+	} {
+		got, ok := gitURL(tc.src)
+		if ok != tc.ok || got != tc.want {
+			t.Errorf("%s: %q %v, want %q %v", tc.src, got, ok, tc.want, tc.ok)
+		}
+	}
+}
