@@ -134,7 +134,9 @@ const modelListWait = 5 * time.Second
 
 // runBuiltin carries out a built-in command, logged as typed before it runs
 // and with its answer after, so a reload shows both again where they were;
-// what only the consumer does (/new, /exit) is not logged.
+// what only the consumer does (/new, /exit) or a prompt the model is handed
+// (/init) is not logged as a command — but for an answer in words (/review's
+// to a bad argument), logged after it.
 func (s *Session) runBuiltin(ctx context.Context, b builtin, typed, args string) (Reply, error) {
 	if !b.consumer {
 		if _, err := s.put(session.Record{Type: session.TypeCommand, Text: typed}); err != nil {
@@ -142,8 +144,13 @@ func (s *Session) runBuiltin(ctx context.Context, b builtin, typed, args string)
 		}
 	}
 	r, err := b.run(s, ctx, strings.TrimSpace(args))
-	if err != nil || b.consumer || r.Text == "" {
+	if err != nil || r.Text == "" {
 		return r, err
+	}
+	if b.consumer {
+		if _, err := s.put(session.Record{Type: session.TypeCommand, Text: typed}); err != nil {
+			return Reply{}, err
+		}
 	}
 	_, err = s.put(session.Record{Type: session.TypeReply, Text: r.Text})
 	return r, err

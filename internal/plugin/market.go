@@ -22,9 +22,8 @@ type market struct {
 }
 
 type marketEntry struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	Source      json.RawMessage `json:"source"`
+	Name   string          `json:"name"`
+	Source json.RawMessage `json:"source"`
 }
 
 // entrySource is an entry's source object: {"source": "github", "repo":

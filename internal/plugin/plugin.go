@@ -34,11 +34,10 @@ const maxFile = 1 << 20
 
 // Plugin is one plugin found.
 type Plugin struct {
-	Name        string // the manifest's: the namespace of its commands, skills and agents
-	ID          string // name@marketplace, or the name of one added from a folder or a URL
-	Root        string // its folder (absolute)
-	Description string
-	Version     string
+	Name    string // the manifest's: the namespace of its commands, skills and agents
+	ID      string // name@marketplace, or the name of one added from a folder or a URL
+	Root    string // its folder (absolute)
+	Version string
 	// From says where it is installed: "dsh" (dsh plugin add) or "claude"
 	// (Claude Code's installed_plugins.json).
 	From string
@@ -53,14 +52,13 @@ type Plugin struct {
 // default folders (commands, agents, skills); hooks and mcpServers may be a
 // path, a list of paths or the configuration itself.
 type manifest struct {
-	Name        string          `json:"name"`
-	Version     string          `json:"version"`
-	Description string          `json:"description"`
-	Commands    paths           `json:"commands"`
-	Agents      paths           `json:"agents"`
-	Skills      paths           `json:"skills"`
-	Hooks       json.RawMessage `json:"hooks"`
-	MCPServers  json.RawMessage `json:"mcpServers"`
+	Name       string          `json:"name"`
+	Version    string          `json:"version"`
+	Commands   paths           `json:"commands"`
+	Agents     paths           `json:"agents"`
+	Skills     paths           `json:"skills"`
+	Hooks      json.RawMessage `json:"hooks"`
+	MCPServers json.RawMessage `json:"mcpServers"`
 }
 
 // paths is a manifest field that is one path or a list of them.
@@ -103,7 +101,7 @@ func Load(dir string) (Plugin, error) {
 	if !validName().MatchString(m.Name) {
 		return Plugin{}, fmt.Errorf("%s: name %q: want lowercase letters, digits and hyphens", filepath.Join(abs, ManifestPath), m.Name)
 	}
-	return Plugin{Name: m.Name, ID: m.Name, Root: abs, Description: m.Description, Version: m.Version, m: m}, nil
+	return Plugin{Name: m.Name, ID: m.Name, Root: abs, Version: m.Version, m: m}, nil
 }
 
 // readOwn reads a file of the user's own, capped.
