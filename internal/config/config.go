@@ -33,8 +33,11 @@ type Config struct {
 	Provider string // anthropic, openai or script
 	BaseURL  string
 	Model    string
-	Mode     string // a permission mode name; the agent validates it
-	Sandbox  string // off, on or network-off
+	// FallbackModel is the model a turn goes on with when Model is
+	// overloaded or unavailable; "" means none.
+	FallbackModel string
+	Mode          string // a permission mode name; the agent validates it
+	Sandbox       string // off, on or network-off
 	// Thinking is off, adaptive, an effort level (low, medium, high, xhigh,
 	// max) or a token budget in decimal; see ParseThinking.
 	Thinking string
@@ -134,7 +137,7 @@ func (w ContextWindows) For(model string) (int64, bool) {
 // Flags are the command-line settings; empty means not given. Each field's flag
 // is named in the setting's source (Provider: --provider, …).
 type Flags struct {
-	Provider, BaseURL, Model, Mode, Sandbox, Thinking string
+	Provider, BaseURL, Model, FallbackModel, Mode, Sandbox, Thinking string
 }
 
 // Setting is one effective setting and where it came from: a file path, "flag
@@ -255,6 +258,7 @@ func (c *Config) merge(d *fileData, path string, trusted bool, mcp map[string]MC
 	set("notify", d.notify)
 	set("api_key_store", d.apiKeyStore)
 	set("model", d.Model)
+	set("fallback_model", d.FallbackModel)
 	switch {
 	case d.thinking == nil || trusted:
 		set("thinking", d.thinking)
@@ -358,6 +362,7 @@ func (c Config) WithFlags(f Flags) (Config, error) {
 		{"provider", "--provider", f.Provider},
 		{"base_url", "--base-url", f.BaseURL},
 		{"model", "--model", f.Model},
+		{"fallback_model", "--fallback-model", f.FallbackModel},
 		{"mode", "--mode", f.Mode},
 		{"sandbox", "--sandbox", f.Sandbox},
 		{"thinking", "--thinking", f.Thinking},
@@ -388,7 +393,7 @@ func (c *Config) resolve() {
 		c.Provider, _ = c.envProvider()
 	}
 	c.Model, c.Mode, c.Sandbox, c.Thinking = top("model"), top("mode"), top("sandbox"), top("thinking")
-	c.Notify = top("notify")
+	c.Notify, c.FallbackModel = top("notify"), top("fallback_model")
 	c.APIKeyStore = top("api_key_store")
 	c.BaseURL, c.envBaseURL = top("base_url"), ""
 	if l := c.layers["base_url"]; len(l) == 0 || !strings.HasPrefix(l[len(l)-1].source, "flag ") {
@@ -469,6 +474,7 @@ func (c Config) Settings() []Setting {
 		out = append(out, s)
 	}
 	scalar("model", c.Model)
+	scalar("fallback_model", c.FallbackModel)
 	scalar("mode", c.Mode)
 	scalar("sandbox", c.Sandbox)
 	scalar("thinking", c.Thinking)
@@ -582,9 +588,9 @@ func validateScalar(key, v string) error {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("base_url: want an http or https URL, got %q", v)
 		}
-	case "model":
+	case "model", "fallback_model":
 		if strings.TrimSpace(v) == "" || strings.ContainsAny(v, "\n\r") {
-			return fmt.Errorf("model: want a model name, got %q", v)
+			return fmt.Errorf("%s: want a model name, got %q", key, v)
 		}
 	case "mode":
 		if !modeRE().MatchString(v) {

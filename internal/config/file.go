@@ -27,6 +27,7 @@ type rawFile struct {
 	Provider          *string               `toml:"provider"`
 	BaseURL           *string               `toml:"base_url"`
 	Model             *string               `toml:"model"`
+	FallbackModel     *string               `toml:"fallback_model"`
 	Mode              *string               `toml:"mode"`
 	Sandbox           *string               `toml:"sandbox"`
 	Notify            *bool                 `toml:"notify"`
@@ -63,6 +64,7 @@ type rawMCP struct {
 // fileData is one file, validated.
 type fileData struct {
 	Provider, BaseURL, Model, Mode, Sandbox *string
+	FallbackModel                           *string
 	thinking                                *string
 	notify                                  *string // "true" or "false"
 	apiKeyStore                             *string // "none" or "file"
@@ -214,10 +216,10 @@ func parseFile(b []byte, getenv func(string) string) (*fileData, error) {
 	bad := func(key, format string, args ...any) error {
 		return &lineError{line: lines[key], msg: fmt.Sprintf(format, args...)}
 	}
-	d := &fileData{Provider: r.Provider, BaseURL: r.BaseURL, Model: r.Model, Mode: r.Mode, Sandbox: r.Sandbox,
+	d := &fileData{Provider: r.Provider, BaseURL: r.BaseURL, Model: r.Model, FallbackModel: r.FallbackModel, Mode: r.Mode, Sandbox: r.Sandbox,
 		SafeCommands: r.SafeCommands, CheckpointExclude: r.CheckpointExclude, TrustedProjects: r.TrustedProjects, lines: lines}
 	for key, v := range map[string]*string{"provider": r.Provider, "base_url": r.BaseURL, "model": r.Model,
-		"mode": r.Mode, "sandbox": r.Sandbox} {
+		"fallback_model": r.FallbackModel, "mode": r.Mode, "sandbox": r.Sandbox} {
 		if v != nil {
 			if err := validateScalar(key, *v); err != nil {
 				return nil, bad(key, "%v", err)

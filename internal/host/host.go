@@ -118,6 +118,14 @@ type Options struct {
 	Model     string
 	Thinking  string // the thinking level (provider.Request.Thinking) until a model record says otherwise
 	MaxTokens int
+	// FallbackModel is the model a turn goes on with when Model is overloaded
+	// or unavailable (config's fallback_model); "" means none.
+	FallbackModel string
+	// MaxTurns bounds a prompt's model round-trips (0: agent.DefaultMaxTurns);
+	// MaxCost, if positive, its cost in US dollars as /cost prices it (dsh
+	// run's --max-turns and --max-budget-usd).
+	MaxTurns int
+	MaxCost  float64
 	// ContextWindow overrides the model table's context window (0: the table's);
 	// CompactAt is the share of it past which a turn compacts the context first
 	// (0: agent.DefaultCompactAt).
@@ -374,23 +382,27 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 	s.usage.f = usage.New(o.Model)
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	cfg := agent.Config{
-		Provider:    hostProvider{s},
-		Registry:    reg,
-		Log:         recorder{s},
-		Tools:       s.tools,
-		Model:       o.Model,
-		Thinking:    o.Thinking,
-		MaxTokens:   o.MaxTokens,
-		Mode:        o.Mode,
-		Auto:        auto,
-		OnDelta:     func(d provider.Delta) { s.bus.publish(Event{Kind: KindDelta, Delta: d}) },
-		OnCallStart: func(id string) { s.bus.publish(Event{Kind: KindCallStarted, CallID: id}) },
-		OnUsage:     s.onUsage,
-		Folded:      s.folded,
-		Window:      s.window,
-		Hooks:       hookRunner(o, ws.Root()),
-		HookBase:    s.hookBase,
-		NoModel:     o.Provider == nil,
+		Provider:      hostProvider{s},
+		Registry:      reg,
+		Log:           recorder{s},
+		Tools:         s.tools,
+		Model:         o.Model,
+		Thinking:      o.Thinking,
+		MaxTokens:     o.MaxTokens,
+		MaxTurns:      o.MaxTurns,
+		MaxCost:       o.MaxCost,
+		Spent:         func() float64 { return s.usage.total().Cost },
+		FallbackModel: o.FallbackModel,
+		Mode:          o.Mode,
+		Auto:          auto,
+		OnDelta:       func(d provider.Delta) { s.bus.publish(Event{Kind: KindDelta, Delta: d}) },
+		OnCallStart:   func(id string) { s.bus.publish(Event{Kind: KindCallStarted, CallID: id}) },
+		OnUsage:       s.onUsage,
+		Folded:        s.folded,
+		Window:        s.window,
+		Hooks:         hookRunner(o, ws.Root()),
+		HookBase:      s.hookBase,
+		NoModel:       o.Provider == nil,
 	}
 	if o.Ask {
 		cfg.Permit, cfg.Ask = s.permit, s.ask

@@ -207,6 +207,7 @@ func (s Settings) Options() host.Options {
 		SafeCommands:      cfg.SafeCommands,
 		CheckpointExclude: cfg.CheckpointExclude,
 		Model:             s.Model,
+		FallbackModel:     cfg.FallbackModel,
 		Thinking:          cfg.Thinking,
 		Provider:          s.provider,
 		Models:            s.models,
@@ -290,6 +291,20 @@ func (s Settings) provider() (provider.Provider, error) {
 func (s Settings) CheckProvider() error {
 	_, err := s.provider()
 	return err
+}
+
+// CheckPrice says whether a budget in dollars can be kept: the model's price,
+// and the fallback model's, must be known.
+func (s Settings) CheckPrice() error {
+	if s.Model == "" {
+		return errors.New("the price of the provider's default model is not known; name a model with --model")
+	}
+	for _, m := range []string{s.Model, s.Config.FallbackModel} {
+		if m != "" && !models.Lookup(m).Priced {
+			return fmt.Errorf("the price of %s is not known, so its cost cannot be counted", m)
+		}
+	}
+	return nil
 }
 
 // models lists the provider's models (the built-in list when the provider
