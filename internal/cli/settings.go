@@ -29,6 +29,10 @@ func (f *settingsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.in.Script, "script", "", "play back the scripted turns in `FILE` (the script provider)")
 	fs.StringVar(&f.in.SessionDir, "session-dir", "", "session logs go in `DIR` (default $XDG_STATE_HOME/dsh/sessions)")
 	fs.BoolVar(&f.in.AllowOutside, "allow-outside", false, "let tools touch paths outside the workspace root")
+	fs.Func("add-dir", "also work in `DIR`, confined, sandboxed and asked about like the workspace (repeatable)", func(d string) error {
+		f.in.AddDirs = append(f.in.AddDirs, d)
+		return nil
+	})
 }
 
 // modeUsage is the --mode flag's help: every mode there is.

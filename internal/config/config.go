@@ -55,8 +55,12 @@ type Config struct {
 	// CheckpointExclude are gitignore patterns of files checkpoints never
 	// copy, beside the secrets they leave out anyway.
 	CheckpointExclude []string
-	MCP               []MCPServer // sorted by name
-	LSP               LSP
+	// AdditionalDirs are further directories sessions work in, as given
+	// (relative ones are the session directory's): confined, sandboxed and
+	// asked about like the workspace.
+	AdditionalDirs []string
+	MCP            []MCPServer // sorted by name
+	LSP            LSP
 	// Hooks are the hook commands of the user's files and, when the project is
 	// trusted, the project's (dsh's config.toml, then Claude Code's settings).
 	Hooks []Hook
@@ -300,6 +304,14 @@ func (c *Config) merge(d *fileData, path string, trusted bool, mcp map[string]MC
 			ignore("checkpoint_exclude", "a project file may not leave files out of what /undo can restore")
 		}
 	}
+	if d.AdditionalDirs != nil {
+		if trusted {
+			c.AdditionalDirs = slices.Compact(slices.Sorted(slices.Values(append(c.AdditionalDirs, d.AdditionalDirs...))))
+			c.sources["additional_directories"] = joinSource(c.sources["additional_directories"], path)
+		} else {
+			ignore("additional_directories", "a project file may not widen where the agent works")
+		}
+	}
 	if d.contextWindow != nil && !trusted {
 		ignore("context_window", "a project file may not choose when the context is compacted")
 	}
@@ -494,6 +506,11 @@ func (c Config) Settings() []Setting {
 		sc.Value, sc.Source = strings.Join(c.SafeCommands, ", "), c.sources["safe_commands"]
 	}
 	out = append(out, sc)
+	ad := Setting{Key: "additional_directories", Source: "default"}
+	if len(c.AdditionalDirs) > 0 {
+		ad.Value, ad.Source = strings.Join(c.AdditionalDirs, ", "), c.sources["additional_directories"]
+	}
+	out = append(out, ad)
 	ce := Setting{Key: "checkpoint_exclude", Source: "default"}
 	if len(c.CheckpointExclude) > 0 {
 		ce.Value, ce.Source = strings.Join(c.CheckpointExclude, ", "), c.sources["checkpoint_exclude"]

@@ -36,6 +36,7 @@ type rawFile struct {
 	ContextWindow     any                   `toml:"context_window"` // an integer or a table of them
 	SafeCommands      []string              `toml:"safe_commands"`
 	CheckpointExclude []string              `toml:"checkpoint_exclude"`
+	AdditionalDirs    []string              `toml:"additional_directories"`
 	TrustedProjects   []string              `toml:"trusted_projects"`
 	Projects          map[string]rawProject `toml:"projects"`
 	MCP               map[string]rawMCP     `toml:"mcp"`
@@ -71,6 +72,7 @@ type fileData struct {
 	contextWindow                           *ContextWindows
 	SafeCommands                            []string
 	CheckpointExclude                       []string
+	AdditionalDirs                          []string
 	TrustedProjects                         []string
 	projects                                map[string]Decision // by canonical path
 	sum                                     string              // the file's SHA-256, hex
@@ -217,7 +219,7 @@ func parseFile(b []byte, getenv func(string) string) (*fileData, error) {
 		return &lineError{line: lines[key], msg: fmt.Sprintf(format, args...)}
 	}
 	d := &fileData{Provider: r.Provider, BaseURL: r.BaseURL, Model: r.Model, FallbackModel: r.FallbackModel, Mode: r.Mode, Sandbox: r.Sandbox,
-		SafeCommands: r.SafeCommands, CheckpointExclude: r.CheckpointExclude, TrustedProjects: r.TrustedProjects, lines: lines}
+		SafeCommands: r.SafeCommands, CheckpointExclude: r.CheckpointExclude, AdditionalDirs: r.AdditionalDirs, TrustedProjects: r.TrustedProjects, lines: lines}
 	for key, v := range map[string]*string{"provider": r.Provider, "base_url": r.BaseURL, "model": r.Model,
 		"fallback_model": r.FallbackModel, "mode": r.Mode, "sandbox": r.Sandbox} {
 		if v != nil {

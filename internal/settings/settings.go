@@ -10,8 +10,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dsh-dev/dsh/internal/command"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/dsh-dev/dsh/internal/agent"
 	"github.com/dsh-dev/dsh/internal/agents"
+	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/config"
 	"github.com/dsh-dev/dsh/internal/credentials"
 	"github.com/dsh-dev/dsh/internal/hooks"
@@ -47,6 +49,9 @@ type Input struct {
 	Script       string
 	SessionDir   string // --session-dir
 	AllowOutside bool   // --allow-outside
+	// AddDirs are --add-dir's directories, beside the configuration's
+	// additional_directories.
+	AddDirs []string
 	Version      string // dsh's, reported to MCP servers
 	// NoModel says the command talks to no model (dsh tool): no model is
 	// chosen, so no provider is asked for its list.
@@ -67,6 +72,9 @@ type Settings struct {
 	Model       string
 	modelSource string
 	SessionDir  string
+	// Roots are the further directories sessions work in (--add-dir, then
+	// the configuration's), absolute and checked.
+	Roots []string
 
 	in     Input
 	getenv func(string) string // the environment with the configuration's base URL
@@ -126,10 +134,54 @@ func Resolve(ctx context.Context, in Input) (Settings, error) {
 	if s.SessionDir, err = session.Dir(in.SessionDir); err != nil {
 		return Settings{}, err
 	}
+	if s.Roots, err = s.roots(); err != nil {
+		return Settings{}, err
+	}
 	if !in.NoModel {
 		s.Model, s.modelSource = s.chooseModel(ctx)
 	}
 	return s, nil
+}
+
+// roots resolves --add-dir's directories and the configuration's: relative
+// ones are the session directory's, ~/ the home's; each must be a directory.
+func (s Settings) roots() ([]string, error) {
+	var out []string
+	add := func(d, from string, flag bool) error {
+		p := d
+		if rest, ok := strings.CutPrefix(d, "~/"); ok && s.in.Getenv("HOME") != "" {
+			p = filepath.Join(s.in.Getenv("HOME"), rest)
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(s.in.Cwd, p)
+		}
+		fi, err := os.Stat(p)
+		if err == nil && !fi.IsDir() {
+			err = errors.New("not a directory")
+		}
+		if err != nil {
+			err = fmt.Errorf("%s %s: %w", from, d, err)
+			if flag {
+				return &FlagError{err}
+			}
+			return err
+		}
+		if p = filepath.Clean(p); p != filepath.Clean(s.in.Cwd) && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+		return nil
+	}
+	for _, d := range s.in.AddDirs {
+		if err := add(d, "--add-dir", true); err != nil {
+			return nil, err
+		}
+	}
+	for _, d := range s.Config.AdditionalDirs {
+		if err := add(d, "additional_directories ("+s.source("additional_directories")+")", false); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // wrap names where a bad setting came from; one from a flag is a FlagError.
@@ -200,6 +252,7 @@ func (s Settings) Options() host.Options {
 	o := host.Options{
 		SessionDir:        s.SessionDir,
 		Root:              s.in.Cwd,
+		Roots:             s.Roots,
 		AllowOutside:      s.in.AllowOutside,
 		KeepEnv:           KeepEnv(s.in.Getenv),
 		Mode:              s.Mode,
