@@ -115,7 +115,7 @@ func FuzzDecide(f *testing.F) {
 		s := NewSet(r)
 		v := s.Decide(Call{Tool: "bash", Command: cmd})
 		if v.Matched && v.Effect == Deny {
-			if w := s.Decide(Call{Tool: "bash", Command: "true; " + cmd}); !(w.Matched && w.Effect == Deny) && !w.Unsure {
+			if w := s.Decide(Call{Tool: "bash", Command: "true; " + cmd}); (!w.Matched || w.Effect != Deny) && !w.Unsure {
 				t.Fatalf("%q denies %q but not after true;", rule, cmd)
 			}
 		}
