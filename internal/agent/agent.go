@@ -23,6 +23,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/hooks"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/models"
+	"github.com/dsh-dev/dsh/internal/rules"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/view"
@@ -90,6 +91,10 @@ type Config struct {
 	// session's cost as /cost prices it, subagents included.
 	MaxCost float64
 	Spent   func() float64
+	// Rules are the user's permission rules in force now (nil: none); a
+	// deny holds in every mode, ask asks even where the mode would not, allow
+	// runs where it would ask.
+	Rules func() *rules.Set
 	// FallbackModel is the model a turn goes on with when the one in force is
 	// overloaded or unavailable (provider.ErrUnavailable); "" means none.
 	FallbackModel string
@@ -794,6 +799,13 @@ func (a *Agent) permit(ctx context.Context, c call, hook string) (res tool.Resul
 	mode := a.mode
 	a.mu.Unlock()
 	ap := c.tool.Approval(c.args)
+	// The user's rules first: a deny holds in every mode; ask and allow
+	// count as a hook's would.
+	denied, ruled := a.ruleGate(c, ap)
+	if denied != nil {
+		return *denied, false, nil
+	}
+	hook = stronger(hook, ruled)
 	r := a.pathRisk(ap.Paths)
 	if why := r.reason(); why != "" {
 		// Asked every time: no earlier "always" covers it.
