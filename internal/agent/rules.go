@@ -66,7 +66,7 @@ func (a *Agent) ruleGate(c call, ap tool.Approval) (denied *tool.Result, say str
 	case !v.Matched:
 		return nil, ""
 	case v.Effect == rules.Deny:
-		r := tool.Errorf("The permission rule %q (%s) denies this call, so it was not run. Do not try to get around it; ask the user if it is needed.", v.Rule.Text, v.Rule.Source)
+		r := tool.Errorf("Denied by the permission rule %q of %s: not run.", v.Rule.Text, v.Rule.Source)
 		return &r, ""
 	case v.Effect == rules.Ask:
 		return nil, "ask"

@@ -19,7 +19,7 @@ func TestPermissionRules(t *testing.T) {
 		asked   bool
 		errText string // in the result; "" it ran
 	}{
-		{ModeBypass, "echo a; rm -rf nothing-here", false, `The permission rule "Bash(rm -rf:*)" (test) denies this call`},
+		{ModeBypass, "echo a; rm -rf nothing-here", false, `Denied by the permission rule "Bash(rm -rf:*)" of test`},
 		{ModeDefault, "env X=1 rm -rf nothing-here", false, `"Bash(rm -rf:*)"`},
 		{ModeBypass, "touch pushed", true, ""},
 		{ModeDefault, "touch allowed", false, ""},

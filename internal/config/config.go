@@ -64,6 +64,9 @@ type Config struct {
 	// Hooks are the hook commands of the user's files and, when the project is
 	// trusted, the project's (dsh's config.toml, then Claude Code's settings).
 	Hooks []Hook
+	// Permissions are the allow, ask and deny rules of every file, in the
+	// order read.
+	Permissions []PermissionRule
 	// Files are the configuration files looked at, found or not.
 	Files []File
 	// Notices are project settings that were ignored, and why.
@@ -212,6 +215,9 @@ func Load(projectRoot string, getenv func(string) string) (Config, error) {
 	if err := c.loadHooks(projectRoot, projectTrusted); err != nil {
 		return Config{}, err
 	}
+	if err := c.loadPermissions(projectRoot, projectTrusted); err != nil {
+		return Config{}, err
+	}
 	for _, name := range sortedKeys(mcp) {
 		c.MCP = append(c.MCP, mcp[name])
 	}
@@ -304,6 +310,7 @@ func (c *Config) merge(d *fileData, path string, trusted bool, mcp map[string]MC
 			ignore("checkpoint_exclude", "a project file may not leave files out of what /undo can restore")
 		}
 	}
+	c.addRules(d.permissions, path, path != UserPath(c.getenv), trusted)
 	if d.AdditionalDirs != nil {
 		if trusted {
 			c.AdditionalDirs = slices.Compact(slices.Sorted(slices.Values(append(c.AdditionalDirs, d.AdditionalDirs...))))
@@ -511,6 +518,9 @@ func (c Config) Settings() []Setting {
 		ad.Value, ad.Source = strings.Join(c.AdditionalDirs, ", "), c.sources["additional_directories"]
 	}
 	out = append(out, ad)
+	for _, r := range c.Permissions {
+		out = append(out, Setting{Key: "permissions." + r.Effect, Value: r.Rule, Source: r.Source})
+	}
 	ce := Setting{Key: "checkpoint_exclude", Source: "default"}
 	if len(c.CheckpointExclude) > 0 {
 		ce.Value, ce.Source = strings.Join(c.CheckpointExclude, ", "), c.sources["checkpoint_exclude"]

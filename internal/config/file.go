@@ -44,6 +44,9 @@ type rawFile struct {
 
 	// Hooks are [[hooks.EVENT]] tables, in the shape of Claude Code's settings.
 	Hooks map[string][]rawHookGroup `toml:"hooks"`
+
+	// Permissions are allow, ask and deny rules in Claude Code's syntax.
+	Permissions *RuleLists `toml:"permissions"`
 }
 
 // rawProject is the user's answer to "Trust this folder?" for one project.
@@ -79,6 +82,7 @@ type fileData struct {
 	MCP                                     map[string]MCPServer
 	lsp                                     *LSP
 	hooks                                   []Hook
+	permissions                             *RuleLists
 	lines                                   map[string]int // dotted key → line
 }
 
@@ -289,6 +293,7 @@ func parseFile(b []byte, getenv func(string) string) (*fileData, error) {
 	if d.lsp, err = lspTable(r.LSP); err != nil {
 		return nil, bad("lsp", "%v", err)
 	}
+	d.permissions = r.Permissions
 	if d.hooks, _, err = hookTable(r.Hooks, "", true); err != nil {
 		return nil, bad("hooks", "%v", err)
 	}

@@ -33,6 +33,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/provider/openai"
 	"github.com/dsh-dev/dsh/internal/provider/providers"
+	"github.com/dsh-dev/dsh/internal/rules"
 	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/skills"
@@ -75,6 +76,7 @@ type Settings struct {
 	// Roots are the further directories sessions work in (--add-dir, then
 	// the configuration's), absolute and checked.
 	Roots []string
+	rules *rules.Set
 
 	in     Input
 	getenv func(string) string // the environment with the configuration's base URL
@@ -137,6 +139,9 @@ func Resolve(ctx context.Context, in Input) (Settings, error) {
 	if s.Roots, err = s.roots(); err != nil {
 		return Settings{}, err
 	}
+	var notes []string
+	s.rules, notes = ruleSet(cfg.Permissions, in.Cwd, in.Getenv)
+	s.Config.Notices = append(s.Config.Notices, notes...)
 	if !in.NoModel {
 		s.Model, s.modelSource = s.chooseModel(ctx)
 	}
@@ -253,6 +258,8 @@ func (s Settings) Options() host.Options {
 		SessionDir:        s.SessionDir,
 		Root:              s.in.Cwd,
 		Roots:             s.Roots,
+		Rules:             s.rules,
+		EditRules:         s.editRules,
 		AllowOutside:      s.in.AllowOutside,
 		KeepEnv:           KeepEnv(s.in.Getenv),
 		Mode:              s.Mode,
@@ -481,6 +488,20 @@ func (s Settings) Entries() []config.Setting {
 		case "safe_commands":
 			if st.Value == "" {
 				st.Value = "(none added)"
+			}
+		case "fallback_model":
+			if st.Value == "" {
+				st.Value = "(none)"
+			}
+		case "additional_directories":
+			switch {
+			case len(s.Roots) > 0:
+				st.Value = strings.Join(s.Roots, ", ") // --add-dir's too, resolved
+				if len(s.in.AddDirs) > 0 {
+					st.Source = "flag --add-dir, " + st.Source
+				}
+			case st.Value == "":
+				st.Value = "(none)"
 			}
 		case "base_url":
 			if st.Value == "" {
