@@ -53,7 +53,7 @@ type Input struct {
 	// AddDirs are --add-dir's directories, beside the configuration's
 	// additional_directories.
 	AddDirs []string
-	Version      string // dsh's, reported to MCP servers
+	Version string // dsh's, reported to MCP servers
 	// NoModel says the command talks to no model (dsh tool): no model is
 	// chosen, so no provider is asked for its list.
 	NoModel bool
