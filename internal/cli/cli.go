@@ -71,6 +71,7 @@ func commands() []command {
 		{"run", `"PROMPT"`, "run one agent turn in the current directory", runRunCmd},
 		{"sessions", "", "list recorded sessions", runSessionsCmd},
 		{"replay", "SESSION", "print a recorded session's messages and cards", runReplayCmd},
+		{"export", "SESSION", "write a session as Markdown, a self-contained HTML page or JSON", runExportCmd},
 		{"web", "[--addr 127.0.0.1:0]", "serve a local web view of every session, live", runWebCmd},
 		{"tool", "NAME JSON | -", "run tool calls directly and print their cards", runToolCmd},
 		{"config", "", "print the effective settings and where each came from", runConfigCmd},
