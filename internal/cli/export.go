@@ -122,7 +122,7 @@ func exportMarkdown(w io.Writer, id string, recs []session.Record, child func(st
 	flush := func() {
 		if text := strings.Trim(block.String(), "\n"); text != "" {
 			if !answering {
-				bw.WriteString("## dsh\n\n")
+				fmt.Fprint(bw, "## dsh\n\n")
 				answering = true
 			}
 			fence := "```"
@@ -137,7 +137,7 @@ func exportMarkdown(w io.Writer, id string, recs []session.Record, child func(st
 	answer := func() {
 		flush()
 		if !answering {
-			bw.WriteString("## dsh\n\n")
+			fmt.Fprint(bw, "## dsh\n\n")
 			answering = true
 		}
 	}
@@ -169,6 +169,10 @@ func exportMarkdown(w io.Writer, id string, recs []session.Record, child func(st
 			answer()
 			fmt.Fprintf(bw, "<details><summary>Thinking</summary>\n\n%s\n\n</details>\n\n", r.Text)
 			continue
+		case session.TypeToolCall, session.TypeToolResult, session.TypePlan, session.TypeMode, session.TypeAllow,
+			session.TypeCompaction, session.TypeInstructions, session.TypeModel, session.TypeCheckpoint, session.TypeRestore,
+			session.TypeHook, session.TypeCommand, session.TypeReply, session.TypeDamaged:
+			// drawn as the terminal draws them, below
 		}
 		if err := fold.Record(ui, r); err != nil {
 			return err
