@@ -110,7 +110,7 @@ func Valid(pattern string) error {
 	name := strings.TrimPrefix(p, "*.")
 	bad := name == "" || strings.Contains(name, "*") || strings.HasPrefix(name, ".") || strings.Contains(name, "..")
 	for _, c := range name {
-		bad = bad || !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_')
+		bad = bad || !strings.ContainsRune("abcdefghijklmnopqrstuvwxyz0123456789-._", c)
 	}
 	if bad {
 		return fmt.Errorf("want a domain name, *.domain or an IP address, got %q", pattern)
