@@ -27,6 +27,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/hooks"
 	"github.com/dsh-dev/dsh/internal/lsp"
 	"github.com/dsh-dev/dsh/internal/mcp"
+	"github.com/dsh-dev/dsh/internal/netproxy"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/sandbox"
@@ -104,6 +105,9 @@ type Options struct {
 	// when it is on and the kernel supports it; otherwise auto falls back to
 	// asking, with a warning.
 	Sandbox sandbox.Mode
+	// Network, if set, filters the network of sandboxed commands and
+	// web_fetch by domain (network.allowed_domains and denied_domains).
+	Network *netproxy.Proxy
 	// SafeCommands are the user's additions to the commands that run unasked.
 	SafeCommands []string
 	// CheckpointExclude are the user's gitignore patterns of files that
@@ -357,7 +361,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 	if o.sub != nil {
 		reg = o.sub.reg
 	} else {
-		reg = toolset.New(toolset.Options{KeepEnv: o.KeepEnv, Extra: o.Tools, Sandbox: o.Sandbox, SafeCommands: o.SafeCommands,
+		reg = toolset.New(toolset.Options{KeepEnv: o.KeepEnv, Extra: o.Tools, Sandbox: o.Sandbox, Network: o.Network, SafeCommands: o.SafeCommands,
 			Skills: len(sk) > 0, Agents: ag})
 	}
 	s := &Session{o: o, ws: ws, log: log, reg: reg, tools: tool.NewSession(id, ws), bus: newBus(), notes: notes, skills: sk, custom: custom, agents: ag, mcp: o.servers,
