@@ -343,6 +343,9 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 	if o.Mode == agent.ModeAuto && !auto {
 		o.Warn(agent.ErrNoSandbox.Error() + "; asking before each command instead")
 	}
+	if o.Network != nil && o.sub == nil && !o.Sandbox.Enabled() {
+		o.Warn("network.allowed_domains and denied_domains hold for web_fetch only: commands run unsandboxed (--sandbox off), where no proxy can hold them")
+	}
 	sk, err := skills.All(o.SkillDirs)
 	if err != nil {
 		o.Warn("skills: " + err.Error())
