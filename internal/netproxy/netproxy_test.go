@@ -216,3 +216,24 @@ func TestTransport(t *testing.T) {
 		t.Fatalf("GET evil.test = %v, want a refusal", err)
 	}
 }
+
+// A plain request's Host header cannot name a host other than the one its
+// URL names, which is the one checked.
+func TestHostHeaderIsTheChecked(t *testing.T) {
+	port := origin(t, "ok")
+	_, addr := serve(t, Rules{Allow: [][]string{{"allowed.test"}}}, "allowed.test=127.0.0.1")
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "GET http://allowed.test:%s/ HTTP/1.1\r\nHost: evil.test\r\n\r\n", port)
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if want := "ok allowed.test:" + port; string(b) != want {
+		t.Fatalf("the server saw %q, want %q", b, want)
+	}
+}

@@ -268,7 +268,9 @@ func (s *Session) handle(c net.Conn) {
 		}
 		return
 	}
-	// One request a connection: a second one could name another host.
+	// One request a connection: a second one could name another host. (The
+	// Host sent is the URL's, the one checked: ReadRequest ignores the header
+	// of a request in absolute form.)
 	req.Header.Del("Proxy-Connection")
 	req.Header.Del("Proxy-Authorization")
 	req.Close = true
