@@ -53,9 +53,9 @@ func TestSandboxNetworkByDomain(t *testing.T) {
 	if r := f.bash(direct); strings.Contains(r.TextOf(), "reached") || !strings.Contains(r.TextOf(), "Exit code 7.") {
 		t.Fatalf("a direct connection got through: %s", r.TextOf())
 	}
-	id := f.startJob("curl -sS -m 10 http://allowed.test:" + port + "/")
-	if out := f.jobOutput(id, 10_000); !strings.Contains(out, "reached") {
-		t.Fatalf("a background job did not reach the allowed name: %s", out)
+	id := f.startJob("curl -sS -m 10 http://allowed.test:" + port + "/; curl -sS -m 10 http://evil.test:" + port + "/")
+	if out := f.jobOutput(id, 10_000); !strings.Contains(out, "reached") || !strings.Contains(out, "the sandbox refused its connections to evil.test") {
+		t.Fatalf("a background job: %s", out)
 	}
 
 	control := newFixture(t, Options{Sandbox: sandbox.On})
