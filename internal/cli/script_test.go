@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"testing"
 
@@ -27,8 +28,10 @@ func TestScripts(t *testing.T) {
 			e.Setenv("XDG_STATE_HOME", e.WorkDir+"/state")
 			e.Setenv("NO_COLOR", "1")
 			e.Setenv("HOME", e.WorkDir+"/home")
+			e.Values[netServersKey] = &netServers{hits: map[string]int{}, udp: map[string]*net.UDPConn{}}
 			return nil
 		},
+		Cmds: netCmds(),
 		Condition: func(cond string) (bool, error) {
 			if cond == "sandbox" { // commands can run confined here
 				return sandbox.Check(sandbox.On) == nil, nil

@@ -11,7 +11,8 @@
 // cannot widen what dsh does unasked: unless the user's file lists the project
 // in trusted_projects, its base_url (where the API key is sent), mcp servers
 // (commands run at start), safe_commands, a mode other than default or
-// read-only, and sandbox = "off" are ignored, each with a notice.
+// read-only, and sandbox = "off" are ignored, each with a notice. Its
+// [network] domains only ever narrow the user's (see Network).
 package config
 
 import (
@@ -61,6 +62,8 @@ type Config struct {
 	AdditionalDirs []string
 	MCP            []MCPServer // sorted by name
 	LSP            LSP
+	// Network filters by domain what sandboxed commands and web_fetch reach.
+	Network Network
 	// Hooks are the hook commands of the user's files and, when the project is
 	// trusted, the project's (dsh's config.toml, then Claude Code's settings).
 	Hooks []Hook
@@ -336,6 +339,7 @@ func (c *Config) merge(d *fileData, path string, trusted bool, mcp map[string]MC
 			c.sources["context_window."+m] = path
 		}
 	}
+	c.mergeNetwork(d.network, path)
 	switch {
 	case d.lsp == nil:
 	case trusted:
@@ -526,6 +530,7 @@ func (c Config) Settings() []Setting {
 		ce.Value, ce.Source = strings.Join(c.CheckpointExclude, ", "), c.sources["checkpoint_exclude"]
 	}
 	out = append(out, ce)
+	out = append(out, c.networkSettings()...)
 	for _, s := range c.MCP {
 		out = append(out, Setting{Key: "mcp." + s.Name, Value: s.describe(), Source: c.sources["mcp."+s.Name]})
 	}

@@ -41,6 +41,7 @@ type rawFile struct {
 	Projects          map[string]rawProject `toml:"projects"`
 	MCP               map[string]rawMCP     `toml:"mcp"`
 	LSP               *rawLSP               `toml:"lsp"`
+	Network           *rawNetwork           `toml:"network"`
 
 	// Hooks are [[hooks.EVENT]] tables, in the shape of Claude Code's settings.
 	Hooks map[string][]rawHookGroup `toml:"hooks"`
@@ -81,6 +82,7 @@ type fileData struct {
 	sum                                     string              // the file's SHA-256, hex
 	MCP                                     map[string]MCPServer
 	lsp                                     *LSP
+	network                                 *rawNetwork
 	hooks                                   []Hook
 	permissions                             *RuleLists
 	lines                                   map[string]int // dotted key → line
@@ -184,11 +186,15 @@ func wantType(key []string) (string, bool) {
 			return "an array of strings", true
 		case "mcp":
 			return "a table of servers, [mcp.NAME]", true
+		case "network":
+			return "a table with allowed_domains and denied_domains", true
 		case "provider", "base_url", "model", "mode", "sandbox", "api_key_store":
 			return "a string", true
 		case "notify":
 			return "a boolean (true or false)", true
 		}
+	case len(key) == 2 && key[0] == "network":
+		return "an array of strings", true
 	case len(key) == 2 && key[0] == "mcp":
 		return "a table with command, args and env, or url, type and headers", true
 	case len(key) == 3 && key[0] == "mcp":
@@ -294,6 +300,9 @@ func parseFile(b []byte, getenv func(string) string) (*fileData, error) {
 		return nil, bad("lsp", "%v", err)
 	}
 	d.permissions = r.Permissions
+	if d.network, err = networkTable(r.Network, bad); err != nil {
+		return nil, err
+	}
 	if d.hooks, _, err = hookTable(r.Hooks, "", true); err != nil {
 		return nil, bad("hooks", "%v", err)
 	}

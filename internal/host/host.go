@@ -28,6 +28,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/hooks"
 	"github.com/dsh-dev/dsh/internal/lsp"
 	"github.com/dsh-dev/dsh/internal/mcp"
+	"github.com/dsh-dev/dsh/internal/netproxy"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/rules"
@@ -106,6 +107,9 @@ type Options struct {
 	// when it is on and the kernel supports it; otherwise auto falls back to
 	// asking, with a warning.
 	Sandbox sandbox.Mode
+	// Network, if set, filters the network of sandboxed commands and
+	// web_fetch by domain (network.allowed_domains and denied_domains).
+	Network *netproxy.Proxy
 	// SafeCommands are the user's additions to the commands that run unasked.
 	SafeCommands []string
 	// CheckpointExclude are the user's gitignore patterns of files that
@@ -355,6 +359,9 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 	if o.Mode == agent.ModeAuto && !auto {
 		o.Warn(agent.ErrNoSandbox.Error() + "; asking before each command instead")
 	}
+	if o.Network != nil && o.sub == nil && !o.Sandbox.Enabled() {
+		o.Warn("network.allowed_domains and denied_domains hold for web_fetch only: commands run unsandboxed (--sandbox off), where no proxy can hold them")
+	}
 	sk, err := skills.All(o.SkillDirs)
 	if err != nil {
 		o.Warn("skills: " + err.Error())
@@ -373,7 +380,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 	if o.sub != nil {
 		reg = o.sub.reg
 	} else {
-		reg = toolset.New(toolset.Options{KeepEnv: o.KeepEnv, Extra: o.Tools, Sandbox: o.Sandbox, SafeCommands: o.SafeCommands,
+		reg = toolset.New(toolset.Options{KeepEnv: o.KeepEnv, Extra: o.Tools, Sandbox: o.Sandbox, Network: o.Network, SafeCommands: o.SafeCommands,
 			Skills: len(sk) > 0, Agents: ag})
 	}
 	s := &Session{o: o, ws: ws, log: log, reg: reg, tools: tool.NewSession(id, ws), bus: newBus(), notes: notes, skills: sk, custom: custom, agents: ag, mcp: o.servers,

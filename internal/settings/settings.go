@@ -28,6 +28,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/lsp"
 	"github.com/dsh-dev/dsh/internal/mcp"
+	"github.com/dsh-dev/dsh/internal/netproxy"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/anthropic"
 	"github.com/dsh-dev/dsh/internal/provider/models"
@@ -278,6 +279,9 @@ func (s Settings) Options() host.Options {
 		Hooks:             hookList(cfg.Hooks),
 		AgentDirs:         s.agentDirs(),
 		Version:           s.in.Version,
+	}
+	if r := cfg.Network.Rules(); r.Filtered() {
+		o.Network = netproxy.New(r, s.in.Getenv)
 	}
 	// Per model: the window follows /model, and the meter and compaction use it.
 	o.ContextWindows = cfg.ContextWindow.For
