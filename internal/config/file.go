@@ -75,6 +75,7 @@ type fileData struct {
 	MCP                                     map[string]MCPServer
 	lsp                                     *LSP
 	hooks                                   []Hook
+	hookNotes                               []string       // what was changed to run them (a timeout cut)
 	lines                                   map[string]int // dotted key → line
 }
 
@@ -285,7 +286,7 @@ func parseFile(b []byte, getenv func(string) string) (*fileData, error) {
 	if d.lsp, err = lspTable(r.LSP); err != nil {
 		return nil, bad("lsp", "%v", err)
 	}
-	if d.hooks, _, err = hookTable(r.Hooks, "", true); err != nil {
+	if d.hooks, d.hookNotes, err = hookTable(r.Hooks, "", true); err != nil {
 		return nil, bad("hooks", "%v", err)
 	}
 	return d, nil

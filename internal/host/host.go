@@ -177,7 +177,8 @@ type Session struct {
 
 	undo undoState
 
-	hooksStarted bool // the SessionStart hooks ran (guarded by mu)
+	hooksStarted bool              // the SessionStart hooks ran (guarded by mu)
+	transcript   *hooks.Transcript // what hooks read at transcript_path, made at the first hook (guarded by mu)
 
 	// queue is the next turn's ticket: a prompt submitted while a turn runs
 	// waits for it, in order of arrival (a channel's waiting senders are
@@ -616,6 +617,7 @@ func (s *Session) Close() error {
 			s.o.Warn(fmt.Sprintf("session %s: the turn did not end in time; its processes are killed", s.ID()))
 		}
 	}
+	s.endHooks()
 	return s.finish(false)
 }
 
@@ -657,6 +659,11 @@ func (s *Session) finish(now bool) error {
 	if s.log != nil {
 		err = errors.Join(err, s.log.Close())
 	}
+	s.mu.Lock()
+	if s.transcript != nil {
+		err = errors.Join(err, s.transcript.Close())
+	}
+	s.mu.Unlock()
 	s.bus.close(drainWait)
 	return err
 }
