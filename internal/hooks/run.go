@@ -103,15 +103,15 @@ type stdin struct {
 	ToolInput           jsontext.Value `json:"tool_input,omitzero"`
 	ToolResponse        jsontext.Value `json:"tool_response,omitzero"`
 	ToolUseID           string         `json:"tool_use_id,omitempty"`
-	Error               *string        `json:"error,omitempty"`
+	Error               *string        `json:"error,omitzero"`
 	IsInterrupt         *bool          `json:"is_interrupt,omitempty"`
-	Prompt              *string        `json:"prompt,omitempty"`
+	Prompt              *string        `json:"prompt,omitzero"`
 	StopHookActive      *bool          `json:"stop_hook_active,omitempty"`
 	AgentID             string         `json:"agent_id,omitempty"`
-	AgentType           *string        `json:"agent_type,omitempty"`
+	AgentType           *string        `json:"agent_type,omitzero"`
 	AgentTranscriptPath string         `json:"agent_transcript_path,omitempty"`
 	Trigger             string         `json:"trigger,omitempty"`
-	CustomInstructions  *string        `json:"custom_instructions,omitempty"`
+	CustomInstructions  *string        `json:"custom_instructions,omitzero"`
 	Source              string         `json:"source,omitempty"`
 	Reason              string         `json:"reason,omitempty"`
 	Message             string         `json:"message,omitempty"`

@@ -58,10 +58,11 @@ func TranscriptPath(logPath string) string {
 	return filepath.Join(filepath.Dir(logPath), "transcripts", filepath.Base(logPath))
 }
 
-// NewTranscript returns the transcript of the log at logPath; nothing is
+// NewTranscript returns the transcript of the log at logPath, whose
+// assistant messages are model's until the log says otherwise; nothing is
 // written before the first Sync.
-func NewTranscript(logPath string, shape Shaper) *Transcript {
-	return &Transcript{path: TranscriptPath(logPath), tail: session.NewTail(logPath), shape: shape, calls: map[string]pendingCall{}}
+func NewTranscript(logPath, model string, shape Shaper) *Transcript {
+	return &Transcript{path: TranscriptPath(logPath), tail: session.NewTail(logPath), model: model, shape: shape, calls: map[string]pendingCall{}}
 }
 
 // Path is the transcript's file.

@@ -44,7 +44,8 @@ func (s *Session) transcriptPath() string {
 	}
 	s.mu.Lock()
 	if s.transcript == nil {
-		s.transcript = hooks.NewTranscript(s.log.Path(), shaper{s})
+		model, _ := s.agent.Model()
+		s.transcript = hooks.NewTranscript(s.log.Path(), model, shaper{s})
 	}
 	t := s.transcript
 	s.mu.Unlock()

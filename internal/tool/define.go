@@ -318,7 +318,12 @@ func (t *typed[P, M]) HookArgs(args []byte, input jsontext.Value, cwd string) ([
 	if err != nil {
 		return nil, true, err
 	}
-	b, err := json.Marshal(q, json.Deterministic(true))
+	// Zero members are left out, as a model leaves them out (a timeout of 0
+	// is below the schema's minimum), unless the schema requires them.
+	b, err := json.Marshal(q, json.Deterministic(true), json.OmitZeroStructFields(true))
+	if err == nil && !t.schema().complete(b) {
+		b, err = json.Marshal(q, json.Deterministic(true))
+	}
 	return b, true, err
 }
 
