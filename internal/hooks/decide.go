@@ -118,7 +118,8 @@ func interpret(rec session.Hook, res result) (_ session.Hook, updated jsontext.V
 					}
 				}
 			}
-		default:
+		case PostToolUse, PostToolUseFailure, Notification, UserPromptSubmit, Stop, SubagentStart, SubagentStop,
+			PreCompact, SessionStart, SessionEnd:
 		}
 	}
 	switch {
@@ -136,7 +137,7 @@ func interpret(rec session.Hook, res result) (_ session.Hook, updated jsontext.V
 	switch ev {
 	case Notification, Stop, SubagentStop, PreCompact, SessionEnd, PermissionRequest:
 		// Claude Code adds nothing to the context from these.
-	default:
+	case PreToolUse, PostToolUse, PostToolUseFailure, UserPromptSubmit, SubagentStart, SessionStart:
 		if extra != "" {
 			rec.Context = joinOutput(rec.Context, additional(rec, extra))
 		}

@@ -37,11 +37,11 @@ func (bashShape) HookResponse(name string, _ jsontext.Value, r tool.Result) json
 
 // line is what the tests read of a transcript line.
 type line struct {
-	ParentUUID    *string `json:"parentUuid"`
-	UUID          string  `json:"uuid"`
-	SessionID     string  `json:"sessionId"`
-	Type          string  `json:"type"`
-	Cwd           string  `json:"cwd"`
+	ParentUUID    *string        `json:"parentUuid"`
+	UUID          string         `json:"uuid"`
+	SessionID     string         `json:"sessionId"`
+	Type          string         `json:"type"`
+	Cwd           string         `json:"cwd"`
 	ToolUseResult map[string]any `json:"toolUseResult"`
 	Message       struct {
 		Role    string         `json:"role"`
