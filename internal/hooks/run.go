@@ -38,6 +38,20 @@ type Runner struct {
 	hooks []compiled
 	root  string
 	env   []string
+	// sup is the supervisor the runs share, one at a time (a run while
+	// another is running gets its own): a hook then costs its own fork and
+	// exec, not a Go process's start.
+	sup supervisor.Session
+
+	shOnce sync.Once
+	sh     string
+}
+
+// Close ends the runner's supervisor; hooks that run later get their own.
+func (r *Runner) Close() {
+	if r != nil {
+		r.sup.Close()
+	}
 }
 
 type compiled struct {
@@ -326,6 +340,21 @@ type result struct {
 	err            string // why it did not run or finish
 }
 
+// pipeHolds is what a pipe takes without a reader (Linux's smallest pipe
+// buffer is a page).
+const pipeHolds = 4096
+
+// shell is the shell hooks run with: bash, else sh; looked up once.
+func (r *Runner) shell() string {
+	r.shOnce.Do(func() {
+		r.sh = "/bin/sh"
+		if p, err := exec.LookPath("bash"); err == nil {
+			r.sh = p
+		}
+	})
+	return r.sh
+}
+
 // timeout is how long h may run.
 func (h Hook) timeout() time.Duration {
 	switch {
@@ -359,11 +388,8 @@ func (r *Runner) exec(ctx context.Context, h compiled, stdinJSON []byte) result 
 	if err := errors.Join(err1, err2, err3); err != nil {
 		return result{code: -1, err: "pipes: " + err.Error()}
 	}
-	sh := "/bin/sh"
-	if p, err := exec.LookPath("bash"); err == nil {
-		sh = p
-	}
-	p, err := supervisor.Start(supervisor.Spec{Path: sh, Args: []string{sh, "-c", h.Command}, Dir: r.root, Env: r.env,
+	sh := r.shell()
+	p, err := r.sup.Start(supervisor.Spec{Path: sh, Args: []string{sh, "-c", h.Command}, Dir: r.root, Env: r.env,
 		Input: inR, Output: outW, Errors: errW, Grace: killGrace, Drain: drainWait})
 	// The command holds its ends now; ours would keep its pipes open.
 	for _, f := range []*os.File{inR, outW, errW} {
@@ -374,10 +400,15 @@ func (r *Runner) exec(ctx context.Context, h compiled, stdinJSON []byte) result 
 	}
 	var wg sync.WaitGroup
 	var stdout, stderr string
-	wg.Go(func() {
+	feed := func() {
 		_, _ = inW.Write(stdinJSON) // a hook that does not read its input gets EPIPE here, not an error
 		_ = inW.Close()
-	})
+	}
+	if len(stdinJSON) <= pipeHolds {
+		feed() // the pipe takes it all at once: no goroutine to hand it over
+	} else {
+		wg.Go(feed)
+	}
 	wg.Go(func() { stdout = readCapped(outR) })
 	wg.Go(func() { stderr = readCapped(errR) })
 	exited := make(chan supervisor.Exit, 1)

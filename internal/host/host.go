@@ -179,6 +179,7 @@ type Session struct {
 
 	hooksStarted bool              // the SessionStart hooks ran (guarded by mu)
 	transcript   *hooks.Transcript // what hooks read at transcript_path, made at the first hook (guarded by mu)
+	hooks        *hooks.Runner     // nil: none
 
 	// queue is the next turn's ticket: a prompt submitted while a turn runs
 	// waits for it, in order of arrival (a channel's waiting senders are
@@ -374,6 +375,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 	lsp.Attach(s.tools, lsp.NewManager(ws.Root(), servers))
 	s.usage.f = usage.New(o.Model)
 	s.ctx, s.stop = context.WithCancel(context.Background())
+	s.hooks = hookRunner(o, ws.Root())
 	cfg := agent.Config{
 		Provider:    hostProvider{s},
 		Registry:    reg,
@@ -389,7 +391,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 		OnUsage:     s.onUsage,
 		Folded:      s.folded,
 		Window:      s.window,
-		Hooks:       hookRunner(o, ws.Root()),
+		Hooks:       s.hooks,
 		HookBase:    s.hookBase,
 		NoModel:     o.Provider == nil,
 	}
@@ -656,6 +658,7 @@ func (s *Session) finish(now bool) error {
 		err = s.tools.Close()
 	}
 	err = errors.Join(err, closeAll(s.o.Closers))
+	s.hooks.Close()
 	if s.log != nil {
 		err = errors.Join(err, s.log.Close())
 	}
