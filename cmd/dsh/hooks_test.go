@@ -30,7 +30,8 @@ jq -n --arg last "$last" '{decision: "block", reason: ("Keep going: you said \""
 // Stop hook in the user's ~/.claude/settings.json, and settings dsh must not
 // stop for: a timeout Claude Code takes (10000 s) in that file and in the
 // user's config.toml, a project's settings.json that links to /dev/zero and a
-// settings.local.json that is not JSON (the project is not trusted).
+// settings.local.json that is not JSON (the project is not trusted). A
+// prompt hook in config.toml asks the model at each stop too.
 type hookWorld struct {
 	home, work, notes, script string
 	env                       []string
@@ -59,7 +60,8 @@ func newHookWorld(t *testing.T) hookWorld {
 	write(filepath.Join(w.home, ".claude", "settings.json"),
 		`{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "`+hook+`", "timeout": 10000}]}]}}`, 0o644)
 	write(filepath.Join(w.home, ".config", "dsh", "config.toml"),
-		"[[hooks.PreCompact]]\nhooks = [{ command = \"true\", timeout = 10000 }]\n", 0o644)
+		"[[hooks.PreCompact]]\nhooks = [{ command = \"true\", timeout = 10000 }]\n"+
+			"[[hooks.Stop]]\nhooks = [{ type = \"prompt\", prompt = \"Is the work done? $ARGUMENTS\" }]\n", 0o644)
 	if err := os.MkdirAll(filepath.Join(w.work, ".claude"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +70,9 @@ func newHookWorld(t *testing.T) hookWorld {
 	}
 	write(filepath.Join(w.work, ".claude", "settings.local.json"), `{"hooks": {`, 0o644)
 	w.script = filepath.Join(w.notes, "script.json")
-	write(w.script, `{"turns": [{"text": "working on it"}, {"text": "all DONE"}]}`, 0o644)
+	// The prompt hook's questions are answered by the turns that match them.
+	write(w.script, `{"turns": [{"text": "working on it"}, {"text": "all DONE"},
+		{"match": "Is the work done?", "text": "{\"ok\": true}"}, {"match": "Is the work done?", "text": "{\"ok\": true}"}]}`, 0o644)
 	w.env = append(os.Environ(), "HOME="+w.home, "XDG_CONFIG_HOME="+filepath.Join(w.home, ".config"),
 		"XDG_STATE_HOME="+filepath.Join(w.home, "state"), "HOOK_NOTES="+w.notes)
 	return w
@@ -116,6 +120,7 @@ func TestStopHookReadsTranscriptRun(t *testing.T) {
 		".claude/settings.json: hooks.Stop[0].hooks[0].timeout: 10000 seconds",
 		".claude/settings.json is a symlink to /dev/zero",
 		"settings.local.json: jsontext: unexpected EOF",
+		"● Stop hook: prompt: Is the work done? $ARGUMENTS",
 	} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("dsh run printed no %q:\n%s", want, out)
