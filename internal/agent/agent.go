@@ -622,7 +622,7 @@ func (a *Agent) runCalls(ctx context.Context, t *turnState, calls []call) error 
 				runs = append(runs, more...)
 			}
 			var fail *tool.Result
-			if c.tool != nil && ok {
+			if c.tool != nil {
 				c.preview, fail = c.tool.Preview(ctx, a.env(t, *c), c.args)
 			}
 			if err := a.logCall(*c); err != nil {

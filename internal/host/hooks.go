@@ -50,7 +50,7 @@ func (s *Session) transcriptPath() string {
 	t := s.transcript
 	s.mu.Unlock()
 	if err := t.Sync(); err != nil {
-		s.o.Warn("hooks: " + err.Error())
+		s.transcriptWarn.Do(func() { s.o.Warn("hooks: " + err.Error() + " (hooks read what it held before)") })
 	}
 	return t.Path()
 }

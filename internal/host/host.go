@@ -180,6 +180,9 @@ type Session struct {
 	hooksStarted bool              // the SessionStart hooks ran (guarded by mu)
 	transcript   *hooks.Transcript // what hooks read at transcript_path, made at the first hook (guarded by mu)
 	hooks        *hooks.Runner     // nil: none
+	// transcriptWarn says once that the transcript could not be brought up
+	// to date: each hook would say it again.
+	transcriptWarn sync.Once
 
 	// queue is the next turn's ticket: a prompt submitted while a turn runs
 	// waits for it, in order of arrival (a channel's waiting senders are
