@@ -111,24 +111,20 @@ func (a *Agent) hookCwd() string {
 	return a.c.Tools.Workspace.Cwd()
 }
 
-// update applies a hook's updatedInput to c: the call that runs is the one
-// the hook asked for, and its card shows it. An input the tool cannot take
-// leaves the call as it was, said in the hook's record.
-func (a *Agent) update(c *call, in hooks.Input, o *hooks.Outcome) {
+// update applies a hook's updatedInput to c: it replaces the call's input,
+// as in Claude Code; the call that runs is the one the hook asked for, and
+// its card shows it. An input the tool cannot take leaves the call as it
+// was, said in the hook's record.
+func (a *Agent) update(c *call, o *hooks.Outcome) {
 	if o.UpdatedInput == nil || len(o.Runs) == 0 {
 		return
 	}
-	merged, err := hooks.Updated(in.ToolInput, o.UpdatedInput)
-	var args []byte
-	if err == nil {
-		hc, mapped := c.tool.(tool.HookCaller)
-		ok := false
-		if mapped {
-			args, ok, err = hc.HookArgs(c.args, merged, a.hookCwd())
-		}
-		if !ok && err == nil {
-			args = merged // the tool's own input shape (an MCP tool's)
-		}
+	args, ok, err := []byte(nil), false, error(nil)
+	if hc, mapped := c.tool.(tool.HookCaller); mapped {
+		args, ok, err = hc.HookArgs(c.args, o.UpdatedInput, a.hookCwd())
+	}
+	if !ok && err == nil {
+		args = o.UpdatedInput // the tool's own input shape (an MCP tool's)
 	}
 	last := &o.Runs[len(o.Runs)-1]
 	if err == nil && !jsontext.Value(args).IsValid() {
@@ -164,7 +160,7 @@ func (a *Agent) preToolUse(ctx context.Context, t *turnState, c *call) (res tool
 		t.hookStop = true
 		return tool.Errorf("A PreToolUse hook ended the turn before this call ran. %s", o.StopReason), "", false, o.Runs
 	}
-	a.update(c, in, &o)
+	a.update(c, &o)
 	return tool.Result{}, o.Decision, true, o.Runs
 }
 
@@ -189,7 +185,7 @@ func (a *Agent) permissionRequest(ctx context.Context, t *turnState, c *call, de
 		}
 		return tool.Errorf("A PermissionRequest hook denied this call for the user: %s", why), false, false, o.Runs
 	case o.Decision == "allow":
-		a.update(c, in, &o)
+		a.update(c, &o)
 		return tool.Result{}, true, true, o.Runs
 	}
 	return tool.Result{}, false, true, o.Runs

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 )
 
 // promptPreamble tells the model how a prompt hook's question is answered:
@@ -136,26 +135,4 @@ func (r *Runner) expand(v string, allowed []string) string {
 		}
 		return ""
 	})
-}
-
-// Updated maps a hook's updatedInput onto a call: the call's Claude Code
-// input with the members the hook gave replaced (a hook may give the whole
-// input or only what it changes).
-func Updated(input, updated jsontext.Value) (jsontext.Value, error) {
-	var base, over map[string]jsontext.Value
-	if len(input) > 0 {
-		if err := json.Unmarshal(input, &base); err != nil {
-			return nil, fmt.Errorf("the call's input: %w", err)
-		}
-	}
-	if err := json.Unmarshal(updated, &over); err != nil {
-		return nil, fmt.Errorf("updatedInput: %w", err)
-	}
-	if base == nil {
-		base = map[string]jsontext.Value{}
-	}
-	for k, v := range over {
-		base[k] = v
-	}
-	return json.Marshal(base, json.Deterministic(true))
 }

@@ -344,7 +344,7 @@ func (t *typed[P, M]) HookResponse(args []byte, r Result, cwd string) (jsontext.
 }
 
 // RelPath is a hook's absolute path as a call's argument: orig, the call's
-// own, when it names the same file, else abs.
+// own, when it names the same file or the hook left it out, else abs.
 func RelPath(cwd, orig, abs string) string {
 	if abs == "" || AbsPath(cwd, orig) == abs {
 		return orig

@@ -46,8 +46,9 @@ func TestHookCalls(t *testing.T) {
 	}
 }
 
-// A hook's updatedInput, in Claude Code's shape, maps back to the tool's own
-// arguments: a path the hook did not change stays as the model gave it.
+// A hook's updatedInput, in Claude Code's shape, replaces the call's input and
+// maps back to the tool's own arguments: a path the hook did not change stays
+// as the model gave it.
 func TestHookArgs(t *testing.T) {
 	reg := New(Options{})
 	for _, c := range []struct {
@@ -55,6 +56,9 @@ func TestHookArgs(t *testing.T) {
 	}{
 		{"bash", `{"command":"rm -rf x","description":"clean"}`, `{"command":"echo no","description":"clean"}`, `{"command":"echo no","description":"clean"}`},
 		{"bash", `{"command":"make"}`, `{"command":"make","timeout":9000}`, `{"command":"make","timeout_ms":9000}`},
+		// The input is replaced, as in Claude Code: what the hook leaves out is gone (but the file).
+		{"bash", `{"command":"make","description":"build"}`, `{"command":"make -j"}`, `{"command":"make -j"}`},
+		{"write", `{"path":"x.txt","content":"hi"}`, `{"content":"bye"}`, `{"path":"x.txt","content":"bye"}`},
 		{"write", `{"path":"x.txt","content":"hi"}`, `{"file_path":"/w/sub/x.txt","content":"bye"}`, `{"path":"x.txt","content":"bye"}`},
 		{"write", `{"path":"x.txt","content":"hi"}`, `{"file_path":"/w/other.txt","content":"hi"}`, `{"path":"/w/other.txt","content":"hi"}`},
 		{"edit", `{"path":"x.txt","old_string":"a","new_string":"b"}`, `{"file_path":"/w/sub/x.txt","old_string":"a","new_string":"c","replace_all":true}`,

@@ -31,7 +31,7 @@ func hookCall(p params, _ string) (string, any) {
 }
 
 func unhook(p params, input jsontext.Value, _ string) (params, error) {
-	in := hookInput{Command: p.Command, Description: p.Description, Timeout: p.TimeoutMS, RunInBackground: p.RunInBackground}
+	var in hookInput
 	if err := json.Unmarshal(input, &in); err != nil {
 		return p, err
 	}

@@ -27,7 +27,7 @@ func hookCall(p Params, _ string) (string, any) {
 }
 
 func unhook(p Params, input jsontext.Value, _ string) (Params, error) {
-	in := hookInput(p)
+	var in hookInput
 	if err := json.Unmarshal(input, &in); err != nil {
 		return p, err
 	}

@@ -70,7 +70,7 @@ type (
 )
 
 func readUnhook(p ReadParams, input jsontext.Value, cwd string) (ReadParams, error) {
-	in := readHookInput{FilePath: tool.AbsPath(cwd, p.Path), Offset: p.Offset, Limit: p.Limit}
+	var in readHookInput
 	if err := json.Unmarshal(input, &in); err != nil {
 		return p, err
 	}
@@ -78,7 +78,7 @@ func readUnhook(p ReadParams, input jsontext.Value, cwd string) (ReadParams, err
 }
 
 func writeUnhook(p writeParams, input jsontext.Value, cwd string) (writeParams, error) {
-	in := writeHookInput{FilePath: tool.AbsPath(cwd, p.Path), Content: p.Content}
+	var in writeHookInput
 	if err := json.Unmarshal(input, &in); err != nil {
 		return p, err
 	}
@@ -86,7 +86,7 @@ func writeUnhook(p writeParams, input jsontext.Value, cwd string) (writeParams, 
 }
 
 func editUnhook(p editParams, input jsontext.Value, cwd string) (editParams, error) {
-	in := editHookInput{FilePath: tool.AbsPath(cwd, p.Path), OldString: p.OldString, NewString: p.NewString, ReplaceAll: p.ReplaceAll}
+	var in editHookInput
 	if err := json.Unmarshal(input, &in); err != nil {
 		return p, err
 	}

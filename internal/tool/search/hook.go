@@ -67,8 +67,7 @@ type (
 )
 
 func grepUnhook(p GrepParams, input jsontext.Value, cwd string) (GrepParams, error) {
-	_, v := grepHook(p, cwd)
-	in := v.(grepHookInput)
+	var in grepHookInput
 	if err := json.Unmarshal(input, &in); err != nil {
 		return p, err
 	}
@@ -77,7 +76,7 @@ func grepUnhook(p GrepParams, input jsontext.Value, cwd string) (GrepParams, err
 }
 
 func globUnhook(p GlobParams, input jsontext.Value, cwd string) (GlobParams, error) {
-	in := globHookInput{Pattern: p.Pattern, Path: tool.AbsPath(cwd, p.Path)}
+	var in globHookInput
 	if err := json.Unmarshal(input, &in); err != nil {
 		return p, err
 	}
@@ -85,8 +84,7 @@ func globUnhook(p GlobParams, input jsontext.Value, cwd string) (GlobParams, err
 }
 
 func lsUnhook(p LSParams, input jsontext.Value, cwd string) (LSParams, error) {
-	_, v := lsHook(p, cwd)
-	in := v.(lsHookInput)
+	var in lsHookInput
 	if err := json.Unmarshal(input, &in); err != nil {
 		return p, err
 	}
