@@ -41,6 +41,9 @@ type Hook struct {
 	AllowedEnvVars []string
 	Timeout        time.Duration // 0: the default
 	Source         string        // the file it came from
+	// Env are variables the hook runs with besides the commands' own: a
+	// plugin's hooks get its CLAUDE_PLUGIN_ROOT, as in Claude Code.
+	Env []string
 }
 
 // HookEvents are the events dsh runs hooks for: those of Claude Code's that

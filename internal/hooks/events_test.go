@@ -221,3 +221,12 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
+
+// A hook's own variables (a plugin's CLAUDE_PLUGIN_ROOT) reach its command.
+func TestHookEnv(t *testing.T) {
+	o, _ := run(t, Input{Event: Stop}, Hook{Event: Stop, Command: `echo "$CLAUDE_PLUGIN_ROOT"`, Env: []string{"CLAUDE_PLUGIN_ROOT=/plugins/fmt"}},
+		Hook{Event: Stop, Command: `echo "[$CLAUDE_PLUGIN_ROOT]"`})
+	if o.Runs[0].Output != "/plugins/fmt" || o.Runs[1].Output != "[]" {
+		t.Errorf("outputs %q, %q", o.Runs[0].Output, o.Runs[1].Output)
+	}
+}

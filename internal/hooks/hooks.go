@@ -73,6 +73,9 @@ type Hook struct {
 	Headers        map[string]string
 	AllowedEnvVars []string
 	Timeout        time.Duration // 0: DefaultTimeout (PromptTimeout)
+	// Env are variables the hook runs with besides the runner's (a plugin's
+	// CLAUDE_PLUGIN_ROOT); they are also what an http hook's headers may name.
+	Env []string
 	// Source is where the hook was configured (a file's path), for the user.
 	Source string
 }

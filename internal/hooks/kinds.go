@@ -103,7 +103,7 @@ func (r *Runner) post(ctx context.Context, h compiled, body []byte) result {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	for k, v := range h.Headers {
-		req.Header.Set(k, r.expand(v, h.AllowedEnvVars))
+		req.Header.Set(k, expand(v, h.AllowedEnvVars, append(slices.Clip(r.env), h.Env...)))
 	}
 	resp, err := noRedirects.Do(req)
 	switch {
@@ -121,14 +121,14 @@ func (r *Runner) post(ctx context.Context, h compiled, body []byte) result {
 }
 
 // expand replaces $VAR and ${VAR} in an http hook's header: with the
-// variable's value in the hooks' environment when allowed names it, else with
-// nothing, as Claude Code does.
-func (r *Runner) expand(v string, allowed []string) string {
+// variable's value in env (the hooks' environment) when allowed names it,
+// else with nothing, as Claude Code does.
+func expand(v string, allowed, env []string) string {
 	return os.Expand(v, func(name string) string {
 		if !slices.Contains(allowed, name) {
 			return ""
 		}
-		for _, kv := range slices.Backward(r.env) {
+		for _, kv := range slices.Backward(env) {
 			if k, val, _ := strings.Cut(kv, "="); k == name {
 				return val
 			}

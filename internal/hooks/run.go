@@ -389,7 +389,11 @@ func (r *Runner) exec(ctx context.Context, h compiled, stdinJSON []byte) result 
 		return result{code: -1, err: "pipes: " + err.Error()}
 	}
 	sh := r.shell()
-	p, err := r.sup.Start(supervisor.Spec{Path: sh, Args: []string{sh, "-c", h.Command}, Dir: r.root, Env: r.env,
+	env := r.env
+	if len(h.Env) > 0 {
+		env = append(slices.Clip(r.env), h.Env...)
+	}
+	p, err := r.sup.Start(supervisor.Spec{Path: sh, Args: []string{sh, "-c", h.Command}, Dir: r.root, Env: env,
 		Input: inR, Output: outW, Errors: errW, Grace: killGrace, Drain: drainWait})
 	// The command holds its ends now; ours would keep its pipes open.
 	for _, f := range []*os.File{inR, outW, errW} {

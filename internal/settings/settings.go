@@ -231,7 +231,7 @@ func hookList(cfg []config.Hook) []hooks.Hook {
 	out := make([]hooks.Hook, 0, len(cfg))
 	for _, h := range cfg {
 		out = append(out, hooks.Hook{Event: hooks.Event(h.Event), Matcher: h.Matcher, Type: h.Type, Command: h.Command, Prompt: h.Prompt,
-			URL: h.URL, Headers: h.Headers, AllowedEnvVars: h.AllowedEnvVars, Timeout: h.Timeout, Source: h.Source})
+			URL: h.URL, Headers: h.Headers, AllowedEnvVars: h.AllowedEnvVars, Timeout: h.Timeout, Source: h.Source, Env: h.Env})
 	}
 	return out
 }
