@@ -23,6 +23,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/hooks"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/models"
+	"github.com/dsh-dev/dsh/internal/rules"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/view"
@@ -37,7 +38,8 @@ const (
 	StopMaxTokens StopReason = "max_tokens" // the model ran out of output tokens
 	StopRefusal   StopReason = "refusal"    // the model declined
 	StopMaxTurns  StopReason = "max_turns"  // Config.MaxTurns model round-trips were used up
-	StopBudget    StopReason = "budget"     // Config.TokenBudget tokens were used up
+	StopBudget    StopReason = "budget"     // Config.TokenBudget tokens or Config.MaxCost dollars were used up
+	StopTimeout   StopReason = "timeout"    // the turn's context ended with ErrTimeLimit as its cause
 	StopCancelled StopReason = "cancelled"  // the user cancelled
 	StopError     StopReason = "error"      // the model could not be reached or failed
 )
@@ -57,6 +59,11 @@ const (
 
 // ErrBusy is returned by Prompt while another turn of the same agent is running.
 var ErrBusy = errors.New("a turn is already running in this session")
+
+// ErrTimeLimit, as the cause of a turn's context (context.WithTimeoutCause),
+// ends the turn as StopTimeout rather than StopCancelled: a run's time limit
+// (dsh run --timeout), not the user.
+var ErrTimeLimit = errors.New("the time limit was reached")
 
 // Recorder is where the agent's records go: the session log (through the session
 // host, which also publishes them). Put returns the record as it was persisted;
@@ -79,7 +86,19 @@ type Config struct {
 	// TokenBudget, if positive, ends a turn once its model calls have used
 	// that many tokens, input and output (a subagent's budget).
 	TokenBudget int64
-	Mode        Mode
+	// MaxCost, if positive, ends a turn once Spent has grown by that many US
+	// dollars since the turn began (dsh run --max-budget-usd); Spent is the
+	// session's cost as /cost prices it, subagents included.
+	MaxCost float64
+	Spent   func() float64
+	// Rules are the user's permission rules in force now (nil: none); a
+	// deny holds in every mode, ask asks even where the mode would not, allow
+	// runs where it would ask.
+	Rules func() *rules.Set
+	// FallbackModel is the model a turn goes on with when the one in force is
+	// overloaded or unavailable (provider.ErrUnavailable); "" means none.
+	FallbackModel string
+	Mode          Mode
 	// Auto says that commands run in the sandbox, so the auto mode may be set.
 	Auto   bool
 	Permit Permitter // asked in modes that ask; nil means nobody can be asked
@@ -316,6 +335,7 @@ func (a *Agent) Mode() Mode {
 // turnState is what one Prompt accumulates.
 type turnState struct {
 	usage session.Usage
+	spent float64 // Config.Spent when the turn began
 
 	errMu  sync.Mutex
 	logErr error // the first failed append from a tool's live callbacks
@@ -350,13 +370,16 @@ func (a *Agent) Prompt(ctx context.Context, text string, images ...card.Content)
 	}
 
 	t := &turnState{}
+	if a.c.Spent != nil {
+		t.spent = a.c.Spent()
+	}
 	for round := 0; ; round++ {
 		if round == a.c.MaxTurns {
 			return a.end(t, StopMaxTurns, nil)
 		}
 		if err := a.autoCompact(ctx, t); err != nil {
 			if ctx.Err() != nil {
-				return a.end(t, StopCancelled, nil)
+				return a.end(t, cancelReason(ctx), nil)
 			}
 			return a.end(t, StopError, err)
 		}
@@ -370,10 +393,14 @@ func (a *Agent) Prompt(ctx context.Context, text string, images ...card.Content)
 			MaxTokens: a.c.MaxTokens,
 		}, a.c.OnDelta)
 		if ctx.Err() != nil {
-			return a.end(t, StopCancelled, nil)
+			return a.end(t, cancelReason(ctx), nil)
 		}
 		if err == nil && resp == nil {
 			err = errors.New("no response")
+		}
+		if err != nil && a.fallback(model, thinking, err) {
+			round-- // the round did not happen: the fallback model gets it
+			continue
 		}
 		if err != nil {
 			return a.end(t, StopError, fmt.Errorf("model %s: %w", a.c.Provider.Name(), err))
@@ -404,7 +431,7 @@ func (a *Agent) Prompt(ctx context.Context, text string, images ...card.Content)
 				case err != nil:
 					return a.end(t, StopError, err)
 				case ctx.Err() != nil:
-					return a.end(t, StopCancelled, nil)
+					return a.end(t, cancelReason(ctx), nil)
 				case more:
 					continue // the hook's reason is in the context now
 				}
@@ -415,12 +442,12 @@ func (a *Agent) Prompt(ctx context.Context, text string, images ...card.Content)
 			return a.end(t, StopError, err)
 		}
 		if ctx.Err() != nil {
-			return a.end(t, StopCancelled, nil)
+			return a.end(t, cancelReason(ctx), nil)
 		}
 		if t.hookStop {
 			return a.end(t, StopEndTurn, nil)
 		}
-		if a.overBudget(t) {
+		if a.overBudget(t) || a.overCost(t) {
 			return a.end(t, StopBudget, nil)
 		}
 	}
@@ -784,6 +811,13 @@ func (a *Agent) verdict(c call, hook string) (v verdict, res tool.Result, perm t
 	mode := a.mode
 	a.mu.Unlock()
 	ap = c.tool.Approval(c.args)
+	// The user's rules first: a deny holds in every mode; ask and allow
+	// count as a hook's would.
+	denied, ruled := a.ruleGate(c, ap)
+	if denied != nil {
+		return verdictRefuse, *denied, perm, ap
+	}
+	hook = stronger(hook, ruled)
 	r := a.pathRisk(ap.Paths)
 	if why := r.reason(); why != "" {
 		// Asked every time: no earlier "always" covers it.

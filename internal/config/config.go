@@ -33,8 +33,11 @@ type Config struct {
 	Provider string // anthropic, openai or script
 	BaseURL  string
 	Model    string
-	Mode     string // a permission mode name; the agent validates it
-	Sandbox  string // off, on or network-off
+	// FallbackModel is the model a turn goes on with when Model is
+	// overloaded or unavailable; "" means none.
+	FallbackModel string
+	Mode          string // a permission mode name; the agent validates it
+	Sandbox       string // off, on or network-off
 	// Thinking is off, adaptive, an effort level (low, medium, high, xhigh,
 	// max) or a token budget in decimal; see ParseThinking.
 	Thinking string
@@ -52,11 +55,18 @@ type Config struct {
 	// CheckpointExclude are gitignore patterns of files checkpoints never
 	// copy, beside the secrets they leave out anyway.
 	CheckpointExclude []string
-	MCP               []MCPServer // sorted by name
-	LSP               LSP
+	// AdditionalDirs are further directories sessions work in, as given
+	// (relative ones are the session directory's): confined, sandboxed and
+	// asked about like the workspace.
+	AdditionalDirs []string
+	MCP            []MCPServer // sorted by name
+	LSP            LSP
 	// Hooks are the hook commands of the user's files and, when the project is
 	// trusted, the project's (dsh's config.toml, then Claude Code's settings).
 	Hooks []Hook
+	// Permissions are the allow, ask and deny rules of every file, in the
+	// order read.
+	Permissions []PermissionRule
 	// Files are the configuration files looked at, found or not.
 	Files []File
 	// Notices are project settings that were ignored, and why.
@@ -134,7 +144,7 @@ func (w ContextWindows) For(model string) (int64, bool) {
 // Flags are the command-line settings; empty means not given. Each field's flag
 // is named in the setting's source (Provider: --provider, …).
 type Flags struct {
-	Provider, BaseURL, Model, Mode, Sandbox, Thinking string
+	Provider, BaseURL, Model, FallbackModel, Mode, Sandbox, Thinking string
 }
 
 // Setting is one effective setting and where it came from: a file path, "flag
@@ -203,6 +213,9 @@ func Load(projectRoot string, getenv func(string) string) (Config, error) {
 		projectTrusted = f.Trusted
 	}
 	c.loadHooks(projectRoot, projectTrusted)
+	if err := c.loadPermissions(projectRoot, projectTrusted); err != nil {
+		return Config{}, err
+	}
 	for _, name := range sortedKeys(mcp) {
 		c.MCP = append(c.MCP, mcp[name])
 	}
@@ -253,6 +266,7 @@ func (c *Config) merge(d *fileData, path string, trusted bool, mcp map[string]MC
 	set("notify", d.notify)
 	set("api_key_store", d.apiKeyStore)
 	set("model", d.Model)
+	set("fallback_model", d.FallbackModel)
 	switch {
 	case d.thinking == nil || trusted:
 		set("thinking", d.thinking)
@@ -292,6 +306,15 @@ func (c *Config) merge(d *fileData, path string, trusted bool, mcp map[string]MC
 			c.sources["checkpoint_exclude"] = joinSource(c.sources["checkpoint_exclude"], path)
 		} else {
 			ignore("checkpoint_exclude", "a project file may not leave files out of what /undo can restore")
+		}
+	}
+	c.addRules(d.permissions, path, path != UserPath(c.getenv), trusted)
+	if d.AdditionalDirs != nil {
+		if trusted {
+			c.AdditionalDirs = slices.Compact(slices.Sorted(slices.Values(append(c.AdditionalDirs, d.AdditionalDirs...))))
+			c.sources["additional_directories"] = joinSource(c.sources["additional_directories"], path)
+		} else {
+			ignore("additional_directories", "a project file may not widen where the agent works")
 		}
 	}
 	if d.contextWindow != nil && !trusted {
@@ -359,6 +382,7 @@ func (c Config) WithFlags(f Flags) (Config, error) {
 		{"provider", "--provider", f.Provider},
 		{"base_url", "--base-url", f.BaseURL},
 		{"model", "--model", f.Model},
+		{"fallback_model", "--fallback-model", f.FallbackModel},
 		{"mode", "--mode", f.Mode},
 		{"sandbox", "--sandbox", f.Sandbox},
 		{"thinking", "--thinking", f.Thinking},
@@ -389,7 +413,7 @@ func (c *Config) resolve() {
 		c.Provider, _ = c.envProvider()
 	}
 	c.Model, c.Mode, c.Sandbox, c.Thinking = top("model"), top("mode"), top("sandbox"), top("thinking")
-	c.Notify = top("notify")
+	c.Notify, c.FallbackModel = top("notify"), top("fallback_model")
 	c.APIKeyStore = top("api_key_store")
 	c.BaseURL, c.envBaseURL = top("base_url"), ""
 	if l := c.layers["base_url"]; len(l) == 0 || !strings.HasPrefix(l[len(l)-1].source, "flag ") {
@@ -470,6 +494,7 @@ func (c Config) Settings() []Setting {
 		out = append(out, s)
 	}
 	scalar("model", c.Model)
+	scalar("fallback_model", c.FallbackModel)
 	scalar("mode", c.Mode)
 	scalar("sandbox", c.Sandbox)
 	scalar("thinking", c.Thinking)
@@ -489,6 +514,14 @@ func (c Config) Settings() []Setting {
 		sc.Value, sc.Source = strings.Join(c.SafeCommands, ", "), c.sources["safe_commands"]
 	}
 	out = append(out, sc)
+	ad := Setting{Key: "additional_directories", Source: "default"}
+	if len(c.AdditionalDirs) > 0 {
+		ad.Value, ad.Source = strings.Join(c.AdditionalDirs, ", "), c.sources["additional_directories"]
+	}
+	out = append(out, ad)
+	for _, r := range c.Permissions {
+		out = append(out, Setting{Key: "permissions." + r.Effect, Value: r.Rule, Source: r.Source})
+	}
 	ce := Setting{Key: "checkpoint_exclude", Source: "default"}
 	if len(c.CheckpointExclude) > 0 {
 		ce.Value, ce.Source = strings.Join(c.CheckpointExclude, ", "), c.sources["checkpoint_exclude"]
@@ -583,9 +616,9 @@ func validateScalar(key, v string) error {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("base_url: want an http or https URL, got %q", v)
 		}
-	case "model":
+	case "model", "fallback_model":
 		if strings.TrimSpace(v) == "" || strings.ContainsAny(v, "\n\r") {
-			return fmt.Errorf("model: want a model name, got %q", v)
+			return fmt.Errorf("%s: want a model name, got %q", key, v)
 		}
 	case "mode":
 		if !modeRE().MatchString(v) {

@@ -86,6 +86,7 @@ func (s *Session) runTask(ctx context.Context, t tool.Task) (tool.TaskOutcome, e
 	o := s.o
 	o.Tools, o.MCP, o.servers, o.Closers = nil, nil, nil, nil
 	o.Root, o.Roots = s.ws.Root(), s.ws.Roots()[1:]
+	o.Rules = s.rules.Load() // the rules as /permissions left them
 	o.Mode = childMode(s.agent.Mode())
 	o.Model, o.Thinking = s.agent.Model()
 	if def != nil {

@@ -19,6 +19,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/agent"
@@ -29,6 +30,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/mcp"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/models"
+	"github.com/dsh-dev/dsh/internal/rules"
 	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/session/usage"
@@ -118,6 +120,19 @@ type Options struct {
 	Model     string
 	Thinking  string // the thinking level (provider.Request.Thinking) until a model record says otherwise
 	MaxTokens int
+	// Rules are the user's permission rules (settings read them from every
+	// file); EditRules adds or removes one of the user's own and returns the
+	// rules then in force (/permissions).
+	Rules     *rules.Set
+	EditRules func(effect, rule string, remove bool) (*rules.Set, error)
+	// FallbackModel is the model a turn goes on with when Model is overloaded
+	// or unavailable (config's fallback_model); "" means none.
+	FallbackModel string
+	// MaxTurns bounds a prompt's model round-trips (0: agent.DefaultMaxTurns);
+	// MaxCost, if positive, its cost in US dollars as /cost prices it (dsh
+	// run's --max-turns and --max-budget-usd).
+	MaxTurns int
+	MaxCost  float64
 	// ContextWindow overrides the model table's context window (0: the table's);
 	// CompactAt is the share of it past which a turn compacts the context first
 	// (0: agent.DefaultCompactAt).
@@ -152,6 +167,7 @@ type Session struct {
 	agent *agent.Agent
 	bus   *bus
 	notes *mcpNotes
+	rules atomic.Pointer[rules.Set] // the permission rules in force (/permissions changes them)
 
 	skills []skills.Skill // what the skill tool loads, listed in the system prompt
 	custom []Command      // the user's and the project's custom slash commands
@@ -367,6 +383,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 	}
 	s := &Session{o: o, ws: ws, log: log, reg: reg, tools: tool.NewSession(id, ws), bus: newBus(), notes: notes, skills: sk, custom: custom, agents: ag, mcp: o.servers,
 		queue: make(chan struct{}, 1), dropQueued: make(chan struct{})}
+	s.rules.Store(o.Rules)
 	if o.sub == nil {
 		s.tools.Subagents = subagents{s}
 		s.slots = make(chan struct{}, maxSubagents)
@@ -380,23 +397,28 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	s.hooks = hookRunner(o, ws.Root())
 	cfg := agent.Config{
-		Provider:    hostProvider{s},
-		Registry:    reg,
-		Log:         recorder{s},
-		Tools:       s.tools,
-		Model:       o.Model,
-		Thinking:    o.Thinking,
-		MaxTokens:   o.MaxTokens,
-		Mode:        o.Mode,
-		Auto:        auto,
-		OnDelta:     func(d provider.Delta) { s.bus.publish(Event{Kind: KindDelta, Delta: d}) },
-		OnCallStart: func(id string) { s.bus.publish(Event{Kind: KindCallStarted, CallID: id}) },
-		OnUsage:     s.onUsage,
-		Folded:      s.folded,
-		Window:      s.window,
-		Hooks:       s.hooks,
-		HookBase:    s.hookBase,
-		NoModel:     o.Provider == nil,
+		Provider:      hostProvider{s},
+		Registry:      reg,
+		Log:           recorder{s},
+		Tools:         s.tools,
+		Model:         o.Model,
+		Thinking:      o.Thinking,
+		MaxTokens:     o.MaxTokens,
+		MaxTurns:      o.MaxTurns,
+		MaxCost:       o.MaxCost,
+		Spent:         func() float64 { return s.usage.total().Cost },
+		FallbackModel: o.FallbackModel,
+		Rules:         s.rules.Load,
+		Mode:          o.Mode,
+		Auto:          auto,
+		OnDelta:       func(d provider.Delta) { s.bus.publish(Event{Kind: KindDelta, Delta: d}) },
+		OnCallStart:   func(id string) { s.bus.publish(Event{Kind: KindCallStarted, CallID: id}) },
+		OnUsage:       s.onUsage,
+		Folded:        s.folded,
+		Window:        s.window,
+		Hooks:         s.hooks,
+		HookBase:      s.hookBase,
+		NoModel:       o.Provider == nil,
 	}
 	if o.Ask {
 		cfg.Permit, cfg.Ask = s.permit, s.ask

@@ -315,7 +315,15 @@ func (b *builder) item(it view.Item, name string) *itemView {
 		if c.Tree == "" {
 			v.Note = "no snapshot: " + c.Note
 		}
-	case session.TypeHeader, session.TypeProgress, session.TypeMode, session.TypeAllow, session.TypeModel,
+	case session.TypeModel:
+		// A model dsh changed to on its own (a fallback) says why; the user's
+		// own change shows in the header.
+		if r.Text == "" {
+			return nil
+		}
+		v.Type = "note"
+		v.Note = r.Text
+	case session.TypeHeader, session.TypeProgress, session.TypeMode, session.TypeAllow,
 		session.TypePlan: // the todo_write card right before it shows the plan, as in the terminal
 		return nil
 	}
