@@ -639,6 +639,15 @@ func (a *Agent) runCalls(ctx context.Context, t *turnState, calls []call) error 
 				outs[k] = outcome{cancelled: true}
 				continue
 			}
+			// The call's hooks run before it is logged: one may change its
+			// input, and the call logged (and shown) is the one that runs.
+			denied, hook, ok, runs := a.preToolUse(ctx, t, c)
+			granted := false
+			if ok && ctx.Err() == nil {
+				var more []session.Hook
+				denied, granted, ok, more = a.permissionRequest(ctx, t, c, hook)
+				runs = append(runs, more...)
+			}
 			var fail *tool.Result
 			if c.tool != nil {
 				c.preview, fail = c.tool.Preview(ctx, a.env(t, *c), c.args)
@@ -646,25 +655,24 @@ func (a *Agent) runCalls(ctx context.Context, t *turnState, calls []call) error 
 			if err := a.logCall(*c); err != nil {
 				return err
 			}
-			if fail != nil {
-				outs[k] = outcome{res: *fail}
-				continue
-			}
-			denied, hook, ok, err := a.preToolUse(ctx, t, *c)
-			switch {
-			case err != nil:
+			if err := a.logHooks(runs); err != nil {
 				return err
+			}
+			switch {
 			case ctx.Err() != nil:
 				outs[k] = outcome{cancelled: true}
 				continue
 			case !ok:
 				outs[k] = outcome{res: denied}
 				continue
+			case fail != nil:
+				outs[k] = outcome{res: *fail}
+				continue
 			}
 			// A direct call is the user's own (dsh tool, !cmd): nothing to ask.
 			res, ok, err := tool.Result{}, true, error(nil)
 			if !c.direct {
-				res, ok, err = a.permit(ctx, *c, hook)
+				res, ok, err = a.permit(ctx, *c, hook, granted)
 			}
 			switch {
 			case err != nil:
@@ -712,8 +720,8 @@ func (a *Agent) runCalls(ctx context.Context, t *turnState, calls []call) error 
 			if err := a.nestedInstructions(c, res); err != nil {
 				return err
 			}
-			if o.ran && !o.cancelled {
-				if err := a.postToolUse(ctx, t, c, res); err != nil {
+			if o.ran {
+				if err := a.afterCall(ctx, t, c, res, o.cancelled); err != nil {
 					return err
 				}
 			}
@@ -782,28 +790,32 @@ func (a *Agent) execute(ctx context.Context, t *turnState, c call) outcome {
 	return outcome{res: res, ran: true, cancelled: ctx.Err() != nil}
 }
 
-// permit decides whether a call may run, asking the user when the mode says so.
-// When it may not, res is the error result the model gets; err is a failure to
-// log a remembered approval.
-//
-// hook is what the call's PreToolUse hooks decided: allow runs it without
-// asking and ask asks even where the mode would not, as in Claude Code; no
-// hook lifts the refusals of the read-only and plan modes, nor the question
-// about a risky path.
-func (a *Agent) permit(ctx context.Context, c call, hook string) (res tool.Result, ok bool, err error) {
+// A verdict is what the mode, the hooks and earlier approvals decide about a
+// call before anyone is asked.
+type verdict int
+
+const (
+	verdictAsk verdict = iota
+	verdictRun
+	verdictRefuse
+)
+
+// verdict is permit's decision without asking: run, refuse (with res), or ask
+// (about ap, a call of permission perm).
+func (a *Agent) verdict(c call, hook string) (v verdict, res tool.Result, perm tool.Permission, ap tool.Approval) {
 	if c.tool == nil {
-		return tool.Result{}, true, nil // Registry.Run answers with the list of real tools
+		return verdictRun, tool.Result{}, perm, ap // Registry.Run answers with the list of real tools
 	}
-	perm := c.tool.Permission()
+	perm = c.tool.Permission()
 	a.mu.Lock()
 	mode := a.mode
 	a.mu.Unlock()
-	ap := c.tool.Approval(c.args)
+	ap = c.tool.Approval(c.args)
 	// The user's rules first: a deny holds in every mode; ask and allow
 	// count as a hook's would.
 	denied, ruled := a.ruleGate(c, ap)
 	if denied != nil {
-		return *denied, false, nil
+		return verdictRefuse, *denied, perm, ap
 	}
 	hook = stronger(hook, ruled)
 	r := a.pathRisk(ap.Paths)
@@ -814,29 +826,57 @@ func (a *Agent) permit(ctx context.Context, c call, hook string) (res tool.Resul
 	switch modeGate(mode, perm, ap, r) {
 	case gateRun:
 		if hook != "ask" {
-			return tool.Result{}, true, nil
+			return verdictRun, tool.Result{}, perm, ap
 		}
 	case gateRefuse:
 		if mode == ModePlan {
-			return tool.Errorf("This session is in plan mode, so %s (which changes files or runs commands) was not run. "+
-				"Explore with tools that only read, search or fetch, then present your plan with the plan tool.", c.name), false, nil
+			return verdictRefuse, tool.Errorf("This session is in plan mode, so %s (which changes files or runs commands) was not run. "+
+				"Explore with tools that only read, search or fetch, then present your plan with the plan tool.", c.name), perm, ap
 		}
-		return tool.Errorf("This session is in read-only mode, so %s (which changes files or runs commands) was not run. "+
-			"Continue with tools that only read, or ask the user to change the mode.", c.name), false, nil
+		return verdictRefuse, tool.Errorf("This session is in read-only mode, so %s (which changes files or runs commands) was not run. "+
+			"Continue with tools that only read, or ask the user to change the mode.", c.name), perm, ap
 	case gateAsk:
 		// A risky path (inside .git, a file that steers later sessions,
 		// outside the workspace) is asked about every time, whatever a hook
 		// says, as whatever "always" says.
 		if hook == "allow" && r.reason() == "" {
-			return tool.Result{}, true, nil
+			return verdictRun, tool.Result{}, perm, ap
 		}
 	}
-
 	if hook != "ask" && (ap.Safe || (ap.Remember && len(ap.Keys) > 0 && a.allAllowed(ap.Keys))) {
+		return verdictRun, tool.Result{}, perm, ap
+	}
+	return verdictAsk, tool.Result{}, perm, ap
+}
+
+// wouldAsk says permit would ask the user about c: when PermissionRequest
+// hooks run.
+func (a *Agent) wouldAsk(c call, hook string) bool {
+	v, _, _, _ := a.verdict(c, hook)
+	return v == verdictAsk && a.c.Permit != nil
+}
+
+// permit decides whether a call may run, asking the user when the mode says so.
+// When it may not, res is the error result the model gets; err is a failure to
+// log a remembered approval.
+//
+// hook is what the call's PreToolUse hooks decided: allow runs it without
+// asking and ask asks even where the mode would not, as in Claude Code; no
+// hook lifts the refusals of the read-only and plan modes, nor the question
+// about a risky path. granted says a PermissionRequest hook answered the
+// question for the user, yes.
+func (a *Agent) permit(ctx context.Context, c call, hook string, granted bool) (res tool.Result, ok bool, err error) {
+	v, res, perm, ap := a.verdict(c, hook)
+	switch {
+	case v == verdictRun:
+		return tool.Result{}, true, nil
+	case v == verdictRefuse:
+		return res, false, nil
+	case granted && a.pathRisk(c.tool.Approval(c.args).Paths).reason() == "":
 		return tool.Result{}, true, nil
 	}
 	if a.c.Permit == nil {
-		return tool.Errorf("%s needs the user's permission in %s mode, and there is no one to ask. The call was not run.", c.name, mode), false, nil
+		return tool.Errorf("%s needs the user's permission in %s mode, and there is no one to ask. The call was not run.", c.name, a.Mode()), false, nil
 	}
 	// A presenter that panics must not take the turn down: the request shows the
 	// generic card, as the consumers' presenters show the call (and report it).

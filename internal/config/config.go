@@ -215,9 +215,7 @@ func Load(projectRoot string, getenv func(string) string) (Config, error) {
 		c.Files = append(c.Files, f)
 		projectTrusted = f.Trusted
 	}
-	if err := c.loadHooks(projectRoot, projectTrusted); err != nil {
-		return Config{}, err
-	}
+	c.loadHooks(projectRoot, projectTrusted)
 	if err := c.loadPermissions(projectRoot, projectTrusted); err != nil {
 		return Config{}, err
 	}
@@ -346,6 +344,9 @@ func (c *Config) merge(d *fileData, path string, trusted bool, mcp map[string]MC
 		c.mergeLSP(d.lsp, path)
 	default:
 		ignore("lsp", "a project file may not start programs")
+	}
+	for _, n := range d.hookNotes {
+		c.Notices = append(c.Notices, path+": "+n)
 	}
 	switch {
 	case len(d.hooks) == 0:

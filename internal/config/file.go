@@ -84,6 +84,7 @@ type fileData struct {
 	lsp                                     *LSP
 	network                                 *rawNetwork
 	hooks                                   []Hook
+	hookNotes                               []string // what was changed to run them (a timeout cut)
 	permissions                             *RuleLists
 	lines                                   map[string]int // dotted key → line
 }
@@ -303,7 +304,7 @@ func parseFile(b []byte, getenv func(string) string) (*fileData, error) {
 	if d.network, err = networkTable(r.Network, bad); err != nil {
 		return nil, err
 	}
-	if d.hooks, _, err = hookTable(r.Hooks, "", true); err != nil {
+	if d.hooks, d.hookNotes, err = hookTable(r.Hooks, "", true); err != nil {
 		return nil, bad("hooks", "%v", err)
 	}
 	return d, nil

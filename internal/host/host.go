@@ -197,7 +197,12 @@ type Session struct {
 
 	undo undoState
 
-	hooksStarted bool // the SessionStart hooks ran (guarded by mu)
+	hooksStarted bool              // the SessionStart hooks ran (guarded by mu)
+	transcript   *hooks.Transcript // what hooks read at transcript_path, made at the first hook (guarded by mu)
+	hooks        *hooks.Runner     // nil: none
+	// transcriptWarn says once that the transcript could not be brought up
+	// to date: each hook would say it again.
+	transcriptWarn sync.Once
 
 	// queue is the next turn's ticket: a prompt submitted while a turn runs
 	// waits for it, in order of arrival (a channel's waiting senders are
@@ -397,6 +402,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 	lsp.Attach(s.tools, lsp.NewManager(ws.Root(), servers))
 	s.usage.f = usage.New(o.Model)
 	s.ctx, s.stop = context.WithCancel(context.Background())
+	s.hooks = hookRunner(o, ws.Root())
 	cfg := agent.Config{
 		Provider:      hostProvider{s},
 		Registry:      reg,
@@ -417,7 +423,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 		OnUsage:       s.onUsage,
 		Folded:        s.folded,
 		Window:        s.window,
-		Hooks:         hookRunner(o, ws.Root()),
+		Hooks:         s.hooks,
 		HookBase:      s.hookBase,
 		NoModel:       o.Provider == nil,
 	}
@@ -645,6 +651,7 @@ func (s *Session) Close() error {
 			s.o.Warn(fmt.Sprintf("session %s: the turn did not end in time; its processes are killed", s.ID()))
 		}
 	}
+	s.endHooks()
 	return s.finish(false)
 }
 
@@ -683,9 +690,15 @@ func (s *Session) finish(now bool) error {
 		err = s.tools.Close()
 	}
 	err = errors.Join(err, closeAll(s.o.Closers))
+	s.hooks.Close()
 	if s.log != nil {
 		err = errors.Join(err, s.log.Close())
 	}
+	s.mu.Lock()
+	if s.transcript != nil {
+		err = errors.Join(err, s.transcript.Close())
+	}
+	s.mu.Unlock()
 	s.bus.close(drainWait)
 	return err
 }

@@ -295,7 +295,8 @@ func (s Settings) Options() host.Options {
 func hookList(cfg []config.Hook) []hooks.Hook {
 	out := make([]hooks.Hook, 0, len(cfg))
 	for _, h := range cfg {
-		out = append(out, hooks.Hook{Event: hooks.Event(h.Event), Matcher: h.Matcher, Command: h.Command, Timeout: h.Timeout, Source: h.Source})
+		out = append(out, hooks.Hook{Event: hooks.Event(h.Event), Matcher: h.Matcher, Type: h.Type, Command: h.Command, Prompt: h.Prompt,
+			URL: h.URL, Headers: h.Headers, AllowedEnvVars: h.AllowedEnvVars, Timeout: h.Timeout, Source: h.Source, Env: h.Env})
 	}
 	return out
 }

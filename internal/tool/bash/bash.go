@@ -78,6 +78,8 @@ func Tools(opts ...Options) []tool.Tool {
 			PresentResult: presentResult,
 			Fold:          foldJob,
 			Hook:          hookCall,
+			Unhook:        unhook,
+			HookResponse:  hookResult,
 		}),
 		jobOutputTool(),
 		jobKillTool(),

@@ -99,14 +99,16 @@ func New(o Options) tool.Tool {
 	}
 	f := &fetcher{o: o}
 	return tool.New(tool.Spec[Params, Meta]{
-		Name:        "web_fetch",
-		Hook:        hookCall,
-		Description: description,
-		Guidance:    guidance,
-		ReadOnly:    true, // of the workspace: fetches run concurrently
-		Permission:  tool.PermExecute,
-		Kind:        card.ToolFetch,
-		Approval:    approval,
+		Name:         "web_fetch",
+		Hook:         hookCall,
+		Unhook:       unhook,
+		HookResponse: hookResult,
+		Description:  description,
+		Guidance:     guidance,
+		ReadOnly:     true, // of the workspace: fetches run concurrently
+		Permission:   tool.PermExecute,
+		Kind:         card.ToolFetch,
+		Approval:     approval,
 		Preview: func(_ context.Context, _ tool.Env, p Params) (*Meta, error) {
 			if o.Offline != "" {
 				return nil, errors.New(o.Offline)
