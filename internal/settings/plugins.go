@@ -6,7 +6,6 @@ import (
 	"github.com/dsh-dev/dsh/internal/agents"
 	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/config"
-	"github.com/dsh-dev/dsh/internal/hooks"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/mcp"
 	"github.com/dsh-dev/dsh/internal/plugin"
@@ -19,7 +18,7 @@ type plugins struct {
 	commands []command.Dir
 	skills   []skills.Dir
 	agents   []agents.Dir
-	hooks    []hooks.Hook
+	hooks    []config.Hook
 	mcp      []mcp.ServerConfig
 	notices  []string
 }
@@ -80,7 +79,7 @@ func loadPlugins(root string, getenv func(string) string, trusted bool) plugins 
 			continue
 		}
 		// ${CLAUDE_PLUGIN_ROOT} in a hook's command is the shell's to expand.
-		for _, h := range hookList(hs) {
+		for _, h := range hs {
 			h.Env = []string{"CLAUDE_PLUGIN_ROOT=" + p.Root}
 			out.hooks = append(out.hooks, h)
 		}
