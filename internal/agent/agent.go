@@ -149,6 +149,8 @@ type Agent struct {
 	cwd    string          // the working directory last logged, relative to the root
 
 	fixed int64 // the tokens of the system prompt and tools; -1 until needed (fixedLocked)
+
+	turnOpts Turn // what the running turn's command changes (PromptTurn, RunAsked)
 }
 
 // New returns an agent. The Config's zero limits take their defaults.
@@ -360,13 +362,13 @@ func (a *Agent) Prompt(ctx context.Context, text string, images ...card.Content)
 			}
 			return a.end(t, StopError, err)
 		}
-		model, thinking := a.Model()
+		model, thinking := a.turnModel()
 		resp, err := a.c.Provider.Stream(ctx, provider.Request{
 			Model:     model,
 			Thinking:  thinking,
 			System:    a.systemPrompt(),
 			Messages:  a.messages(),
-			Tools:     a.defs(),
+			Tools:     a.turnTools(),
 			MaxTokens: a.c.MaxTokens,
 		}, a.c.OnDelta)
 		if ctx.Err() != nil {
@@ -430,6 +432,12 @@ func (a *Agent) Prompt(ctx context.Context, text string, images ...card.Content)
 // call but not asked about, and returns its result. An error is a harness or log
 // failure.
 func (a *Agent) RunTool(ctx context.Context, name string, args []byte) (tool.Result, error) {
+	return a.runOne(ctx, name, args, true, false)
+}
+
+// runOne runs one call outside the model's turn: the user's own (direct: not
+// asked about, no hooks) or one their input asked for (ask: always asked).
+func (a *Agent) runOne(ctx context.Context, name string, args []byte, direct, ask bool) (tool.Result, error) {
 	if !a.turn.TryLock() {
 		return tool.Result{}, ErrBusy
 	}
@@ -446,7 +454,7 @@ func (a *Agent) RunTool(ctx context.Context, name string, args []byte) (tool.Res
 	}()
 	t, _ := a.c.Registry.Get(name)
 	ts := &turnState{}
-	if err := a.runCalls(ctx, ts, []call{{id: id, name: name, args: objectArgs(args), tool: t, direct: true}}); err != nil {
+	if err := a.runCalls(ctx, ts, []call{{id: id, name: name, args: objectArgs(args), tool: t, direct: direct, ask: ask}}); err != nil {
 		return tool.Result{}, err
 	}
 	if ts.logErr != nil {
@@ -539,6 +547,7 @@ type call struct {
 	id, name  string
 	continues bool // not the message's first call
 	direct    bool // the user's own call (dsh tool): no permission step
+	ask       bool // asked about whatever the mode says (an untrusted repository's command's)
 	args      jsontext.Value
 	tool      tool.Tool // nil for an unknown tool; Registry.Run explains
 	preview   jsontext.Value
@@ -613,7 +622,9 @@ func (a *Agent) runCalls(ctx context.Context, t *turnState, calls []call) error 
 				continue
 			}
 			var fail *tool.Result
-			if c.tool != nil {
+			if res, ok := a.hidden(*c); ok {
+				fail = &res
+			} else if c.tool != nil {
 				c.preview, fail = c.tool.Preview(ctx, a.env(t, *c), c.args)
 			}
 			if err := a.logCall(*c); err != nil {
@@ -633,6 +644,9 @@ func (a *Agent) runCalls(ctx context.Context, t *turnState, calls []call) error 
 			case !ok:
 				outs[k] = outcome{res: denied}
 				continue
+			}
+			if c.ask {
+				hook = "ask"
 			}
 			// A direct call is the user's own (dsh tool, !cmd): nothing to ask.
 			res, ok, err := tool.Result{}, true, error(nil)
@@ -792,8 +806,9 @@ func (a *Agent) permit(ctx context.Context, c call, hook string) (res tool.Resul
 	case gateAsk:
 		// A risky path (inside .git, a file that steers later sessions,
 		// outside the workspace) is asked about every time, whatever a hook
-		// says, as whatever "always" says.
-		if hook == "allow" && r.reason() == "" {
+		// says, as whatever "always" says; so is it whatever the running
+		// command's allowed-tools say.
+		if (hook == "allow" || hook == "" && a.preApproved(c)) && r.reason() == "" {
 			return tool.Result{}, true, nil
 		}
 	}

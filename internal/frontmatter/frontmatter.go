@@ -19,8 +19,9 @@ import (
 // Fields are the keys of a front matter block and their values: a scalar's
 // text, or a list's items.
 type Fields struct {
-	text  map[string]string
-	lists map[string][]string
+	text   map[string]string
+	lists  map[string][]string
+	nested map[string]bool // keys set to a mapping (hooks, metadata): set, but no value a caller reads
 }
 
 // Split cuts a Markdown file into its front matter and its body; ok is false
@@ -63,7 +64,7 @@ func strict(front []byte) (Fields, bool) {
 	if err := yaml.Unmarshal(front, &doc); err != nil {
 		return Fields{}, false
 	}
-	f := Fields{text: map[string]string{}, lists: map[string][]string{}}
+	f := Fields{text: map[string]string{}, lists: map[string][]string{}, nested: map[string]bool{}}
 	if doc.Kind == 0 { // empty
 		return f, true
 	}
@@ -87,7 +88,7 @@ func strict(front []byte) (Fields, bool) {
 			}
 			f.lists[k] = items
 		case yaml.MappingNode, yaml.DocumentNode, yaml.AliasNode:
-			// Nested settings (hooks, metadata) are not values a caller reads.
+			f.nested[k] = true
 		}
 	}
 	return f, true
@@ -229,7 +230,7 @@ func (f Fields) Has(keys ...string) bool {
 		if _, ok := f.text[k]; ok {
 			return true
 		}
-		if _, ok := f.lists[k]; ok {
+		if _, ok := f.lists[k]; ok || f.nested[k] {
 			return true
 		}
 	}
@@ -344,4 +345,66 @@ func Name(display string) string {
 		}
 	}
 	return strings.TrimRight(b.String()[:min(b.Len(), 64)], "-")
+}
+
+// What a kind of entry (the skills, the agents, the commands the model may
+// run) may add to every model request, in bytes of names and descriptions;
+// an untrusted repository's entries get at most UntrustedBudget of it (200
+// skills of a collection added ~78k tokens).
+const (
+	Budget          = 16 << 10
+	UntrustedBudget = 8 << 10
+)
+
+// Fit keeps, in order, the items whose size fits in Budget, those of an
+// untrusted repository also in UntrustedBudget; left is how many did not.
+func Fit[T any](items []T, size func(T) int, untrusted func(T) bool) (kept []T, left int) {
+	total, repo := 0, 0
+	for _, it := range items {
+		n := size(it)
+		u := untrusted(it)
+		if total+n > Budget || u && repo+n > UntrustedBudget {
+			left++
+			continue
+		}
+		total += n
+		if u {
+			repo += n
+		}
+		kept = append(kept, it)
+	}
+	return kept, left
+}
+
+// CommandKeys are the front matter keys of Claude Code's commands and skills.
+var CommandKeys = []string{"name", "description", "argument-hint", "allowed-tools", "disallowed-tools", "disallowedTools",
+	"model", "disable-model-invocation", "user-invocable", "context", "agent", "hooks", "effort", "license", "version", "metadata", "when_to_use"}
+
+// Invocation is what the front matter of a command or a skill says about
+// running it.
+type Invocation struct {
+	ArgHint string // argument-hint, shown after the name
+	// Allowed are the tools its turn may use without asking (allowed-tools,
+	// Claude Code's rules as written: "Bash(git add:*)", "Read");
+	// Disallowed those its turn is not offered (disallowed-tools).
+	Allowed, Disallowed []string
+	Model               string // the model its turn runs
+	NoModel             bool   // disable-model-invocation: only the user runs it
+	Hidden              bool   // user-invocable: false: only the model runs it
+}
+
+// Invocation reads the keys of an Invocation.
+func (f Fields) Invocation() Invocation {
+	in := Invocation{ArgHint: strings.TrimSpace(f.String("argument-hint")), Model: strings.TrimSpace(f.String("model")),
+		NoModel: f.Bool("disable-model-invocation")}
+	in.Allowed, _ = f.List(true, "allowed-tools")
+	in.Disallowed, _ = f.List(true, "disallowed-tools", "disallowedTools")
+	in.Hidden = f.Has("user-invocable") && !f.Bool("user-invocable")
+	if l, ok := f.lists["argument-hint"]; ok && len(l) > 0 { // [message] unquoted is a YAML list
+		in.ArgHint = "[" + strings.Join(l, "] [") + "]"
+	}
+	if in.Model == "inherit" {
+		in.Model = ""
+	}
+	return in
 }

@@ -343,6 +343,9 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 	if err != nil {
 		o.Warn("skills: " + err.Error())
 	}
+	if _, notice := skills.Prompt(sk); notice != "" && o.sub == nil {
+		o.Warn(notice)
+	}
 	var custom []Command
 	var ag []agents.Agent
 	if o.sub == nil {
@@ -351,6 +354,9 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 		}
 		if ag, err = agents.All(o.AgentDirs); err != nil {
 			o.Warn("custom agents: " + err.Error())
+		}
+		if _, notice := agents.Listed(ag); notice != "" {
+			o.Warn(notice)
 		}
 	}
 	var reg *tool.Registry
@@ -411,7 +417,8 @@ func (s *Session) systemPrompt() string {
 	if err != nil {
 		s.o.Warn(fmt.Sprintf("ignoring project instructions: %v", err))
 	}
-	system += skills.Prompt(s.skills)
+	listed, _ := skills.Prompt(s.skills)
+	system += listed
 	if s.o.sub != nil {
 		system += s.o.sub.prompt()
 	}
@@ -492,6 +499,11 @@ func (s *Session) Subscribe(fn func(Event)) *Subscription { return s.bus.subscri
 // is an error before anything is logged. A prompt a UserPromptSubmit hook
 // blocks is not sent: StopRefusal, with only the hooks' records logged.
 func (s *Session) Prompt(ctx context.Context, text string, images ...card.Content) (agent.StopReason, error) {
+	return s.prompt(ctx, agent.Turn{}, text, images...)
+}
+
+// prompt is Prompt with what a custom command changes for its turn.
+func (s *Session) prompt(ctx context.Context, turn agent.Turn, text string, images ...card.Content) (agent.StopReason, error) {
 	if _, err := s.Provider(); err != nil {
 		return agent.StopError, err
 	}
@@ -516,7 +528,7 @@ func (s *Session) Prompt(ctx context.Context, text string, images ...card.Conten
 	s.undo.mu.Unlock()
 	s.checkpoint(tctx, n, session.PhaseBefore)
 	defer s.checkpoint(s.ctx, n, session.PhaseAfter)
-	return s.agent.Prompt(tctx, withNotes(text, s.notes.take()), images...)
+	return s.agent.PromptTurn(tctx, turn, withNotes(text, s.notes.take()), images...)
 }
 
 // Compact replaces the model context with a summary the model writes of it
