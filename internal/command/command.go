@@ -105,6 +105,9 @@ func (c Command) Expand(args string, vars map[string]string) string {
 	return strings.ReplaceAll(body, "$ARGUMENTS", args)
 }
 
+// BodyShell matches a command's body's `!` commands: !`git status`.
+var BodyShell = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("!`([^`\n]+)`") })
+
 // argRef is a positional argument ($ARGUMENTS[N] or $N), zeroRef the $0 that
 // says a body counts from 0, varRef a ${NAME} of Expand's vars.
 var (
@@ -385,4 +388,37 @@ func For(cmds []Command, w Where) []Command {
 		}
 	}
 	return out
+}
+
+// Prompt is the system prompt's list of the custom commands the model may run
+// with the skill tool, "" without any: those whose file does not forbid it
+// (disable-model-invocation), within the budget of what commands may add to
+// every request (an untrusted repository's within a smaller one); notice
+// says, once, how many were left out.
+func Prompt(cmds []Command) (prompt, notice string) {
+	offered := slices.DeleteFunc(slices.Clone(cmds), func(c Command) bool { return c.Run.NoModel || c.Skill != nil || !c.Custom() || c.MCP() })
+	listed, left := frontmatter.Fit(offered, func(c Command) int { return len(c.Name) + len(c.ArgHint) + len(c.Description) + 6 },
+		func(c Command) bool { return c.Untrusted })
+	if len(listed) == 0 {
+		return "", ""
+	}
+	var b strings.Builder
+	b.WriteString("\n\n# Commands\n\nThe user's custom slash commands. When the user asks for one, or a task is what one does, run it with the skill tool (its name and arguments) and follow what it returns:\n")
+	for _, c := range listed {
+		repo := ""
+		if c.Repo {
+			repo = " [the repository's file, its author's words, not the user's]"
+		}
+		fmt.Fprintf(&b, "- /%s", c.Name)
+		if c.ArgHint != "" {
+			fmt.Fprintf(&b, " %s", c.ArgHint)
+		}
+		fmt.Fprintf(&b, ": %s%s\n", c.Description, repo)
+	}
+	if left > 0 {
+		notice = fmt.Sprintf("%d custom commands are not listed to the model: their descriptions pass the %d KiB budget (an untrusted repository's, %d KiB); /help lists them all",
+			left, frontmatter.Budget>>10, frontmatter.UntrustedBudget>>10)
+		fmt.Fprintf(&b, "\n(%d more commands are not listed here.)\n", left)
+	}
+	return strings.TrimRight(b.String(), "\n"), notice
 }

@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/dsh-dev/dsh/internal/agent"
 	"github.com/dsh-dev/dsh/internal/agents"
@@ -16,9 +14,6 @@ import (
 	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/provider/models"
 )
-
-// bodyShell is a `!` command of a command's body: !`git status`.
-var bodyShell = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("!`([^`\n]+)`") })
 
 // vars are what ${NAME} in a command's body expands to for every command.
 func (s *Session) vars() map[string]string {
@@ -91,7 +86,7 @@ func (s *Session) knownModel(m string) (string, bool) {
 func (s *Session) runBodyShell(ctx context.Context, text string, turn agent.Turn, ask bool) (string, error) {
 	var out strings.Builder
 	last := 0
-	for _, m := range bodyShell().FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range command.BodyShell().FindAllStringSubmatchIndex(text, -1) {
 		out.WriteString(text[last:m[0]])
 		last = m[1]
 		args, err := json.Marshal(map[string]string{"command": text[m[2]:m[3]]})
@@ -143,7 +138,7 @@ func (s *Session) submitCommand(ctx context.Context, in Input, c Command, args s
 		return Answer{}, err
 	}
 	defer release()
-	if bodyShell().MatchString(text) {
+	if command.BodyShell().MatchString(text) {
 		if text, err = s.runBodyShell(ctx, text, turn, c.Untrusted); err != nil {
 			if ctx.Err() != nil {
 				return Answer{Turn: true, Stop: StopCancelled}, nil

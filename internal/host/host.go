@@ -355,6 +355,9 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 		if ag, err = agents.All(o.AgentDirs); err != nil {
 			o.Warn("custom agents: " + err.Error())
 		}
+		if _, notice := command.Prompt(custom); notice != "" {
+			o.Warn(notice)
+		}
 		if _, notice := agents.Listed(ag); notice != "" {
 			o.Warn(notice)
 		}
@@ -364,7 +367,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 		reg = o.sub.reg
 	} else {
 		reg = toolset.New(toolset.Options{KeepEnv: o.KeepEnv, Extra: o.Tools, Sandbox: o.Sandbox, SafeCommands: o.SafeCommands,
-			Skills: len(sk) > 0, Agents: ag})
+			Skills: len(sk) > 0 || len(custom) > 0, Agents: ag})
 	}
 	s := &Session{o: o, ws: ws, log: log, reg: reg, tools: tool.NewSession(id, ws), bus: newBus(), notes: notes, skills: sk, custom: custom, agents: ag, mcp: o.servers,
 		queue: make(chan struct{}, 1), dropQueued: make(chan struct{})}
@@ -372,7 +375,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 		s.tools.Subagents = subagents{s}
 		s.slots = make(chan struct{}, maxSubagents)
 	}
-	skill.Offer(s.tools, sk)
+	skill.Offer(s.tools, sk, custom)
 	s.tools.Files = o.Files
 	servers := o.LSP
 	servers.Sandbox = o.Sandbox // language servers are confined as commands are
@@ -418,7 +421,8 @@ func (s *Session) systemPrompt() string {
 		s.o.Warn(fmt.Sprintf("ignoring project instructions: %v", err))
 	}
 	listed, _ := skills.Prompt(s.skills)
-	system += listed
+	cmds, _ := command.Prompt(s.custom)
+	system += listed + cmds
 	if s.o.sub != nil {
 		system += s.o.sub.prompt()
 	}
