@@ -135,19 +135,18 @@ func checkCommitted(t *testing.T, ws, state string, committed bool) {
 	}
 	var seq []string
 	for _, r := range recs {
-		switch r.Type {
-		case session.TypeToolCall:
+		if r.Type == session.TypeToolCall {
 			var a struct{ Command string }
 			_ = json.Unmarshal(r.Args, &a)
 			seq = append(seq, "call "+r.Name+" "+a.Command)
-		case session.TypeUser:
+		}
+		if r.Type == session.TypeUser {
 			seq = append(seq, "user "+r.Text)
 			model := attach.ModelText(r.Text, r.Content)
 			if committed && (!strings.Contains(model, "The working tree now:\n?? .claude/\n?? a.txt\n") || !strings.Contains(model, `Stage a.txt and commit it with the message "first commit".`)) {
 				t.Errorf("the prompt the model got:\n%s", model)
 			}
 			t.Logf("%s: the prompt the model got:\n%s", filepath.Base(ws), model)
-		default:
 		}
 	}
 	want := "call bash git status --short|user /commit a.txt \"first commit\"|call bash git add a.txt && git commit -qm \"first commit\""
