@@ -47,8 +47,10 @@ type Dir struct {
 	// their model, and are offered without the bound of an untrusted one's.
 	Trusted bool
 	// Namespace, if set, prefixes the names of the directory's agents
-	// ("plugin:agent"), as Claude Code names a plugin's.
+	// ("plugin:agent"), as Claude Code names a plugin's; Vars are what
+	// ${NAME} in their prompts expands to (CLAUDE_PLUGIN_ROOT).
 	Namespace string
+	Vars      map[string]string
 }
 
 // Dirs are where agents are looked for, in order of precedence: the user's
@@ -129,6 +131,9 @@ func All(dirs []Dir) ([]Agent, error) {
 			}
 			if d.Namespace != "" {
 				a.Name = d.Namespace + ":" + a.Name
+			}
+			for k, v := range d.Vars {
+				a.Prompt = strings.ReplaceAll(a.Prompt, "${"+k+"}", v)
 			}
 			a.Path, a.Repo, a.Untrusted = path, d.Root != "", d.Root != "" && !d.Trusted
 			if seen[a.Name] {

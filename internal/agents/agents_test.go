@@ -166,6 +166,12 @@ func TestLenientAgentFiles(t *testing.T) {
 	if err != nil || len(long.Description) > 1024 || !strings.HasSuffix(long.Description, "…") {
 		t.Errorf("long description: %d bytes, %v", len(long.Description), err)
 	}
+	plugin := t.TempDir()
+	write(t, filepath.Join(plugin, "agents", "sub", "helper.md"), "---\nname: helper\ndescription: helps\n---\nRun ${CLAUDE_PLUGIN_ROOT}/bin/help.\n")
+	as, err := All([]Dir{{Path: filepath.Join(plugin, "agents"), Namespace: "kit", Vars: map[string]string{"CLAUDE_PLUGIN_ROOT": plugin}}})
+	if err != nil || len(as) != 1 || as[0].Name != "kit:helper" || as[0].Prompt != "Run "+plugin+"/bin/help." {
+		t.Errorf("a plugin's agent in a subfolder: %+v, %v", as, err)
+	}
 	unnamed, err := parse([]byte("---\ndescription: d\n---\n"), "from-file")
 	if err != nil || unnamed.Name != "from-file" {
 		t.Errorf("an agent without a name is named by its file: %+v, %v", unnamed, err)
