@@ -432,19 +432,19 @@ func (a *Agent) Prompt(ctx context.Context, text string, images ...card.Content)
 // call but not asked about, and returns its result. An error is a harness or log
 // failure.
 func (a *Agent) RunTool(ctx context.Context, name string, args []byte) (tool.Result, error) {
-	return a.runOne(ctx, name, args, true, false)
+	return a.runOne(ctx, call{name: name, args: objectArgs(args), direct: true})
 }
 
-// runOne runs one call outside the model's turn: the user's own (direct: not
-// asked about, no hooks) or one their input asked for (ask: always asked).
-func (a *Agent) runOne(ctx context.Context, name string, args []byte, direct, ask bool) (tool.Result, error) {
+// runOne runs one call c outside the model's turn: the user's own (direct:
+// not asked about, no hooks) or one their input asked for (aside).
+func (a *Agent) runOne(ctx context.Context, c call) (tool.Result, error) {
 	if !a.turn.TryLock() {
 		return tool.Result{}, ErrBusy
 	}
 	defer a.turn.Unlock()
 	a.mu.Lock()
 	a.calls++
-	id := fmt.Sprintf("call-%d", a.calls)
+	c.id = fmt.Sprintf("call-%d", a.calls)
 	a.direct = true
 	a.mu.Unlock()
 	defer func() {
@@ -452,9 +452,9 @@ func (a *Agent) runOne(ctx context.Context, name string, args []byte, direct, as
 		a.last, a.direct = tool.Result{}, false
 		a.mu.Unlock()
 	}()
-	t, _ := a.c.Registry.Get(name)
+	c.tool, _ = a.c.Registry.Get(c.name)
 	ts := &turnState{}
-	if err := a.runCalls(ctx, ts, []call{{id: id, name: name, args: objectArgs(args), tool: t, direct: direct, ask: ask}}); err != nil {
+	if err := a.runCalls(ctx, ts, []call{c}); err != nil {
 		return tool.Result{}, err
 	}
 	if ts.logErr != nil {
@@ -547,6 +547,7 @@ type call struct {
 	id, name  string
 	continues bool // not the message's first call
 	direct    bool // the user's own call (dsh tool): no permission step
+	aside     bool // run for the user's input before its prompt (RunAsked): its output is in the prompt
 	ask       bool // asked about whatever the mode says (an untrusted repository's command's)
 	args      jsontext.Value
 	tool      tool.Tool // nil for an unknown tool; Registry.Run explains
@@ -582,7 +583,7 @@ func (a *Agent) logAssistant(m provider.Message) ([]call, error) {
 
 // logCall logs a call as it comes up to run.
 func (a *Agent) logCall(c call) error {
-	if err := a.record(session.Record{Type: session.TypeToolCall, CallID: c.id, Name: c.name, Args: c.args, Preview: c.preview, Continues: c.continues}); err != nil {
+	if err := a.record(session.Record{Type: session.TypeToolCall, CallID: c.id, Name: c.name, Args: c.args, Preview: c.preview, Continues: c.continues, Aside: c.aside}); err != nil {
 		return fmt.Errorf("log tool call: %w", err)
 	}
 	return nil

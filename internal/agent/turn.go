@@ -38,7 +38,7 @@ func (a *Agent) PromptTurn(ctx context.Context, turn Turn, text string, images .
 // the user's own calls (RunTool).
 func (a *Agent) RunAsked(ctx context.Context, turn Turn, name string, args []byte, ask bool) (tool.Result, error) {
 	defer a.setTurn(turn)()
-	return a.runOne(ctx, name, args, false, ask)
+	return a.runOne(ctx, call{name: name, args: objectArgs(args), aside: true, ask: ask})
 }
 
 // setTurn puts turn in force and returns what ends it.

@@ -134,6 +134,11 @@ func TestCommandFrontMatter(t *testing.T) {
 				!strings.HasPrefix(settings[1], "model= ") || !strings.Contains(settings[1], ",write,") {
 				t.Errorf("the turns' settings: %q; want the command's model %q and no write, then neither", settings, tt.model)
 			}
+			// The body's command is logged and shown, but the model has its
+			// output once: in the prompt.
+			if m := rec.first; len(m) != 1 || m[0].Role != provider.RoleUser || len(m[0].Parts) != 1 || m[0].Parts[0].Type != provider.PartText {
+				t.Errorf("the first request's messages: %+v", m)
+			}
 			for _, n := range tt.notices {
 				if !slices.ContainsFunc(notices, func(s string) bool { return strings.Contains(s, n) }) {
 					t.Errorf("notices %q lack %q", notices, n)
@@ -145,14 +150,20 @@ func TestCommandFrontMatter(t *testing.T) {
 
 // recordingProvider keeps the answers its script gave to echo_settings.
 type recordingProvider struct {
-	p  provider.Provider
-	mu sync.Mutex
-	ts []string
+	p     provider.Provider
+	mu    sync.Mutex
+	ts    []string
+	first []provider.Message // the first request's messages
 }
 
 func (r *recordingProvider) Name() string { return r.p.Name() }
 
 func (r *recordingProvider) Stream(ctx context.Context, req provider.Request, on func(provider.Delta)) (*provider.Response, error) {
+	r.mu.Lock()
+	if r.first == nil {
+		r.first = req.Messages
+	}
+	r.mu.Unlock()
 	resp, err := r.p.Stream(ctx, req, on)
 	if err == nil && resp != nil {
 		for _, part := range resp.Message.Parts {
