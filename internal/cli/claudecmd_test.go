@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -99,8 +100,31 @@ func TestClaudeCodeCommand(t *testing.T) {
 
 	// dsh acp, a trusted project: the editor asks nothing either.
 	ws, env = repo("acp", true)
-	acpSession(t, bin, ws, env, flags, []string{input})
+	updates := acpSession(t, bin, ws, env, flags, []string{input})
 	checkCommitted(t, ws, filepath.Join(tmp, "acp-state"), true)
+	// The editor offers the command with its hint, and shows git status as
+	// a command (kind execute) whose output it has, before the model's commit.
+	var shown []string
+	for _, u := range updates {
+		switch {
+		case strings.Contains(u, `"name":"commit"`) && strings.Contains(u, `"hint":"[file] [message]"`):
+			shown = append(shown, "offered /commit [file] [message]")
+		case strings.Contains(u, `"sessionUpdate":"tool_call"`) && strings.Contains(u, `"kind":"execute"`):
+			var n struct {
+				Params struct {
+					Update struct{ Title string } `json:"update"`
+				} `json:"params"`
+			}
+			_ = json.Unmarshal([]byte(u), &n)
+			shown = append(shown, "call "+n.Params.Update.Title)
+		case strings.Contains(u, `"sessionUpdate":"tool_call_update"`) && strings.Contains(u, `?? a.txt`) && len(shown) > 0 && shown[len(shown)-1] != "output ?? a.txt": // live, then final
+			shown = append(shown, "output ?? a.txt")
+		}
+	}
+	t.Logf("dsh acp showed: %q", shown)
+	if want := []string{"offered /commit [file] [message]", "call git status --short", "output ?? a.txt", `call git add a.txt && git commit -qm "first commit"`}; !slices.Equal(shown, want) {
+		t.Errorf("dsh acp showed %q, want %q", shown, want)
+	}
 
 	// dsh run, an untrusted project: asked, refused, nothing committed.
 	ws, env = repo("untrusted", false)
