@@ -330,7 +330,11 @@ func Skills(ss []skills.Skill) []Command {
 		if hint == "" {
 			hint = "[task]"
 		}
-		out = append(out, Command{Name: sk.Name, Description: sk.Description, ArgHint: hint, Where: Both,
+		desc := sk.Description
+		if sk.Display != "" { // the name as SKILL.md writes it
+			desc = sk.Display + ": " + desc
+		}
+		out = append(out, Command{Name: sk.Name, Description: desc, ArgHint: hint, Where: Both,
 			Source: filepath.Join(sk.Dir, "SKILL.md"), Run: sk.Invocation, Repo: sk.Root != "", Untrusted: sk.Untrusted,
 			Vars: sk.Vars, Skill: &ss[i]})
 	}

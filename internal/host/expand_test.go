@@ -205,7 +205,7 @@ func TestSkillCommandExpands(t *testing.T) {
 	}
 	defer func() { _ = s.Close() }()
 	c, ok := command.Find(s.CommandsFor(Editor), "pdf-tools")
-	if !ok || c.ArgHint != "[file]" {
+	if !ok || c.ArgHint != "[file]" || c.Description != "PDF Tools: Fill forms: any PDF" {
 		t.Fatalf("the skill's command: %+v", c)
 	}
 	if _, err := s.Submit(t.Context(), Input{Text: "/pdf-tools form.pdf", Where: Editor}); err != nil {
