@@ -342,10 +342,16 @@ func (t *turnState) noteLogErr(err error) {
 // or ctx is cancelled (which returns StopCancelled and a nil error). A model error
 // ends the turn with StopError and is returned; so is a failure to write the log.
 func (a *Agent) Prompt(ctx context.Context, text string, images ...card.Content) (StopReason, error) {
+	return a.PromptTurn(ctx, Turn{}, text, images...)
+}
+
+// PromptTurn is Prompt with turn in force until it ends.
+func (a *Agent) PromptTurn(ctx context.Context, turn Turn, text string, images ...card.Content) (StopReason, error) {
 	if !a.turn.TryLock() {
 		return StopError, ErrBusy
 	}
 	defer a.turn.Unlock()
+	defer a.setTurn(turn)()
 
 	if err := a.record(session.Record{Type: session.TypeUser, Text: text, Content: images}); err != nil {
 		return StopError, fmt.Errorf("log prompt: %w", err)
@@ -432,16 +438,18 @@ func (a *Agent) Prompt(ctx context.Context, text string, images ...card.Content)
 // call but not asked about, and returns its result. An error is a harness or log
 // failure.
 func (a *Agent) RunTool(ctx context.Context, name string, args []byte) (tool.Result, error) {
-	return a.runOne(ctx, call{name: name, args: objectArgs(args), direct: true})
+	return a.runOne(ctx, Turn{}, call{name: name, args: objectArgs(args), direct: true})
 }
 
 // runOne runs one call c outside the model's turn: the user's own (direct:
-// not asked about, no hooks) or one their input asked for (aside).
-func (a *Agent) runOne(ctx context.Context, c call) (tool.Result, error) {
+// not asked about, no hooks) or one their input asked for (aside), with turn
+// in force.
+func (a *Agent) runOne(ctx context.Context, turn Turn, c call) (tool.Result, error) {
 	if !a.turn.TryLock() {
 		return tool.Result{}, ErrBusy
 	}
 	defer a.turn.Unlock()
+	defer a.setTurn(turn)()
 	a.mu.Lock()
 	a.calls++
 	c.id = fmt.Sprintf("call-%d", a.calls)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 
-	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
@@ -25,23 +24,17 @@ type Turn struct {
 	Hide []string
 }
 
-// PromptTurn is Prompt with turn in force until it ends.
-func (a *Agent) PromptTurn(ctx context.Context, turn Turn, text string, images ...card.Content) (StopReason, error) {
-	defer a.setTurn(turn)()
-	return a.Prompt(ctx, text, images...)
-}
-
 // RunAsked runs one call the user's input asked for (a command body's
 // !`cmd`) as the model's calls run: its hooks, the mode, the permission
 // question (always asked when ask is set: an untrusted repository's
 // command), the sandbox; turn's Allow may pre-approve it. It is logged like
 // the user's own calls (RunTool).
 func (a *Agent) RunAsked(ctx context.Context, turn Turn, name string, args []byte, ask bool) (tool.Result, error) {
-	defer a.setTurn(turn)()
-	return a.runOne(ctx, call{name: name, args: objectArgs(args), aside: true, ask: ask})
+	return a.runOne(ctx, turn, call{name: name, args: objectArgs(args), aside: true, ask: ask})
 }
 
-// setTurn puts turn in force and returns what ends it.
+// setTurn puts turn in force and returns what ends it; the caller holds the
+// turn lock, so no other turn's is overwritten.
 func (a *Agent) setTurn(turn Turn) func() {
 	a.mu.Lock()
 	a.turnOpts = turn

@@ -217,3 +217,53 @@ func TestSkillCommandExpands(t *testing.T) {
 		t.Errorf("the prompt:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// allowed-tools: Write runs the command's writes unasked, but not one of a
+// file that steers later sessions (.claude/settings.json): that is asked
+// about whatever the command says.
+func TestAllowedToolsNeverRisky(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, ".dsh", "commands")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "note.md"), []byte("---\nallowed-tools: Write\n---\nWrite notes.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := script.Parse([]byte(`{"turns": [{"tool_calls": [{"name": "write", "args": {"path": "notes.txt", "content": "n"}},
+		{"name": "write", "args": {"path": ".claude/settings.json", "content": "{}"}}]}, {"text": "done"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Create(Options{SessionDir: t.TempDir(), Root: root, Ask: true, Provider: func() (provider.Provider, error) { return p, nil },
+		CommandDirs: []command.Dir{{Path: dir, Root: root, Trusted: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	var mu sync.Mutex
+	var asked []string
+	sub := s.Subscribe(func(e Event) {
+		if e.Kind == KindPermission {
+			var a struct{ Path string }
+			_ = json.Unmarshal(e.Permission.Request.Args, &a)
+			mu.Lock()
+			asked = append(asked, a.Path)
+			mu.Unlock()
+			e.Permission.Answer(agent.Reject)
+		}
+	})
+	defer sub.Close()
+	if _, err := s.Submit(t.Context(), Input{Text: "/note", Where: Terminal}); err != nil {
+		t.Fatal(err)
+	}
+	sub.Flush(5 * time.Second)
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(asked, []string{".claude/settings.json"}) {
+		t.Errorf("asked about %q, want only the steering file", asked)
+	}
+	if _, err := os.Stat(filepath.Join(root, "notes.txt")); err != nil {
+		t.Errorf("the approved write did not run: %v", err)
+	}
+}
