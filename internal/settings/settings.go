@@ -275,7 +275,7 @@ func (s Settings) Options() host.Options {
 		MCP:               mcpServers(cfg),
 		LSP:               lsp.Config{Wait: cfg.LSP.Wait, Servers: lspServers(cfg.LSP.Servers), Trust: s.lspTrust()},
 		SkillDirs:         s.skillDirs(),
-		CommandDirs:       command.Dirs(s.in.Cwd, s.in.Getenv),
+		CommandDirs:       s.commandDirs(),
 		Hooks:             hookList(cfg.Hooks),
 		AgentDirs:         s.agentDirs(),
 		Version:           s.in.Version,
@@ -416,6 +416,16 @@ func (s Settings) trusted() bool {
 // when the project is.
 func (s Settings) skillDirs() []skills.Dir {
 	dirs := skills.Dirs(s.in.Cwd, s.in.Getenv)
+	for i := range dirs {
+		dirs[i].Trusted = dirs[i].Root != "" && s.trusted()
+	}
+	return dirs
+}
+
+// commandDirs are where the session's custom commands are found, the
+// project's trusted when the project is.
+func (s Settings) commandDirs() []command.Dir {
+	dirs := command.Dirs(s.in.Cwd, s.in.Getenv)
 	for i := range dirs {
 		dirs[i].Trusted = dirs[i].Root != "" && s.trusted()
 	}
