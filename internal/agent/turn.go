@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/rules"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
@@ -16,7 +17,7 @@ type Turn struct {
 	// mode would ask. It never lifts a refusal (read-only, plan), a question
 	// about a risky path (.git, steering files, outside), a hook's "ask", and
 	// the sandbox still confines what runs.
-	Allow func(tool string, args []byte) bool
+	Allow *rules.Set
 	// Model, if set, is the model the turn's requests go to.
 	Model string
 	// Hide are tools the turn does not offer (disallowed-tools); a call of
@@ -81,5 +82,9 @@ func (a *Agent) hidden(c call) (tool.Result, bool) {
 // preApproved says the turn's allowed-tools let c run unasked.
 func (a *Agent) preApproved(c call) bool {
 	allow := a.currentTurn().Allow
-	return allow != nil && allow(c.name, c.args)
+	if allow == nil || c.tool == nil {
+		return false
+	}
+	v := allow.Decide(a.ruleCall(c, c.tool.Approval(c.args)))
+	return v.Matched && v.Effect == rules.Allow
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/provider/models"
+	"github.com/dsh-dev/dsh/internal/rules"
 )
 
 // vars are what ${NAME} in a command's body expands to for every command.
@@ -42,11 +44,9 @@ func (s *Session) commandTurn(c Command) agent.Turn {
 		if c.Untrusted {
 			notice("allowed-tools ignored: the project is not trusted, so its commands' calls are asked about as any other")
 		} else {
-			allow, ignored := command.Allow(c.Run.Allowed)
-			turn.Allow = allow
-			if len(ignored) > 0 {
-				notice("allowed-tools %s not understood: those calls are asked about as any other", strings.Join(ignored, ", "))
-			}
+			turn.Allow = s.allowedTools(c.Name, c.Run.Allowed, func(err error) {
+				notice("allowed-tools: %v; those calls are asked about as any other", err)
+			})
 		}
 	}
 	if m := c.Run.Model; m != "" {
@@ -154,4 +154,22 @@ func (s *Session) submitCommand(ctx context.Context, in Input, c Command, args s
 	}
 	stop, err := s.prompt(ctx, turn, in.Text, append(content, files...)...)
 	return Answer{Turn: true, Stop: stop}, err
+}
+
+// allowedTools reads a command's allowed-tools as the permission rules they
+// are (Claude Code's syntax), allow rules for its turn only; one dsh cannot
+// match is told and left out.
+func (s *Session) allowedTools(name string, list []string, bad func(error)) *rules.Set {
+	home, _ := os.UserHomeDir() // without one, a ~/ rule is told as not understood
+	base := rules.Base{Root: s.ws.Root(), Cwd: s.ws.Cwd(), Home: home}
+	var rs []rules.Rule
+	for _, text := range list {
+		r, err := rules.Parse(text, rules.Allow, "/"+name+"'s allowed-tools", base)
+		if err != nil {
+			bad(err)
+			continue
+		}
+		rs = append(rs, r)
+	}
+	return rules.NewSet(rs...)
 }
