@@ -168,6 +168,8 @@ type Agent struct {
 	cwd    string          // the working directory last logged, relative to the root
 
 	fixed int64 // the tokens of the system prompt and tools; -1 until needed (fixedLocked)
+
+	turnOpts Turn // what the running turn's command changes (PromptTurn, RunAsked)
 }
 
 // New returns an agent. The Config's zero limits take their defaults.
@@ -360,10 +362,16 @@ func (t *turnState) noteLogErr(err error) {
 // or ctx is cancelled (which returns StopCancelled and a nil error). A model error
 // ends the turn with StopError and is returned; so is a failure to write the log.
 func (a *Agent) Prompt(ctx context.Context, text string, images ...card.Content) (StopReason, error) {
+	return a.PromptTurn(ctx, Turn{}, text, images...)
+}
+
+// PromptTurn is Prompt with turn in force until it ends.
+func (a *Agent) PromptTurn(ctx context.Context, turn Turn, text string, images ...card.Content) (StopReason, error) {
 	if !a.turn.TryLock() {
 		return StopError, ErrBusy
 	}
 	defer a.turn.Unlock()
+	defer a.setTurn(turn)()
 
 	if err := a.record(session.Record{Type: session.TypeUser, Text: text, Content: images}); err != nil {
 		return StopError, fmt.Errorf("log prompt: %w", err)
@@ -383,13 +391,13 @@ func (a *Agent) Prompt(ctx context.Context, text string, images ...card.Content)
 			}
 			return a.end(t, StopError, err)
 		}
-		model, thinking := a.Model()
+		model, thinking := a.turnModel()
 		resp, err := a.c.Provider.Stream(ctx, provider.Request{
 			Model:     model,
 			Thinking:  thinking,
 			System:    a.systemPrompt(),
 			Messages:  a.messages(),
-			Tools:     a.defs(),
+			Tools:     a.turnTools(),
 			MaxTokens: a.c.MaxTokens,
 		}, a.c.OnDelta)
 		if ctx.Err() != nil {
@@ -457,13 +465,21 @@ func (a *Agent) Prompt(ctx context.Context, text string, images ...card.Content)
 // call but not asked about, and returns its result. An error is a harness or log
 // failure.
 func (a *Agent) RunTool(ctx context.Context, name string, args []byte) (tool.Result, error) {
+	return a.runOne(ctx, Turn{}, call{name: name, args: objectArgs(args), direct: true})
+}
+
+// runOne runs one call c outside the model's turn: the user's own (direct:
+// not asked about, no hooks) or one their input asked for (aside), with turn
+// in force.
+func (a *Agent) runOne(ctx context.Context, turn Turn, c call) (tool.Result, error) {
 	if !a.turn.TryLock() {
 		return tool.Result{}, ErrBusy
 	}
 	defer a.turn.Unlock()
+	defer a.setTurn(turn)()
 	a.mu.Lock()
 	a.calls++
-	id := fmt.Sprintf("call-%d", a.calls)
+	c.id = fmt.Sprintf("call-%d", a.calls)
 	a.direct = true
 	a.mu.Unlock()
 	defer func() {
@@ -471,9 +487,9 @@ func (a *Agent) RunTool(ctx context.Context, name string, args []byte) (tool.Res
 		a.last, a.direct = tool.Result{}, false
 		a.mu.Unlock()
 	}()
-	t, _ := a.c.Registry.Get(name)
+	c.tool, _ = a.c.Registry.Get(c.name)
 	ts := &turnState{}
-	if err := a.runCalls(ctx, ts, []call{{id: id, name: name, args: objectArgs(args), tool: t, direct: true}}); err != nil {
+	if err := a.runCalls(ctx, ts, []call{c}); err != nil {
 		return tool.Result{}, err
 	}
 	if ts.logErr != nil {
@@ -566,6 +582,8 @@ type call struct {
 	id, name  string
 	continues bool // not the message's first call
 	direct    bool // the user's own call (dsh tool): no permission step
+	aside     bool // run for the user's input before its prompt (RunAsked): its output is in the prompt
+	ask       bool // asked about whatever the mode says (an untrusted repository's command's)
 	args      jsontext.Value
 	tool      tool.Tool // nil for an unknown tool; Registry.Run explains
 	preview   jsontext.Value
@@ -600,7 +618,7 @@ func (a *Agent) logAssistant(m provider.Message) ([]call, error) {
 
 // logCall logs a call as it comes up to run.
 func (a *Agent) logCall(c call) error {
-	if err := a.record(session.Record{Type: session.TypeToolCall, CallID: c.id, Name: c.name, Args: c.args, Preview: c.preview, Continues: c.continues}); err != nil {
+	if err := a.record(session.Record{Type: session.TypeToolCall, CallID: c.id, Name: c.name, Args: c.args, Preview: c.preview, Continues: c.continues, Aside: c.aside}); err != nil {
 		return fmt.Errorf("log tool call: %w", err)
 	}
 	return nil
@@ -649,7 +667,9 @@ func (a *Agent) runCalls(ctx context.Context, t *turnState, calls []call) error 
 				runs = append(runs, more...)
 			}
 			var fail *tool.Result
-			if c.tool != nil {
+			if res, ok := a.hidden(*c); ok {
+				fail = &res
+			} else if c.tool != nil {
 				c.preview, fail = c.tool.Preview(ctx, a.env(t, *c), c.args)
 			}
 			if err := a.logCall(*c); err != nil {
@@ -668,6 +688,9 @@ func (a *Agent) runCalls(ctx context.Context, t *turnState, calls []call) error 
 			case fail != nil:
 				outs[k] = outcome{res: *fail}
 				continue
+			}
+			if c.ask {
+				hook = "ask"
 			}
 			// A direct call is the user's own (dsh tool, !cmd): nothing to ask.
 			res, ok, err := tool.Result{}, true, error(nil)
@@ -838,8 +861,9 @@ func (a *Agent) verdict(c call, hook string) (v verdict, res tool.Result, perm t
 	case gateAsk:
 		// A risky path (inside .git, a file that steers later sessions,
 		// outside the workspace) is asked about every time, whatever a hook
-		// says, as whatever "always" says.
-		if hook == "allow" && r.reason() == "" {
+		// says, as whatever "always" says; so is it whatever the running
+		// command's allowed-tools say.
+		if (hook == "allow" || hook == "" && a.preApproved(c)) && r.reason() == "" {
 			return verdictRun, tool.Result{}, perm, ap
 		}
 	}

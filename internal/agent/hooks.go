@@ -234,6 +234,11 @@ func (a *Agent) toolResponse(c call, res tool.Result) jsontext.Value {
 // ends its turn; more says a hook blocked the stop, and its reason (in its
 // record) goes to the model.
 func (a *Agent) stopHooks(ctx context.Context, t *turnState) (more bool, err error) {
+	// Without such hooks nothing is asked of the session, not even its
+	// transcript (which hookBase brings up to date).
+	if !a.c.Hooks.Has(hooks.Stop) && !a.c.Hooks.Has(hooks.SubagentStop) {
+		return false, nil
+	}
 	ev := hooks.Stop
 	if a.hookBase().AgentType != "" {
 		ev = hooks.SubagentStop

@@ -19,11 +19,10 @@ func TestClaudeToolNames(t *testing.T) {
 		{"BashOutput", "job_output"}, {"KillShell", "job_kill"}, {"KillBash", "job_kill"},
 		{"AskUserQuestion", "ask_user"}, {"ExitPlanMode", "plan"}, {"Skill", "skill"}, {"LSP", "diagnostics"},
 		{"SlashCommand", ""}, {"ListMcpResourcesTool", ""}, {"ReadMcpResourceTool", ""},
-		{"Bash(git add:*)", "bash"}, {"mcp__docs__search", "mcp__docs__search"}, {"todo_write", "todo_write"},
+		{"Bash(git add:*)", "bash"}, {"mcp__docs__search", "mcp__docs__search"}, {"todo_write", "todo_write"}, {"Foo", "Foo"},
 	} {
-		got, ok := ToolName(tc.in)
-		if ok != (tc.want != "") || ok && got != tc.want {
-			t.Errorf("%s: %q, %v; want %q", tc.in, got, ok, tc.want)
+		if got := ToolName(tc.in); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.in, got, tc.want)
 		}
 	}
 	a, err := Parse([]byte("---\nname: r\ndescription: d\ntools: Read, WebSearch, TodoWrite, Bash(git diff:*)\ndisallowedTools: [Write, MultiEdit, NotebookEdit]\n---\nx"))

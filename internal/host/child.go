@@ -346,7 +346,11 @@ func (s *Session) agentsText() string {
 	var b strings.Builder
 	b.WriteString("Agents the task tool can start:\n- explore (built in): reads and searches, changes nothing")
 	for _, a := range s.agents {
-		fmt.Fprintf(&b, "\n- %s: %s", a.Name, a.Description)
+		name := a.Name
+		if a.Display != "" {
+			name += " (" + a.Display + ")" // as its file writes it
+		}
+		fmt.Fprintf(&b, "\n- %s: %s", name, a.Description)
 		var names []string
 		for _, t := range task.ChildTools(s.reg, &a) {
 			names = append(names, t.Name())

@@ -74,8 +74,6 @@ type Options struct {
 	CommandDirs []command.Dir
 	// AgentDirs are where its custom agents are found (agents.Dirs).
 	AgentDirs []agents.Dir
-	// Plugins are the plugins whose directories the three above list.
-	Plugins []Plugin
 	// sub is set for a child session (a subagent's): see child.go.
 	sub *subagent
 	// Roots are further directories the session works in (an editor's
@@ -373,6 +371,9 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 	if err != nil {
 		o.Warn("skills: " + err.Error())
 	}
+	if _, notice := skills.Prompt(sk); notice != "" && o.sub == nil {
+		o.Warn(notice)
+	}
 	var custom []Command
 	var ag []agents.Agent
 	if o.sub == nil {
@@ -382,13 +383,19 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 		if ag, err = agents.All(o.AgentDirs); err != nil {
 			o.Warn("custom agents: " + err.Error())
 		}
+		if _, notice := command.Prompt(custom); notice != "" {
+			o.Warn(notice)
+		}
+		if _, notice := agents.Listed(ag); notice != "" {
+			o.Warn(notice)
+		}
 	}
 	var reg *tool.Registry
 	if o.sub != nil {
 		reg = o.sub.reg
 	} else {
 		reg = toolset.New(toolset.Options{KeepEnv: o.KeepEnv, Extra: o.Tools, Sandbox: o.Sandbox, Network: o.Network, SafeCommands: o.SafeCommands,
-			Skills: len(sk) > 0, Agents: ag})
+			Skills: len(sk) > 0 || len(custom) > 0, Agents: ag})
 	}
 	s := &Session{o: o, ws: ws, log: log, reg: reg, tools: tool.NewSession(id, ws), bus: newBus(), notes: notes, skills: sk, custom: custom, agents: ag, mcp: o.servers,
 		queue: make(chan struct{}, 1), dropQueued: make(chan struct{})}
@@ -397,7 +404,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 		s.tools.Subagents = subagents{s}
 		s.slots = make(chan struct{}, maxSubagents)
 	}
-	skill.Offer(s.tools, sk)
+	skill.Offer(s.tools, sk, custom)
 	s.tools.Files = o.Files
 	servers := o.LSP
 	servers.Sandbox = o.Sandbox // language servers are confined as commands are
@@ -448,7 +455,9 @@ func (s *Session) systemPrompt() string {
 	if err != nil {
 		s.o.Warn(fmt.Sprintf("ignoring project instructions: %v", err))
 	}
-	system += skills.Prompt(s.skills)
+	listed, _ := skills.Prompt(s.skills)
+	cmds, _ := command.Prompt(s.custom)
+	system += listed + cmds
 	if s.o.sub != nil {
 		system += s.o.sub.prompt()
 	}
@@ -529,6 +538,11 @@ func (s *Session) Subscribe(fn func(Event)) *Subscription { return s.bus.subscri
 // is an error before anything is logged. A prompt a UserPromptSubmit hook
 // blocks is not sent: StopRefusal, with only the hooks' records logged.
 func (s *Session) Prompt(ctx context.Context, text string, images ...card.Content) (agent.StopReason, error) {
+	return s.prompt(ctx, agent.Turn{}, text, images...)
+}
+
+// prompt is Prompt with what a custom command changes for its turn.
+func (s *Session) prompt(ctx context.Context, turn agent.Turn, text string, images ...card.Content) (agent.StopReason, error) {
 	if _, err := s.Provider(); err != nil {
 		return agent.StopError, err
 	}
@@ -553,7 +567,7 @@ func (s *Session) Prompt(ctx context.Context, text string, images ...card.Conten
 	s.undo.mu.Unlock()
 	s.checkpoint(tctx, n, session.PhaseBefore)
 	defer s.checkpoint(s.ctx, n, session.PhaseAfter)
-	return s.agent.Prompt(tctx, withNotes(text, s.notes.take()), images...)
+	return s.agent.PromptTurn(tctx, turn, withNotes(text, s.notes.take()), images...)
 }
 
 // Compact replaces the model context with a summary the model writes of it

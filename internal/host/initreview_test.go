@@ -184,7 +184,7 @@ func TestCustomReviewReplacesTheBuiltin(t *testing.T) {
 			reviews = append(reviews, c.Description)
 		}
 	}
-	if len(reviews) != 1 || reviews[0] != "mine" {
+	if len(reviews) != 1 || reviews[0] != "mine (project)" {
 		t.Errorf("the table's /review: %q", reviews)
 	}
 	if _, err := s.Submit(t.Context(), Input{Text: "/review x.go", Where: Terminal}); err != nil {

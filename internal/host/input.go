@@ -73,14 +73,14 @@ func (s *Session) Submit(ctx context.Context, in Input) (Answer, error) {
 			expansion, run = r.Prompt, r.Run
 		} else if c, ok := command.Find(s.Commands(), name); !ok || c.Where&in.Where == 0 {
 			return Answer{}, fmt.Errorf("%w /%s (/help lists them)", ErrUnknownCommand, name)
-		} else if c.MCP() {
+		} else if !c.MCP() {
+			return s.submitCommand(ctx, in, c, args)
+		} else {
 			text, _, err := s.ExpandPrompt(ctx, name, args)
 			if err != nil {
 				return Answer{}, fmt.Errorf("/%s: %w", name, err)
 			}
 			expansion = text
-		} else {
-			expansion = c.Expand(args, s.expandVars(c))
 		}
 		content = append(content, card.Expansion("/"+name, expansion))
 		modelText = expansion

@@ -6,7 +6,6 @@ import (
 	"github.com/dsh-dev/dsh/internal/agents"
 	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/config"
-	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/mcp"
 	"github.com/dsh-dev/dsh/internal/plugin"
 	"github.com/dsh-dev/dsh/internal/skills"
@@ -14,7 +13,6 @@ import (
 
 // plugins is what the session's enabled plugins add to its options.
 type plugins struct {
-	list     []host.Plugin
 	commands []command.Dir
 	skills   []skills.Dir
 	agents   []agents.Dir
@@ -43,21 +41,22 @@ func loadPlugins(root string, getenv func(string) string, trusted bool) plugins 
 		if !p.Enabled {
 			continue
 		}
-		out.list = append(out.list, host.Plugin{Name: p.Name, Root: p.Root})
+		// ${CLAUDE_PLUGIN_ROOT} in its commands, skills and agents.
+		vars := map[string]string{"CLAUDE_PLUGIN_ROOT": p.Root}
 		dirs, errs := p.CommandPaths()
 		note(errs)
 		for _, d := range dirs {
-			out.commands = append(out.commands, command.Dir{Path: d, Plugin: p.Name})
+			out.commands = append(out.commands, command.Dir{Path: d, Namespace: p.Name, Vars: vars, Label: "plugin:" + p.Name})
 		}
 		dirs, errs = p.SkillPaths()
 		note(errs)
 		for _, d := range dirs {
-			out.skills = append(out.skills, skills.Dir{Path: d, Plugin: p.Name})
+			out.skills = append(out.skills, skills.Dir{Path: d, Namespace: p.Name, Vars: vars})
 		}
 		dirs, errs = p.AgentPaths()
 		note(errs)
 		for _, d := range dirs {
-			out.agents = append(out.agents, agents.Dir{Path: d, Plugin: p.Name})
+			out.agents = append(out.agents, agents.Dir{Path: d, Namespace: p.Name, Vars: vars})
 		}
 		docs, errs := p.Hooks()
 		note(errs)

@@ -84,17 +84,17 @@ func TestPluginsFollowTrust(t *testing.T) {
 				t.Errorf("notices %q", st.Ignored())
 			}
 			last := func(n int) int { return n - 1 }
-			if c := o.CommandDirs[last(len(o.CommandDirs))-1]; c.Plugin != "tidy" || c.Path != filepath.Join(plug, "commands") {
+			if c := o.CommandDirs[last(len(o.CommandDirs))-1]; c.Namespace != "tidy" || c.Path != filepath.Join(plug, "commands") {
 				t.Errorf("command dirs end %+v", c)
 			}
-			if d := o.SkillDirs[last(len(o.SkillDirs))]; d.Plugin != "tidy" {
+			if d := o.SkillDirs[last(len(o.SkillDirs))]; d.Namespace != "tidy" {
 				t.Errorf("skill dirs end %+v", d)
 			}
-			if d := o.AgentDirs[last(len(o.AgentDirs))]; d.Plugin != "tidy" {
+			if d := o.AgentDirs[last(len(o.AgentDirs))]; d.Namespace != "tidy" {
 				t.Errorf("agent dirs end %+v", d)
 			}
-			if len(o.Plugins) != 1 || o.Plugins[0].Root != plug {
-				t.Errorf("plugins %+v", o.Plugins)
+			if v := o.CommandDirs[len(o.CommandDirs)-1].Vars["CLAUDE_PLUGIN_ROOT"]; v != plug {
+				t.Errorf("the commands' CLAUDE_PLUGIN_ROOT is %q", v)
 			}
 			// The loaders name them as Claude Code does.
 			var names []string

@@ -278,10 +278,9 @@ func (s Settings) Options() host.Options {
 		MCP:               append(mcpServers(cfg), s.plugins.mcp...),
 		LSP:               lsp.Config{Wait: cfg.LSP.Wait, Servers: lspServers(cfg.LSP.Servers), Trust: s.lspTrust()},
 		SkillDirs:         append(s.skillDirs(), s.plugins.skills...),
-		CommandDirs:       append(command.Dirs(s.in.Cwd, s.in.Getenv), s.plugins.commands...),
+		CommandDirs:       append(s.commandDirs(), s.plugins.commands...),
 		Hooks:             hookList(slices.Concat(cfg.Hooks, s.plugins.hooks)),
 		AgentDirs:         append(s.agentDirs(), s.plugins.agents...),
-		Plugins:           s.plugins.list,
 		Version:           s.in.Version,
 	}
 	if r := cfg.Network.Rules(); r.Filtered() {
@@ -420,6 +419,16 @@ func (s Settings) trusted() bool {
 // when the project is.
 func (s Settings) skillDirs() []skills.Dir {
 	dirs := skills.Dirs(s.in.Cwd, s.in.Getenv)
+	for i := range dirs {
+		dirs[i].Trusted = dirs[i].Root != "" && s.trusted()
+	}
+	return dirs
+}
+
+// commandDirs are where the session's custom commands are found, the
+// project's trusted when the project is.
+func (s Settings) commandDirs() []command.Dir {
+	dirs := command.Dirs(s.in.Cwd, s.in.Getenv)
 	for i := range dirs {
 		dirs[i].Trusted = dirs[i].Root != "" && s.trusted()
 	}
