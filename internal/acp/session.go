@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -51,6 +52,7 @@ type sess struct {
 	// settle: a turn's end or a compaction was published; the host's next
 	// status, which follows its fold, is the size they leave.
 	settle bool
+	said   int // messages of dsh's own (notes), which no record holds, to number them
 }
 
 // usageKey is what a usage_update is sent for: a model call's tokens (the
@@ -132,7 +134,8 @@ func (s *sess) titleFrom(r session.Record) {
 func (s *sess) say(text string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.send(sdk.UpdateAgentMessageText(text))
+	s.said++
+	s.send(withID(sdk.UpdateAgentMessageText(text), fmt.Sprintf("%s-n%d", s.id, s.said)))
 }
 
 // announce tells the client what the session offers — its commands, its
@@ -347,28 +350,39 @@ func (s *sess) permit(p *host.Permission) {
 		call = s.br.childPermission(p)
 	}
 	s.mu.Unlock()
-	// The request does not get the turn's context: cancelling it would make the
-	// SDK send $/cancel_request, which is not ACP. After session/cancel the client
-	// answers "cancelled" itself; the turn does not wait for that.
-	type answer struct {
-		resp sdk.RequestPermissionResponse
-		err  error
-	}
-	answered := make(chan answer, 1)
-	go func() {
-		resp, err := s.peer.RequestPermission(context.Background(), sdk.RequestPermissionRequest{
+	// The answer is waited for aside: the stream goes on meanwhile (a prompt
+	// sent now is told it is queued).
+	aside(p.Done(), func(ctx context.Context) {
+		resp, err := s.peer.RequestPermission(ctx, sdk.RequestPermissionRequest{
 			SessionId: sdk.SessionId(s.id), ToolCall: call, Options: permissionOptions(req)})
-		answered <- answer{resp, err}
-	}()
-	select {
-	case a := <-answered:
-		d, err := decision(a.resp, a.err)
+		if ctx.Err() != nil {
+			return // no longer asked
+		}
+		d, err := decision(resp, err)
 		if err != nil {
 			s.diag("permission request failed", "session", s.id, "err", err)
 		}
 		p.Answer(d)
-	case <-p.Done():
-	}
+	})
+}
+
+// aside runs ask, a request to the client, on a goroutine of its own with a
+// context that ends once done is closed (the question no longer waits: its
+// turn was cancelled): the SDK, or rpcfix, then sends $/cancel_request naming
+// the request. Nothing waits for the client's answer to that.
+func aside(done <-chan struct{}, ask func(ctx context.Context)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	go func() {
+		defer cancel()
+		ask(ctx)
+	}()
 }
 
 func decision(resp sdk.RequestPermissionResponse, err error) (host.Decision, error) {
@@ -416,25 +430,18 @@ func (s *sess) ask(q *host.Question) {
 	s.mu.Lock()
 	call := s.br.permissionCall(req.CallID, nil, req.Card)
 	s.mu.Unlock()
-	type answer struct {
-		resp sdk.RequestPermissionResponse
-		err  error
-	}
-	answered := make(chan answer, 1)
-	go func() { // as permit: no turn context, see there
-		resp, err := s.peer.RequestPermission(context.Background(), sdk.RequestPermissionRequest{
+	aside(q.Done(), func(ctx context.Context) { // as permit's
+		resp, err := s.peer.RequestPermission(ctx, sdk.RequestPermissionRequest{
 			SessionId: sdk.SessionId(s.id), ToolCall: call, Options: questionOptions(req.Question)})
-		answered <- answer{resp, err}
-	}()
-	select {
-	case a := <-answered:
-		ans, err := chosen(req.Question, a.resp, a.err)
+		if ctx.Err() != nil {
+			return
+		}
+		ans, err := chosen(req.Question, resp, err)
 		if err != nil {
 			s.diag("question failed", "session", s.id, "err", err)
 		}
 		q.Answer(ans)
-	case <-q.Done():
-	}
+	})
 }
 
 // chosen is the answer an option stands for; none when the client cancelled
