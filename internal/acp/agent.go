@@ -54,6 +54,7 @@ type Agent struct {
 	peer     peer
 	termMeta bool
 	fs       sdk.FileSystemCapabilities // what the client offers of its files
+	form     bool                       // the client takes form elicitations
 	sessions map[string]*sess
 	closed   bool // the client is gone: sessions opened late are closed at once
 
@@ -90,6 +91,13 @@ func New(o Options) *Agent {
 	return &Agent{o: o, sessions: map[string]*sess{}, prompts: map[string]context.CancelFunc{}, early: map[string]bool{}}
 }
 
+// elicits says questions go to the client as forms.
+func (a *Agent) elicits() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.form
+}
+
 func (a *Agent) setPeer(p peer) {
 	a.mu.Lock()
 	a.peer = p
@@ -104,6 +112,7 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 	a.mu.Lock()
 	a.termMeta = on
 	a.fs = p.ClientCapabilities.Fs
+	a.form = p.ClientCapabilities.Elicitation != nil && p.ClientCapabilities.Elicitation.Form != nil
 	a.mu.Unlock()
 	return sdk.InitializeResponse{
 		ProtocolVersion: sdk.ProtocolVersionNumber,

@@ -80,9 +80,13 @@ type client struct {
 	// permitCtx, if set, answers instead of permit, with the request's
 	// context: dsh's $/cancel_request naming the request ends it.
 	permitCtx func(context.Context, sdk.RequestPermissionRequest) sdk.RequestPermissionResponse
-	asked     []sdk.RequestPermissionRequest
-	init      sdk.InitializeResponse
-	editor    *editor // the client's files, when it offers them
+	// elicit answers elicitation/create, for a client that offers forms.
+	elicit   func(context.Context, sdk.UnstableCreateElicitationRequest) sdk.UnstableCreateElicitationResponse
+	elicited []sdk.UnstableCreateElicitationRequest
+	formCaps bool
+	asked    []sdk.RequestPermissionRequest
+	init     sdk.InitializeResponse
+	editor   *editor // the client's files, when it offers them
 }
 
 // editor is a client's view of its files: buffers with unsaved text, and
@@ -112,6 +116,8 @@ type options struct {
 	noScript bool
 	// editor offers the client's files (fs.readTextFile, fs.writeTextFile).
 	editor *editor
+	// forms offers form elicitation.
+	forms bool
 }
 
 // start runs `dsh acp` with a scripted provider and connects to it.
@@ -140,7 +146,7 @@ func start(t *testing.T, o options) *client {
 		}
 	}
 	c := &client{t: t, cwd: cwd, sessionDir: o.sessionDir, out: newLines(), in: newLines(),
-		stderr: &bytes.Buffer{}, exited: make(chan struct{}), editor: o.editor}
+		stderr: &bytes.Buffer{}, exited: make(chan struct{}), editor: o.editor, formCaps: o.forms}
 	if o.configHome == "" {
 		o.configHome = evenDir(t)
 	}
@@ -232,6 +238,9 @@ func (c *client) initialize(termMeta bool) {
 	}
 	if termMeta {
 		caps.Meta = map[string]any{"terminal_output": true}
+	}
+	if c.formCaps {
+		caps.Elicitation = &sdk.ElicitationCapabilities{Form: &sdk.ElicitationFormCapabilities{}}
 	}
 	resp, err := c.conn.Initialize(c.ctx(), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber,
 		ClientCapabilities: caps, ClientInfo: &sdk.Implementation{Name: "dsh-acp-test", Version: "1"}})
@@ -328,6 +337,20 @@ func (c *client) RequestPermission(ctx context.Context, r sdk.RequestPermissionR
 		return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}, nil
 	}
 	return permit(r), nil
+}
+
+// UnstableCreateElicitation implements the SDK's elicitation/create handler
+// with the test's answer.
+func (c *client) UnstableCreateElicitation(ctx context.Context, r sdk.UnstableCreateElicitationRequest) (sdk.UnstableCreateElicitationResponse, error) {
+	c.mu.Lock()
+	c.elicited = append(c.elicited, r)
+	elicit := c.elicit
+	c.mu.Unlock()
+	if elicit == nil {
+		c.t.Errorf("dsh sent an elicitation unexpectedly: %+v", r.Form)
+		return sdk.UnstableCreateElicitationResponse{Cancel: &sdk.UnstableCreateElicitationCancel{Action: "cancel"}}, nil
+	}
+	return elicit(ctx, r), nil
 }
 
 func title(p *string) string {

@@ -11,6 +11,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/dsh-dev/dsh/internal/acp/rpcfix"
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/session"
@@ -68,6 +69,8 @@ type peer interface {
 	Replayed(n sdk.SessionNotification) error
 	Flush() error
 	RequestPermission(ctx context.Context, r sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error)
+	// Elicit asks through the client's form (elicitation/create).
+	Elicit(ctx context.Context, e rpcfix.Elicitation) (rpcfix.Elicited, error)
 }
 
 func newSess(id string, p peer, br *bridge, diag func(string, ...any)) *sess {
@@ -423,13 +426,34 @@ func questionOptions(q tool.Question) []sdk.PermissionOption {
 	return opts
 }
 
-// ask puts a tool's question to the client as a permission request on the
-// call's card whose options are the answers.
+// ask puts a tool's question (ask_user, the plan's hand-off, an MCP server's
+// elicitation — the host's question) to the client: as a form where it takes
+// elicitation, the call's card shown first; otherwise as a permission request
+// on the call's card whose options are the answers.
 func (s *sess) ask(q *host.Question) {
 	req := q.Request
+	form := s.a != nil && s.a.elicits()
 	s.mu.Lock()
 	call := s.br.permissionCall(req.CallID, nil, req.Card)
+	if form {
+		s.send(sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{ToolCallId: call.ToolCallId, Title: call.Title,
+			Kind: call.Kind, Content: call.Content, Locations: call.Locations}})
+	}
 	s.mu.Unlock()
+	if form {
+		aside(q.Done(), func(ctx context.Context) {
+			r, err := s.peer.Elicit(ctx, questionForm(s.id, req.CallID, req.Question))
+			if ctx.Err() != nil {
+				return
+			}
+			ans, err := elicited(req.Question, r, err)
+			if err != nil {
+				s.diag("question failed", "session", s.id, "err", err)
+			}
+			q.Answer(ans)
+		})
+		return
+	}
 	aside(q.Done(), func(ctx context.Context) { // as permit's
 		resp, err := s.peer.RequestPermission(ctx, sdk.RequestPermissionRequest{
 			SessionId: sdk.SessionId(s.id), ToolCall: call, Options: questionOptions(req.Question)})
@@ -442,6 +466,54 @@ func (s *sess) ask(q *host.Question) {
 		}
 		q.Answer(ans)
 	})
+}
+
+// The form's fields: the choices, and the user's own words where the
+// question takes them.
+const (
+	fieldAnswer = "answer"
+	fieldOther  = "other"
+)
+
+// questionForm is a question as a form: one field whose values are the
+// choices (their descriptions in the message, which a choice cannot carry)
+// and, where the user may answer in their own words, a free one.
+func questionForm(session, call string, q tool.Question) rpcfix.Elicitation {
+	msg := q.Text
+	opts := make([]rpcfix.Option, 0, len(q.Choices))
+	for _, c := range q.Choices {
+		opts = append(opts, rpcfix.Option{Const: c.ID, Title: c.Label})
+		if c.Description != "" {
+			msg += "\n- " + c.Label + ": " + c.Description
+		}
+	}
+	props := map[string]rpcfix.Property{fieldAnswer: {Title: q.Text, OneOf: opts}}
+	if q.FreeText {
+		props[fieldOther] = rpcfix.Property{Title: "Or answer in your own words", Description: "Used instead of the choice when given."}
+	}
+	return rpcfix.Elicitation{SessionID: session, ToolCallID: call, Message: msg, Schema: rpcfix.FormSchema{Properties: props}}
+}
+
+// elicited is the answer a form's response stands for: the user's own words
+// when they gave some, else their choice; none when they declined, cancelled,
+// or the request failed.
+func elicited(q tool.Question, r rpcfix.Elicited, err error) (card.Answer, error) {
+	if err != nil || r.Action != rpcfix.ActionAccept {
+		return card.Answer{}, err
+	}
+	if text, _ := r.Content[fieldOther].(string); strings.TrimSpace(text) != "" && q.FreeText {
+		return card.Answer{Text: strings.TrimSpace(text)}, nil
+	}
+	id, _ := r.Content[fieldAnswer].(string)
+	if id == "" {
+		return card.Answer{}, nil
+	}
+	for _, c := range q.Choices {
+		if c.ID == id {
+			return card.Answer{ID: c.ID, Text: c.Label}, nil
+		}
+	}
+	return card.Answer{}, errors.New("the client's form gave an answer that was not offered: " + id)
 }
 
 // chosen is the answer an option stands for; none when the client cancelled
