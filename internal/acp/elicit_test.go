@@ -42,7 +42,9 @@ func TestElicitation(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := start(t, options{mode: tc.mode, forms: true, script: script(t, tc.turns...)})
-			c.elicit = func(context.Context, sdk.UnstableCreateElicitationRequest) sdk.UnstableCreateElicitationResponse { return tc.answer }
+			c.elicit = func(context.Context, sdk.UnstableCreateElicitationRequest) sdk.UnstableCreateElicitationResponse {
+				return tc.answer
+			}
 			id := c.newSession()
 			c.mustPrompt(id, "Set up.", sdk.StopReasonEndTurn)
 			var res string
