@@ -72,36 +72,40 @@ func TestCancelRequest(t *testing.T) {
 		cancelled <- ctx.Err()
 		return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}
 	}
-	runCtx, cancelRun := context.WithCancel(context.Background())
-	defer cancelRun()
-	go func() {
-		_, _ = c.conn.Prompt(runCtx, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock("Write notes.")}})
-	}()
+	// The SDK's client follows its own $/cancel_request with session/cancel,
+	// which cancels everything: the test sends $/cancel_request alone.
+	prompt := func(text string) <-chan sdk.StopReason {
+		stop := make(chan sdk.StopReason, 1)
+		go func() {
+			got, err := c.prompt(id, text)
+			if err != nil {
+				t.Errorf("%s: %v", text, err)
+			}
+			stop <- got
+		}()
+		return stop
+	}
+	running := prompt("Write notes.")
 	<-asked
-	queuedCtx, cancelQueued := context.WithCancel(context.Background())
-	defer cancelQueued()
-	go func() {
-		_, _ = c.conn.Prompt(queuedCtx, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock("Queued one.")}})
-	}()
+	queued := prompt("Queued one.")
 	c.waitFor("the queued notice", func(l string) bool { return strings.Contains(l, "Queued: this prompt runs") })
 
-	// The SDK's client sends $/cancel_request for a request whose context ends.
-	cancelQueued()
-	queued := c.requestID("session/prompt", "Queued one.")
-	c.waitFor("the queued prompt's answer", func(l string) bool {
-		return strings.Contains(l, `"id":`+queued+`,`) && strings.Contains(l, `"stopReason":"cancelled"`)
-	})
+	queuedID := c.requestID("session/prompt", "Queued one.")
+	c.send(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":` + queuedID + `}}`)
+	if got := <-queued; got != sdk.StopReasonCancelled {
+		t.Errorf("the queued prompt stopped %q, want cancelled", got)
+	}
 	select {
 	case err := <-cancelled:
 		t.Fatalf("cancelling the queued prompt cancelled the running turn's permission request: %v", err)
 	default:
 	}
 
-	cancelRun()
-	running := c.requestID("session/prompt", "Write notes.")
-	c.waitFor("the running prompt's answer", func(l string) bool {
-		return strings.Contains(l, `"id":`+running+`,`) && strings.Contains(l, `"stopReason":"cancelled"`)
-	})
+	runningID := c.requestID("session/prompt", "Write notes.")
+	c.send(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":` + runningID + `}}`)
+	if got := <-running; got != sdk.StopReasonCancelled {
+		t.Errorf("the running prompt stopped %q, want cancelled", got)
+	}
 	if err := <-cancelled; !errors.Is(err, context.Canceled) {
 		t.Errorf("the permission request's context: %v", err)
 	}
@@ -117,7 +121,15 @@ func TestCancelRequest(t *testing.T) {
 			t.Error("the cancelled queued prompt was logged")
 		}
 	}
-	t.Logf("$/cancel_request: queued prompt %s and running prompt %s answered cancelled; dsh cancelled permission request %s", queued, running, permission)
+	t.Logf("$/cancel_request: queued prompt %s and running prompt %s answered cancelled; dsh cancelled permission request %s", queuedID, runningID, permission)
+}
+
+// send writes a message of the client's that the SDK does not send as it is.
+func (c *client) send(msg string) {
+	c.t.Helper()
+	if _, err := c.stdin.Write([]byte(msg + "\n")); err != nil {
+		c.t.Fatal(err)
+	}
 }
 
 // requestID is the id of the client's request method whose line holds text.
