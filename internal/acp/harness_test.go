@@ -50,7 +50,13 @@ func TestMain(m *testing.M) {
 		code := m.Run()
 		validated.Lock()
 		if validated.n.Messages > 0 {
-			fmt.Printf("ACP end-to-end tests: %v\n", validated.n)
+			line := fmt.Sprintf("ACP end-to-end tests: %v\n", validated.n)
+			fmt.Print(line)
+			if path := os.Getenv("DSH_ACP_SCHEMA_LOG"); path != "" { // .ci/run shows it
+				if err := os.WriteFile(path, []byte(line), 0o644); err != nil {
+					fmt.Fprintln(os.Stderr, err)
+				}
+			}
 		}
 		validated.Unlock()
 		return code
