@@ -419,7 +419,8 @@ func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptRespon
 	if _, err := s.h.Provider(); err != nil && !s.h.Answers(text, host.Editor) { // say what to configure before logging a prompt that cannot run
 		return sdk.PromptResponse{}, promptError(err)
 	}
-	ans, err := s.h.Submit(ctx, host.Input{Text: text, Content: images, Where: host.Editor})
+	steer, _ := p.Meta[steerMeta].(bool)
+	ans, err := s.h.Submit(ctx, host.Input{Text: text, Content: images, Where: host.Editor, Steer: steer})
 	stop := ans.Stop
 	if !ans.Turn && err == nil {
 		stop = host.StopEndTurn
@@ -445,6 +446,11 @@ func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptRespon
 	}
 	return sdk.PromptResponse{StopReason: reason, Usage: s.takeTurnUsage()}, nil
 }
+
+// steerMeta, true in a prompt's _meta, asks that a prompt sent while a turn
+// runs reach the model at the turn's next step rather than wait for its end;
+// its answer is then the turn's.
+const steerMeta = "dsh.dev/steer"
 
 // cancellable is the context of a prompt request whose params' meta holds
 // its id (rpcfix adds it): $/cancel_request naming it ends the context.

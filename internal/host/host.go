@@ -175,7 +175,8 @@ type Session struct {
 	modelsOnce sync.Once
 	models     []models.Info
 
-	undo undoState
+	undo     undoState
+	steering steering // prompts for the running turn's next step
 
 	hooksStarted bool // the SessionStart hooks ran (guarded by mu)
 
@@ -391,6 +392,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 		Hooks:       hookRunner(o, ws.Root()),
 		HookBase:    s.hookBase,
 		NoModel:     o.Provider == nil,
+		Steer:       s.steering.take,
 	}
 	if o.Ask {
 		cfg.Permit, cfg.Ask = s.permit, s.ask
