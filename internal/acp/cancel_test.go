@@ -132,20 +132,21 @@ func (c *client) send(msg string) {
 	}
 }
 
-// requestID is the id of the client's request method whose line holds text.
+// requestID is the id of the client's request method whose line holds text
+// (waited for: the line reaches dsh before the test's record of it).
 func (c *client) requestID(method, text string) string {
 	c.t.Helper()
-	for _, l := range c.in.all() {
-		if strings.Contains(l, `"method":"`+method+`"`) && strings.Contains(l, text) {
-			var m struct{ ID json.RawMessage }
-			if err := json.Unmarshal([]byte(l), &m); err != nil {
-				c.t.Fatal(err)
-			}
-			return string(m.ID)
-		}
+	l, ok := c.in.wait(exitWait, func(l string) bool {
+		return strings.Contains(l, `"method":"`+method+`"`) && strings.Contains(l, text)
+	})
+	if !ok {
+		c.t.Fatalf("the client sent no %s with %q", method, text)
 	}
-	c.t.Fatalf("the client sent no %s with %q", method, text)
-	return ""
+	var m struct{ ID json.RawMessage }
+	if err := json.Unmarshal([]byte(l), &m); err != nil {
+		c.t.Fatal(err)
+	}
+	return string(m.ID)
 }
 
 // outRequestID is the id of dsh's last request of method.
