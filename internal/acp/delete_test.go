@@ -42,6 +42,7 @@ func TestDeleteSession(t *testing.T) {
 	wantCode(t, "session/load of the deleted session", err, -32002)
 	_, err = c.conn.UnstableDeleteSession(c.ctx(), sdk.UnstableDeleteSessionRequest{SessionId: gone})
 	wantCode(t, "session/delete of the deleted session", err, -32002)
+	t.Logf("session/delete %s: its log is gone, session/list holds %d session, session/load and a second delete: %v", gone, len(list.Sessions), err)
 
 	// Another dsh has the kept session open: its log is that process's.
 	if _, err := c.conn.CloseSession(c.ctx(), sdk.CloseSessionRequest{SessionId: kept}); err != nil {
