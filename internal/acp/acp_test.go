@@ -15,6 +15,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/dsh-dev/dsh/internal/acp/acpschema"
 	"github.com/dsh-dev/dsh/internal/demo"
 	"github.com/dsh-dev/dsh/internal/session"
 )
@@ -578,7 +579,7 @@ func TestUnknownSession(t *testing.T) {
 // TestSchemaCheck makes sure the schema check can fail: a message off the schema
 // is caught, and the same message on it passes.
 func TestSchemaCheck(t *testing.T) {
-	methods := map[string]string{"7": "session/prompt"}
+	methods := acpschema.Methods{acpschema.Client: {"7": "session/prompt"}}
 	for _, tc := range []struct {
 		line string
 		ok   bool
@@ -593,7 +594,7 @@ func TestSchemaCheck(t *testing.T) {
 		{`{"jsonrpc":"2.0","method":"session/mystery","params":{}}`, false},
 		{`{"id":7,"result":{"stopReason":"end_turn"}}`, false},
 	} {
-		err := checkMessage(tc.line, methods)
+		_, err := acpschema.Message(acpschema.Agent, tc.line, methods)
 		if (err == nil) != tc.ok {
 			t.Errorf("%s: %v, want ok=%v", tc.line, err, tc.ok)
 		}

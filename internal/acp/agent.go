@@ -14,10 +14,12 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/dsh-dev/dsh/internal/acp/rpcfix"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/view"
@@ -52,8 +54,16 @@ type Agent struct {
 	peer     peer
 	termMeta bool
 	fs       sdk.FileSystemCapabilities // what the client offers of its files
+	form     bool                       // the client takes form elicitations
 	sessions map[string]*sess
 	closed   bool // the client is gone: sessions opened late are closed at once
+
+	signedOut atomic.Bool // logout: prompts want authenticate first
+	// prompts cancel the session/prompt requests being answered, by their
+	// JSON-RPC id: $/cancel_request names one. early are those cancelled
+	// before their handler began.
+	prompts map[string]context.CancelFunc
+	early   map[string]bool
 }
 
 var (
@@ -78,7 +88,14 @@ func New(o Options) *Agent {
 			return host.Setup{Options: host.Options{SessionDir: dir, Root: cwd}}, nil
 		}
 	}
-	return &Agent{o: o, sessions: map[string]*sess{}}
+	return &Agent{o: o, sessions: map[string]*sess{}, prompts: map[string]context.CancelFunc{}, early: map[string]bool{}}
+}
+
+// elicits says questions go to the client as forms.
+func (a *Agent) elicits() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.form
 }
 
 func (a *Agent) setPeer(p peer) {
@@ -87,14 +104,15 @@ func (a *Agent) setPeer(p peer) {
 	a.mu.Unlock()
 }
 
-// Initialize answers with what dsh supports: loading, listing, resuming and
-// closing sessions, embedded context and images in prompts (no audio), MCP
+// Initialize answers with what dsh supports: loading, listing, resuming,
+// closing and deleting sessions, logging out, embedded context and images in prompts (no audio), MCP
 // servers over stdio, HTTP and SSE, and sign-in with an API key.
 func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
 	on, _ := p.ClientCapabilities.Meta["terminal_output"].(bool)
 	a.mu.Lock()
 	a.termMeta = on
 	a.fs = p.ClientCapabilities.Fs
+	a.form = p.ClientCapabilities.Elicitation != nil && p.ClientCapabilities.Elicitation.Form != nil
 	a.mu.Unlock()
 	return sdk.InitializeResponse{
 		ProtocolVersion: sdk.ProtocolVersionNumber,
@@ -102,9 +120,11 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 			LoadSession:        true,
 			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true, Image: true},
 			McpCapabilities:    sdk.McpCapabilities{Http: true, Sse: true},
+			Auth:               sdk.AgentAuthCapabilities{Logout: &sdk.LogoutCapabilities{}},
 			SessionCapabilities: sdk.SessionCapabilities{
 				AdditionalDirectories: &sdk.SessionAdditionalDirectoriesCapabilities{},
 				Close:                 &sdk.SessionCloseCapabilities{},
+				Delete:                &sdk.SessionDeleteCapabilities{},
 				Fork:                  &sdk.SessionForkCapabilities{},
 				List:                  &sdk.SessionListCapabilities{},
 				Resume:                &sdk.SessionResumeCapabilities{},
@@ -336,7 +356,9 @@ func (a *Agent) newSess(id, cwd string, h *host.Session) *sess {
 	p, termMeta := a.peer, a.termMeta
 	a.mu.Unlock()
 	pres := view.NewPresenter(h.Registry())
-	s := newSess(id, p, newBridge(cwd, termMeta, pres), a.diag)
+	br := newBridge(cwd, termMeta, pres)
+	br.session = id
+	s := newSess(id, p, br, a.diag)
 	s.a = a
 	pres.OnError = func(err error) { a.o.Logger.Error("presenter failed", "session", id, "err", err) }
 	return s
@@ -373,13 +395,21 @@ func unknownSession(id string) error {
 }
 
 // Prompt runs one turn. It always ends with a stop reason — "cancelled" after
-// session/cancel — unless the model or the log fails, which is an error.
+// session/cancel, or after $/cancel_request named it (a prompt still queued
+// behind the running turn is then dropped alone) — unless the model or the log
+// fails, which is an error. A prompt sent while a turn runs waits for it: the
+// host queues it.
 func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
 	// The turn does not use the request's context: the SDK cancels it when the
-	// same session gets another prompt, which is refused here instead.
+	// same session gets another prompt, which the host queues instead.
+	ctx, done := a.cancellable(p.Meta)
+	defer done()
 	s, err := a.session(p.SessionId)
 	if err != nil {
 		return sdk.PromptResponse{}, err
+	}
+	if a.signedOut.Load() {
+		return sdk.PromptResponse{}, authRequired("Signed out: sign in again to prompt. " + loginHelp)
 	}
 	text, images, err := promptText(p.Prompt, func() map[string]string { return s.h.ResourceMentions(context.Background()) })
 	if err != nil {
@@ -389,16 +419,15 @@ func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptRespon
 	if _, err := s.h.Provider(); err != nil && !s.h.Answers(text, host.Editor) { // say what to configure before logging a prompt that cannot run
 		return sdk.PromptResponse{}, promptError(err)
 	}
-	ans, err := s.h.Submit(context.Background(), host.Input{Text: text, Content: images, Where: host.Editor})
+	steer, _ := p.Meta[steerMeta].(bool)
+	ans, err := s.h.Submit(ctx, host.Input{Text: text, Content: images, Where: host.Editor, Steer: steer})
 	stop := ans.Stop
 	if !ans.Turn && err == nil {
 		stop = host.StopEndTurn
 	}
 	switch {
-	case errors.Is(err, host.ErrBusy):
-		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32600,
-			Message: "A prompt is already running in this session; wait for its response or send session/cancel",
-			Data:    map[string]any{"sessionId": s.id}}
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil: // $/cancel_request dropped it from the queue
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 	case errors.Is(err, host.ErrClosed):
 		return sdk.PromptResponse{}, unknownSession(s.id)
 	case errors.Is(err, host.ErrUnknownCommand):
@@ -416,6 +445,45 @@ func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptRespon
 		return sdk.PromptResponse{}, err
 	}
 	return sdk.PromptResponse{StopReason: reason, Usage: s.takeTurnUsage()}, nil
+}
+
+// steerMeta, true in a prompt's _meta, asks that a prompt sent while a turn
+// runs reach the model at the turn's next step rather than wait for its end;
+// its answer is then the turn's.
+const steerMeta = "dsh.dev/steer"
+
+// cancellable is the context of a prompt request whose params' meta holds
+// its id (rpcfix adds it): $/cancel_request naming it ends the context.
+func (a *Agent) cancellable(meta map[string]any) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	id, _ := meta[rpcfix.RequestIDMeta].(string)
+	if id == "" {
+		return ctx, cancel
+	}
+	a.mu.Lock()
+	a.prompts[id] = cancel
+	if a.early[id] {
+		delete(a.early, id)
+		cancel()
+	}
+	a.mu.Unlock()
+	return ctx, func() {
+		a.mu.Lock()
+		delete(a.prompts, id)
+		a.mu.Unlock()
+		cancel()
+	}
+}
+
+// cancelRequest cancels the prompt request id, if it is being answered.
+func (a *Agent) cancelRequest(id string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if cancel := a.prompts[id]; cancel != nil {
+		cancel()
+	} else {
+		a.early[id] = true
+	}
 }
 
 func stopReason(r host.StopReason) (sdk.StopReason, error) {
@@ -474,6 +542,34 @@ func (a *Agent) CloseSession(_ context.Context, p sdk.CloseSessionRequest) (sdk.
 		return sdk.CloseSessionResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
 	}
 	return sdk.CloseSessionResponse{}, nil
+}
+
+// UnstableDeleteSession deletes a session of session/list: one open here is
+// closed first, then the host removes its log (and its subagents'); one open
+// in another dsh process is refused.
+func (a *Agent) UnstableDeleteSession(_ context.Context, p sdk.UnstableDeleteSessionRequest) (sdk.UnstableDeleteSessionResponse, error) {
+	id := string(p.SessionId)
+	if _, err := a.logPath(id); err != nil {
+		return sdk.UnstableDeleteSessionResponse{}, err
+	}
+	a.mu.Lock()
+	s := a.sessions[id]
+	delete(a.sessions, id)
+	a.mu.Unlock()
+	if s != nil {
+		if err := s.close(); err != nil {
+			a.o.Logger.Warn("closing the session before deleting it", "session", id, "err", err)
+		}
+	}
+	err := host.DeleteSession(a.o.SessionDir, id)
+	switch {
+	case errors.Is(err, host.ErrNoSession):
+		return sdk.UnstableDeleteSessionResponse{}, unknownSession(id)
+	case err != nil:
+		return sdk.UnstableDeleteSessionResponse{}, &sdk.RequestError{Code: -32603, Message: "Cannot delete the session: " + err.Error(),
+			Data: map[string]any{"sessionId": id}}
+	}
+	return sdk.UnstableDeleteSessionResponse{}, nil
 }
 
 // Close closes every session, as when the client goes away.

@@ -11,10 +11,11 @@ import (
 	"github.com/dsh-dev/dsh/internal/provider/providers"
 )
 
-// The sign-in methods dsh offers. An editor that knows the env_var type asks
-// the user for the key and starts dsh again with it set (acpx maps a method id
-// to the variable of the same name in capitals); one that runs terminal
-// methods runs `dsh login`; any other is told what to do by the agent method.
+// The sign-in methods dsh offers. Each provider's key is an agent method
+// (ACP 1.7.0 removed the env_var type): its authenticate checks that the key
+// reached dsh, and acpx passes ACPX_AUTH_<METHOD> as the variable of the
+// method's name in capitals. A client that runs terminal methods gets `dsh
+// login`; any other is told what to do by the dsh-login agent method.
 const (
 	authAnthropic = "anthropic-api-key"
 	authOpenAI    = "openai-api-key"
@@ -29,13 +30,13 @@ const loginHelp = "Give dsh an API key: set ANTHROPIC_API_KEY or OPENAI_API_KEY 
 
 // authMethods are the sign-in methods for a client with capabilities caps.
 func authMethods(caps sdk.ClientCapabilities) []sdk.AuthMethod {
-	env := func(id, name, v, link string) sdk.AuthMethod {
-		return sdk.AuthMethod{EnvVar: &sdk.AuthMethodEnvVarInline{Id: id, Name: name, Type: "env_var", Link: sdk.Ptr(link),
-			Vars: []sdk.AuthEnvVar{{Name: v, Label: sdk.Ptr("API key"), Secret: true}}}}
+	key := func(id, name, v, link string) sdk.AuthMethod {
+		return sdk.AuthMethod{Agent: &sdk.AuthMethodAgent{Id: id, Name: name,
+			Description: sdk.Ptr("Start dsh with " + v + " set (a key from " + link + ").")}}
 	}
 	ms := []sdk.AuthMethod{
-		env(authAnthropic, "Anthropic API key", "ANTHROPIC_API_KEY", "https://console.anthropic.com/settings/keys"),
-		env(authOpenAI, "OpenAI API key", "OPENAI_API_KEY", "https://platform.openai.com/api-keys"),
+		key(authAnthropic, "Anthropic API key", "ANTHROPIC_API_KEY", "https://console.anthropic.com/settings/keys"),
+		key(authOpenAI, "OpenAI API key", "OPENAI_API_KEY", "https://platform.openai.com/api-keys"),
 	}
 	if caps.Auth.Terminal {
 		ms = append(ms, sdk.AuthMethod{Terminal: &sdk.AuthMethodTerminalInline{Id: authLogin, Name: "Sign in with dsh login",
@@ -50,6 +51,14 @@ func authMethods(caps sdk.ClientCapabilities) []sdk.AuthMethod {
 // passed in the environment is kept in the user's credentials file when their
 // configuration says api_key_store = "file"; it is never logged.
 func (a *Agent) Authenticate(_ context.Context, p sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
+	resp, err := a.authenticate(p)
+	if err == nil {
+		a.signedOut.Store(false)
+	}
+	return resp, err
+}
+
+func (a *Agent) authenticate(p sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
 	if p.MethodId == authLogin {
 		if host.Keyed(a.o.Getenv) {
 			return sdk.AuthenticateResponse{}, nil
@@ -71,6 +80,17 @@ func (a *Agent) Authenticate(_ context.Context, p sdk.AuthenticateRequest) (sdk.
 		return sdk.AuthenticateResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
 	}
 	return sdk.AuthenticateResponse{}, nil
+}
+
+// Logout signs out: dsh forgets the keys it kept in the user's credentials
+// file, and until the client authenticates again every prompt is answered
+// auth_required, whatever key the environment still holds.
+func (a *Agent) Logout(context.Context, sdk.LogoutRequest) (sdk.LogoutResponse, error) {
+	a.signedOut.Store(true)
+	if err := host.ForgetKeys(a.o.Getenv); err != nil {
+		return sdk.LogoutResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+	}
+	return sdk.LogoutResponse{}, nil
 }
 
 // authRequired is the error an editor answers with its sign-in.

@@ -49,8 +49,8 @@ func keyServer(t *testing.T) (*httptest.Server, func() []string) {
 // the only ones.
 var noKeys = []string{"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "OPENAI_BASE_URL=", "DSH_PROVIDER="}
 
-// TestSignIn walks the editor's sign-in: dsh without a key offers env_var
-// methods and an explaining agent method, a prompt is auth_required (the code
+// TestSignIn walks the editor's sign-in: dsh without a key offers agent
+// methods that explain what to do (ACP 1.7.0 has no env_var type any more), a prompt is auth_required (the code
 // editors answer with their sign-in), authenticate without the key says what
 // is missing; started again with the key (as the editor does) it
 // authenticates, keeps the key in the credentials file because the user's
@@ -75,16 +75,16 @@ func TestSignIn(t *testing.T) {
 	var ids []string
 	for _, m := range c.init.AuthMethods {
 		switch {
-		case m.EnvVar != nil:
-			ids = append(ids, m.EnvVar.Id+"="+m.EnvVar.Vars[0].Name)
+		case m.EnvVar != nil, m.Terminal != nil:
+			t.Errorf("a method of a type the client did not ask for: %+v", m)
 		case m.Agent != nil:
-			ids = append(ids, m.Agent.Id+" (agent)")
-			if d := m.Agent.Description; d == nil || !strings.Contains(*d, "dsh login") {
+			ids = append(ids, m.Agent.Id)
+			if d := m.Agent.Description; d == nil || !strings.Contains(*d, "dsh login") && !strings.Contains(*d, "_API_KEY") {
 				t.Errorf("the agent method does not explain what to do: %v", d)
 			}
 		}
 	}
-	if got, want := strings.Join(ids, ", "), "anthropic-api-key=ANTHROPIC_API_KEY, openai-api-key=OPENAI_API_KEY, dsh-login (agent)"; got != want {
+	if got, want := strings.Join(ids, ", "), "anthropic-api-key, openai-api-key, dsh-login"; got != want {
 		t.Errorf("authMethods = %s, want %s", got, want)
 	}
 	id := c.newSession()
@@ -105,9 +105,27 @@ func TestSignIn(t *testing.T) {
 	if fi, err := os.Stat(cred); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("credentials file: %v %v", fi, err)
 	}
-	resp, err := c.conn.Prompt(c.ctx(), sdk.PromptRequest{SessionId: c.newSession(), Prompt: []sdk.ContentBlock{sdk.TextBlock("hello")}})
+	id = c.newSession()
+	resp, err := c.conn.Prompt(c.ctx(), sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock("hello")}})
 	if err != nil || resp.StopReason != sdk.StopReasonEndTurn {
 		t.Fatalf("prompt after signing in: %v %v", resp, err)
+	}
+	// logout: the kept key is forgotten and prompts want a sign-in again,
+	// though the environment still has the key.
+	if c.init.AgentCapabilities.Auth.Logout == nil {
+		t.Error("initialize: the logout capability is not advertised")
+	}
+	if _, err := c.conn.Logout(c.ctx(), sdk.LogoutRequest{}); err != nil {
+		t.Fatalf("logout: %v", err)
+	}
+	if _, err := os.Stat(cred); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the credentials file after logout: %v", err)
+	}
+	_, err = c.conn.Prompt(c.ctx(), sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock("still?")}})
+	wantAuthRequired(t, "a prompt after logout", err, "Signed out")
+	t.Logf("logout: the credentials file is gone; the next prompt: %v", err)
+	if _, err := c.conn.Authenticate(c.ctx(), sdk.AuthenticateRequest{MethodId: "anthropic-api-key"}); err != nil {
+		t.Fatalf("authenticate after logout: %v", err)
 	}
 	c.close()
 

@@ -49,6 +49,12 @@ type bridge struct {
 	// is the session's log while it is replayed, beside which theirs are.
 	children map[string]*child
 	logPath  string
+	// session and messages number the agent's messages and thoughts for their
+	// chunks' messageId: a message's is its place among the log's records of
+	// its kind, the same live (where its deltas come before its record) and
+	// on a replay.
+	session  string
+	messages map[session.RecordType]int
 }
 
 // liveCall is a call seen by the bridge whose result has not come yet.
@@ -61,7 +67,40 @@ type liveCall struct {
 
 func newBridge(cwd string, termMeta bool, pres *view.Presenter) *bridge {
 	return &bridge{cwd: cwd, termMeta: termMeta, pres: pres,
-		running: map[string]*liveCall{}, streamed: map[session.RecordType]string{}}
+		running: map[string]*liveCall{}, streamed: map[session.RecordType]string{}, messages: map[session.RecordType]int{}}
+}
+
+// messageID is the id of the message of kind t being written: the next
+// record of that kind (a command's reply counts as the agent's message).
+func (b *bridge) messageID(t session.RecordType) string {
+	kind := "m"
+	if t == session.TypeThinking {
+		kind = "t"
+	}
+	if t == session.TypeReply {
+		t = session.TypeAssistant
+	}
+	return fmt.Sprintf("%s-%s%d", b.session, kind, b.messages[t]+1)
+}
+
+// completed counts the record of kind t that ends a message; the next
+// message of that kind gets the next id.
+func (b *bridge) completed(t session.RecordType) {
+	if t == session.TypeReply {
+		t = session.TypeAssistant
+	}
+	b.messages[t]++
+}
+
+// withID gives a message or thought chunk its message's id.
+func withID(u sdk.SessionUpdate, id string) sdk.SessionUpdate {
+	switch {
+	case u.AgentMessageChunk != nil:
+		u.AgentMessageChunk.MessageId = &id
+	case u.AgentThoughtChunk != nil:
+		u.AgentThoughtChunk.MessageId = &id
+	}
+	return u
 }
 
 // updates returns what the client should see for rec. replay is true while a
@@ -80,14 +119,20 @@ func (b *bridge) updates(rec session.Record, replay bool) []sdk.SessionUpdate {
 			return one(sdk.UpdateUserMessageText(rec.Text))
 		}
 	case session.TypeReply:
-		return one(sdk.UpdateAgentMessageText(rec.Text))
+		id := b.messageID(rec.Type)
+		b.completed(rec.Type)
+		return one(withID(sdk.UpdateAgentMessageText(rec.Text), id))
 	case session.TypeAssistant:
+		id := b.messageID(rec.Type)
+		b.completed(rec.Type)
 		if s := b.unstreamed(rec.Type, rec.Text); s != "" {
-			return one(sdk.UpdateAgentMessageText(s))
+			return one(withID(sdk.UpdateAgentMessageText(s), id))
 		}
 	case session.TypeThinking:
+		id := b.messageID(rec.Type)
+		b.completed(rec.Type)
 		if s := b.unstreamed(rec.Type, rec.Text); s != "" {
-			return one(sdk.UpdateAgentThoughtText(s))
+			return one(withID(sdk.UpdateAgentThoughtText(s), id))
 		}
 	case session.TypeToolCall:
 		return one(b.toolCall(rec, it.Call))
@@ -152,10 +197,10 @@ func (b *bridge) delta(d provider.Delta) (sdk.SessionUpdate, bool) {
 	switch d.Type {
 	case provider.DeltaText:
 		b.streamed[session.TypeAssistant] += d.Text
-		return sdk.UpdateAgentMessageText(d.Text), true
+		return withID(sdk.UpdateAgentMessageText(d.Text), b.messageID(session.TypeAssistant)), true
 	case provider.DeltaThinking:
 		b.streamed[session.TypeThinking] += d.Text
-		return sdk.UpdateAgentThoughtText(d.Text), true
+		return withID(sdk.UpdateAgentThoughtText(d.Text), b.messageID(session.TypeThinking)), true
 	}
 	return sdk.SessionUpdate{}, false
 }

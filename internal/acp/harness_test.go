@@ -21,15 +21,13 @@ import (
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
-	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/dsh-dev/dsh/internal/acp/acpschema"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-var (
-	dshBin     string // the dsh binary under test, built once
-	schemaPath string // the ACP schema shipped in the SDK module
-)
+var dshBin string // the dsh binary under test, built once
 
 func TestMain(m *testing.M) {
 	if os.Getenv("DSH_ACP_TEST_MCP") == "1" { // the stdio MCP server the tests give dsh
@@ -49,13 +47,19 @@ func TestMain(m *testing.M) {
 			fmt.Fprintf(os.Stderr, "building dsh: %v\n%s", err, out)
 			return 1
 		}
-		out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/coder/acp-go-sdk").Output()
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "finding the ACP SDK module: %v\n", err)
-			return 1
+		code := m.Run()
+		validated.Lock()
+		if validated.n.Messages > 0 {
+			line := fmt.Sprintf("ACP end-to-end tests: %v\n", validated.n)
+			fmt.Print(line)
+			if path := os.Getenv("DSH_ACP_SCHEMA_LOG"); path != "" { // .ci/run shows it
+				if err := os.WriteFile(path, []byte(line), 0o644); err != nil {
+					fmt.Fprintln(os.Stderr, err)
+				}
+			}
 		}
-		schemaPath = filepath.Join(strings.TrimSpace(string(out)), "schema", "schema.json")
-		return m.Run()
+		validated.Unlock()
+		return code
 	}()
 	os.Exit(code)
 }
@@ -79,6 +83,13 @@ type client struct {
 	updates  []sdk.SessionNotification
 	onUpdate func(sdk.SessionNotification)
 	permit   func(sdk.RequestPermissionRequest) sdk.RequestPermissionResponse
+	// permitCtx, if set, answers instead of permit, with the request's
+	// context: dsh's $/cancel_request naming the request ends it.
+	permitCtx func(context.Context, sdk.RequestPermissionRequest) sdk.RequestPermissionResponse
+	// elicit answers elicitation/create, for a client that offers forms.
+	elicit   func(context.Context, sdk.UnstableCreateElicitationRequest) sdk.UnstableCreateElicitationResponse
+	elicited []sdk.UnstableCreateElicitationRequest
+	formCaps bool
 	asked    []sdk.RequestPermissionRequest
 	init     sdk.InitializeResponse
 	editor   *editor // the client's files, when it offers them
@@ -111,6 +122,8 @@ type options struct {
 	noScript bool
 	// editor offers the client's files (fs.readTextFile, fs.writeTextFile).
 	editor *editor
+	// forms offers form elicitation.
+	forms bool
 }
 
 // start runs `dsh acp` with a scripted provider and connects to it.
@@ -139,7 +152,7 @@ func start(t *testing.T, o options) *client {
 		}
 	}
 	c := &client{t: t, cwd: cwd, sessionDir: o.sessionDir, out: newLines(), in: newLines(),
-		stderr: &bytes.Buffer{}, exited: make(chan struct{}), editor: o.editor}
+		stderr: &bytes.Buffer{}, exited: make(chan struct{}), editor: o.editor, formCaps: o.forms}
 	if o.configHome == "" {
 		o.configHome = evenDir(t)
 	}
@@ -172,7 +185,7 @@ func start(t *testing.T, o options) *client {
 		c.waitErr = c.cmd.Wait()
 		close(c.exited)
 	}()
-	c.stdin = &lockedWriter{w: io.MultiWriter(stdin, c.in), closer: stdin}
+	c.stdin = &lockedWriter{w: io.MultiWriter(stdin, c.in), raw: stdin, closer: stdin}
 	c.conn = sdk.NewClientSideConnection(c, c.stdin, io.TeeReader(stdout, c.out))
 	c.conn.SetLogger(slog.New(slog.DiscardHandler))
 	t.Cleanup(func() {
@@ -232,6 +245,9 @@ func (c *client) initialize(termMeta bool) {
 	if termMeta {
 		caps.Meta = map[string]any{"terminal_output": true}
 	}
+	if c.formCaps {
+		caps.Elicitation = &sdk.ElicitationCapabilities{Form: &sdk.ElicitationFormCapabilities{}}
+	}
 	resp, err := c.conn.Initialize(c.ctx(), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber,
 		ClientCapabilities: caps, ClientInfo: &sdk.Implementation{Name: "dsh-acp-test", Version: "1"}})
 	if err != nil {
@@ -279,10 +295,11 @@ func (c *client) mustPrompt(id sdk.SessionId, text string, want sdk.StopReason) 
 	}
 }
 
-// writeRaw sends bytes as they are, between the SDK's messages.
+// writeRaw sends bytes as they are, between the SDK's messages; they are not
+// the client's messages the schema check reads.
 func (c *client) writeRaw(s string) {
 	c.t.Helper()
-	if _, err := c.stdin.Write([]byte(s)); err != nil {
+	if _, err := c.stdin.writeRaw([]byte(s)); err != nil {
 		c.t.Fatal(err)
 	}
 }
@@ -299,17 +316,47 @@ func (c *client) SessionUpdate(_ context.Context, n sdk.SessionNotification) err
 	return nil
 }
 
+// notifications are the updates the client got for session id so far.
+func (c *client) notifications(id sdk.SessionId) []sdk.SessionNotification {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []sdk.SessionNotification
+	for _, n := range c.updates {
+		if n.SessionId == id {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // RequestPermission implements sdk.Client with the test's answer.
-func (c *client) RequestPermission(_ context.Context, r sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+func (c *client) RequestPermission(ctx context.Context, r sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
 	c.mu.Lock()
 	c.asked = append(c.asked, r)
-	permit := c.permit
+	permit, permitCtx := c.permit, c.permitCtx
 	c.mu.Unlock()
+	if permitCtx != nil {
+		return permitCtx(ctx, r), nil
+	}
 	if permit == nil {
 		c.t.Errorf("dsh asked for permission unexpectedly: %s", title(r.ToolCall.Title))
 		return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}, nil
 	}
 	return permit(r), nil
+}
+
+// UnstableCreateElicitation implements the SDK's elicitation/create handler
+// with the test's answer.
+func (c *client) UnstableCreateElicitation(ctx context.Context, r sdk.UnstableCreateElicitationRequest) (sdk.UnstableCreateElicitationResponse, error) {
+	c.mu.Lock()
+	c.elicited = append(c.elicited, r)
+	elicit := c.elicit
+	c.mu.Unlock()
+	if elicit == nil {
+		c.t.Errorf("dsh sent an elicitation unexpectedly: %+v", r.Form)
+		return sdk.UnstableCreateElicitationResponse{Cancel: &sdk.UnstableCreateElicitationCancel{Action: "cancel"}}, nil
+	}
+	return elicit(ctx, r), nil
 }
 
 func title(p *string) string {
@@ -682,7 +729,14 @@ func (l *lines) wait(d time.Duration, ok func(string) bool) (string, bool) {
 type lockedWriter struct {
 	mu     sync.Mutex
 	w      io.Writer
+	raw    io.Writer // the pipe alone
 	closer io.Closer
+}
+
+func (l *lockedWriter) writeRaw(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.raw.Write(p)
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
@@ -695,175 +749,29 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // reading holds it, and closing the pipe is what ends that Write.
 func (l *lockedWriter) Close() error { return l.closer.Close() }
 
-// The schema check: every message dsh writes must validate against the ACP
-// schema's definition for what it is — the result of the method it answers, the
-// params of the notification or request it is — and against the envelope.
-//
-// One update dsh sends is not in the stable schema yet: usage_update (the
-// context meter Zed shows), which the SDK's unstable schema defines. Only that
-// variant is checked against the unstable schema; everything else must be stable.
-var (
-	schemaOnce sync.Once
-	schemas    map[string]*jsonschema.Schema // by "file#definition"
-	schemaErr  error
-)
-
-const (
-	stable   = "schema.json"
-	unstable = "schema.unstable.json"
-)
-
-func schema(file, def string) (*jsonschema.Schema, error) {
-	schemaOnce.Do(func() {
-		schemas = map[string]*jsonschema.Schema{}
-		for _, file := range []string{stable, unstable} {
-			f, err := os.Open(filepath.Join(filepath.Dir(schemaPath), file))
-			if err != nil {
-				schemaErr = err
-				return
-			}
-			doc, err := jsonschema.UnmarshalJSON(f)
-			f.Close()
-			if err != nil {
-				schemaErr = err
-				return
-			}
-			comp := jsonschema.NewCompiler()
-			if err := comp.AddResource(file, doc); err != nil {
-				schemaErr = err
-				return
-			}
-			for _, d := range []string{"AgentResponse", "AgentNotification", "AgentRequest", "Error",
-				"InitializeResponse", "NewSessionResponse", "LoadSessionResponse", "PromptResponse",
-				"SetSessionModeResponse", "CloseSessionResponse", "SessionNotification", "RequestPermissionRequest",
-				"ListSessionsResponse", "ResumeSessionResponse", "SetSessionConfigOptionResponse", "AuthenticateResponse",
-				"ReadTextFileRequest", "WriteTextFileRequest", "ForkSessionResponse"} {
-				if d == "ForkSessionResponse" && file == stable {
-					continue
-				}
-				s, err := comp.Compile(file + "#/$defs/" + d)
-				if err != nil {
-					schemaErr = err
-					return
-				}
-				schemas[file+"#"+d] = s
-			}
-		}
-	})
-	if schemaErr != nil {
-		return nil, schemaErr
-	}
-	s, ok := schemas[file+"#"+def]
-	if !ok {
-		return nil, fmt.Errorf("no schema for %s", def)
-	}
-	return s, nil
-}
-
-var resultDefs = map[string]string{
-	"initialize":       "InitializeResponse",
-	"session/new":      "NewSessionResponse",
-	"session/load":     "LoadSessionResponse",
-	"session/prompt":   "PromptResponse",
-	"session/set_mode": "SetSessionModeResponse",
-	"session/close":    "CloseSessionResponse",
-	"session/list":     "ListSessionsResponse",
-	"session/resume":   "ResumeSessionResponse",
-	"authenticate":     "AuthenticateResponse",
-	"session/fork":     "ForkSessionResponse",
-
-	"session/set_config_option": "SetSessionConfigOptionResponse",
-}
-
-var paramDefs = map[string]string{
-	"session/update":             "SessionNotification",
-	"session/request_permission": "RequestPermissionRequest",
-	"fs/read_text_file":          "ReadTextFileRequest",
-	"fs/write_text_file":         "WriteTextFileRequest",
-}
-
-// validate checks every line dsh wrote; each violation is a test error.
+// validate checks every message of the conversation, both directions, against
+// the ACP schema (package acpschema); each violation is a test error, and the
+// count is logged and added to the run's.
 func (c *client) validate() {
-	methods := map[string]string{} // the client's request ids
-	for _, l := range c.in.all() {
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if json.Unmarshal([]byte(l), &m) == nil && m.Method != "" && len(m.ID) > 0 {
-			methods[string(m.ID)] = m.Method
-		}
+	n, errs := acpschema.Conversation(c.out.all(), c.in.all())
+	for _, err := range errs {
+		c.t.Error(err)
 	}
-	violations := 0
-	for i, l := range c.out.all() {
-		if err := checkMessage(l, methods); err != nil {
-			violations++
-			c.t.Errorf("message %d violates the ACP schema: %v\n%s", i+1, err, l)
-		}
-	}
-	if violations == 0 && len(c.out.all()) == 0 {
+	if len(errs) == 0 && len(c.out.all()) == 0 {
 		c.t.Errorf("dsh wrote nothing")
 	}
+	c.t.Logf("%v", n)
+	validated.Lock()
+	validated.n.Messages += n.Messages
+	validated.n.Stable += n.Stable
+	validated.n.Unstable += n.Unstable
+	validated.Unlock()
 }
 
-func checkMessage(line string, methods map[string]string) error {
-	v, err := jsonschema.UnmarshalJSON(strings.NewReader(line))
-	if err != nil {
-		return err
-	}
-	obj, ok := v.(map[string]any)
-	if !ok || obj["jsonrpc"] != "2.0" {
-		return errors.New(`not a JSON-RPC 2.0 object`)
-	}
-	var env string
-	var parts [][2]any // (definition, value)
-	method, _ := obj["method"].(string)
-	_, hasID := obj["id"]
-	switch {
-	case method != "" && hasID:
-		env = "AgentRequest"
-		parts = append(parts, [2]any{paramDefs[method], obj["params"]})
-	case method != "":
-		env = "AgentNotification"
-		parts = append(parts, [2]any{paramDefs[method], obj["params"]})
-	case obj["error"] != nil:
-		env = "AgentResponse"
-		parts = append(parts, [2]any{"Error", obj["error"]})
-	default:
-		env = "AgentResponse"
-		id, _ := json.Marshal(obj["id"])
-		parts = append(parts, [2]any{resultDefs[methods[string(id)]], obj["result"]})
-	}
-	file := stable
-	if id, _ := json.Marshal(obj["id"]); method == "" && methods[string(id)] == "session/fork" {
-		file = unstable // session/fork is only in the unstable schema
-	}
-	if params, ok := obj["params"].(map[string]any); ok && method == "session/update" {
-		if u, ok := params["update"].(map[string]any); ok && u["sessionUpdate"] == "usage_update" {
-			file = unstable
-		}
-	}
-	s, err := schema(file, env)
-	if err != nil {
-		return err
-	}
-	if err := s.Validate(v); err != nil {
-		return err
-	}
-	for _, p := range parts {
-		def, _ := p[0].(string)
-		if def == "" {
-			return fmt.Errorf("no schema definition for this message (method %q)", method)
-		}
-		s, err := schema(file, def)
-		if err != nil {
-			return err
-		}
-		if err := s.Validate(p[1]); err != nil {
-			return fmt.Errorf("%s: %w", def, err)
-		}
-	}
-	return nil
+// validated is what every test's conversations added up to.
+var validated struct {
+	sync.Mutex
+	n acpschema.Counts
 }
 
 // TestSettleLiveOutput: a command's output cut into chunks one way or another

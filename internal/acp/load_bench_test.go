@@ -48,6 +48,10 @@ func (p *encodingPeer) RequestPermission(context.Context, sdk.RequestPermissionR
 	return sdk.RequestPermissionResponse{}, nil
 }
 
+func (p *encodingPeer) Elicit(context.Context, rpcfix.Elicitation) (rpcfix.Elicited, error) {
+	return rpcfix.Elicited{}, nil
+}
+
 // BenchmarkLoadSession is session/load of a session of 1 000 read calls, the
 // protocol's encoding included, without the pipe.
 func BenchmarkLoadSession(b *testing.B) {

@@ -4,12 +4,14 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/dsh-dev/dsh/internal/acp/rpcfix"
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/session"
@@ -51,6 +53,7 @@ type sess struct {
 	// settle: a turn's end or a compaction was published; the host's next
 	// status, which follows its fold, is the size they leave.
 	settle bool
+	said   int // messages of dsh's own (notes), which no record holds, to number them
 }
 
 // usageKey is what a usage_update is sent for: a model call's tokens (the
@@ -66,6 +69,8 @@ type peer interface {
 	Replayed(n sdk.SessionNotification) error
 	Flush() error
 	RequestPermission(ctx context.Context, r sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error)
+	// Elicit asks through the client's form (elicitation/create).
+	Elicit(ctx context.Context, e rpcfix.Elicitation) (rpcfix.Elicited, error)
 }
 
 func newSess(id string, p peer, br *bridge, diag func(string, ...any)) *sess {
@@ -132,7 +137,8 @@ func (s *sess) titleFrom(r session.Record) {
 func (s *sess) say(text string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.send(sdk.UpdateAgentMessageText(text))
+	s.said++
+	s.send(withID(sdk.UpdateAgentMessageText(text), fmt.Sprintf("%s-n%d", s.id, s.said)))
 }
 
 // announce tells the client what the session offers — its commands, its
@@ -347,28 +353,39 @@ func (s *sess) permit(p *host.Permission) {
 		call = s.br.childPermission(p)
 	}
 	s.mu.Unlock()
-	// The request does not get the turn's context: cancelling it would make the
-	// SDK send $/cancel_request, which is not ACP. After session/cancel the client
-	// answers "cancelled" itself; the turn does not wait for that.
-	type answer struct {
-		resp sdk.RequestPermissionResponse
-		err  error
-	}
-	answered := make(chan answer, 1)
-	go func() {
-		resp, err := s.peer.RequestPermission(context.Background(), sdk.RequestPermissionRequest{
+	// The answer is waited for aside: the stream goes on meanwhile (a prompt
+	// sent now is told it is queued).
+	aside(p.Done(), func(ctx context.Context) {
+		resp, err := s.peer.RequestPermission(ctx, sdk.RequestPermissionRequest{
 			SessionId: sdk.SessionId(s.id), ToolCall: call, Options: permissionOptions(req)})
-		answered <- answer{resp, err}
-	}()
-	select {
-	case a := <-answered:
-		d, err := decision(a.resp, a.err)
+		if ctx.Err() != nil {
+			return // no longer asked
+		}
+		d, err := decision(resp, err)
 		if err != nil {
 			s.diag("permission request failed", "session", s.id, "err", err)
 		}
 		p.Answer(d)
-	case <-p.Done():
-	}
+	})
+}
+
+// aside runs ask, a request to the client, on a goroutine of its own with a
+// context that ends once done is closed (the question no longer waits: its
+// turn was cancelled): the SDK, or rpcfix, then sends $/cancel_request naming
+// the request. Nothing waits for the client's answer to that.
+func aside(done <-chan struct{}, ask func(ctx context.Context)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	go func() {
+		defer cancel()
+		ask(ctx)
+	}()
 }
 
 func decision(resp sdk.RequestPermissionResponse, err error) (host.Decision, error) {
@@ -409,35 +426,97 @@ func questionOptions(q tool.Question) []sdk.PermissionOption {
 	return opts
 }
 
-// ask puts a tool's question to the client as a permission request on the
-// call's card whose options are the answers.
+// ask puts a tool's question (ask_user, the plan's hand-off, an MCP server's
+// elicitation — the host's question) to the client: as a form where it takes
+// elicitation, the call's card shown first; otherwise as a permission request
+// on the call's card whose options are the answers.
 func (s *sess) ask(q *host.Question) {
 	req := q.Request
+	form := s.a != nil && s.a.elicits()
 	s.mu.Lock()
 	call := s.br.permissionCall(req.CallID, nil, req.Card)
 	if q.Parent != "" {
 		call = s.br.childQuestion(q)
 	}
-	s.mu.Unlock()
-	type answer struct {
-		resp sdk.RequestPermissionResponse
-		err  error
+	if form {
+		s.send(sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{ToolCallId: call.ToolCallId, Title: call.Title,
+			Kind: call.Kind, Content: call.Content, Locations: call.Locations}})
 	}
-	answered := make(chan answer, 1)
-	go func() { // as permit: no turn context, see there
-		resp, err := s.peer.RequestPermission(context.Background(), sdk.RequestPermissionRequest{
+	s.mu.Unlock()
+	if form {
+		aside(q.Done(), func(ctx context.Context) {
+			r, err := s.peer.Elicit(ctx, questionForm(s.id, string(call.ToolCallId), req.Question))
+			if ctx.Err() != nil {
+				return
+			}
+			ans, err := elicited(req.Question, r, err)
+			if err != nil {
+				s.diag("question failed", "session", s.id, "err", err)
+			}
+			q.Answer(ans)
+		})
+		return
+	}
+	aside(q.Done(), func(ctx context.Context) { // as permit's
+		resp, err := s.peer.RequestPermission(ctx, sdk.RequestPermissionRequest{
 			SessionId: sdk.SessionId(s.id), ToolCall: call, Options: questionOptions(req.Question)})
-		answered <- answer{resp, err}
-	}()
-	select {
-	case a := <-answered:
-		ans, err := chosen(req.Question, a.resp, a.err)
+		if ctx.Err() != nil {
+			return
+		}
+		ans, err := chosen(req.Question, resp, err)
 		if err != nil {
 			s.diag("question failed", "session", s.id, "err", err)
 		}
 		q.Answer(ans)
-	case <-q.Done():
+	})
+}
+
+// The form's fields: the choices, and the user's own words where the
+// question takes them.
+const (
+	fieldAnswer = "answer"
+	fieldOther  = "other"
+)
+
+// questionForm is a question as a form: one field whose values are the
+// choices (their descriptions in the message, which a choice cannot carry)
+// and, where the user may answer in their own words, a free one.
+func questionForm(session, call string, q tool.Question) rpcfix.Elicitation {
+	msg := q.Text
+	opts := make([]rpcfix.Option, 0, len(q.Choices))
+	for _, c := range q.Choices {
+		opts = append(opts, rpcfix.Option{Const: c.ID, Title: c.Label})
+		if c.Description != "" {
+			msg += "\n- " + c.Label + ": " + c.Description
+		}
 	}
+	props := map[string]rpcfix.Property{fieldAnswer: {Title: q.Text, OneOf: opts}}
+	if q.FreeText {
+		props[fieldOther] = rpcfix.Property{Title: "Or answer in your own words", Description: "Used instead of the choice when given."}
+	}
+	return rpcfix.Elicitation{SessionID: session, ToolCallID: call, Message: msg, Schema: rpcfix.FormSchema{Properties: props}}
+}
+
+// elicited is the answer a form's response stands for: the user's own words
+// when they gave some, else their choice; none when they declined, cancelled,
+// or the request failed.
+func elicited(q tool.Question, r rpcfix.Elicited, err error) (card.Answer, error) {
+	if err != nil || r.Action != rpcfix.ActionAccept {
+		return card.Answer{}, err
+	}
+	if text, _ := r.Content[fieldOther].(string); strings.TrimSpace(text) != "" && q.FreeText {
+		return card.Answer{Text: strings.TrimSpace(text)}, nil
+	}
+	id, _ := r.Content[fieldAnswer].(string)
+	if id == "" {
+		return card.Answer{}, nil
+	}
+	for _, c := range q.Choices {
+		if c.ID == id {
+			return card.Answer{ID: c.ID, Text: c.Label}, nil
+		}
+	}
+	return card.Answer{}, errors.New("the client's form gave an answer that was not offered: " + id)
 }
 
 // chosen is the answer an option stands for; none when the client cancelled

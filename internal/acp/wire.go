@@ -34,3 +34,7 @@ func (n notifier) ReadTextFile(ctx context.Context, r sdk.ReadTextFileRequest) (
 func (n notifier) WriteTextFile(ctx context.Context, r sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
 	return n.conn.WriteTextFile(ctx, r)
 }
+
+func (n notifier) Elicit(ctx context.Context, e rpcfix.Elicitation) (rpcfix.Elicited, error) {
+	return n.rpc.Elicit(ctx, e)
+}

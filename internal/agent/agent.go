@@ -134,6 +134,9 @@ type Config struct {
 	// log's path and the working directory.
 	Hooks    *hooks.Runner
 	HookBase func() hooks.Input
+	// Steer, if set, takes what the user sent to steer the running turn: it
+	// is logged as their messages before the model's next step.
+	Steer func() []string
 	// NoModel says no model is called in this session (dsh tool runs the
 	// user's own calls): the context's size (ContextUsage) leaves out the system
 	// prompt and tool definitions, which only a model request carries, so the
@@ -457,6 +460,9 @@ func (a *Agent) PromptTurn(ctx context.Context, turn Turn, text string, images .
 		}
 		if a.overBudget(t) || a.overCost(t) {
 			return a.end(t, StopBudget, nil)
+		}
+		if err := a.steered(); err != nil {
+			return a.end(t, StopError, err)
 		}
 	}
 }

@@ -154,3 +154,15 @@ func Store(path, name, value string) error {
 	}
 	return nil
 }
+
+// Forget removes the file at path and every key in it; a missing file is
+// already forgotten.
+func Forget(path string) error {
+	if path == "" {
+		return nil
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("forgetting the keys: %w", err)
+	}
+	return nil
+}

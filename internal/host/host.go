@@ -195,7 +195,8 @@ type Session struct {
 	modelsOnce sync.Once
 	models     []models.Info
 
-	undo undoState
+	undo     undoState
+	steering steering // prompts for the running turn's next step
 
 	hooksStarted bool              // the SessionStart hooks ran (guarded by mu)
 	transcript   *hooks.Transcript // what hooks read at transcript_path, made at the first hook (guarded by mu)
@@ -435,6 +436,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 		Hooks:         s.hooks,
 		HookBase:      s.hookBase,
 		NoModel:       o.Provider == nil,
+		Steer:         s.steering.take,
 	}
 	if o.Ask {
 		cfg.Permit, cfg.Ask = s.permit, s.ask

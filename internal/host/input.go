@@ -32,6 +32,9 @@ type Input struct {
 	// Where is the consumer, whose commands apply (the terminal's or the
 	// editor's).
 	Where Where
+	// Steer asks that a prompt sent while a turn runs reach the model at the
+	// turn's next step instead of waiting for it to end (see steerTurn).
+	Steer bool
 }
 
 // Answer is what came of an Input: a turn of the model, or a command's reply.
@@ -86,6 +89,13 @@ func (s *Session) Submit(ctx context.Context, in Input) (Answer, error) {
 		modelText = expansion
 		if run != "" {
 			return s.runShell(ctx, run, in.Text, content)
+		}
+	}
+	// Text alone steers: a command's expansion, an attachment or an @mention
+	// (read when its turn starts) waits for its turn.
+	if in.Steer && len(content) == 0 && len(in.Content) == 0 && !strings.Contains(in.Text, "@") {
+		if ans, ok, err := s.steerTurn(ctx, in.Text); ok {
+			return ans, err
 		}
 	}
 	release, err := s.awaitTurn(ctx)

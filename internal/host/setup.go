@@ -51,3 +51,9 @@ func KeepKey(getenv func(string) string, name, key string) error {
 	}
 	return credentials.Store(credentials.Path(getenv), name, key)
 }
+
+// ForgetKeys removes the keys dsh kept in the user's credentials file (dsh
+// login, an editor's sign-in); keys in the environment are the environment's.
+func ForgetKeys(getenv func(string) string) error {
+	return credentials.Forget(credentials.Path(getenv))
+}

@@ -101,6 +101,7 @@ func (s *Session) folded(r session.Record) {
 		return // changes no fact; a flood of output must not cost a status each
 	}
 	s.usage.record(r)
+	s.steering.fold(r)
 	if s.log != nil { // live: nobody subscribes while a log loads
 		s.publishStatus()
 	}

@@ -400,6 +400,7 @@ func (s *Session) restore(ctx context.Context, n int, overwrite, fork bool) (Rep
 	if err != nil {
 		return Reply{}, err
 	}
+	s.editorHolds(tctx, &plan)
 	rs := session.Restore{To: n, Prompt: spans[n-1].prompt, Before: now.Tree}
 	for _, f := range plan.Files {
 		if f.User && !overwrite {
@@ -428,7 +429,7 @@ func (s *Session) restore(ctx context.Context, n int, overwrite, fork bool) (Rep
 		}
 		return Reply{Text: "Undo cancelled: nothing was changed."}, nil
 	}
-	if _, err := st.Apply(plan, overwrite); err != nil {
+	if err := s.applyRestore(tctx, st, plan, overwrite); err != nil {
 		return Reply{}, err
 	}
 	after, err := st.Snapshot(s.ctx)

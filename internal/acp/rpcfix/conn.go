@@ -46,6 +46,11 @@ type Conn struct {
 	pending  map[string]string // request id → method
 	answered chan struct{}
 	written  func(Response)
+
+	onCancel func(id string)
+	lastCall int                       // the last of dsh's own request ids (Call)
+	calls    map[string]chan callReply // dsh's own requests waiting, by id
+	gone     chan struct{}             // closed when the client's stream ends
 }
 
 // batchSize is how much of a replay may wait before it is written.
@@ -61,14 +66,18 @@ func New(in io.Reader, out io.Writer, written func(Response)) *Conn {
 	growPipe(out)
 	pr, pw := io.Pipe()
 	c := &Conn{sdkIn: pr, sdkOut: pw, in: in, w: bufio.NewWriterSize(out, batchSize), pending: map[string]string{},
-		answered: make(chan struct{}, 1), written: written}
+		answered: make(chan struct{}, 1), written: written, calls: map[string]chan callReply{}, gone: make(chan struct{})}
 	return c
 }
 
 // Start reads the client's messages, once the SDK is set up to take them:
 // it must not see the end of its input before then.
 func (c *Conn) Start() {
-	go func() { c.sdkOut.CloseWithError(c.filter(c.in, c.sdkOut)) }()
+	go func() {
+		err := c.filter(c.in, c.sdkOut)
+		close(c.gone)
+		c.sdkOut.CloseWithError(err)
+	}()
 }
 
 // Reader is what the SDK reads: the client's well-formed messages.
@@ -189,11 +198,16 @@ func (c *Conn) filter(in io.Reader, sdkIn io.Writer) error {
 				if _, werr := c.Write(reply); werr != nil {
 					return werr
 				}
-			} else {
+			} else if !c.ownReply(line) {
 				if id, method, ok := request(line); ok {
 					c.mu.Lock()
 					c.pending[idKey(id)] = method
 					c.mu.Unlock()
+					if method == sdk.AgentMethodSessionPrompt {
+						line = tagPrompt(line, id)
+					}
+				} else if bytes.Contains(line, []byte(`"$/cancel_request"`)) {
+					c.cancelRequest(line)
 				}
 				if _, werr := sdkIn.Write(append(line, '\n')); werr != nil {
 					return werr

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/dsh-dev/dsh/internal/acp/acpschema"
 )
 
 // general is a notification's params encoded the general way.
@@ -147,4 +149,18 @@ func wireForm(raw stdjson.RawMessage) WireJSON {
 		panic("not raw JSON the fast path takes: " + string(raw))
 	}
 	return w
+}
+
+// What the layer writes of the updates dsh sends is ACP's session/update, as
+// the schema has it.
+func TestEncodedUpdatesMeetTheSchema(t *testing.T) {
+	for i, u := range fastCorpus() {
+		var b bytes.Buffer
+		if err := appendNotification(&b, sdk.SessionNotification{SessionId: "s", Update: u}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := acpschema.Message(acpschema.Agent, b.String(), nil); err != nil {
+			t.Errorf("update %d: %v", i, err)
+		}
+	}
 }
