@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/agent"
@@ -27,9 +26,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/lsp"
 	"github.com/dsh-dev/dsh/internal/mcp"
 	"github.com/dsh-dev/dsh/internal/provider"
-	"github.com/dsh-dev/dsh/internal/provider/anthropic"
 	"github.com/dsh-dev/dsh/internal/provider/models"
-	"github.com/dsh-dev/dsh/internal/provider/openai"
 	"github.com/dsh-dev/dsh/internal/provider/providers"
 	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/session"
@@ -158,39 +155,16 @@ func (s Settings) chooseModel(ctx context.Context) (model, source string) {
 	if s.Config.Model != "" {
 		return s.Config.Model, s.source("model")
 	}
-	switch s.Config.Provider {
-	case "anthropic":
-		return anthropic.DefaultModel, "default (Anthropic's)"
-	case "openai":
-		if base := s.getenv("OPENAI_BASE_URL"); base != "" {
-			m, err := firstServed(ctx, models.Source{Provider: "openai", APIKey: s.getenv("OPENAI_API_KEY"), BaseURL: base})
-			if err == nil {
-				return m, "default (the first model the server lists)"
-			}
-			s.in.Logger.Warn("choosing a model", "err", err)
-		}
-		return openai.DefaultModel, "default (OpenAI's)"
-	case "script":
-		return "script", "default (the script provider)"
-	}
-	return "", "default"
-}
-
-// served remembers, per server and key, the model a server first listed: dsh acp
-// resolves settings for every session, and the server is asked once.
-var served sync.Map // models.Source → string
-
-func firstServed(ctx context.Context, src models.Source) (string, error) {
-	if m, ok := served.Load(src); ok {
-		return m.(string), nil
+	if s.Config.Provider == "" {
+		return "", "default"
 	}
 	ctx, cancel := context.WithTimeout(ctx, modelWait)
 	defer cancel()
-	m, err := models.FirstServed(ctx, src)
-	if err == nil {
-		served.Store(src, m)
+	model, source, err := providers.DefaultModel(ctx, s.Config.Provider, s.getenv)
+	if err != nil {
+		s.in.Logger.Warn("choosing a model", "err", err)
 	}
-	return m, err
+	return model, source
 }
 
 // Options are the host options of a session in Input.Cwd. The caller adds
@@ -295,20 +269,14 @@ func (s Settings) CheckProvider() error {
 // models lists the provider's models (the built-in list when the provider
 // cannot be asked).
 func (s Settings) models(ctx context.Context) ([]models.Info, error) {
-	switch p := s.Config.Provider; p {
-	case "anthropic":
-		return models.List(ctx, models.Source{Provider: p, APIKey: s.getenv("ANTHROPIC_API_KEY"), BaseURL: s.getenv("ANTHROPIC_BASE_URL")})
-	case "openai":
-		return models.List(ctx, models.Source{Provider: p, APIKey: s.getenv("OPENAI_API_KEY"), BaseURL: s.getenv("OPENAI_BASE_URL")})
-	}
-	return models.Builtin(""), nil
+	return providers.Models(ctx, s.Config.Provider, s.getenv)
 }
 
 // configEnv reads the environment with the configuration's base URL in the
 // provider's variable, which is where the providers read it.
 func configEnv(getenv func(string) string, cfg config.Config) func(string) string {
 	return func(k string) string {
-		if cfg.BaseURL != "" && ((cfg.Provider == "anthropic" && k == "ANTHROPIC_BASE_URL") || (cfg.Provider == "openai" && k == "OPENAI_BASE_URL")) {
+		if cfg.BaseURL != "" && k == providers.BaseURLEnv(cfg.Provider) && k != "" {
 			return cfg.BaseURL
 		}
 		return getenv(k)

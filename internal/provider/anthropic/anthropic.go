@@ -70,19 +70,24 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.Thinking < 0 && cfg.Thinking != ThinkingAdaptive {
 		return nil, fmt.Errorf("anthropic: invalid thinking setting %d", cfg.Thinking)
 	}
+	// Retries are ours (provider.Retry), so they can stop once output reached the
+	// caller; the SDK's own would resend a request whose stream already spoke.
+	return &Provider{cfg: cfg, messages: sdk.NewMessageService(append(cfg.options(), option.WithMaxRetries(0))...)}, nil
+}
+
+// options are the SDK's options for cfg: the one place the provider and its
+// model list are connected. The services are built without sdk.NewClient,
+// which would read ANTHROPIC_* behind the caller's back unless told not to,
+// and builds every service of the API, which keeps all their types in dsh's
+// binary.
+func (cfg Config) options() []option.RequestOption {
 	hc := cfg.HTTPClient
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	// Retries are ours (provider.Retry), so they can stop once output reached the
-	// caller; the SDK's own would resend a request whose stream already spoke.
-	// The service is built without sdk.NewClient, which would read ANTHROPIC_*
-	// behind the caller's back unless told not to, and builds every service of
-	// the API, which keeps all their types in dsh's binary.
 	opts := []option.RequestOption{
 		option.WithEnvironmentProduction(),
 		option.WithHTTPClient(hc),
-		option.WithMaxRetries(0),
 	}
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
@@ -90,7 +95,7 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
 	}
-	return &Provider{cfg: cfg, messages: sdk.NewMessageService(opts...)}, nil
+	return opts
 }
 
 // Name implements provider.Provider.

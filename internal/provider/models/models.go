@@ -1,7 +1,8 @@
 // Package models knows the models dsh can talk to: one table of context
 // windows, output limits and prices for the Anthropic and OpenAI models whose
-// figures are published, a default for every other model, and the live list a
-// provider serves.
+// figures are published, and a default for every other model. The live list a
+// provider serves is asked for by the provider's own package (anthropic.Models,
+// openai.Models), which merges these figures in.
 package models
 
 import (

@@ -49,16 +49,21 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.APIKey == "" && cfg.BaseURL == "" {
 		return nil, &authError{"no OpenAI API key: set OPENAI_API_KEY, or OPENAI_BASE_URL for a local server"}
 	}
+	// Retries are ours (provider.Retry).
+	return &Provider{cfg: cfg, completions: sdk.NewChatCompletionService(append(cfg.options(), option.WithMaxRetries(0))...)}, nil
+}
+
+// options are the SDK's options for cfg: the one place the provider and its
+// model list are connected. The services are built without sdk.NewClient,
+// which would read OPENAI_* from the environment behind the caller's back.
+func (cfg Config) options() []option.RequestOption {
 	hc := cfg.HTTPClient
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	// The service is built without sdk.NewClient, which would read OPENAI_* from
-	// the environment behind the caller's back. Retries are ours (provider.Retry).
 	opts := []option.RequestOption{
 		option.WithEnvironmentProduction(),
 		option.WithHTTPClient(hc),
-		option.WithMaxRetries(0),
 	}
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
@@ -66,7 +71,7 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
 	}
-	return &Provider{cfg: cfg, completions: sdk.NewChatCompletionService(opts...)}, nil
+	return opts
 }
 
 // Name implements provider.Provider.
