@@ -34,9 +34,12 @@ import (
 type Config struct {
 	Provider string // a name in providers.Names
 	BaseURL  string
-	Model    string
-	Mode     string // a permission mode name; the agent validates it
-	Sandbox  string // off, on or network-off
+	// OpenAIAPI is "chat" or "responses": the API OpenAI's models are asked
+	// through; "" lets the provider choose per model.
+	OpenAIAPI string
+	Model     string
+	Mode      string // a permission mode name; the agent validates it
+	Sandbox   string // off, on or network-off
 	// Thinking is off, adaptive, an effort level (low, medium, high, xhigh,
 	// max) or a token budget in decimal; see ParseThinking.
 	Thinking string
@@ -254,6 +257,7 @@ func (c *Config) merge(d *fileData, path string, trusted bool, mcp map[string]MC
 		}
 	}
 	set("provider", d.Provider)
+	set("openai_api", d.OpenAIAPI)
 	set("notify", d.notify)
 	set("api_key_store", d.apiKeyStore)
 	set("model", d.Model)
@@ -392,6 +396,7 @@ func (c *Config) resolve() {
 	c.Model, c.Mode, c.Sandbox, c.Thinking = top("model"), top("mode"), top("sandbox"), top("thinking")
 	c.Notify = top("notify")
 	c.APIKeyStore = top("api_key_store")
+	c.OpenAIAPI = top("openai_api")
 	c.BaseURL, c.envBaseURL = top("base_url"), ""
 	if l := c.layers["base_url"]; len(l) == 0 || !strings.HasPrefix(l[len(l)-1].source, "flag ") {
 		if name := providers.BaseURLEnv(c.Provider); name != "" && c.env(name) != "" {
@@ -438,6 +443,9 @@ func (c Config) Settings() []Setting {
 			s.Value = "(set)"
 		}
 		out = append(out, s)
+	}
+	if c.OpenAIAPI != "" || c.Provider == "openai" {
+		scalar("openai_api", c.OpenAIAPI)
 	}
 	scalar("model", c.Model)
 	scalar("mode", c.Mode)
@@ -547,6 +555,10 @@ func validateScalar(key, v string) error {
 	case "provider":
 		if !slices.Contains(providers.Names(), v) {
 			return fmt.Errorf("provider: want one of %s, got %q", strings.Join(providers.Names(), ", "), v)
+		}
+	case "openai_api":
+		if v != "chat" && v != "responses" {
+			return fmt.Errorf("openai_api: want chat or responses, got %q", v)
 		}
 	case "base_url":
 		u, err := url.Parse(v)

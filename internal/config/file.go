@@ -31,6 +31,7 @@ type rawFile struct {
 	Sandbox           *string               `toml:"sandbox"`
 	Notify            *bool                 `toml:"notify"`
 	APIKeyStore       *string               `toml:"api_key_store"`
+	OpenAIAPI         *string               `toml:"openai_api"`
 	Thinking          any                   `toml:"thinking"`       // a budget (integer) or a string
 	ContextWindow     any                   `toml:"context_window"` // an integer or a table of them
 	SafeCommands      []string              `toml:"safe_commands"`
@@ -63,6 +64,7 @@ type rawMCP struct {
 // fileData is one file, validated.
 type fileData struct {
 	Provider, BaseURL, Model, Mode, Sandbox *string
+	OpenAIAPI                               *string
 	thinking                                *string
 	notify                                  *string // "true" or "false"
 	apiKeyStore                             *string // "none" or "file"
@@ -176,7 +178,7 @@ func wantType(key []string) (string, bool) {
 			return "an array of strings", true
 		case "mcp":
 			return "a table of servers, [mcp.NAME]", true
-		case "provider", "base_url", "model", "mode", "sandbox", "api_key_store":
+		case "provider", "base_url", "model", "mode", "sandbox", "api_key_store", "openai_api":
 			return "a string", true
 		case "notify":
 			return "a boolean (true or false)", true
@@ -214,10 +216,10 @@ func parseFile(b []byte, getenv func(string) string) (*fileData, error) {
 	bad := func(key, format string, args ...any) error {
 		return &lineError{line: lines[key], msg: fmt.Sprintf(format, args...)}
 	}
-	d := &fileData{Provider: r.Provider, BaseURL: r.BaseURL, Model: r.Model, Mode: r.Mode, Sandbox: r.Sandbox,
+	d := &fileData{Provider: r.Provider, BaseURL: r.BaseURL, Model: r.Model, Mode: r.Mode, Sandbox: r.Sandbox, OpenAIAPI: r.OpenAIAPI,
 		SafeCommands: r.SafeCommands, CheckpointExclude: r.CheckpointExclude, TrustedProjects: r.TrustedProjects, lines: lines}
 	for key, v := range map[string]*string{"provider": r.Provider, "base_url": r.BaseURL, "model": r.Model,
-		"mode": r.Mode, "sandbox": r.Sandbox} {
+		"mode": r.Mode, "sandbox": r.Sandbox, "openai_api": r.OpenAIAPI} {
 		if v != nil {
 			if err := validateScalar(key, *v); err != nil {
 				return nil, bad(key, "%v", err)

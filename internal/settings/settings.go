@@ -256,7 +256,7 @@ func (s Settings) provider() (provider.Provider, error) {
 	}
 	// With no provider named, one whose key arrived since the settings were
 	// resolved (dsh login) is chosen as FromEnv chooses.
-	return providers.FromEnv(s.getenv, providers.Flags{Provider: s.Config.Provider, Model: s.Model, Script: s.in.Script})
+	return providers.FromEnv(s.getenv, providers.Flags{Provider: s.Config.Provider, Model: s.Model, Script: s.in.Script, OpenAIAPI: s.Config.OpenAIAPI})
 }
 
 // CheckProvider builds the provider once, for commands that fail before
@@ -385,6 +385,10 @@ func (s Settings) Entries() []config.Setting {
 		case "base_url":
 			if st.Value == "" {
 				st.Value = "(the provider's)"
+			}
+		case "openai_api":
+			if st.Value == "" {
+				st.Value = "(responses for OpenAI's reasoning models, o-series and gpt-5…; chat for the rest)"
 			}
 		}
 		out = append(out, st)

@@ -69,6 +69,22 @@ func TestResolve(t *testing.T) {
 			mode: agent.ModeDefault,
 		},
 		{
+			name: "OpenAI's API is chosen per model unless the user names one",
+			env:  map[string]string{"OPENAI_API_KEY": "k"},
+			want: map[string]want{
+				"provider":   {"openai", "environment OPENAI_API_KEY"},
+				"openai_api": {"(responses for OpenAI's reasoning models, o-series and gpt-5…; chat for the rest)", "default"},
+			},
+			mode: agent.ModeDefault,
+		},
+		{
+			name: "the user names OpenAI's API",
+			user: "openai_api = \"chat\"\n",
+			env:  map[string]string{"OPENAI_API_KEY": "k"},
+			want: map[string]want{"openai_api": {"chat", "USER"}},
+			mode: agent.ModeDefault,
+		},
+		{
 			name:    "a trusted project",
 			user:    "trusted_projects = [\"$PROJ\"]\n",
 			project: "mode = \"bypass\"\n",

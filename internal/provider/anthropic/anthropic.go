@@ -398,6 +398,8 @@ func blocksOf(m provider.Message) ([]sdk.ContentBlockParamUnion, error) {
 			}
 		case provider.PartThinking:
 			switch {
+			case strings.HasPrefix(part.Signature, provider.OpenAIReasoning):
+				// OpenAI's reasoning, after a switch of provider: not Claude's to read.
 			case strings.HasPrefix(part.Signature, RedactedPrefix):
 				blocks = append(blocks, sdk.NewRedactedThinkingBlock(strings.TrimPrefix(part.Signature, RedactedPrefix)))
 			case part.Signature != "":

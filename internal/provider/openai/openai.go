@@ -18,6 +18,7 @@ import (
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/dsh-dev/dsh/internal/provider"
@@ -35,12 +36,15 @@ type Config struct {
 	MaxRetries int              // transient failures; 0: provider.DefaultMaxRetries, negative: none
 	HTTPClient *http.Client     // nil: http.DefaultClient
 	Backoff    provider.Backoff // nil: provider.DefaultBackoff
+	// API is APIChat or APIResponses; "": DefaultAPI for each request's model.
+	API string
 }
 
 // Provider streams chat completions.
 type Provider struct {
 	cfg         Config
 	completions sdk.ChatCompletionService
+	responses   responses.ResponseService
 }
 
 // New returns a provider for cfg. The API key may be empty when a base URL is
@@ -49,8 +53,12 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.APIKey == "" && cfg.BaseURL == "" {
 		return nil, &authError{"no OpenAI API key: set OPENAI_API_KEY, or OPENAI_BASE_URL for a local server"}
 	}
+	if cfg.API != "" && cfg.API != APIChat && cfg.API != APIResponses {
+		return nil, fmt.Errorf("openai: api: want %s or %s, got %q", APIChat, APIResponses, cfg.API)
+	}
 	// Retries are ours (provider.Retry).
-	return &Provider{cfg: cfg, completions: sdk.NewChatCompletionService(append(cfg.options(), option.WithMaxRetries(0))...)}, nil
+	opts := append(cfg.options(), option.WithMaxRetries(0))
+	return &Provider{cfg: cfg, completions: sdk.NewChatCompletionService(opts...), responses: responses.NewResponseService(opts...)}, nil
 }
 
 // options are the SDK's options for cfg: the one place the provider and its
@@ -79,6 +87,9 @@ func (p *Provider) Name() string { return "openai" }
 
 // Stream implements provider.Provider.
 func (p *Provider) Stream(ctx context.Context, req provider.Request, onDelta func(provider.Delta)) (*provider.Response, error) {
+	if model := p.model(req); p.api(model) == APIResponses {
+		return p.streamResponses(ctx, req, model, onDelta)
+	}
 	params, err := p.params(req)
 	if err != nil {
 		return nil, err
@@ -268,15 +279,28 @@ func response(acc *sdk.ChatCompletionAccumulator, reasoning string) (*provider.R
 	}, nil
 }
 
+// model is the model a request is for.
+func (p *Provider) model(req provider.Request) string {
+	switch {
+	case req.Model != "":
+		return req.Model
+	case p.cfg.Model != "":
+		return p.cfg.Model
+	}
+	return DefaultModel
+}
+
+// api is the API a request for model is sent through.
+func (p *Provider) api(model string) string {
+	if p.cfg.API != "" {
+		return p.cfg.API
+	}
+	return DefaultAPI(model, p.cfg.BaseURL == "")
+}
+
 // params builds the SDK request.
 func (p *Provider) params(req provider.Request) (sdk.ChatCompletionNewParams, error) {
-	model := req.Model
-	if model == "" {
-		model = p.cfg.Model
-	}
-	if model == "" {
-		model = DefaultModel
-	}
+	model := p.model(req)
 	params := sdk.ChatCompletionNewParams{
 		Model:         model,
 		StreamOptions: sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)},

@@ -23,6 +23,8 @@ type Flags struct {
 	Provider string // "" (choose from the environment), or a provider's name
 	Model    string // "" for the provider's default
 	Script   string // the script file, for "script"; setting it alone implies "script"
+	// OpenAIAPI is the API OpenAI's models are asked through (openai.Config.API).
+	OpenAIAPI string
 }
 
 // A backend is one provider: how the environment selects it, how it is built
@@ -58,7 +60,9 @@ var backends = []backend{
 		name: "openai", chosenBy: []string{"OPENAI_API_KEY", "OPENAI_BASE_URL"},
 		keyEnv: "OPENAI_API_KEY", baseURLEnv: "OPENAI_BASE_URL",
 		build: func(getenv func(string) string, flags Flags) (provider.Provider, error) {
-			return openai.New(openAIConfig(getenv, flags.Model))
+			cfg := openAIConfig(getenv, flags.Model)
+			cfg.API = flags.OpenAIAPI
+			return openai.New(cfg)
 		},
 		defaultModel: openAIDefault,
 		list: func(ctx context.Context, getenv func(string) string) ([]models.Info, error) {
