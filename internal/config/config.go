@@ -444,7 +444,7 @@ func (c Config) Settings() []Setting {
 		}
 		out = append(out, s)
 	}
-	if c.OpenAIAPI != "" || c.Provider == "openai" {
+	if c.OpenAIAPI != "" || c.Provider == "openai" || c.Provider == "azure" {
 		scalar("openai_api", c.OpenAIAPI)
 	}
 	scalar("model", c.Model)

@@ -261,7 +261,7 @@ func TestBadFiles(t *testing.T) {
 		{"wrong type", "model = \"a\"\nsafe_commands = \"ls\"\n", 2, `^safe_commands: want an array of strings$`},
 		{"wrong nested type", "[mcp.x]\ncommand = \"a\"\nargs = \"b\"\n", 3, `^mcp.x.args: want an array of strings$`},
 		{"bad openai_api", "\nopenai_api = \"assistants\"\n", 2, `openai_api: want chat or responses, got \"assistants\"`},
-		{"bad provider", "\nprovider = \"gemini\"\n", 2, `provider: want one of anthropic, openai, script, got \"gemini\"`},
+		{"bad provider", "\nprovider = \"gemini\"\n", 2, `provider: want one of anthropic, openai, bedrock, vertex, azure, script, got \"gemini\"`},
 		{"bad sandbox", "sandbox = \"maybe\"\n", 1, `sandbox: want off, on or network-off`},
 		{"bad base url", "\n\nbase_url = \"ftp://x\"\n", 3, `base_url`},
 		{"small thinking budget", "thinking = 100\n", 1, `at least 1024`},

@@ -393,6 +393,9 @@ func (s Settings) Entries() []config.Setting {
 		}
 		out = append(out, st)
 	}
+	for _, d := range providers.Details(s.Config.Provider, s.getenv) {
+		out = append(out, config.Setting{Key: s.Config.Provider + "." + d.Key, Value: d.Value, Source: d.Source})
+	}
 	out = append(out,
 		config.Setting{Key: "compact_at", Value: strconv.FormatFloat(agent.DefaultCompactAt, 'g', -1, 64), Source: "default"},
 		s.sessionDirEntry(),

@@ -50,6 +50,10 @@ type Config struct {
 	Thinking   int
 	HTTPClient *http.Client     // nil: http.DefaultClient
 	Backoff    provider.Backoff // nil: provider.DefaultBackoff
+	// Platform reaches Claude through a cloud (Bedrock, Vertex) with the
+	// cloud's credentials; nil: Anthropic's API with APIKey. BaseURL, when
+	// set, still decides where requests go (a proxy, a test server).
+	Platform *Platform
 }
 
 // Provider streams messages from Anthropic.
@@ -61,7 +65,7 @@ type Provider struct {
 // New returns a provider for cfg. An API key is required unless a base URL
 // points somewhere else (a proxy may hold the credential).
 func New(cfg Config) (*Provider, error) {
-	if cfg.APIKey == "" && cfg.BaseURL == "" {
+	if cfg.APIKey == "" && cfg.BaseURL == "" && cfg.Platform == nil {
 		return nil, &authError{"no Anthropic API key: set ANTHROPIC_API_KEY"}
 	}
 	if cfg.Thinking > 0 && cfg.Thinking < 1024 {
@@ -89,7 +93,11 @@ func (cfg Config) options() []option.RequestOption {
 		option.WithEnvironmentProduction(),
 		option.WithHTTPClient(hc),
 	}
-	if cfg.APIKey != "" {
+	switch {
+	case cfg.Platform != nil:
+		// After the HTTP client, which Vertex wraps with its OAuth transport.
+		opts = append(opts, cfg.Platform.option)
+	case cfg.APIKey != "":
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	}
 	if cfg.BaseURL != "" {
@@ -99,7 +107,12 @@ func (cfg Config) options() []option.RequestOption {
 }
 
 // Name implements provider.Provider.
-func (p *Provider) Name() string { return "anthropic" }
+func (p *Provider) Name() string {
+	if p.cfg.Platform != nil {
+		return p.cfg.Platform.Name
+	}
+	return "anthropic"
+}
 
 // Stream implements provider.Provider.
 func (p *Provider) Stream(ctx context.Context, req provider.Request, onDelta func(provider.Delta)) (*provider.Response, error) {
@@ -167,7 +180,7 @@ func (p *Provider) attempt(ctx context.Context, params sdk.MessageNewParams, onD
 		if openTool != "" {
 			err = fmt.Errorf("%w (in the middle of a %s tool call)", err, openTool)
 		}
-		return nil, classify(err, delivered)
+		return nil, classify(err, delivered, p.cfg.Platform)
 	}
 	return response(&msg, inputs)
 }
@@ -175,7 +188,7 @@ func (p *Provider) attempt(ctx context.Context, params sdk.MessageNewParams, onD
 // classify turns an SDK or transport error into the message the user reads,
 // marked transient when resending the request may help and is safe: nothing of
 // this response has been shown yet.
-func classify(err error, delivered bool) error {
+func classify(err error, delivered bool, platform *Platform) error {
 	transient := func(e error, h http.Header) error {
 		if delivered {
 			return fmt.Errorf("%w; the response was interrupted after it had started", e)
@@ -198,6 +211,13 @@ func classify(err error, delivered bool) error {
 		detail = ": " + detail
 	}
 	code := apiErr.StatusCode
+	if platform != nil && (code == http.StatusUnauthorized || code == http.StatusForbidden) {
+		check := "the AWS credentials (AWS_PROFILE, AWS_ACCESS_KEY_ID, aws sso login) and the model's access in the Bedrock console"
+		if platform.Name == "vertex" {
+			check = "the Google credentials (gcloud auth application-default login) and the project's access to Claude"
+		}
+		return &authError{fmt.Sprintf("%s refused the request (%d%s). Check %s.", platform.Name, code, detail, check)}
+	}
 	switch {
 	case code == http.StatusUnauthorized:
 		return &authError{"Anthropic rejected the API key (401). Check ANTHROPIC_API_KEY."}
@@ -286,6 +306,9 @@ func (p *Provider) params(req provider.Request) (sdk.MessageNewParams, error) {
 	}
 	if model == "" {
 		model = DefaultModel
+	}
+	if p.cfg.Platform != nil && p.cfg.Platform.Name == "bedrock" {
+		model = BedrockModel(model)
 	}
 	maxTokens := int64(req.MaxTokens)
 	if maxTokens <= 0 {

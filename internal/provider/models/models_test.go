@@ -27,6 +27,14 @@ func TestLookup(t *testing.T) {
 		{"gpt-4o-2024-08-06", "gpt-4o"},
 		{"gpt-4o-audio-preview", ""},
 		{"llama3.1:8b", ""},
+		// The clouds' spellings of Claude's ids.
+		{"global.anthropic.claude-sonnet-5-5-v1:0", "claude-sonnet-5-5"},
+		{"us.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4-5"},
+		{"anthropic.claude-3-5-haiku-20241022-v1:0", "claude-3-5-haiku"},
+		{"anthropic.claude-opus-4-6-v1", "claude-opus-4-6"},
+		{"claude-sonnet-4-5@20250929", "claude-sonnet-4-5"},
+		{"claude-opus-4-1@20250805", "claude-opus-4-1"},
+		{"meta.llama3-1-70b-instruct-v1:0", ""},
 		{"", ""},
 	} {
 		t.Run(tc.model, func(t *testing.T) {

@@ -38,6 +38,8 @@ type Config struct {
 	Backoff    provider.Backoff // nil: provider.DefaultBackoff
 	// API is APIChat or APIResponses; "": DefaultAPI for each request's model.
 	API string
+	// Azure, when set, reaches Azure OpenAI instead of BaseURL.
+	Azure *Azure
 }
 
 // Provider streams chat completions.
@@ -50,7 +52,12 @@ type Provider struct {
 // New returns a provider for cfg. The API key may be empty when a base URL is
 // set: local servers usually need none.
 func New(cfg Config) (*Provider, error) {
-	if cfg.APIKey == "" && cfg.BaseURL == "" {
+	switch {
+	case cfg.Azure != nil && cfg.Azure.Endpoint == "":
+		return nil, &authError{"no Azure OpenAI endpoint: set AZURE_OPENAI_ENDPOINT"}
+	case cfg.Azure != nil && cfg.APIKey == "" && cfg.Azure.Token == nil:
+		return nil, &authError{"no Azure OpenAI credential: set AZURE_OPENAI_API_KEY, or sign in to Entra ID (az login)"}
+	case cfg.Azure == nil && cfg.APIKey == "" && cfg.BaseURL == "":
 		return nil, &authError{"no OpenAI API key: set OPENAI_API_KEY, or OPENAI_BASE_URL for a local server"}
 	}
 	if cfg.API != "" && cfg.API != APIChat && cfg.API != APIResponses {
@@ -73,6 +80,9 @@ func (cfg Config) options() []option.RequestOption {
 		option.WithEnvironmentProduction(),
 		option.WithHTTPClient(hc),
 	}
+	if cfg.Azure != nil {
+		return append(opts, cfg.Azure.options(cfg.APIKey)...)
+	}
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	}
@@ -83,7 +93,12 @@ func (cfg Config) options() []option.RequestOption {
 }
 
 // Name implements provider.Provider.
-func (p *Provider) Name() string { return "openai" }
+func (p *Provider) Name() string {
+	if p.cfg.Azure != nil {
+		return "azure"
+	}
+	return "openai"
+}
 
 // Stream implements provider.Provider.
 func (p *Provider) Stream(ctx context.Context, req provider.Request, onDelta func(provider.Delta)) (*provider.Response, error) {
@@ -197,15 +212,18 @@ func (p *Provider) classify(err error, delivered bool) error {
 			detail += ": " + s
 		}
 	}
-	who := "OpenAI"
-	if p.cfg.BaseURL != "" {
+	who, check := "OpenAI", "OPENAI_API_KEY"
+	switch {
+	case p.cfg.Azure != nil:
+		who, check = "Azure OpenAI at "+p.cfg.Azure.Endpoint, "AZURE_OPENAI_API_KEY or the Entra ID sign-in, and the deployment's name"
+	case p.cfg.BaseURL != "":
 		who = "The server at " + p.cfg.BaseURL
 	}
 	switch code := apiErr.StatusCode; {
 	case code == http.StatusUnauthorized:
-		return &authError{who + " rejected the API key (401). Check OPENAI_API_KEY."}
+		return &authError{who + " rejected the API key (401). Check " + check + "."}
 	case code == http.StatusForbidden:
-		return &authError{fmt.Sprintf("%s refused the request for this API key (%s). Check OPENAI_API_KEY.", who, detail)}
+		return &authError{fmt.Sprintf("%s refused the request for this API key (%s). Check %s.", who, detail, check)}
 	case code == http.StatusTooManyRequests && apiErr.Code == "insufficient_quota":
 		return fmt.Errorf("openai: the account has no quota left (%s)", detail)
 	case code == http.StatusTooManyRequests:
@@ -295,7 +313,7 @@ func (p *Provider) api(model string) string {
 	if p.cfg.API != "" {
 		return p.cfg.API
 	}
-	return DefaultAPI(model, p.cfg.BaseURL == "")
+	return DefaultAPI(model, p.cfg.BaseURL == "" || p.cfg.Azure != nil)
 }
 
 // params builds the SDK request.

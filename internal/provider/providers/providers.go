@@ -5,8 +5,10 @@ package providers
 
 import (
 	"context"
+
 	"errors"
 	"fmt"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"os"
 	"strings"
 	"sync"
@@ -42,7 +44,14 @@ type backend struct {
 	defaultModel func(ctx context.Context, getenv func(string) string) (model, why string, err error)
 	// list is nil for a provider with no model list.
 	list func(ctx context.Context, getenv func(string) string) ([]models.Info, error)
+	// details are what dsh config shows of where it connects, beyond the
+	// key and base URL; nil: nothing more.
+	details func(getenv func(string) string) []Detail
 }
+
+// Detail is one value of a provider's connection and where it came from,
+// for dsh config.
+type Detail struct{ Key, Value, Source string }
 
 var backends = []backend{
 	{
@@ -70,6 +79,105 @@ var backends = []backend{
 		},
 	},
 	{
+		name: "bedrock", baseURLEnv: "ANTHROPIC_BEDROCK_BASE_URL",
+		build: func(getenv func(string) string, flags Flags) (provider.Provider, error) {
+			pl, err := anthropic.Bedrock(context.Background(), anthropic.BedrockConfig{
+				Region: firstEnv(getenv, "AWS_REGION", "AWS_DEFAULT_REGION").value, Profile: getenv("AWS_PROFILE"),
+				AccessKey: getenv("AWS_ACCESS_KEY_ID"), SecretKey: getenv("AWS_SECRET_ACCESS_KEY"), SessionToken: getenv("AWS_SESSION_TOKEN"),
+			})
+			if err != nil {
+				return nil, err
+			}
+			return anthropic.New(anthropic.Config{Platform: pl, BaseURL: getenv("ANTHROPIC_BEDROCK_BASE_URL"), Model: flags.Model})
+		},
+		defaultModel: fixed(anthropic.BedrockModel(anthropic.DefaultModel), "default (Anthropic's, as a Bedrock global inference profile)"),
+		list: func(context.Context, func(string) string) ([]models.Info, error) {
+			return anthropic.PlatformModels("bedrock"), nil
+		},
+		details: func(getenv func(string) string) []Detail {
+			cred := Detail{"credentials", "the AWS default chain (shared config, SSO, instance role)", "default"}
+			switch {
+			case getenv("AWS_BEARER_TOKEN_BEDROCK") != "":
+				cred = Detail{"credentials", "a Bedrock API key (bearer token)", "environment AWS_BEARER_TOKEN_BEDROCK"}
+			case getenv("AWS_ACCESS_KEY_ID") != "":
+				cred = Detail{"credentials", "an access key", "environment AWS_ACCESS_KEY_ID"}
+			case getenv("AWS_PROFILE") != "":
+				cred = Detail{"credentials", "profile " + getenv("AWS_PROFILE"), "environment AWS_PROFILE"}
+			}
+			return []Detail{firstEnv(getenv, "AWS_REGION", "AWS_DEFAULT_REGION").detail("region", "(the AWS profile's)"), cred}
+		},
+	},
+	{
+		name: "vertex", baseURLEnv: "ANTHROPIC_VERTEX_BASE_URL",
+		build: func(getenv func(string) string, flags Flags) (provider.Provider, error) {
+			cfg := anthropic.VertexConfig{
+				Region:  firstEnv(getenv, "CLOUD_ML_REGION", "GOOGLE_CLOUD_LOCATION").value,
+				Project: firstEnv(getenv, "ANTHROPIC_VERTEX_PROJECT_ID", "GOOGLE_CLOUD_PROJECT").value,
+			}
+			if path := getenv("GOOGLE_APPLICATION_CREDENTIALS"); path != "" {
+				b, err := os.ReadFile(path)
+				if err != nil {
+					return nil, fmt.Errorf("vertex: the credentials file GOOGLE_APPLICATION_CREDENTIALS names: %w", err)
+				}
+				cfg.CredentialsJSON = b
+			}
+			pl, err := anthropic.Vertex(context.Background(), cfg)
+			if err != nil {
+				return nil, err
+			}
+			return anthropic.New(anthropic.Config{Platform: pl, BaseURL: getenv("ANTHROPIC_VERTEX_BASE_URL"), Model: flags.Model})
+		},
+		defaultModel: fixed(anthropic.DefaultModel, "default (Anthropic's)"),
+		list: func(context.Context, func(string) string) ([]models.Info, error) {
+			return anthropic.PlatformModels("vertex"), nil
+		},
+		details: func(getenv func(string) string) []Detail {
+			cred := Detail{"credentials", "Google application default credentials", "default"}
+			if getenv("GOOGLE_APPLICATION_CREDENTIALS") != "" {
+				cred = Detail{"credentials", getenv("GOOGLE_APPLICATION_CREDENTIALS"), "environment GOOGLE_APPLICATION_CREDENTIALS"}
+			}
+			return []Detail{
+				firstEnv(getenv, "CLOUD_ML_REGION", "GOOGLE_CLOUD_LOCATION").detail("region", "global"),
+				firstEnv(getenv, "ANTHROPIC_VERTEX_PROJECT_ID", "GOOGLE_CLOUD_PROJECT").detail("project", "(the credentials')"),
+				cred,
+			}
+		},
+	},
+	{
+		name: "azure", keyEnv: "AZURE_OPENAI_API_KEY", baseURLEnv: "AZURE_OPENAI_ENDPOINT",
+		build: func(getenv func(string) string, flags Flags) (provider.Provider, error) {
+			cfg := openai.Config{APIKey: getenv("AZURE_OPENAI_API_KEY"), Model: flags.Model, API: flags.OpenAIAPI,
+				Azure: &openai.Azure{Endpoint: getenv("AZURE_OPENAI_ENDPOINT"), APIVersion: getenv("OPENAI_API_VERSION")}}
+			if cfg.APIKey == "" && cfg.Azure.Endpoint != "" {
+				// Entra ID: az login, a managed identity, workload identity or AZURE_CLIENT_*.
+				cred, err := azidentity.NewDefaultAzureCredential(nil)
+				if err != nil {
+					return nil, fmt.Errorf("azure: no API key (AZURE_OPENAI_API_KEY) and no Entra ID credential: %w", err)
+				}
+				cfg.Azure.Token = cred
+			}
+			return openai.New(cfg)
+		},
+		defaultModel: fixed(openai.DefaultModel, "default (OpenAI's; on Azure, name your deployment with --model)"),
+		list: func(context.Context, func(string) string) ([]models.Info, error) {
+			// Deployments are listed by Azure's management API, not the
+			// resource's: offer OpenAI's models, which deployments are
+			// usually named after.
+			out := models.Builtin("openai")
+			for i := range out {
+				out[i].Provider = "azure"
+			}
+			return out, nil
+		},
+		details: func(getenv func(string) string) []Detail {
+			auth := Detail{"credentials", "Entra ID (az login, managed or workload identity)", "default"}
+			if getenv("AZURE_OPENAI_API_KEY") != "" {
+				auth = Detail{"credentials", "an API key", "environment AZURE_OPENAI_API_KEY"}
+			}
+			return []Detail{firstEnv(getenv, "OPENAI_API_VERSION").detail("api_version", openai.DefaultAzureAPIVersion), auth}
+		},
+	},
+	{
 		name: "script",
 		build: func(_ func(string) string, flags Flags) (provider.Provider, error) {
 			if flags.Script == "" {
@@ -87,6 +195,34 @@ func anthropicConfig(getenv func(string) string, model string) anthropic.Config 
 
 func openAIConfig(getenv func(string) string, model string) openai.Config {
 	return openai.Config{APIKey: getenv("OPENAI_API_KEY"), BaseURL: getenv("OPENAI_BASE_URL"), Model: model}
+}
+
+// envValue is a value read from the first of some variables that is set.
+type envValue struct{ name, value string }
+
+func firstEnv(getenv func(string) string, names ...string) envValue {
+	for _, n := range names {
+		if v := getenv(n); v != "" {
+			return envValue{n, v}
+		}
+	}
+	return envValue{}
+}
+
+func (e envValue) detail(key, unset string) Detail {
+	if e.value == "" {
+		return Detail{key, unset, "default"}
+	}
+	return Detail{key, e.value, "environment " + e.name}
+}
+
+// Details are what dsh config shows of where provider name connects.
+func Details(name string, getenv func(string) string) []Detail {
+	b, ok := lookup(name)
+	if !ok || b.details == nil {
+		return nil
+	}
+	return b.details(getenv)
 }
 
 func fixed(model, why string) func(context.Context, func(string) string) (string, string, error) {
@@ -168,7 +304,9 @@ var ErrNoProvider = errors.New(`no model provider is configured. Set one of:
   ANTHROPIC_API_KEY  to use Anthropic (Claude)
   OPENAI_API_KEY     to use OpenAI
   OPENAI_BASE_URL    to use an OpenAI-compatible server, e.g. http://localhost:11434/v1 for ollama
-or pass --provider script --script FILE.
+or pass --provider bedrock (AWS credentials), --provider vertex (Google
+application default credentials), --provider azure (AZURE_OPENAI_ENDPOINT)
+or --provider script --script FILE; provider = in the config names one too.
 To see dsh at work without any of these, run: dsh demo`)
 
 // Keyed reports whether getenv sets what FromEnv needs to choose a provider
