@@ -95,8 +95,7 @@ func (cfg Config) options() []option.RequestOption {
 	}
 	switch {
 	case cfg.Platform != nil:
-		// After the HTTP client, which Vertex wraps with its OAuth transport.
-		opts = append(opts, cfg.Platform.option)
+		opts = append(opts, cfg.Platform.options...)
 	case cfg.APIKey != "":
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	}

@@ -182,7 +182,15 @@ func wireCases(t *testing.T) []wireCase {
 					"GOOGLE_APPLICATION_CREDENTIALS": serviceAccount(t, url+"/token"), "ANTHROPIC_VERTEX_BASE_URL": url}
 			},
 			flags: Flags{Provider: "vertex", Model: "claude-sonnet-5-5"},
-			check: bearer("Bearer ya29.test-token"), answer: sse(writeAnthropicSSE),
+			check: func(t *testing.T, r *http.Request, body []byte) {
+				bearer("Bearer ya29.test-token")(t, r, body)
+				var b map[string]any
+				_ = json.Unmarshal(body, &b)
+				if _, ok := b["model"]; ok || b["anthropic_version"] == nil || r.Header.Get("Anthropic-Version") != "" {
+					t.Errorf("Vertex wants the model in the path and the version in the body: %s", body)
+				}
+			},
+			answer: sse(writeAnthropicSSE),
 		},
 		{
 			name: "openai chat", provider: "openai", path: "/v1/chat/completions",
