@@ -117,7 +117,7 @@ func Resolve(ctx context.Context, in Input) (Settings, error) {
 			return Settings{}, fmt.Errorf("the sandbox (%s) cannot work here: %w", s.Sandbox, err)
 		}
 	}
-	if budget, _, _ := config.ParseThinking(cfg.Thinking); budget > 0 && cfg.Provider == "openai" {
+	if budget, _, _ := config.ParseThinking(cfg.Thinking); budget > 0 && (cfg.Provider == "openai" || cfg.Provider == "azure") {
 		return Settings{}, s.wrap("thinking", fmt.Errorf("thinking: %s is a token budget, which only Anthropic takes; OpenAI-compatible servers take an effort level (low … max)", cfg.Thinking))
 	}
 	if s.SessionDir, err = session.Dir(in.SessionDir); err != nil {
