@@ -22,7 +22,10 @@ or the default. The project wins over the user, the environment over both, and
 flags over everything. Secrets are never printed.
 
 Keys (TOML):
-  provider = "anthropic"            anthropic, openai or script
+  provider = "anthropic"            anthropic, openai, bedrock, vertex, azure
+                                    or script
+  openai_api = "responses"          chat or responses (default: responses for
+                                    OpenAI's reasoning models, chat otherwise)
   base_url = "http://127.0.0.1:11434/v1"
   model = "claude-sonnet-5-5"
   mode = "default"                  permission mode

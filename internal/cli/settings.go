@@ -22,7 +22,7 @@ func (f *settingsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.in.Flags.Mode, "mode", "", modeUsage())
 	fs.StringVar(&f.in.Flags.Model, "model", "", "the model `NAME` (default: the config's, else the provider's)")
 	fs.StringVar(&f.in.Flags.FallbackModel, "fallback-model", "", "the model `NAME` a turn goes on with when the model is overloaded or unavailable (default: the config's fallback_model)")
-	fs.StringVar(&f.in.Flags.Provider, "provider", "", "model provider `NAME`: anthropic, openai or script (default: the config's, else from the environment)")
+	fs.StringVar(&f.in.Flags.Provider, "provider", "", "model provider `NAME`: anthropic, openai, bedrock, vertex, azure or script (default: the config's, else from the environment)")
 	fs.StringVar(&f.in.Flags.BaseURL, "base-url", "", "the provider's base `URL` (default: the config's, else ANTHROPIC_BASE_URL or OPENAI_BASE_URL)")
 	fs.StringVar(&f.in.Flags.Thinking, "thinking", "", "thinking `LEVEL`: off, adaptive, low, medium, high, xhigh, max, or a token budget for Anthropic (default: the config's, else the provider's)")
 	fs.StringVar(&f.in.Flags.Sandbox, "sandbox", "", sandboxUsage)

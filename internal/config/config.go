@@ -26,14 +26,19 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/dsh-dev/dsh/internal/provider/providers"
 )
 
 // Config is the effective configuration. Empty strings mean "not set": the
 // consumer applies its own default.
 type Config struct {
-	Provider string // anthropic, openai or script
+	Provider string // a name in providers.Names
 	BaseURL  string
-	Model    string
+	// OpenAIAPI is "chat" or "responses": the API OpenAI's models are asked
+	// through; "" lets the provider choose per model.
+	OpenAIAPI string
+	Model     string
 	// FallbackModel is the model a turn goes on with when Model is
 	// overloaded or unavailable; "" means none.
 	FallbackModel string
@@ -266,6 +271,7 @@ func (c *Config) merge(d *fileData, path string, trusted bool, mcp map[string]MC
 		}
 	}
 	set("provider", d.Provider)
+	set("openai_api", d.OpenAIAPI)
 	set("notify", d.notify)
 	set("api_key_store", d.apiKeyStore)
 	set("model", d.Model)
@@ -419,9 +425,10 @@ func (c *Config) resolve() {
 	c.Model, c.Mode, c.Sandbox, c.Thinking = top("model"), top("mode"), top("sandbox"), top("thinking")
 	c.Notify, c.FallbackModel = top("notify"), top("fallback_model")
 	c.APIKeyStore = top("api_key_store")
+	c.OpenAIAPI = top("openai_api")
 	c.BaseURL, c.envBaseURL = top("base_url"), ""
 	if l := c.layers["base_url"]; len(l) == 0 || !strings.HasPrefix(l[len(l)-1].source, "flag ") {
-		if name := baseURLEnv(c.Provider); name != "" && c.env(name) != "" {
+		if name := providers.BaseURLEnv(c.Provider); name != "" && c.env(name) != "" {
 			c.BaseURL, c.envBaseURL = c.env(name), name
 		}
 	}
@@ -436,38 +443,7 @@ func (c *Config) env(name string) string {
 
 // envProvider infers the provider from the environment the way the providers
 // package does, and names the variable that decided it.
-func (c *Config) envProvider() (string, string) {
-	for _, p := range []struct{ provider, env string }{
-		{"anthropic", "ANTHROPIC_API_KEY"},
-		{"openai", "OPENAI_API_KEY"},
-		{"openai", "OPENAI_BASE_URL"},
-	} {
-		if c.env(p.env) != "" {
-			return p.provider, p.env
-		}
-	}
-	return "", ""
-}
-
-func baseURLEnv(provider string) string {
-	switch provider {
-	case "anthropic":
-		return "ANTHROPIC_BASE_URL"
-	case "openai":
-		return "OPENAI_BASE_URL"
-	}
-	return ""
-}
-
-func apiKeyEnv(provider string) string {
-	switch provider {
-	case "anthropic":
-		return "ANTHROPIC_API_KEY"
-	case "openai":
-		return "OPENAI_API_KEY"
-	}
-	return ""
-}
+func (c *Config) envProvider() (string, string) { return providers.Chosen(c.env) }
 
 // Settings lists every effective setting with its source, in a fixed order.
 // Secrets (the API key, env and header values of MCP servers) are never shown.
@@ -490,12 +466,15 @@ func (c Config) Settings() []Setting {
 	if c.envBaseURL != "" {
 		out[len(out)-1].Source = "environment " + c.envBaseURL
 	}
-	if env := apiKeyEnv(c.Provider); env != "" {
+	if env := providers.KeyEnv(c.Provider); env != "" {
 		s := Setting{Key: "api_key", Value: "(not set)", Source: "environment " + env}
 		if c.env(env) != "" {
 			s.Value = "(set)"
 		}
 		out = append(out, s)
+	}
+	if c.OpenAIAPI != "" || c.Provider == "openai" || c.Provider == "azure" {
+		scalar("openai_api", c.OpenAIAPI)
 	}
 	scalar("model", c.Model)
 	scalar("fallback_model", c.FallbackModel)
@@ -613,8 +592,12 @@ var (
 func validateScalar(key, v string) error {
 	switch key {
 	case "provider":
-		if v != "anthropic" && v != "openai" && v != "script" {
-			return fmt.Errorf("provider: want anthropic, openai or script, got %q", v)
+		if !slices.Contains(providers.Names(), v) {
+			return fmt.Errorf("provider: want one of %s, got %q", strings.Join(providers.Names(), ", "), v)
+		}
+	case "openai_api":
+		if v != "chat" && v != "responses" {
+			return fmt.Errorf("openai_api: want chat or responses, got %q", v)
 		}
 	case "base_url":
 		u, err := url.Parse(v)

@@ -32,6 +32,7 @@ type rawFile struct {
 	Sandbox           *string               `toml:"sandbox"`
 	Notify            *bool                 `toml:"notify"`
 	APIKeyStore       *string               `toml:"api_key_store"`
+	OpenAIAPI         *string               `toml:"openai_api"`
 	Thinking          any                   `toml:"thinking"`       // a budget (integer) or a string
 	ContextWindow     any                   `toml:"context_window"` // an integer or a table of them
 	SafeCommands      []string              `toml:"safe_commands"`
@@ -70,6 +71,7 @@ type rawMCP struct {
 type fileData struct {
 	Provider, BaseURL, Model, Mode, Sandbox *string
 	FallbackModel                           *string
+	OpenAIAPI                               *string
 	thinking                                *string
 	notify                                  *string // "true" or "false"
 	apiKeyStore                             *string // "none" or "file"
@@ -189,7 +191,7 @@ func wantType(key []string) (string, bool) {
 			return "a table of servers, [mcp.NAME]", true
 		case "network":
 			return "a table with allowed_domains and denied_domains", true
-		case "provider", "base_url", "model", "mode", "sandbox", "api_key_store":
+		case "provider", "base_url", "model", "fallback_model", "mode", "sandbox", "api_key_store", "openai_api":
 			return "a string", true
 		case "notify":
 			return "a boolean (true or false)", true
@@ -229,10 +231,10 @@ func parseFile(b []byte, getenv func(string) string) (*fileData, error) {
 	bad := func(key, format string, args ...any) error {
 		return &lineError{line: lines[key], msg: fmt.Sprintf(format, args...)}
 	}
-	d := &fileData{Provider: r.Provider, BaseURL: r.BaseURL, Model: r.Model, FallbackModel: r.FallbackModel, Mode: r.Mode, Sandbox: r.Sandbox,
+	d := &fileData{Provider: r.Provider, BaseURL: r.BaseURL, Model: r.Model, FallbackModel: r.FallbackModel, Mode: r.Mode, Sandbox: r.Sandbox, OpenAIAPI: r.OpenAIAPI,
 		SafeCommands: r.SafeCommands, CheckpointExclude: r.CheckpointExclude, AdditionalDirs: r.AdditionalDirs, TrustedProjects: r.TrustedProjects, lines: lines}
 	for key, v := range map[string]*string{"provider": r.Provider, "base_url": r.BaseURL, "model": r.Model,
-		"fallback_model": r.FallbackModel, "mode": r.Mode, "sandbox": r.Sandbox} {
+		"fallback_model": r.FallbackModel, "mode": r.Mode, "sandbox": r.Sandbox, "openai_api": r.OpenAIAPI} {
 		if v != nil {
 			if err := validateScalar(key, *v); err != nil {
 				return nil, bad(key, "%v", err)

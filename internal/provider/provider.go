@@ -27,11 +27,16 @@ type PartType string
 // The part types.
 const (
 	PartText       PartType = "text"
-	PartThinking   PartType = "thinking"    // Text, Signature (Anthropic's, replayed verbatim)
+	PartThinking   PartType = "thinking"    // Text, Signature (the provider's, replayed verbatim)
 	PartToolUse    PartType = "tool_use"    // ID, Name, Args (assistant)
 	PartToolResult PartType = "tool_result" // ID, Content, IsError (user)
 	PartImage      PartType = "image"       // Content: one image block (user)
 )
+
+// OpenAIReasoning starts the Signature of a PartThinking that holds an OpenAI
+// Responses reasoning item (package openai): every other provider leaves it
+// out of its requests, as it does thinking with no signature.
+const OpenAIReasoning = "openai-reasoning:"
 
 // Part is one piece of a message.
 type Part struct {

@@ -16,7 +16,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/agent"
@@ -30,9 +29,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/mcp"
 	"github.com/dsh-dev/dsh/internal/netproxy"
 	"github.com/dsh-dev/dsh/internal/provider"
-	"github.com/dsh-dev/dsh/internal/provider/anthropic"
 	"github.com/dsh-dev/dsh/internal/provider/models"
-	"github.com/dsh-dev/dsh/internal/provider/openai"
 	"github.com/dsh-dev/dsh/internal/provider/providers"
 	"github.com/dsh-dev/dsh/internal/rules"
 	"github.com/dsh-dev/dsh/internal/sandbox"
@@ -132,7 +129,7 @@ func Resolve(ctx context.Context, in Input) (Settings, error) {
 			return Settings{}, fmt.Errorf("the sandbox (%s) cannot work here: %w", s.Sandbox, err)
 		}
 	}
-	if budget, _, _ := config.ParseThinking(cfg.Thinking); budget > 0 && cfg.Provider == "openai" {
+	if budget, _, _ := config.ParseThinking(cfg.Thinking); budget > 0 && (cfg.Provider == "openai" || cfg.Provider == "azure") {
 		return Settings{}, s.wrap("thinking", fmt.Errorf("thinking: %s is a token budget, which only Anthropic takes; OpenAI-compatible servers take an effort level (low … max)", cfg.Thinking))
 	}
 	if s.SessionDir, err = session.Dir(in.SessionDir); err != nil {
@@ -219,39 +216,16 @@ func (s Settings) chooseModel(ctx context.Context) (model, source string) {
 	if s.Config.Model != "" {
 		return s.Config.Model, s.source("model")
 	}
-	switch s.Config.Provider {
-	case "anthropic":
-		return anthropic.DefaultModel, "default (Anthropic's)"
-	case "openai":
-		if base := s.getenv("OPENAI_BASE_URL"); base != "" {
-			m, err := firstServed(ctx, models.Source{Provider: "openai", APIKey: s.getenv("OPENAI_API_KEY"), BaseURL: base})
-			if err == nil {
-				return m, "default (the first model the server lists)"
-			}
-			s.in.Logger.Warn("choosing a model", "err", err)
-		}
-		return openai.DefaultModel, "default (OpenAI's)"
-	case "script":
-		return "script", "default (the script provider)"
-	}
-	return "", "default"
-}
-
-// served remembers, per server and key, the model a server first listed: dsh acp
-// resolves settings for every session, and the server is asked once.
-var served sync.Map // models.Source → string
-
-func firstServed(ctx context.Context, src models.Source) (string, error) {
-	if m, ok := served.Load(src); ok {
-		return m.(string), nil
+	if s.Config.Provider == "" {
+		return "", "default"
 	}
 	ctx, cancel := context.WithTimeout(ctx, modelWait)
 	defer cancel()
-	m, err := models.FirstServed(ctx, src)
-	if err == nil {
-		served.Store(src, m)
+	model, source, err := providers.DefaultModel(ctx, s.Config.Provider, s.getenv)
+	if err != nil {
+		s.in.Logger.Warn("choosing a model", "err", err)
 	}
-	return m, err
+	return model, source
 }
 
 // Options are the host options of a session in Input.Cwd. The caller adds
@@ -351,7 +325,7 @@ func (s Settings) provider() (provider.Provider, error) {
 	}
 	// With no provider named, one whose key arrived since the settings were
 	// resolved (dsh login) is chosen as FromEnv chooses.
-	return providers.FromEnv(s.getenv, providers.Flags{Provider: s.Config.Provider, Model: s.Model, Script: s.in.Script})
+	return providers.FromEnv(s.getenv, providers.Flags{Provider: s.Config.Provider, Model: s.Model, Script: s.in.Script, OpenAIAPI: s.Config.OpenAIAPI})
 }
 
 // CheckProvider builds the provider once, for commands that fail before
@@ -378,20 +352,14 @@ func (s Settings) CheckPrice() error {
 // models lists the provider's models (the built-in list when the provider
 // cannot be asked).
 func (s Settings) models(ctx context.Context) ([]models.Info, error) {
-	switch p := s.Config.Provider; p {
-	case "anthropic":
-		return models.List(ctx, models.Source{Provider: p, APIKey: s.getenv("ANTHROPIC_API_KEY"), BaseURL: s.getenv("ANTHROPIC_BASE_URL")})
-	case "openai":
-		return models.List(ctx, models.Source{Provider: p, APIKey: s.getenv("OPENAI_API_KEY"), BaseURL: s.getenv("OPENAI_BASE_URL")})
-	}
-	return models.Builtin(""), nil
+	return providers.Models(ctx, s.Config.Provider, s.getenv)
 }
 
 // configEnv reads the environment with the configuration's base URL in the
 // provider's variable, which is where the providers read it.
 func configEnv(getenv func(string) string, cfg config.Config) func(string) string {
 	return func(k string) string {
-		if cfg.BaseURL != "" && ((cfg.Provider == "anthropic" && k == "ANTHROPIC_BASE_URL") || (cfg.Provider == "openai" && k == "OPENAI_BASE_URL")) {
+		if cfg.BaseURL != "" && k == providers.BaseURLEnv(cfg.Provider) && k != "" {
 			return cfg.BaseURL
 		}
 		return getenv(k)
@@ -525,8 +493,15 @@ func (s Settings) Entries() []config.Setting {
 			if st.Value == "" {
 				st.Value = "(the provider's)"
 			}
+		case "openai_api":
+			if st.Value == "" {
+				st.Value = "(responses for OpenAI's reasoning models, o-series and gpt-5…; chat for the rest)"
+			}
 		}
 		out = append(out, st)
+	}
+	for _, d := range providers.Details(s.Config.Provider, s.getenv) {
+		out = append(out, config.Setting{Key: s.Config.Provider + "." + d.Key, Value: d.Value, Source: d.Source})
 	}
 	out = append(out,
 		config.Setting{Key: "compact_at", Value: strconv.FormatFloat(agent.DefaultCompactAt, 'g', -1, 64), Source: "default"},

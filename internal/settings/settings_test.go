@@ -69,6 +69,47 @@ func TestResolve(t *testing.T) {
 			mode: agent.ModeDefault,
 		},
 		{
+			name: "OpenAI's API is chosen per model unless the user names one",
+			env:  map[string]string{"OPENAI_API_KEY": "k"},
+			want: map[string]want{
+				"provider":   {"openai", "environment OPENAI_API_KEY"},
+				"openai_api": {"(responses for OpenAI's reasoning models, o-series and gpt-5…; chat for the rest)", "default"},
+			},
+			mode: agent.ModeDefault,
+		},
+		{
+			name: "the user names OpenAI's API",
+			user: "openai_api = \"chat\"\n",
+			env:  map[string]string{"OPENAI_API_KEY": "k"},
+			want: map[string]want{"openai_api": {"chat", "USER"}},
+			mode: agent.ModeDefault,
+		},
+		{
+			name:  "Claude on Bedrock: the region and credentials in force, and where from",
+			env:   map[string]string{"AWS_REGION": "eu-west-1", "AWS_PROFILE": "work"},
+			flags: config.Flags{Provider: "bedrock"},
+			want: map[string]want{
+				"provider":            {"bedrock", "flag --provider"},
+				"model":               {"global.anthropic." + anthropic.DefaultModel + "-v1:0", "default (Anthropic's, as a Bedrock global inference profile)"},
+				"bedrock.region":      {"eu-west-1", "environment AWS_REGION"},
+				"bedrock.credentials": {"profile work", "environment AWS_PROFILE"},
+				"context_window":      {strconv.FormatInt(models.Lookup(anthropic.DefaultModel).ContextWindow, 10), "default (the model table's, for global.anthropic." + anthropic.DefaultModel + "-v1:0)"},
+			},
+			mode: agent.ModeDefault,
+		},
+		{
+			name:  "Azure OpenAI with Entra ID",
+			env:   map[string]string{"AZURE_OPENAI_ENDPOINT": "https://r.openai.azure.com"},
+			flags: config.Flags{Provider: "azure", Model: "my-gpt"},
+			want: map[string]want{
+				"base_url":          {"https://r.openai.azure.com", "environment AZURE_OPENAI_ENDPOINT"},
+				"azure.credentials": {"Entra ID (az login, managed or workload identity)", "default"},
+				"azure.api_version": {"2025-04-01-preview", "default"},
+				"api_key":           {"(not set)", "environment AZURE_OPENAI_API_KEY"},
+			},
+			mode: agent.ModeDefault,
+		},
+		{
 			name:    "a trusted project",
 			user:    "trusted_projects = [\"$PROJ\"]\n",
 			project: "mode = \"bypass\"\n",

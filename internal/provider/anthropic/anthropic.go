@@ -50,6 +50,10 @@ type Config struct {
 	Thinking   int
 	HTTPClient *http.Client     // nil: http.DefaultClient
 	Backoff    provider.Backoff // nil: provider.DefaultBackoff
+	// Platform reaches Claude through a cloud (Bedrock, Vertex) with the
+	// cloud's credentials; nil: Anthropic's API with APIKey. BaseURL, when
+	// set, still decides where requests go (a proxy, a test server).
+	Platform *Platform
 }
 
 // Provider streams messages from Anthropic.
@@ -61,7 +65,7 @@ type Provider struct {
 // New returns a provider for cfg. An API key is required unless a base URL
 // points somewhere else (a proxy may hold the credential).
 func New(cfg Config) (*Provider, error) {
-	if cfg.APIKey == "" && cfg.BaseURL == "" {
+	if cfg.APIKey == "" && cfg.BaseURL == "" && cfg.Platform == nil {
 		return nil, &authError{"no Anthropic API key: set ANTHROPIC_API_KEY"}
 	}
 	if cfg.Thinking > 0 && cfg.Thinking < 1024 {
@@ -70,31 +74,44 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.Thinking < 0 && cfg.Thinking != ThinkingAdaptive {
 		return nil, fmt.Errorf("anthropic: invalid thinking setting %d", cfg.Thinking)
 	}
+	// Retries are ours (provider.Retry), so they can stop once output reached the
+	// caller; the SDK's own would resend a request whose stream already spoke.
+	return &Provider{cfg: cfg, messages: sdk.NewMessageService(append(cfg.options(), option.WithMaxRetries(0))...)}, nil
+}
+
+// options are the SDK's options for cfg: the one place the provider and its
+// model list are connected. The services are built without sdk.NewClient,
+// which would read ANTHROPIC_* behind the caller's back unless told not to,
+// and builds every service of the API, which keeps all their types in dsh's
+// binary.
+func (cfg Config) options() []option.RequestOption {
 	hc := cfg.HTTPClient
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	// Retries are ours (provider.Retry), so they can stop once output reached the
-	// caller; the SDK's own would resend a request whose stream already spoke.
-	// The service is built without sdk.NewClient, which would read ANTHROPIC_*
-	// behind the caller's back unless told not to, and builds every service of
-	// the API, which keeps all their types in dsh's binary.
 	opts := []option.RequestOption{
 		option.WithEnvironmentProduction(),
 		option.WithHTTPClient(hc),
-		option.WithMaxRetries(0),
 	}
-	if cfg.APIKey != "" {
+	switch {
+	case cfg.Platform != nil:
+		opts = append(opts, cfg.Platform.options...)
+	case cfg.APIKey != "":
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	}
 	if cfg.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
 	}
-	return &Provider{cfg: cfg, messages: sdk.NewMessageService(opts...)}, nil
+	return opts
 }
 
 // Name implements provider.Provider.
-func (p *Provider) Name() string { return "anthropic" }
+func (p *Provider) Name() string {
+	if p.cfg.Platform != nil {
+		return p.cfg.Platform.Name
+	}
+	return "anthropic"
+}
 
 // Stream implements provider.Provider.
 func (p *Provider) Stream(ctx context.Context, req provider.Request, onDelta func(provider.Delta)) (*provider.Response, error) {
@@ -162,7 +179,7 @@ func (p *Provider) attempt(ctx context.Context, params sdk.MessageNewParams, onD
 		if openTool != "" {
 			err = fmt.Errorf("%w (in the middle of a %s tool call)", err, openTool)
 		}
-		return nil, classify(err, delivered)
+		return nil, classify(err, delivered, p.cfg.Platform)
 	}
 	return response(&msg, inputs)
 }
@@ -170,7 +187,7 @@ func (p *Provider) attempt(ctx context.Context, params sdk.MessageNewParams, onD
 // classify turns an SDK or transport error into the message the user reads,
 // marked transient when resending the request may help and is safe: nothing of
 // this response has been shown yet.
-func classify(err error, delivered bool) error {
+func classify(err error, delivered bool, platform *Platform) error {
 	transient := func(e error, h http.Header) error {
 		if delivered {
 			return fmt.Errorf("%w; the response was interrupted after it had started", e)
@@ -193,6 +210,13 @@ func classify(err error, delivered bool) error {
 		detail = ": " + detail
 	}
 	code := apiErr.StatusCode
+	if platform != nil && (code == http.StatusUnauthorized || code == http.StatusForbidden) {
+		check := "the AWS credentials (AWS_PROFILE, AWS_ACCESS_KEY_ID, aws sso login) and the model's access in the Bedrock console"
+		if platform.Name == "vertex" {
+			check = "the Google credentials (gcloud auth application-default login) and the project's access to Claude"
+		}
+		return &authError{fmt.Sprintf("%s refused the request (%d%s). Check %s.", platform.Name, code, detail, check)}
+	}
 	switch {
 	case code == http.StatusUnauthorized:
 		return &authError{"Anthropic rejected the API key (401). Check ANTHROPIC_API_KEY."}
@@ -281,6 +305,9 @@ func (p *Provider) params(req provider.Request) (sdk.MessageNewParams, error) {
 	}
 	if model == "" {
 		model = DefaultModel
+	}
+	if p.cfg.Platform != nil && p.cfg.Platform.Name == "bedrock" {
+		model = BedrockModel(model)
 	}
 	maxTokens := int64(req.MaxTokens)
 	if maxTokens <= 0 {
@@ -393,6 +420,8 @@ func blocksOf(m provider.Message) ([]sdk.ContentBlockParamUnion, error) {
 			}
 		case provider.PartThinking:
 			switch {
+			case strings.HasPrefix(part.Signature, provider.OpenAIReasoning):
+				// OpenAI's reasoning, after a switch of provider: not Claude's to read.
 			case strings.HasPrefix(part.Signature, RedactedPrefix):
 				blocks = append(blocks, sdk.NewRedactedThinkingBlock(strings.TrimPrefix(part.Signature, RedactedPrefix)))
 			case part.Signature != "":

@@ -267,6 +267,7 @@ func TestRequestReplaysHistory(t *testing.T) {
 			{Type: provider.PartThinking, Text: "Look first.", Signature: "sig-abc=="},
 			{Type: provider.PartThinking, Signature: RedactedPrefix + "EmwKAhgB"},
 			{Type: provider.PartThinking, Text: "unsigned thoughts from another provider"},
+			{Type: provider.PartThinking, Text: "OpenAI's summary", Signature: provider.OpenAIReasoning + `{"id":"rs_1"}`},
 			{Type: provider.PartText, Text: "Reading."},
 			{Type: provider.PartToolUse, ID: "toolu_1", Name: "read", Args: []byte(`{"path":"a.go"}`)},
 			{Type: provider.PartToolUse, ID: "toolu_2", Name: "bash", Args: []byte(`{"command":"false"}`)},

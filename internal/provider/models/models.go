@@ -1,7 +1,8 @@
 // Package models knows the models dsh can talk to: one table of context
 // windows, output limits and prices for the Anthropic and OpenAI models whose
-// figures are published, a default for every other model, and the live list a
-// provider serves.
+// figures are published, and a default for every other model. The live list a
+// provider serves is asked for by the provider's own package (anthropic.Models,
+// openai.Models), which merges these figures in.
 package models
 
 import (
@@ -93,13 +94,19 @@ func unpriced(i Info) Info {
 
 // Lookup returns what the table knows of model: an exact entry, or the entry
 // of which model is a dated snapshot (claude-sonnet-4-5-20250929,
-// gpt-4o-2024-08-06). A router's vendor prefix (anthropic/claude-…) is ignored.
+// gpt-4o-2024-08-06). A router's vendor prefix (anthropic/claude-…) is ignored,
+// and so are the clouds' spellings of Claude's ids: Bedrock's
+// (global.anthropic.claude-…-v1:0) and Vertex's (claude-…@20250929).
 // An unknown model gets the default figures, unpriced, with Known false.
 func Lookup(model string) Info {
 	id := model
 	if i := strings.LastIndexByte(id, '/'); i >= 0 {
 		id = id[i+1:]
 	}
+	if m := cloudID().FindStringSubmatch(id); m != nil {
+		id = m[1]
+	}
+	id = strings.Replace(id, "@", "-", 1)
 	var best *Info
 	for i := range table {
 		e := &table[i]
@@ -119,6 +126,12 @@ func Lookup(model string) Info {
 	out.ID = model
 	return out
 }
+
+// cloudID matches a Bedrock model id around Anthropic's: a region or global
+// prefix, anthropic., and a version suffix.
+var cloudID = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:[a-z]{2,6}\.)?anthropic\.(.+?)(?:-v[0-9]+(?::[0-9]+)?)?$`)
+})
 
 // snapshot matches a snapshot suffix: a date (20250929,
 // 2024-08-06) or "latest". Anything else (gpt-5 + "-mini", claude-opus-4 +

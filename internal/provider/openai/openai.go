@@ -18,6 +18,7 @@ import (
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/dsh-dev/dsh/internal/provider"
@@ -35,30 +36,52 @@ type Config struct {
 	MaxRetries int              // transient failures; 0: provider.DefaultMaxRetries, negative: none
 	HTTPClient *http.Client     // nil: http.DefaultClient
 	Backoff    provider.Backoff // nil: provider.DefaultBackoff
+	// API is APIChat or APIResponses; "": DefaultAPI for each request's model.
+	API string
+	// Azure, when set, reaches Azure OpenAI instead of BaseURL.
+	Azure *Azure
 }
 
 // Provider streams chat completions.
 type Provider struct {
 	cfg         Config
 	completions sdk.ChatCompletionService
+	responses   responses.ResponseService
 }
 
 // New returns a provider for cfg. The API key may be empty when a base URL is
 // set: local servers usually need none.
 func New(cfg Config) (*Provider, error) {
-	if cfg.APIKey == "" && cfg.BaseURL == "" {
+	switch {
+	case cfg.Azure != nil && cfg.Azure.Endpoint == "":
+		return nil, &authError{"no Azure OpenAI endpoint: set AZURE_OPENAI_ENDPOINT"}
+	case cfg.Azure != nil && cfg.APIKey == "" && cfg.Azure.Token == nil:
+		return nil, &authError{"no Azure OpenAI credential: set AZURE_OPENAI_API_KEY, or sign in to Entra ID (az login)"}
+	case cfg.Azure == nil && cfg.APIKey == "" && cfg.BaseURL == "":
 		return nil, &authError{"no OpenAI API key: set OPENAI_API_KEY, or OPENAI_BASE_URL for a local server"}
 	}
+	if cfg.API != "" && cfg.API != APIChat && cfg.API != APIResponses {
+		return nil, fmt.Errorf("openai: api: want %s or %s, got %q", APIChat, APIResponses, cfg.API)
+	}
+	// Retries are ours (provider.Retry).
+	opts := append(cfg.options(), option.WithMaxRetries(0))
+	return &Provider{cfg: cfg, completions: sdk.NewChatCompletionService(opts...), responses: responses.NewResponseService(opts...)}, nil
+}
+
+// options are the SDK's options for cfg: the one place the provider and its
+// model list are connected. The services are built without sdk.NewClient,
+// which would read OPENAI_* from the environment behind the caller's back.
+func (cfg Config) options() []option.RequestOption {
 	hc := cfg.HTTPClient
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	// The service is built without sdk.NewClient, which would read OPENAI_* from
-	// the environment behind the caller's back. Retries are ours (provider.Retry).
 	opts := []option.RequestOption{
 		option.WithEnvironmentProduction(),
 		option.WithHTTPClient(hc),
-		option.WithMaxRetries(0),
+	}
+	if cfg.Azure != nil {
+		return append(opts, cfg.Azure.options(cfg.APIKey)...)
 	}
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
@@ -66,14 +89,22 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
 	}
-	return &Provider{cfg: cfg, completions: sdk.NewChatCompletionService(opts...)}, nil
+	return opts
 }
 
 // Name implements provider.Provider.
-func (p *Provider) Name() string { return "openai" }
+func (p *Provider) Name() string {
+	if p.cfg.Azure != nil {
+		return "azure"
+	}
+	return "openai"
+}
 
 // Stream implements provider.Provider.
 func (p *Provider) Stream(ctx context.Context, req provider.Request, onDelta func(provider.Delta)) (*provider.Response, error) {
+	if model := p.model(req); p.api(model) == APIResponses {
+		return p.streamResponses(ctx, req, model, onDelta)
+	}
 	params, err := p.params(req)
 	if err != nil {
 		return nil, err
@@ -181,15 +212,18 @@ func (p *Provider) classify(err error, delivered bool) error {
 			detail += ": " + s
 		}
 	}
-	who := "OpenAI"
-	if p.cfg.BaseURL != "" {
+	who, check := "OpenAI", "OPENAI_API_KEY"
+	switch {
+	case p.cfg.Azure != nil:
+		who, check = "Azure OpenAI at "+p.cfg.Azure.Endpoint, "AZURE_OPENAI_API_KEY or the Entra ID sign-in, and the deployment's name"
+	case p.cfg.BaseURL != "":
 		who = "The server at " + p.cfg.BaseURL
 	}
 	switch code := apiErr.StatusCode; {
 	case code == http.StatusUnauthorized:
-		return &authError{who + " rejected the API key (401). Check OPENAI_API_KEY."}
+		return &authError{who + " rejected the API key (401). Check " + check + "."}
 	case code == http.StatusForbidden:
-		return &authError{fmt.Sprintf("%s refused the request for this API key (%s). Check OPENAI_API_KEY.", who, detail)}
+		return &authError{fmt.Sprintf("%s refused the request for this API key (%s). Check %s.", who, detail, check)}
 	case code == http.StatusTooManyRequests && apiErr.Code == "insufficient_quota":
 		return fmt.Errorf("openai: the account has no quota left (%s)", detail)
 	case code == http.StatusTooManyRequests:
@@ -263,15 +297,28 @@ func response(acc *sdk.ChatCompletionAccumulator, reasoning string) (*provider.R
 	}, nil
 }
 
+// model is the model a request is for.
+func (p *Provider) model(req provider.Request) string {
+	switch {
+	case req.Model != "":
+		return req.Model
+	case p.cfg.Model != "":
+		return p.cfg.Model
+	}
+	return DefaultModel
+}
+
+// api is the API a request for model is sent through.
+func (p *Provider) api(model string) string {
+	if p.cfg.API != "" {
+		return p.cfg.API
+	}
+	return DefaultAPI(model, p.cfg.BaseURL == "" || p.cfg.Azure != nil)
+}
+
 // params builds the SDK request.
 func (p *Provider) params(req provider.Request) (sdk.ChatCompletionNewParams, error) {
-	model := req.Model
-	if model == "" {
-		model = p.cfg.Model
-	}
-	if model == "" {
-		model = DefaultModel
-	}
+	model := p.model(req)
 	params := sdk.ChatCompletionNewParams{
 		Model:         model,
 		StreamOptions: sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)},

@@ -4,22 +4,299 @@
 package providers
 
 import (
+	"context"
+
 	"errors"
 	"fmt"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/anthropic"
+	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/provider/openai"
 	"github.com/dsh-dev/dsh/internal/provider/script"
 )
 
 // Flags are the command-line choices that shape the provider.
 type Flags struct {
-	Provider string // "" (choose from the environment), "anthropic", "openai" or "script"
+	Provider string // "" (choose from the environment), or a provider's name
 	Model    string // "" for the provider's default
 	Script   string // the script file, for "script"; setting it alone implies "script"
+	// OpenAIAPI is the API OpenAI's models are asked through (openai.Config.API).
+	OpenAIAPI string
+}
+
+// A backend is one provider: how the environment selects it, how it is built
+// and how its models are listed. Adding a provider is adding one to backends.
+type backend struct {
+	name string
+	// chosenBy are the variables that choose it when no provider is named,
+	// looked at in the table's order; none: it must be named.
+	chosenBy []string
+	// keyEnv and baseURLEnv are where its key and endpoint are read, for
+	// dsh config; "" when it has none.
+	keyEnv, baseURLEnv string
+	build              func(getenv func(string) string, flags Flags) (provider.Provider, error)
+	// defaultModel is the model when none is configured, and what chose it.
+	defaultModel func(ctx context.Context, getenv func(string) string) (model, why string, err error)
+	// list is nil for a provider with no model list.
+	list func(ctx context.Context, getenv func(string) string) ([]models.Info, error)
+	// details are what dsh config shows of where it connects, beyond the
+	// key and base URL; nil: nothing more.
+	details func(getenv func(string) string) []Detail
+}
+
+// Detail is one value of a provider's connection and where it came from,
+// for dsh config.
+type Detail struct{ Key, Value, Source string }
+
+var backends = []backend{
+	{
+		name: "anthropic", chosenBy: []string{"ANTHROPIC_API_KEY"},
+		keyEnv: "ANTHROPIC_API_KEY", baseURLEnv: "ANTHROPIC_BASE_URL",
+		build: func(getenv func(string) string, flags Flags) (provider.Provider, error) {
+			return anthropic.New(anthropicConfig(getenv, flags.Model))
+		},
+		defaultModel: fixed(anthropic.DefaultModel, "default (Anthropic's)"),
+		list: func(ctx context.Context, getenv func(string) string) ([]models.Info, error) {
+			return anthropic.Models(ctx, anthropicConfig(getenv, ""))
+		},
+	},
+	{
+		name: "openai", chosenBy: []string{"OPENAI_API_KEY", "OPENAI_BASE_URL"},
+		keyEnv: "OPENAI_API_KEY", baseURLEnv: "OPENAI_BASE_URL",
+		build: func(getenv func(string) string, flags Flags) (provider.Provider, error) {
+			cfg := openAIConfig(getenv, flags.Model)
+			cfg.API = flags.OpenAIAPI
+			return openai.New(cfg)
+		},
+		defaultModel: openAIDefault,
+		list: func(ctx context.Context, getenv func(string) string) ([]models.Info, error) {
+			return openai.Models(ctx, openAIConfig(getenv, ""))
+		},
+	},
+	{
+		name: "bedrock", baseURLEnv: "ANTHROPIC_BEDROCK_BASE_URL",
+		build: func(getenv func(string) string, flags Flags) (provider.Provider, error) {
+			pl, err := anthropic.Bedrock(context.Background(), anthropic.BedrockConfig{
+				Region: firstEnv(getenv, "AWS_REGION", "AWS_DEFAULT_REGION").value, Profile: getenv("AWS_PROFILE"),
+				AccessKey: getenv("AWS_ACCESS_KEY_ID"), SecretKey: getenv("AWS_SECRET_ACCESS_KEY"), SessionToken: getenv("AWS_SESSION_TOKEN"),
+			})
+			if err != nil {
+				return nil, err
+			}
+			return anthropic.New(anthropic.Config{Platform: pl, BaseURL: getenv("ANTHROPIC_BEDROCK_BASE_URL"), Model: flags.Model})
+		},
+		defaultModel: fixed(anthropic.BedrockModel(anthropic.DefaultModel), "default (Anthropic's, as a Bedrock global inference profile)"),
+		list: func(context.Context, func(string) string) ([]models.Info, error) {
+			return anthropic.PlatformModels("bedrock"), nil
+		},
+		details: func(getenv func(string) string) []Detail {
+			cred := Detail{"credentials", "the AWS default chain (shared config, SSO, instance role)", "default"}
+			switch {
+			case getenv("AWS_BEARER_TOKEN_BEDROCK") != "":
+				cred = Detail{"credentials", "a Bedrock API key (bearer token)", "environment AWS_BEARER_TOKEN_BEDROCK"}
+			case getenv("AWS_ACCESS_KEY_ID") != "":
+				cred = Detail{"credentials", "an access key", "environment AWS_ACCESS_KEY_ID"}
+			case getenv("AWS_PROFILE") != "":
+				cred = Detail{"credentials", "profile " + getenv("AWS_PROFILE"), "environment AWS_PROFILE"}
+			}
+			return []Detail{firstEnv(getenv, "AWS_REGION", "AWS_DEFAULT_REGION").detail("region", "(the AWS profile's)"), cred}
+		},
+	},
+	{
+		name: "vertex", baseURLEnv: "ANTHROPIC_VERTEX_BASE_URL",
+		build: func(getenv func(string) string, flags Flags) (provider.Provider, error) {
+			cfg := anthropic.VertexConfig{
+				Region:  firstEnv(getenv, "CLOUD_ML_REGION", "GOOGLE_CLOUD_LOCATION").value,
+				Project: firstEnv(getenv, "ANTHROPIC_VERTEX_PROJECT_ID", "GOOGLE_CLOUD_PROJECT").value,
+			}
+			if path := getenv("GOOGLE_APPLICATION_CREDENTIALS"); path != "" {
+				b, err := os.ReadFile(path)
+				if err != nil {
+					return nil, fmt.Errorf("vertex: the credentials file GOOGLE_APPLICATION_CREDENTIALS names: %w", err)
+				}
+				cfg.CredentialsJSON = b
+			}
+			pl, err := anthropic.Vertex(context.Background(), cfg)
+			if err != nil {
+				return nil, err
+			}
+			return anthropic.New(anthropic.Config{Platform: pl, BaseURL: getenv("ANTHROPIC_VERTEX_BASE_URL"), Model: flags.Model})
+		},
+		defaultModel: fixed(anthropic.DefaultModel, "default (Anthropic's)"),
+		list: func(context.Context, func(string) string) ([]models.Info, error) {
+			return anthropic.PlatformModels("vertex"), nil
+		},
+		details: func(getenv func(string) string) []Detail {
+			cred := Detail{"credentials", "Google application default credentials", "default"}
+			if getenv("GOOGLE_APPLICATION_CREDENTIALS") != "" {
+				cred = Detail{"credentials", getenv("GOOGLE_APPLICATION_CREDENTIALS"), "environment GOOGLE_APPLICATION_CREDENTIALS"}
+			}
+			return []Detail{
+				firstEnv(getenv, "CLOUD_ML_REGION", "GOOGLE_CLOUD_LOCATION").detail("region", "global"),
+				firstEnv(getenv, "ANTHROPIC_VERTEX_PROJECT_ID", "GOOGLE_CLOUD_PROJECT").detail("project", "(the credentials')"),
+				cred,
+			}
+		},
+	},
+	{
+		name: "azure", keyEnv: "AZURE_OPENAI_API_KEY", baseURLEnv: "AZURE_OPENAI_ENDPOINT",
+		build: func(getenv func(string) string, flags Flags) (provider.Provider, error) {
+			cfg := openai.Config{APIKey: getenv("AZURE_OPENAI_API_KEY"), Model: flags.Model, API: flags.OpenAIAPI,
+				Azure: &openai.Azure{Endpoint: getenv("AZURE_OPENAI_ENDPOINT"), APIVersion: getenv("OPENAI_API_VERSION")}}
+			if cfg.APIKey == "" && cfg.Azure.Endpoint != "" {
+				// Entra ID: az login, a managed identity, workload identity or AZURE_CLIENT_*.
+				cred, err := azidentity.NewDefaultAzureCredential(nil)
+				if err != nil {
+					return nil, fmt.Errorf("azure: no API key (AZURE_OPENAI_API_KEY) and no Entra ID credential: %w", err)
+				}
+				cfg.Azure.Token = cred
+			}
+			return openai.New(cfg)
+		},
+		defaultModel: fixed(openai.DefaultModel, "default (OpenAI's; on Azure, name your deployment with --model)"),
+		list: func(context.Context, func(string) string) ([]models.Info, error) {
+			// Deployments are listed by Azure's management API, not the
+			// resource's: offer OpenAI's models, which deployments are
+			// usually named after.
+			out := models.Builtin("openai")
+			for i := range out {
+				out[i].Provider = "azure"
+			}
+			return out, nil
+		},
+		details: func(getenv func(string) string) []Detail {
+			auth := Detail{"credentials", "Entra ID (az login, managed or workload identity)", "default"}
+			if getenv("AZURE_OPENAI_API_KEY") != "" {
+				auth = Detail{"credentials", "an API key", "environment AZURE_OPENAI_API_KEY"}
+			}
+			return []Detail{firstEnv(getenv, "OPENAI_API_VERSION").detail("api_version", openai.DefaultAzureAPIVersion), auth}
+		},
+	},
+	{
+		name: "script",
+		build: func(_ func(string) string, flags Flags) (provider.Provider, error) {
+			if flags.Script == "" {
+				return nil, errors.New("--provider script needs --script FILE")
+			}
+			return loadScript(flags.Script)
+		},
+		defaultModel: fixed("script", "default (the script provider)"),
+	},
+}
+
+func anthropicConfig(getenv func(string) string, model string) anthropic.Config {
+	return anthropic.Config{APIKey: getenv("ANTHROPIC_API_KEY"), BaseURL: getenv("ANTHROPIC_BASE_URL"), Model: model}
+}
+
+func openAIConfig(getenv func(string) string, model string) openai.Config {
+	return openai.Config{APIKey: getenv("OPENAI_API_KEY"), BaseURL: getenv("OPENAI_BASE_URL"), Model: model}
+}
+
+// envValue is a value read from the first of some variables that is set.
+type envValue struct{ name, value string }
+
+func firstEnv(getenv func(string) string, names ...string) envValue {
+	for _, n := range names {
+		if v := getenv(n); v != "" {
+			return envValue{n, v}
+		}
+	}
+	return envValue{}
+}
+
+func (e envValue) detail(key, unset string) Detail {
+	if e.value == "" {
+		return Detail{key, unset, "default"}
+	}
+	return Detail{key, e.value, "environment " + e.name}
+}
+
+// Details are what dsh config shows of where provider name connects.
+func Details(name string, getenv func(string) string) []Detail {
+	b, ok := lookup(name)
+	if !ok || b.details == nil {
+		return nil
+	}
+	return b.details(getenv)
+}
+
+func fixed(model, why string) func(context.Context, func(string) string) (string, string, error) {
+	return func(context.Context, func(string) string) (string, string, error) { return model, why, nil }
+}
+
+// served remembers, per server and key, the model a server first listed: dsh
+// acp resolves settings for every session, and the server is asked once.
+var served sync.Map // servedKey → string
+
+type servedKey struct{ baseURL, apiKey string }
+
+// openAIDefault is OpenAI's default model, or for an OpenAI-compatible server
+// the first it serves (it does not have OpenAI's); asking it may fail, and
+// then OpenAI's default is returned with the error.
+func openAIDefault(ctx context.Context, getenv func(string) string) (string, string, error) {
+	cfg := openAIConfig(getenv, "")
+	if cfg.BaseURL == "" {
+		return openai.DefaultModel, "default (OpenAI's)", nil
+	}
+	key := servedKey{cfg.BaseURL, cfg.APIKey}
+	if m, ok := served.Load(key); ok {
+		return m.(string), "default (the first model the server lists)", nil
+	}
+	m, err := openai.FirstServed(ctx, cfg)
+	if err != nil {
+		return openai.DefaultModel, "default (OpenAI's)", err
+	}
+	served.Store(key, m)
+	return m, "default (the first model the server lists)", nil
+}
+
+func lookup(name string) (backend, bool) {
+	for _, b := range backends {
+		if b.name == name {
+			return b, true
+		}
+	}
+	return backend{}, false
+}
+
+// Names are the providers' names, in the table's order.
+func Names() []string {
+	var out []string
+	for _, b := range backends {
+		out = append(out, b.name)
+	}
+	return out
+}
+
+// Chosen names the provider the environment chooses when none is named, and
+// the variable that chose it; "", "" when none does.
+func Chosen(getenv func(string) string) (name, env string) {
+	for _, b := range backends {
+		for _, v := range b.chosenBy {
+			if getenv(v) != "" {
+				return b.name, v
+			}
+		}
+	}
+	return "", ""
+}
+
+// KeyEnv and BaseURLEnv name the variables a provider reads its key and its
+// endpoint from; "" when it has none.
+func KeyEnv(name string) string {
+	b, _ := lookup(name)
+	return b.keyEnv
+}
+
+// BaseURLEnv: see KeyEnv.
+func BaseURLEnv(name string) string {
+	b, _ := lookup(name)
+	return b.baseURLEnv
 }
 
 // ErrNoProvider says that nothing selects a provider, and what would.
@@ -27,66 +304,70 @@ var ErrNoProvider = errors.New(`no model provider is configured. Set one of:
   ANTHROPIC_API_KEY  to use Anthropic (Claude)
   OPENAI_API_KEY     to use OpenAI
   OPENAI_BASE_URL    to use an OpenAI-compatible server, e.g. http://localhost:11434/v1 for ollama
-or pass --provider script --script FILE.
+or pass --provider bedrock (AWS credentials), --provider vertex (Google
+application default credentials), --provider azure (AZURE_OPENAI_ENDPOINT)
+or --provider script --script FILE; provider = in the config names one too.
 To see dsh at work without any of these, run: dsh demo`)
 
 // Keyed reports whether getenv sets what FromEnv needs to choose a provider
 // by itself.
 func Keyed(getenv func(string) string) bool {
-	return getenv("ANTHROPIC_API_KEY") != "" || getenv("OPENAI_API_KEY") != "" || getenv("OPENAI_BASE_URL") != ""
+	name, _ := Chosen(getenv)
+	return name != ""
 }
 
 // FromEnv builds the provider the flags ask for, reading its settings through
-// getenv (os.Getenv in production). With no provider named it picks Anthropic
-// when ANTHROPIC_API_KEY is set, else OpenAI when OPENAI_API_KEY or
-// OPENAI_BASE_URL is, else it returns ErrNoProvider.
+// getenv (os.Getenv in production). With no provider named it picks the
+// first the environment chooses (Chosen), else it returns ErrNoProvider.
 func FromEnv(getenv func(string) string, flags Flags) (provider.Provider, error) {
 	name := flags.Provider
+	if name == "" && flags.Script != "" {
+		name = "script"
+	}
 	if name == "" {
-		switch {
-		case flags.Script != "":
-			name = "script"
-		case getenv("ANTHROPIC_API_KEY") != "":
-			name = "anthropic"
-		case getenv("OPENAI_API_KEY") != "" || getenv("OPENAI_BASE_URL") != "":
-			name = "openai"
-		default:
+		if name, _ = Chosen(getenv); name == "" {
 			return nil, ErrNoProvider
 		}
 	}
-	switch name {
-	case "anthropic":
-		p, err := anthropic.New(anthropic.Config{
-			APIKey:  getenv("ANTHROPIC_API_KEY"),
-			BaseURL: getenv("ANTHROPIC_BASE_URL"),
-			Model:   flags.Model,
-		})
-		if err != nil {
-			return nil, err // not a typed nil in a non-nil interface
-		}
-		return p, nil
-	case "openai":
-		p, err := openai.New(openai.Config{
-			APIKey:  getenv("OPENAI_API_KEY"),
-			BaseURL: getenv("OPENAI_BASE_URL"),
-			Model:   flags.Model,
-		})
-		if err != nil {
-			return nil, err
-		}
-		return p, nil
-	case "script":
-		if flags.Script == "" {
-			return nil, errors.New("--provider script needs --script FILE")
-		}
-		s, err := loadScript(flags.Script)
-		if err != nil {
-			return nil, err
-		}
-		return s, nil
-	default:
-		return nil, fmt.Errorf("unknown provider %q: use anthropic, openai or script", name)
+	b, ok := lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("unknown provider %q: use %s", name, strings.Join(Names(), ", "))
 	}
+	p, err := b.build(getenv, flags)
+	if err != nil {
+		return nil, err // not a typed nil in a non-nil interface
+	}
+	return p, nil
+}
+
+// DefaultModel is the model provider name uses when none is configured, and
+// what chose it. When an OpenAI-compatible server cannot say which it serves,
+// the vendor's default comes back with the error.
+func DefaultModel(ctx context.Context, name string, getenv func(string) string) (model, why string, err error) {
+	b, ok := lookup(name)
+	if !ok {
+		return "", "default", nil
+	}
+	return b.defaultModel(ctx, getenv)
+}
+
+// Models returns the models provider name serves, with the table's figures
+// merged in. When the call fails it returns the built-in list of that
+// provider together with the error, so the caller can both carry on and say
+// why the list is not live.
+func Models(ctx context.Context, name string, getenv func(string) string) ([]models.Info, error) {
+	b, ok := lookup(name)
+	if !ok || b.list == nil {
+		return models.Builtin(""), nil
+	}
+	live, err := b.list(ctx, getenv)
+	if err == nil && len(live) == 0 {
+		err = errors.New("the server lists no models")
+	}
+	if err != nil {
+		return models.Builtin(name), fmt.Errorf("listing the %s models (showing the built-in list): %w", name, err)
+	}
+	return live, nil
 }
 
 // scripts are the script files read so far, by path: each session builds its

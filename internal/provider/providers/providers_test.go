@@ -93,11 +93,12 @@ func TestMissingKeyIsAnAuthError(t *testing.T) {
 func TestSettingsReachTheServer(t *testing.T) {
 	tests := []struct {
 		provider string
+		api      string // Flags.OpenAIAPI
 		path     string
 		stream   string
 		env      func(url string) map[string]string
 	}{
-		{"anthropic", "/v1/messages",
+		{"anthropic", "", "/v1/messages",
 			"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"x\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n" +
 				"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
 				"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"pong\"}}\n\n" +
@@ -107,16 +108,22 @@ func TestSettingsReachTheServer(t *testing.T) {
 			func(url string) map[string]string {
 				return map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_BASE_URL": url}
 			}},
-		{"openai", "/v1/chat/completions",
+		{"openai", "", "/v1/chat/completions",
 			"data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"x\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"pong\"},\"finish_reason\":null}]}\n\n" +
 				"data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"x\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n" +
 				"data: [DONE]\n\n",
 			func(url string) map[string]string {
 				return map[string]string{"OPENAI_API_KEY": "sk-oa-test", "OPENAI_BASE_URL": url + "/v1"}
 			}},
+		{"openai", "responses", "/v1/responses",
+			"event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"item_id\":\"m\",\"output_index\":0,\"content_index\":0,\"delta\":\"pong\"}\n\n" +
+				"event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"r\",\"object\":\"response\",\"status\":\"completed\",\"output\":[{\"type\":\"message\",\"id\":\"m\",\"role\":\"assistant\",\"content\":[{\"type\":\"output_text\",\"text\":\"pong\"}]}],\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n",
+			func(url string) map[string]string {
+				return map[string]string{"OPENAI_API_KEY": "sk-oa-test", "OPENAI_BASE_URL": url + "/v1"}
+			}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.provider, func(t *testing.T) {
+		t.Run(tt.provider+tt.api, func(t *testing.T) {
 			var model, auth, path string
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				raw, _ := io.ReadAll(r.Body)
@@ -128,7 +135,7 @@ func TestSettingsReachTheServer(t *testing.T) {
 			}))
 			defer srv.Close()
 			e := tt.env(srv.URL)
-			p, err := FromEnv(env(e), Flags{Model: "my-model"})
+			p, err := FromEnv(env(e), Flags{Model: "my-model", OpenAIAPI: tt.api})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,214 @@
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/anthropics/anthropic-sdk-go/v2/bedrock"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/google"
+
+	"github.com/dsh-dev/dsh/internal/provider/models"
+)
+
+// Platform is a cloud that serves Claude in place of Anthropic's API: the
+// adaptation (its URL, body rewriting and request signing), and the
+// provider's name.
+type Platform struct {
+	Name    string // "bedrock" or "vertex"
+	options []option.RequestOption
+}
+
+// BedrockConfig is how Amazon Bedrock is reached: AWS's standard chain
+// (environment, shared config and credentials files, SSO, instance roles)
+// with the region and profile the caller read. Keys given here are used
+// instead of the chain.
+type BedrockConfig struct {
+	Region, Profile                    string
+	AccessKey, SecretKey, SessionToken string
+}
+
+// Bedrock is the Bedrock platform for cfg. Credentials are resolved when a
+// request is signed, so a missing one is reported on the prompt.
+func Bedrock(ctx context.Context, cfg BedrockConfig) (*Platform, error) {
+	var load []func(*awsconfig.LoadOptions) error
+	if cfg.Region != "" {
+		load = append(load, awsconfig.WithRegion(cfg.Region))
+	}
+	if cfg.Profile != "" {
+		load = append(load, awsconfig.WithSharedConfigProfile(cfg.Profile))
+	}
+	if cfg.AccessKey != "" {
+		load = append(load, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(cfg.AccessKey, cfg.SecretKey, cfg.SessionToken)))
+	}
+	ac, err := awsconfig.LoadDefaultConfig(ctx, load...)
+	if err != nil {
+		return nil, fmt.Errorf("bedrock: reading the AWS configuration: %w", err)
+	}
+	if ac.Region == "" {
+		return nil, &authError{"bedrock: no AWS region: set AWS_REGION, or a region in the AWS profile"}
+	}
+	return &Platform{Name: "bedrock", options: []option.RequestOption{bedrock.WithConfig(ac)}}, nil
+}
+
+// VertexConfig is how Google Vertex AI is reached: Google's application
+// default credentials, or the credentials file named, in the region and
+// project given (the project defaults to the credentials').
+type VertexConfig struct {
+	Region, Project string
+	// CredentialsJSON is a service account or user credentials file's
+	// content; nil: the application default credentials.
+	CredentialsJSON []byte
+}
+
+const cloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform"
+
+// Vertex is the Vertex AI platform for cfg.
+func Vertex(ctx context.Context, cfg VertexConfig) (*Platform, error) {
+	var creds *google.Credentials
+	var err error
+	if cfg.CredentialsJSON != nil {
+		creds, err = credentialsFile(ctx, cfg.CredentialsJSON)
+	} else {
+		creds, err = google.FindDefaultCredentials(ctx, cloudPlatformScope)
+	}
+	if err != nil {
+		return nil, &authError{fmt.Sprintf("vertex: no Google credentials (run gcloud auth application-default login, or set GOOGLE_APPLICATION_CREDENTIALS): %v", err)}
+	}
+	project := cfg.Project
+	if project == "" {
+		project = creds.ProjectID
+	}
+	if project == "" {
+		return nil, &authError{"vertex: no Google Cloud project: set ANTHROPIC_VERTEX_PROJECT_ID or GOOGLE_CLOUD_PROJECT"}
+	}
+	region := cfg.Region
+	if region == "" {
+		region = "global"
+	}
+	return &Platform{Name: "vertex", options: []option.RequestOption{
+		option.WithBaseURL(vertexBaseURL(region)),
+		option.WithMiddleware(vertexMiddleware(region, project, creds.TokenSource)),
+	}}, nil
+}
+
+// vertexBaseURL is the region's Vertex AI endpoint.
+func vertexBaseURL(region string) string {
+	switch region {
+	case "global":
+		return "https://aiplatform.googleapis.com/"
+	case "us", "eu":
+		return "https://aiplatform." + region + ".rep.googleapis.com/"
+	}
+	return "https://" + region + "-aiplatform.googleapis.com/"
+}
+
+// vertexMiddleware turns a Messages request into Vertex AI's rawPredict (or
+// streamRawPredict) of the model, as the SDK's vertex package does: the
+// model moves from the body to the path, the API version from the header to
+// the body, and the request carries the credentials' OAuth token. The SDK's
+// package is not used because it builds its HTTP client with
+// google.golang.org/api/transport, whose gRPC stack grew dsh's binary by a
+// third and its idle memory by half.
+func vertexMiddleware(region, project string, tokens oauth2.TokenSource) option.Middleware {
+	models := "/v1/projects/" + project + "/locations/" + region + "/publishers/anthropic/models/"
+	rawModels := "/v1/projects/" + url.PathEscape(project) + "/locations/" + url.PathEscape(region) + "/publishers/anthropic/models/"
+	return func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		version := r.Header.Get("anthropic-version")
+		r.Header.Del("anthropic-version")
+		if r.Method == http.MethodPost && r.URL.Path == "/v1/messages" && r.Body != nil {
+			raw, err := io.ReadAll(r.Body)
+			if err != nil {
+				return nil, err
+			}
+			_ = r.Body.Close()
+			var body map[string]json.RawMessage
+			if err := json.Unmarshal(raw, &body); err != nil {
+				return nil, fmt.Errorf("vertex: the request body: %w", err)
+			}
+			var model string
+			var stream bool
+			_ = json.Unmarshal(body["model"], &model)
+			_ = json.Unmarshal(body["stream"], &stream)
+			if model == "" {
+				return nil, errors.New("vertex: the request names no model")
+			}
+			delete(body, "model")
+			if _, ok := body["anthropic_version"]; !ok && version != "" {
+				body["anthropic_version"], _ = json.Marshal(version)
+			}
+			if raw, err = json.Marshal(body); err != nil {
+				return nil, err
+			}
+			method := "rawPredict"
+			if stream {
+				method = "streamRawPredict"
+			}
+			r.URL.Path = models + model + ":" + method
+			r.URL.RawPath = rawModels + url.PathEscape(model) + ":" + method
+			r.Body = io.NopCloser(bytes.NewReader(raw))
+			r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(raw)), nil }
+			r.ContentLength = int64(len(raw))
+		}
+		tok, err := tokens.Token()
+		if err != nil {
+			return nil, &authError{fmt.Sprintf("vertex: getting a Google access token: %v", err)}
+		}
+		tok.SetAuthHeader(r)
+		return next(r)
+	}
+}
+
+// credentialsFile reads a credentials file of one of the kinds application
+// default credentials take (the user named it; its kind is checked, not
+// trusted to be any the library knows).
+func credentialsFile(ctx context.Context, b []byte) (*google.Credentials, error) {
+	var head struct {
+		Type google.CredentialsType `json:"type"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return nil, fmt.Errorf("the credentials file is not JSON: %w", err)
+	}
+	switch head.Type {
+	case google.ServiceAccount, google.AuthorizedUser, google.ExternalAccount, google.ImpersonatedServiceAccount,
+		google.ExternalAccountAuthorizedUser:
+		return google.CredentialsFromJSONWithType(ctx, b, head.Type, cloudPlatformScope)
+	case google.GDCHServiceAccount:
+		// Distributed Cloud's own accounts: Vertex AI's Claude is not there.
+	}
+	return nil, fmt.Errorf("the credentials file is of type %q, which Vertex AI does not take", head.Type)
+}
+
+// BedrockModel is the Bedrock model id of an Anthropic model id: a global
+// cross-region inference profile. An id that is already Bedrock's (it has a
+// dot: anthropic.…, us.anthropic.…, an ARN) is kept.
+func BedrockModel(id string) string {
+	if strings.Contains(id, ".") || strings.HasPrefix(id, "arn:") {
+		return id
+	}
+	return "global.anthropic." + id + "-v1:0"
+}
+
+// PlatformModels are the models a cloud offers, from the model table (the
+// clouds list Claude's models through their own control-plane APIs, which the
+// SDK does not speak), with the cloud's ids.
+func PlatformModels(name string) []models.Info {
+	out := models.Builtin("anthropic")
+	for i := range out {
+		if name == "bedrock" {
+			out[i].ID = BedrockModel(out[i].ID)
+		}
+		out[i].Provider = name
+	}
+	return out
+}
