@@ -53,6 +53,9 @@ type ServerConfig struct {
 	// Trusted: the user vouches for the server, so its tools' hints
 	// (readOnlyHint) are believed; an untrusted server's tools all ask.
 	Trusted bool
+	// OAuth: how to sign in to an http server (nil: as its authorization
+	// server offers, once it asks).
+	OAuth *OAuth
 }
 
 // Options tune Start. The zero value works.
@@ -73,6 +76,15 @@ type Options struct {
 	// OnExit is told when a server stops on its own, with why. It is not
 	// called for servers stopped by Close.
 	OnExit func(server string, err error)
+	// Tokens keeps HTTP servers' sign-ins between sessions (nil: none kept).
+	Tokens TokenStore
+	// SignIn shows the user the link that signs dsh in to server, and the
+	// server's start waits (ConnectTimeout) for the browser to return. nil:
+	// a server that needs a sign-in no kept token answers fails with
+	// ErrNeedsSignIn.
+	SignIn func(server, url string)
+
+	fresh bool // sign in anew, whatever is kept (Login)
 }
 
 // StartError is a server that could not be started.
@@ -96,6 +108,7 @@ type server struct {
 	session *sdk.ClientSession
 	tools   []*sdk.Tool
 	prompts []*sdk.Prompt
+	signer  *signer             // http only
 	proc    *supervisor.Process // stdio only
 	exited  chan struct{}       // stdio only: closed once the server and all it started are gone, and its stderr read
 	stderr  *tailBuffer
@@ -160,8 +173,13 @@ func connect(ctx context.Context, c ServerConfig, opts Options) (*server, error)
 		}
 		transport = conn
 	case "http":
-		transport = &sdk.StreamableClientTransport{Endpoint: c.URL, HTTPClient: withHeaders(opts.HTTPClient, c.Headers),
-			MaxRetries: -1}
+		hc := withHeaders(opts.HTTPClient, c.Headers)
+		sg, err := newSigner(c, opts, hc, opts.fresh)
+		if err != nil {
+			return nil, fmt.Errorf("signing in: %w", err)
+		}
+		srv.signer = sg
+		transport = &sdk.StreamableClientTransport{Endpoint: c.URL, HTTPClient: hc, OAuthHandler: sg}
 	case "sse":
 		transport = &sdk.SSEClientTransport{Endpoint: c.URL, HTTPClient: withHeaders(opts.HTTPClient, c.Headers)}
 	default:
@@ -190,6 +208,12 @@ func connect(ctx context.Context, c ServerConfig, opts Options) (*server, error)
 			_ = t.Writer.Close()
 		}
 		end()
+		if srv.signer != nil {
+			srv.signer.close()
+			if srv.signer.needs.Load() && !errors.Is(err, ErrNeedsSignIn) {
+				err = fmt.Errorf("%w: %w", ErrNeedsSignIn, err)
+			}
+		}
 		return nil, srv.explain(err)
 	}
 	srv.session = session
@@ -374,6 +398,9 @@ func (s *server) stop() {
 	}
 	s.halt()
 	s.end()
+	if s.signer != nil {
+		s.signer.close()
+	}
 }
 
 // halt ends a stdio server and everything it started, whether they left its
