@@ -75,6 +75,7 @@ func commands() []command {
 		{"tool", "NAME JSON | -", "run tool calls directly and print their cards", runToolCmd},
 		{"config", "", "print the effective settings and where each came from", runConfigCmd},
 		{"login", "", "keep a provider's API key for every dsh (an editor's sign-in runs it)", runLoginCmd},
+		{"mcp", "list | login NAME", "the MCP servers' state; sign in to one or out", runMCPCmd},
 		{"version", "", "print dsh's version", runVersionCmd},
 	}
 }

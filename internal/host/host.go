@@ -91,6 +91,10 @@ type Options struct {
 	// prompt. Version is dsh's, reported to the servers.
 	MCP       []mcp.ServerConfig
 	MCPNotice func(string)
+	// MCPTokens keeps the sign-ins of MCP servers that ask for one; a server
+	// with none is signed in to in the background, its link told through
+	// MCPNotice (nil: no sign-in kept or offered).
+	MCPTokens mcp.TokenStore
 	Version   string
 	// Models lists the models the provider offers (the picker's and /model's
 	// list); nil offers the built-in list.

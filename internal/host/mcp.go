@@ -58,11 +58,17 @@ func startMCP(o *Options, dir string) *mcpNotes {
 		ClientVersion:  o.Version,
 		Dir:            dir,
 		ConnectTimeout: mcpConnectTimeout,
+		Tokens:         o.MCPTokens,
 		OnExit: func(server string, err error) {
 			tell(fmt.Sprintf("MCP server %s stopped (%v); its tools fail until the session is reopened", server, err))
 		},
 	})
 	for _, e := range unjoin(err) {
+		if c, ok := needsSignIn(o, e); ok {
+			n.add(fmt.Sprintf("MCP server %s needs the user to sign in; its tools are not available in this session", c.Name))
+			o.Closers = append(o.Closers, signInLater(o, c))
+			continue
+		}
 		tell(e.Error() + "; its tools are not available in this session")
 	}
 	o.Tools = append(o.Tools, servers.Tools()...)

@@ -66,17 +66,18 @@ func (s signIn) config() *oauth2.Config {
 
 // signer is one connection's OAuth handler: the SDK's, with the user's side.
 type signer struct {
-	server string
-	key    string
-	store  TokenStore               // nil: nothing kept
-	show   func(server, url string) // nil: no one to sign in
-	client *http.Client             // the connection's
-	inner  auth.OAuthHandler        // the SDK's handler
-	ln     net.Listener             // the redirect's listener, while someone can sign in
-	codes  chan *auth.AuthorizationResult
-	web    *http.Server // serves ln
-	needs  atomic.Bool  // a sign-in was needed and could not happen
-	user   bool         // a user signs in (not the client credentials grant)
+	server   string
+	key      string
+	store    TokenStore               // nil: nothing kept
+	show     func(server, url string) // nil: no one to sign in
+	client   *http.Client             // the connection's
+	inner    auth.OAuthHandler        // the SDK's handler
+	ln       net.Listener             // the redirect's listener, while someone can sign in
+	codes    chan *auth.AuthorizationResult
+	web      *http.Server // serves ln
+	needs    atomic.Bool  // a sign-in was needed and could not happen
+	signedIn atomic.Bool  // a sign-in happened
+	user     bool         // a user signs in (not the client credentials grant)
 }
 
 // newSigner is the OAuth handler of a connection to the HTTP server c. With
@@ -213,6 +214,7 @@ func (s *signer) newTokenSource(ctx context.Context, cfg *oauth2.Config, tok *oa
 	in := signIn{ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, AuthURL: cfg.Endpoint.AuthURL,
 		TokenURL: cfg.Endpoint.TokenURL, AuthStyle: int(cfg.Endpoint.AuthStyle), Scopes: cfg.Scopes}
 	k := &keeping{signer: s, in: in}
+	s.signedIn.Store(true)
 	if err := k.keep(tok); err != nil {
 		return nil, err
 	}
@@ -292,4 +294,27 @@ func (s *signer) close() {
 // SignOut forgets the sign-in kept for the server c.
 func SignOut(c ServerConfig, store TokenStore) error {
 	return store.Save(tokenKey(c), nil)
+}
+
+// Login signs in to the HTTP server c anew, whatever is kept: opts.SignIn
+// shows the link, and the sign-in is waited for until ctx ends. It returns
+// whether the server asked for one at all.
+func Login(ctx context.Context, c ServerConfig, opts Options) (bool, error) {
+	if c.Type != "http" {
+		return false, fmt.Errorf("MCP server %s is not an http server: only those sign in", c.Name)
+	}
+	if opts.SignIn == nil {
+		return false, errors.New("no one to show the sign-in link to")
+	}
+	if d, ok := ctx.Deadline(); ok {
+		opts.ConnectTimeout = time.Until(d)
+	}
+	opts.fresh = true
+	srv, err := connect(ctx, c, opts)
+	if err != nil {
+		return false, &StartError{Server: c.Name, Err: err}
+	}
+	asked := srv.signer.signedIn.Load()
+	srv.stop()
+	return asked, nil
 }

@@ -211,6 +211,7 @@ func (s Settings) Options() host.Options {
 		Provider:          s.provider,
 		Models:            s.models,
 		MCP:               mcpServers(cfg),
+		MCPTokens:         &credentials.MCPTokens{Path: credentials.MCPTokensPath(s.in.Getenv)},
 		LSP:               lsp.Config{Wait: cfg.LSP.Wait, Servers: lspServers(cfg.LSP.Servers), Trust: s.lspTrust()},
 		SkillDirs:         s.skillDirs(),
 		CommandDirs:       command.Dirs(s.in.Cwd, s.in.Getenv),
