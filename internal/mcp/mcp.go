@@ -109,6 +109,7 @@ type server struct {
 	tools   []*sdk.Tool
 	prompts []*sdk.Prompt
 	signer  *signer             // http only
+	calls   calls               // running, for the server's requests (elicitation)
 	proc    *supervisor.Process // stdio only
 	exited  chan struct{}       // stdio only: closed once the server and all it started are gone, and its stderr read
 	stderr  *tailBuffer
@@ -192,8 +193,11 @@ func connect(ctx context.Context, c ServerConfig, opts Options) (*server, error)
 	}
 	// No roots capability: a server confined to the directories it was given
 	// must not have them replaced by an empty list of roots.
-	client := sdk.NewClient(&sdk.Implementation{Name: "dsh", Version: version},
-		&sdk.ClientOptions{Capabilities: &sdk.ClientCapabilities{}})
+	client := sdk.NewClient(&sdk.Implementation{Name: "dsh", Version: version}, &sdk.ClientOptions{
+		Capabilities: &sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{
+			Form: &sdk.FormElicitationCapabilities{}, URL: &sdk.URLElicitationCapabilities{}}},
+		ElicitationHandler: srv.elicit,
+	})
 	session, err := client.Connect(life, transport, nil)
 	if !handshake.Stop() || !stopCtx() {
 		err = errors.Join(err, fmt.Errorf("not ready within %v or cancelled", timeout))
