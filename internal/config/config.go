@@ -132,8 +132,12 @@ type MCPOAuth struct {
 	// authorization server accepts one.
 	ClientMetadataURL string
 	// ClientCredentials (grant = "client_credentials"): no user signs in; the
-	// client's own ID and secret get the token.
+	// client's own ID and secret, or a JWT signed with its private key, get
+	// the token.
 	ClientCredentials bool
+	// PrivateKeyFile (private_key_file): the PEM key (EC P-256 or RSA) a
+	// client credentials grant signs its assertion with (private_key_jwt).
+	PrivateKeyFile string
 }
 
 // ContextWindows overrides the model's context window in tokens: for every

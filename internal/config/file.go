@@ -68,6 +68,7 @@ type rawOAuth struct {
 	CallbackPort      int      `toml:"callback_port"`
 	ClientMetadataURL string   `toml:"client_metadata_url"`
 	Grant             string   `toml:"grant"`
+	PrivateKeyFile    string   `toml:"private_key_file"`
 }
 
 // fileData is one file, validated.
@@ -383,12 +384,18 @@ func mcpServer(name string, m rawMCP, getenv func(string) string) (MCPServer, er
 
 func mcpOAuth(r rawOAuth, getenv func(string) string) (*MCPOAuth, error) {
 	o := &MCPOAuth{ClientID: r.ClientID, Scopes: r.Scopes, CallbackPort: r.CallbackPort, ClientMetadataURL: r.ClientMetadataURL,
-		ClientSecret: expandAll(map[string]string{"": r.ClientSecret}, getenv)[""]}
+		ClientSecret: expandAll(map[string]string{"": r.ClientSecret}, getenv)[""], PrivateKeyFile: r.PrivateKeyFile}
 	switch r.Grant {
 	case "", "authorization_code":
+		if o.PrivateKeyFile != "" {
+			return nil, errors.New(`private_key_file is for grant = "client_credentials"`)
+		}
 	case "client_credentials":
-		if o.ClientID == "" || o.ClientSecret == "" {
-			return nil, errors.New(`grant = "client_credentials" needs client_id and client_secret`)
+		if o.ClientID == "" || (o.ClientSecret == "") == (o.PrivateKeyFile == "") {
+			return nil, errors.New(`grant = "client_credentials" needs client_id and one of client_secret and private_key_file`)
+		}
+		if o.PrivateKeyFile != "" && !filepath.IsAbs(o.PrivateKeyFile) {
+			return nil, fmt.Errorf("private_key_file: want an absolute path, got %q", o.PrivateKeyFile)
 		}
 		o.ClientCredentials = true
 	default:

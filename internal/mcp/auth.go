@@ -15,8 +15,10 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -91,6 +93,14 @@ func newSigner(c ServerConfig, opts Options, client *http.Client, fresh bool) (*
 	}
 	s := &signer{server: c.Name, key: tokenKey(c), store: opts.Tokens, show: opts.SignIn, client: client,
 		codes: make(chan *auth.AuthorizationResult, 1), user: !o.ClientCredentials}
+	if o.ClientCredentials && o.PrivateKeyFile != "" {
+		pemKey, err := readKey(o.PrivateKeyFile)
+		if err != nil {
+			return nil, err
+		}
+		s.inner, err = newKeyHandler(o.ClientID, pemKey, client)
+		return s, err
+	}
 	if o.ClientCredentials {
 		h, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{HTTPClient: client,
 			Credentials: &oauthex.ClientCredentials{ClientID: o.ClientID, ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: o.ClientSecret}}})
@@ -289,6 +299,22 @@ func (s *signer) close() {
 	if s.web != nil {
 		_ = s.web.Close()
 	}
+}
+
+// maxKeySize bounds a private key file.
+const maxKeySize = 64 << 10
+
+func readKey(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("the private key: %w", err)
+	}
+	defer func() { _ = f.Close() }()
+	b, err := io.ReadAll(io.LimitReader(f, maxKeySize))
+	if err != nil {
+		return nil, fmt.Errorf("the private key: %w", err)
+	}
+	return b, nil
 }
 
 // SignOut forgets the sign-in kept for the server c.

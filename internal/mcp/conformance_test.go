@@ -48,7 +48,14 @@ func conformanceClient(url string) error {
 	o := &OAuth{ClientMetadataURL: "https://conformance-test.local/client-metadata.json"}
 	o.ClientID, _ = extra["client_id"].(string)
 	o.ClientSecret, _ = extra["client_secret"].(string)
-	o.ClientCredentials = scenario == "auth/client-credentials-basic"
+	o.ClientCredentials = strings.HasPrefix(scenario, "auth/client-credentials-")
+	if key, _ := extra["private_key_pem"].(string); key != "" {
+		o.PrivateKeyFile = filepath.Join(os.TempDir(), fmt.Sprintf("dsh-conformance-%d.pem", os.Getpid()))
+		if err := os.WriteFile(o.PrivateKeyFile, []byte(key), 0o600); err != nil {
+			return err
+		}
+		defer func() { _ = os.Remove(o.PrivateKeyFile) }()
+	}
 	cfg := ServerConfig{Name: "conformance", Type: "http", URL: url, Trusted: true, OAuth: o}
 	s, err := Start(ctx, []ServerConfig{cfg}, Options{ClientVersion: "conformance", ConnectTimeout: 20 * time.Second,
 		SignIn: approve})
@@ -91,7 +98,7 @@ func accept(context.Context, tool.Question) (card.Answer, error) {
 }
 
 // minConformance is the number of the suite's client scenarios dsh must pass.
-const minConformance = 23
+const minConformance = 24
 
 // conformanceVersion is the suite's release the score is measured with.
 const conformanceVersion = "0.1.16"
