@@ -93,7 +93,8 @@ func mcpList(ctx context.Context, io IO, cfgs []mcp.ServerConfig, tokens mcp.Tok
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	servers, err := mcp.Start(ctx, cfgs, mcp.Options{ClientVersion: version.String(), Dir: io.Cwd, Tokens: tokens})
+	servers, err := mcp.Start(ctx, cfgs, mcp.Options{ClientVersion: version.String(), Dir: io.Cwd, Tokens: tokens,
+		Notice: func(_, msg string) { fmt.Fprintf(io.Err, "dsh: %s\n", msg) }})
 	defer func() { _ = servers.Close() }()
 	failed := map[string]error{}
 	for _, e := range unjoinAll(err) {

@@ -59,6 +59,7 @@ func startMCP(o *Options, dir string) *mcpNotes {
 		Dir:            dir,
 		ConnectTimeout: mcpConnectTimeout,
 		Tokens:         o.MCPTokens,
+		Notice:         func(_, msg string) { tell(msg) },
 		OnExit: func(server string, err error) {
 			tell(fmt.Sprintf("MCP server %s stopped (%v); its tools fail until the session is reopened", server, err))
 		},

@@ -218,7 +218,7 @@ func TestSignInRefused(t *testing.T) {
 			}
 		}()
 	}})
-	if err == nil || !strings.Contains(err.Error(), "access_denied no  [31mthanks") {
+	if err == nil || !strings.Contains(err.Error(), "access_denied no thanks") {
 		t.Errorf("refused sign-in = %v, want the reason, escapes removed", err)
 	}
 }

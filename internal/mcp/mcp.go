@@ -83,6 +83,8 @@ type Options struct {
 	// a server that needs a sign-in no kept token answers fails with
 	// ErrNeedsSignIn.
 	SignIn func(server, url string)
+	// Notice is told what of a server's listings was left out, and why.
+	Notice func(server, msg string)
 
 	fresh bool // sign in anew, whatever is kept (Login)
 }
@@ -223,29 +225,13 @@ func connect(ctx context.Context, c ServerConfig, opts Options) (*server, error)
 	srv.session = session
 	listCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	for t, err := range session.Tools(listCtx, nil) {
-		if err != nil {
-			srv.stop()
-			return nil, fmt.Errorf("listing its tools: %w", srv.explain(err))
-		}
-		srv.tools = append(srv.tools, t)
-	}
-	if ir := session.InitializeResult(); ir != nil && ir.Capabilities != nil && ir.Capabilities.Prompts != nil {
-		for p, err := range session.Prompts(listCtx, nil) {
-			if err != nil {
-				break // its tools still work; it offers no prompts
-			}
-			if len(srv.prompts) < maxPrompts {
-				srv.prompts = append(srv.prompts, p)
-			}
-		}
+	if err := srv.list(listCtx, opts.Notice); err != nil {
+		srv.stop()
+		return nil, err
 	}
 	go srv.watch(opts.OnExit)
 	return srv, nil
 }
-
-// maxPrompts bounds the prompts taken from one server: they become commands.
-const maxPrompts = 100
 
 // startStdio starts a stdio server under a supervisor, with a pipe for each of
 // its stdin, stdout and stderr, and returns the transport over the first two.
