@@ -60,6 +60,8 @@ func startMCP(o *Options, dir string) *mcpNotes {
 		ConnectTimeout: mcpConnectTimeout,
 		Tokens:         o.MCPTokens,
 		Notice:         func(_, msg string) { tell(msg) },
+		Roots:          append([]string{dir}, o.Roots...),
+		Log:            o.MCPLog,
 		OnExit: func(server string, err error) {
 			tell(fmt.Sprintf("MCP server %s stopped (%v); its tools fail until the session is reopened", server, err))
 		},

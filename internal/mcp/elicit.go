@@ -45,8 +45,8 @@ type callEnv struct {
 	env tool.Env
 }
 
-// enter notes a running call; the returned func ends it.
-func (c *calls) enter(ctx context.Context, env tool.Env) func() {
+// enter notes a running call: its id, and the func that ends it.
+func (c *calls) enter(ctx context.Context, env tool.Env) (int, func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.env == nil {
@@ -55,11 +55,43 @@ func (c *calls) enter(ctx context.Context, env tool.Env) func() {
 	c.n++
 	id := c.n
 	c.env[id] = callEnv{ctx, env}
-	return func() {
+	return id, func() {
 		c.mu.Lock()
 		delete(c.env, id)
 		c.mu.Unlock()
 	}
+}
+
+// get is the running call id.
+func (c *calls) get(id int) (callEnv, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.env[id]
+	return e, ok
+}
+
+// progressToken names a call in its progress notifications.
+func progressToken(id int) string { return "dsh-" + strconv.Itoa(id) }
+
+// progress shows a server's progress notification on its call's card.
+func (s *server) progress(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
+	tok, _ := r.Params.ProgressToken.(string)
+	n, err := strconv.Atoi(strings.TrimPrefix(tok, "dsh-"))
+	if err != nil || !strings.HasPrefix(tok, "dsh-") {
+		return
+	}
+	e, ok := s.calls.get(n)
+	if !ok {
+		return
+	}
+	line := strconv.FormatFloat(r.Params.Progress, 'f', -1, 64)
+	if r.Params.Total > 0 {
+		line += "/" + strconv.FormatFloat(r.Params.Total, 'f', -1, 64)
+	}
+	if m := truncate(sanitise(r.Params.Message), 200); m != "" {
+		line += " " + m
+	}
+	e.env.Emit("[progress " + line + "]\n")
 }
 
 // asker is the latest running call that can ask the user.

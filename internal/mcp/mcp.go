@@ -19,9 +19,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -85,6 +88,13 @@ type Options struct {
 	SignIn func(server, url string)
 	// Notice is told what of a server's listings was left out, and why.
 	Notice func(server, msg string)
+	// Roots are the directories the session works in (absolute), offered to
+	// servers as their roots; none: no roots capability, so a server keeps
+	// the directories its configuration gave it.
+	Roots []string
+	// Log receives the servers' log messages (notifications/message) at
+	// debug level; nil drops them.
+	Log *slog.Logger
 
 	fresh bool // sign in anew, whatever is kept (Login)
 }
@@ -193,13 +203,30 @@ func connect(ctx context.Context, c ServerConfig, opts Options) (*server, error)
 	if version == "" {
 		version = "(devel)"
 	}
-	// No roots capability: a server confined to the directories it was given
-	// must not have them replaced by an empty list of roots.
+	caps := &sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{
+		Form: &sdk.FormElicitationCapabilities{}, URL: &sdk.URLElicitationCapabilities{}}}
+	if len(opts.Roots) > 0 {
+		// Without roots, no capability: a server confined to the directories
+		// it was given must not have them replaced by an empty list.
+		caps.RootsV2 = &sdk.RootCapabilities{} //nolint:staticcheck // deprecated from protocol 2026-07-28; the servers of earlier ones use it
+	}
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "dsh", Version: version}, &sdk.ClientOptions{
-		Capabilities: &sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{
-			Form: &sdk.FormElicitationCapabilities{}, URL: &sdk.URLElicitationCapabilities{}}},
+		Capabilities:       caps,
 		ElicitationHandler: srv.elicit,
+		LoggingMessageHandler: func(_ context.Context, r *sdk.LoggingMessageRequest) { //nolint:staticcheck // deprecated from protocol 2026-07-28; the servers of earlier ones use it
+			b, _ := json.Marshal(r.Params.Data)
+			log.Debug("MCP server log", "server", c.Name, "level", string(r.Params.Level), "logger", Label(r.Params.Logger),
+				"data", truncate(sanitise(string(b)), 4096))
+		},
+		ProgressNotificationHandler: srv.progress,
 	})
+	for _, r := range opts.Roots {
+		client.AddRoots(&sdk.Root{URI: (&url.URL{Scheme: "file", Path: r}).String(), Name: filepath.Base(r)}) //nolint:staticcheck // deprecated from protocol 2026-07-28; the servers of earlier ones use it
+	}
 	session, err := client.Connect(life, transport, nil)
 	if !handshake.Stop() || !stopCtx() {
 		err = errors.Join(err, fmt.Errorf("not ready within %v or cancelled", timeout))
@@ -318,14 +345,16 @@ func (s *server) explain(err error) error {
 }
 
 // call runs one tool on the server and turns its answer into a result.
-func (s *server) call(ctx context.Context, name string, args json.RawMessage) tool.Result {
+func (s *server) call(ctx context.Context, name string, args json.RawMessage, id int) tool.Result {
 	s.mu.Lock()
 	dead := s.dead
 	s.mu.Unlock()
 	if dead != nil {
 		return tool.Errorf("MCP server %s is not running (%v); its tools cannot be used in this session.", s.name, dead)
 	}
-	res, err := s.session.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	params := &sdk.CallToolParams{Name: name, Arguments: args}
+	params.SetProgressToken(progressToken(id))
+	res, err := s.session.CallTool(ctx, params)
 	if err != nil {
 		s.mu.Lock()
 		if s.dead != nil {

@@ -78,8 +78,9 @@ func (s *server) adapt(seen map[string]bool) []tool.Tool {
 			Schema:      objectSchema(t.InputSchema),
 			ReadOnly:    readOnly, Permission: perm, Kind: card.ToolOther,
 			Execute: func(ctx context.Context, env tool.Env, args jsontext.Value) (tool.Result, error) {
-				defer s.calls.enter(ctx, env)()
-				return s.call(ctx, remote, json.RawMessage(args)), nil
+				id, end := s.calls.enter(ctx, env)
+				defer end()
+				return s.call(ctx, remote, json.RawMessage(args), id), nil
 			},
 		}
 		dt, err := tool.NewDynamic(d)
