@@ -47,7 +47,11 @@ Keys (TOML):
   trust = "trusted"                 "Trust this folder?": the answer for the
   config_sha256 = "…"               project file with this hash
   [mcp.NAME]  command = "npx", args = [...], env = {K = "${VAR}"}
-              or url = "https://…", type = "http" | "sse", headers = {…}
+              or url = "https://…", type = "http" | "sse", headers = {…},
+              oauth = {client_id, client_secret = "${VAR}", scopes = [...],
+              callback_port, client_metadata_url, grant =
+              "client_credentials", private_key_file}: how dsh signs in
+              (dsh mcp login NAME)
   [lsp]       wait = "3s"           how long an edit waits for diagnostics
   [lsp.go]    command = ["gopls"], enabled = false   (also python, typescript,
                                     rust, c): the language server for the files,
