@@ -21,8 +21,9 @@ const mcpConnectTimeout = 45 * time.Second
 // mcpNotes is what the model must be told about the session's MCP servers
 // (ones that did not start, or stopped), with the next prompt.
 type mcpNotes struct {
-	mu    sync.Mutex
-	model []string
+	mu     sync.Mutex
+	model  []string
+	signIn []string // servers that wait for the user to sign in
 }
 
 func (n *mcpNotes) add(msg string) {
@@ -69,6 +70,7 @@ func startMCP(o *Options, dir string) *mcpNotes {
 	for _, e := range unjoin(err) {
 		if c, ok := needsSignIn(o, e); ok {
 			n.add(fmt.Sprintf("MCP server %s needs the user to sign in; its tools are not available in this session", c.Name))
+			n.signIn = append(n.signIn, c.Name)
 			o.Closers = append(o.Closers, signInLater(o, c))
 			continue
 		}
