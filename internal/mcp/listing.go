@@ -132,8 +132,15 @@ func (s *server) list(ctx context.Context, notice func(server, msg string)) erro
 	}
 	s.tools = tools
 	tell(cutNote(s.name, "tools", cut, big, fmt.Sprintf("larger than %d bytes", maxToolBytes)))
+	s.listPrompts(ctx, tell)
+	return nil
+}
+
+// listPrompts reads the server's prompts, bounded and cleaned, in place of
+// those it had.
+func (s *server) listPrompts(ctx context.Context, tell func(string)) {
 	if ir := s.session.InitializeResult(); ir == nil || ir.Capabilities == nil || ir.Capabilities.Prompts == nil {
-		return nil
+		return
 	}
 	odd := 0
 	prompts, cut, err := listPaged(ctx, maxPrompts, func(ctx context.Context, cursor string) ([]*sdk.Prompt, string, error) {
@@ -165,7 +172,38 @@ func (s *server) list(ctx context.Context, notice func(server, msg string)) erro
 		// Its tools still work; it offers no prompts.
 		tell(fmt.Sprintf("MCP server %s: listing its prompts failed: %v", s.name, s.explain(err)))
 	}
+	s.mu.Lock()
 	s.prompts = prompts
+	s.mu.Unlock()
 	tell(cutNote(s.name, "prompts", cut, odd, "a name that cannot be a command, or too many arguments"))
-	return nil
+}
+
+// changed answers a server's list_changed notifications, one listing at a
+// time however many come: its prompts are listed again (the session's
+// commands follow); its tools stay those the session started with, since the
+// model's tools do not change within a session, and the user is told.
+func (s *server) changed(what string, notice func(server, msg string)) {
+	tell := func(msg string) {
+		if msg != "" && notice != nil {
+			notice(s.name, msg)
+		}
+	}
+	if what == "tools" {
+		if !s.toldTools.Swap(true) {
+			tell(fmt.Sprintf("MCP server %s changed its tools; this session keeps those it started with", s.name))
+		}
+		return
+	}
+	if s.relisting.Add(1) > 1 {
+		return // the running listing goes round again
+	}
+	go func() {
+		for {
+			s.listPrompts(s.life, tell)
+			if s.relisting.Add(-1) == 0 {
+				return
+			}
+			s.relisting.Store(1) // the notifications that came meanwhile: one more listing
+		}
+	}()
 }

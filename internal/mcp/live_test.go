@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -85,4 +86,44 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestListChanged: a server's new prompts reach the session's commands; a
+// change of its tools is told, once.
+func TestListChanged(t *testing.T) {
+	s := sdk.NewServer(&sdk.Implementation{Name: "moving", Version: "v0"}, nil)
+	handler := func(context.Context, *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+		return &sdk.GetPromptResult{}, nil
+	}
+	s.AddPrompt(&sdk.Prompt{Name: "first"}, handler)
+	sdk.AddTool(s, &sdk.Tool{Name: "a", Description: "A."},
+		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{}, nil, nil
+		})
+	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	told := make(chan string, 4)
+	servers := start(t, []ServerConfig{{Name: "moving", Type: "http", URL: srv.URL}},
+		Options{Notice: func(_, msg string) { told <- msg }})
+	// The client listens for the server's notifications on a stream it opens
+	// with a GET; a call makes sure the session is fully up first.
+	if r := run(t, find(t, servers, "mcp__moving__a"), `{}`); r.IsError {
+		t.Fatalf("a = %+v", r)
+	}
+	s.AddPrompt(&sdk.Prompt{Name: "second"}, handler)
+	sdk.AddTool(s, &sdk.Tool{Name: "b", Description: "B."},
+		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{}, nil, nil
+		})
+	if msg := <-told; msg != "MCP server moving changed its tools; this session keeps those it started with" {
+		t.Errorf("told %q", msg)
+	}
+	// Nothing signals the end of the new listing: look until it is there.
+	deadline := time.Now().Add(30 * time.Second)
+	for len(servers.Prompts()) != 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if ps := servers.Prompts(); len(ps) != 2 || ps[1].Name != "second" {
+		t.Errorf("prompts after the change = %+v", ps)
+	}
 }

@@ -28,6 +28,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/secretenv"
@@ -126,7 +127,11 @@ type server struct {
 	exited  chan struct{}       // stdio only: closed once the server and all it started are gone, and its stderr read
 	stderr  *tailBuffer
 
-	end context.CancelFunc // ends the connection's context
+	end  context.CancelFunc // ends the connection's context
+	life context.Context    // the connection's
+
+	relisting atomic.Int32 // prompts listings wanted (list_changed)
+	toldTools atomic.Bool  // the user was told that its tools changed
 
 	mu      sync.Mutex
 	closing bool
@@ -166,7 +171,7 @@ func connect(ctx context.Context, c ServerConfig, opts Options) (*server, error)
 	life, end := context.WithCancel(context.WithoutCancel(ctx))
 	handshake := time.AfterFunc(timeout, end)
 	stopCtx := context.AfterFunc(ctx, end) // the caller gave up before the handshake ended
-	srv := &server{name: c.Name, trusted: c.Trusted, done: make(chan struct{}), end: end}
+	srv := &server{name: c.Name, trusted: c.Trusted, done: make(chan struct{}), end: end, life: life}
 	var transport sdk.Transport
 	switch c.Type {
 	case "stdio", "":
@@ -223,6 +228,10 @@ func connect(ctx context.Context, c ServerConfig, opts Options) (*server, error)
 				"data", truncate(sanitise(string(b)), 4096))
 		},
 		ProgressNotificationHandler: srv.progress,
+		PromptListChangedHandler: func(context.Context, *sdk.PromptListChangedRequest) {
+			srv.changed("prompts", opts.Notice)
+		},
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { srv.changed("tools", opts.Notice) },
 	})
 	for _, r := range opts.Roots {
 		client.AddRoots(&sdk.Root{URI: (&url.URL{Scheme: "file", Path: r}).String(), Name: filepath.Base(r)}) //nolint:staticcheck // deprecated from protocol 2026-07-28; the servers of earlier ones use it
@@ -487,7 +496,10 @@ type PromptArg struct {
 func (s *Servers) Prompts() []Prompt {
 	var out []Prompt
 	for _, srv := range s.servers {
-		for _, p := range srv.prompts {
+		srv.mu.Lock()
+		prompts := srv.prompts
+		srv.mu.Unlock()
+		for _, p := range prompts {
 			pr := Prompt{Server: srv.name, Name: p.Name, Description: cmp.Or(p.Description, p.Title)}
 			for _, a := range p.Arguments {
 				if a != nil {
