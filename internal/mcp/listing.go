@@ -178,21 +178,14 @@ func (s *server) listPrompts(ctx context.Context, tell func(string)) {
 	tell(cutNote(s.name, "prompts", cut, odd, "a name that cannot be a command, or too many arguments"))
 }
 
-// changed answers a server's list_changed notifications, one listing at a
-// time however many come: its prompts are listed again (the session's
-// commands follow); its tools stay those the session started with, since the
-// model's tools do not change within a session, and the user is told.
-func (s *server) changed(what string, notice func(server, msg string)) {
+// changed answers a server's prompts/list_changed notifications, one
+// listing at a time however many come: its prompts are listed again, and the
+// session's commands follow.
+func (s *server) changed(notice func(server, msg string)) {
 	tell := func(msg string) {
 		if msg != "" && notice != nil {
 			notice(s.name, msg)
 		}
-	}
-	if what == "tools" {
-		if !s.toldTools.Swap(true) {
-			tell(fmt.Sprintf("MCP server %s changed its tools; this session keeps those it started with", s.name))
-		}
-		return
 	}
 	if s.relisting.Add(1) > 1 {
 		return // the running listing goes round again

@@ -131,7 +131,6 @@ type server struct {
 	life context.Context    // the connection's
 
 	relisting atomic.Int32 // prompts listings wanted (list_changed)
-	toldTools atomic.Bool  // the user was told that its tools changed
 
 	mu      sync.Mutex
 	closing bool
@@ -228,10 +227,14 @@ func connect(ctx context.Context, c ServerConfig, opts Options) (*server, error)
 				"data", truncate(sanitise(string(b)), 4096))
 		},
 		ProgressNotificationHandler: srv.progress,
-		PromptListChangedHandler: func(context.Context, *sdk.PromptListChangedRequest) {
-			srv.changed("prompts", opts.Notice)
+		PromptListChangedHandler:    func(context.Context, *sdk.PromptListChangedRequest) { srv.changed(opts.Notice) },
+		// The model's tools are fixed for a session (its requests stay
+		// byte-identical); a server that changes its tools (npm's reference
+		// server does, once it learns the client's capabilities) has the
+		// new ones in the next session.
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			log.Debug("MCP server changed its tools; this session keeps those it listed first", "server", c.Name)
 		},
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { srv.changed("tools", opts.Notice) },
 	})
 	for _, r := range opts.Roots {
 		client.AddRoots(&sdk.Root{URI: (&url.URL{Scheme: "file", Path: r}).String(), Name: filepath.Base(r)}) //nolint:staticcheck // deprecated from protocol 2026-07-28; the servers of earlier ones use it
