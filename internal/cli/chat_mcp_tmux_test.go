@@ -54,7 +54,7 @@ func TestChatMCPResourcesInTmux(t *testing.T) {
 	p.typeText("hello", "Enter")
 	p.waitFor("the first answer", regexp.MustCompile(`user: hello`))
 	p.typeText("/mcp", "Enter")
-	p.waitFor("the /mcp listing", regexp.MustCompile(`- everything: 13 tools, 4 prompts[\s\S]*- @everything:demo://resource/static/document/architecture\.md — architecture\.md, text/markdown`))
+	p.waitFor("the /mcp listing", regexp.MustCompile(`- everything: 16 tools, 4 prompts[\s\S]*- @everything:demo://resource/static/document/architecture\.md — architecture\.md, text/markdown`))
 	p.typeText("summarise @archmd")
 	p.waitFor("the completion", regexp.MustCompile(`› @everything:demo://resource/static/document/architecture\.md`))
 	p.typeText("", "Tab")

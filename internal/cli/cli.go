@@ -77,6 +77,7 @@ func commands() []command {
 		{"config", "", "print the effective settings and where each came from", runConfigCmd},
 		{"plugin", "SUBCOMMAND", "add, list, remove, enable or disable Claude Code plugins", runPluginCmd},
 		{"login", "", "keep a provider's API key for every dsh (an editor's sign-in runs it)", runLoginCmd},
+		{"mcp", "list | login NAME", "the MCP servers' state; sign in to one or out", runMCPCmd},
 		{"version", "", "print dsh's version", runVersionCmd},
 	}
 }

@@ -50,7 +50,11 @@ Keys (TOML):
   trust = "trusted"                 "Trust this folder?": the answer for the
   config_sha256 = "…"               project file with this hash
   [mcp.NAME]  command = "npx", args = [...], env = {K = "${VAR}"}
-              or url = "https://…", type = "http" | "sse", headers = {…}
+              or url = "https://…", type = "http" | "sse", headers = {…},
+              oauth = {client_id, client_secret = "${VAR}", scopes = [...],
+              callback_port, client_metadata_url, grant =
+              "client_credentials", private_key_file}: how dsh signs in
+              (dsh mcp login NAME)
   [network]   allowed_domains = ["github.com", "*.npmjs.org"]
               denied_domains = ["gist.github.com"]
                                     sandboxed commands reach only these, through

@@ -132,6 +132,30 @@ type MCPServer struct {
 	// Trusted (`trusted = true`, in the user's file only): the server's tool
 	// hints are believed, so tools it marks read-only run without asking.
 	Trusted bool
+	// OAuth (`oauth = {…}`) is how dsh signs in to a url server: nil signs in
+	// as MCP's authorization specification has it (registering dsh with the
+	// server's authorization server) once the server asks.
+	OAuth *MCPOAuth
+}
+
+// MCPOAuth is a server's `oauth` table: a client registered with its
+// authorization server beforehand, and what to ask for.
+type MCPOAuth struct {
+	ClientID     string   // client_id: a client registered beforehand
+	ClientSecret string   // client_secret (${VAR} is expanded)
+	Scopes       []string // scopes: what to ask for when the server does not say
+	CallbackPort int      // callback_port: the loopback port the sign-in returns to (0: any)
+	// ClientMetadataURL (client_metadata_url) is an https URL where dsh's
+	// client metadata document is published, used as the client ID where the
+	// authorization server accepts one.
+	ClientMetadataURL string
+	// ClientCredentials (grant = "client_credentials"): no user signs in; the
+	// client's own ID and secret, or a JWT signed with its private key, get
+	// the token.
+	ClientCredentials bool
+	// PrivateKeyFile (private_key_file): the PEM key (EC P-256 or RSA) a
+	// client credentials grant signs its assertion with (private_key_jwt).
+	PrivateKeyFile string
 }
 
 // ContextWindows overrides the model's context window in tokens: for every
@@ -543,6 +567,9 @@ func (s MCPServer) describe() string {
 		if len(s.Headers) > 0 {
 			b.WriteString(" (headers " + strings.Join(sortedKeys(s.Headers), ", ") + ")")
 		}
+	}
+	if s.OAuth != nil && s.OAuth.ClientID != "" {
+		b.WriteString(" (oauth client " + s.OAuth.ClientID + ")")
 	}
 	if s.Trusted {
 		b.WriteString(" (trusted: its read-only hints are believed)")

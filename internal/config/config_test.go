@@ -224,6 +224,10 @@ headers = { Authorization = "Bearer ${MY_TOKEN}" }
 [mcp.old]
 url = "http://127.0.0.1:9/sse"
 type = "sse"
+
+[mcp.signed]
+url = "https://signed.example/mcp"
+oauth = { client_id = "dsh-app", client_secret = "${MY_TOKEN}", scopes = ["read"], callback_port = 8765 }
 `, "")
 	w.env["MY_TOKEN"] = "tok-123"
 	c := w.load()
@@ -232,6 +236,8 @@ type = "sse"
 			Env: map[string]string{"TOKEN": "tok-123", "PLAIN": "x"}},
 		{Name: "old", Type: "sse", URL: "http://127.0.0.1:9/sse"},
 		{Name: "remote", Type: "http", URL: "https://mcp.example/mcp", Headers: map[string]string{"Authorization": "Bearer tok-123"}},
+		{Name: "signed", Type: "http", URL: "https://signed.example/mcp", OAuth: &MCPOAuth{ClientID: "dsh-app",
+			ClientSecret: "tok-123", Scopes: []string{"read"}, CallbackPort: 8765}},
 	}
 	if diff := cmp.Diff(want, c.MCP); diff != "" {
 		t.Errorf("servers (-want +got):\n%s", diff)
@@ -274,6 +280,13 @@ func TestBadFiles(t *testing.T) {
 		{"mcp bad type", "[mcp.x]\nurl = \"http://127.0.0.1/\"\ntype = \"websocket\"\n", 1, `type: want http or sse`},
 		{"mcp bad name", "[mcp.\"a b\"]\ncommand = \"a\"\n", 1, `server name`},
 		{"mcp headers on a command", "[mcp.x]\ncommand = \"a\"\nheaders = {A = \"b\"}\n", 1, `headers apply to a url`},
+		{"mcp oauth on a command", "[mcp.x]\ncommand = \"a\"\noauth = {client_id = \"c\"}\n", 1, `oauth applies to a url`},
+		{"mcp oauth bad grant", "[mcp.x]\nurl = \"http://127.0.0.1/\"\noauth = {grant = \"password\"}\n", 1, `grant: want`},
+		{"mcp oauth client credentials without a secret", "[mcp.x]\nurl = \"http://127.0.0.1/\"\noauth = {grant = \"client_credentials\", client_id = \"c\"}\n", 1, `needs client_id and one of client_secret and private_key_file`},
+		{"mcp oauth relative key", "[mcp.x]\nurl = \"http://127.0.0.1/\"\noauth = {grant = \"client_credentials\", client_id = \"c\", private_key_file = \"k.pem\"}\n", 1, `absolute path`},
+		{"mcp oauth bad port", "[mcp.x]\nurl = \"http://127.0.0.1/\"\noauth = {callback_port = 70000}\n", 1, `callback_port`},
+		{"mcp oauth http metadata url", "[mcp.x]\nurl = \"http://127.0.0.1/\"\noauth = {client_metadata_url = \"http://a.example/c.json\"}\n", 1, `client_metadata_url`},
+		{"mcp oauth secret without id", "[mcp.x]\nurl = \"http://127.0.0.1/\"\noauth = {client_secret = \"s\"}\n", 1, `client_secret needs client_id`},
 		{"relative trusted project", "trusted_projects = [\".\"]\n", 1, `absolute path`},
 		{"empty safe command", "safe_commands = [\"ls\", \" \"]\n", 1, `safe_commands\[1\]`},
 	} {

@@ -65,6 +65,17 @@ type rawMCP struct {
 	Type    *string           `toml:"type"`
 	Headers map[string]string `toml:"headers"`
 	Trusted *bool             `toml:"trusted"`
+	OAuth   *rawOAuth         `toml:"oauth"`
+}
+
+type rawOAuth struct {
+	ClientID          string   `toml:"client_id"`
+	ClientSecret      string   `toml:"client_secret"`
+	Scopes            []string `toml:"scopes"`
+	CallbackPort      int      `toml:"callback_port"`
+	ClientMetadataURL string   `toml:"client_metadata_url"`
+	Grant             string   `toml:"grant"`
+	PrivateKeyFile    string   `toml:"private_key_file"`
 }
 
 // fileData is one file, validated.
@@ -376,10 +387,51 @@ func mcpServer(name string, m rawMCP, getenv func(string) string) (MCPServer, er
 		if m.Env != nil || m.Args != nil {
 			return s, errors.New("env and args apply to a command, not a url")
 		}
+		if m.OAuth != nil {
+			o, err := mcpOAuth(*m.OAuth, getenv)
+			if err != nil {
+				return s, fmt.Errorf("oauth: %w", err)
+			}
+			s.OAuth = o
+		}
 	default:
 		return s, errors.New("set command (a local server) or url (a remote one)")
 	}
+	if m.OAuth != nil && s.Type == "stdio" {
+		return s, errors.New("oauth applies to a url, not a command")
+	}
 	return s, nil
+}
+
+func mcpOAuth(r rawOAuth, getenv func(string) string) (*MCPOAuth, error) {
+	o := &MCPOAuth{ClientID: r.ClientID, Scopes: r.Scopes, CallbackPort: r.CallbackPort, ClientMetadataURL: r.ClientMetadataURL,
+		ClientSecret: expandAll(map[string]string{"": r.ClientSecret}, getenv)[""], PrivateKeyFile: r.PrivateKeyFile}
+	switch r.Grant {
+	case "", "authorization_code":
+		if o.PrivateKeyFile != "" {
+			return nil, errors.New(`private_key_file is for grant = "client_credentials"`)
+		}
+	case "client_credentials":
+		if o.ClientID == "" || (o.ClientSecret == "") == (o.PrivateKeyFile == "") {
+			return nil, errors.New(`grant = "client_credentials" needs client_id and one of client_secret and private_key_file`)
+		}
+		if o.PrivateKeyFile != "" && !filepath.IsAbs(o.PrivateKeyFile) {
+			return nil, fmt.Errorf("private_key_file: want an absolute path, got %q", o.PrivateKeyFile)
+		}
+		o.ClientCredentials = true
+	default:
+		return nil, fmt.Errorf("grant: want authorization_code or client_credentials, got %q", r.Grant)
+	}
+	if o.CallbackPort < 0 || o.CallbackPort > 65535 {
+		return nil, fmt.Errorf("callback_port: want a port, got %d", o.CallbackPort)
+	}
+	if o.ClientSecret != "" && o.ClientID == "" {
+		return nil, errors.New("client_secret needs client_id")
+	}
+	if u := o.ClientMetadataURL; u != "" && (!strings.HasPrefix(u, "https://") || strings.Count(u, "/") < 3 || strings.HasSuffix(u, "/")) {
+		return nil, fmt.Errorf("client_metadata_url: want an https URL with a path, got %q", u)
+	}
+	return o, nil
 }
 
 var envRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`) })

@@ -60,30 +60,9 @@ func Load(path string) (map[string]string, error) {
 	if path == "" {
 		return nil, nil
 	}
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading the credentials: %w", err)
-	}
-	defer func() { _ = f.Close() }()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("reading the credentials: %w", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("%s may be read by other users (mode %04o): run chmod 600 on it", path, fi.Mode().Perm())
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading the credentials: %w", err)
-	}
-	if len(b) > maxSize {
-		return nil, fmt.Errorf("%s: larger than %d bytes; not a credentials file", path, maxSize)
+	b, err := readPrivate(path, maxSize)
+	if err != nil || b == nil {
+		return nil, err
 	}
 	keys := map[string]string{}
 	sc := bufio.NewScanner(bytes.NewReader(b))
@@ -129,27 +108,7 @@ func Store(path, name, value string) error {
 			fmt.Fprintf(&b, "%s=%s\n", k, v)
 		}
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("storing the key: %w", err)
-	}
-	tmp, err := os.CreateTemp(dir, ".credentials-*")
-	if err != nil {
-		return fmt.Errorf("storing the key: %w", err)
-	}
-	defer func() { _ = os.Remove(tmp.Name()) }()
-	if _, err := tmp.WriteString(b.String()); err != nil {
-		_ = tmp.Close()
-		return fmt.Errorf("storing the key: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		_ = tmp.Close()
-		return fmt.Errorf("storing the key: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("storing the key: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := writePrivate(path, []byte(b.String())); err != nil {
 		return fmt.Errorf("storing the key: %w", err)
 	}
 	return nil
@@ -165,4 +124,62 @@ func Forget(path string) error {
 		return fmt.Errorf("forgetting the keys: %w", err)
 	}
 	return nil
+}
+
+// readPrivate reads the file at path, at most max bytes; nil for a missing
+// file. One that others may read is refused, since what it holds would not be
+// the user's alone.
+func readPrivate(path string, max int) ([]byte, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the credentials: %w", err)
+	}
+	defer func() { _ = f.Close() }()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("reading the credentials: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("%s may be read by other users (mode %04o): run chmod 600 on it", path, fi.Mode().Perm())
+	}
+	b, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the credentials: %w", err)
+	}
+	if len(b) > max {
+		return nil, fmt.Errorf("%s: larger than %d bytes; not a credentials file", path, max)
+	}
+	return b, nil
+}
+
+// writePrivate replaces the file at path whole with data, readable by the user
+// alone (its directory too), so a crash leaves the old file or the new one.
+func writePrivate(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.Remove(tmp.Name()) }()
+	if _, err := tmp.Write(data); err != nil {
+		_ = tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		_ = tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }

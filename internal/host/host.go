@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"github.com/dsh-dev/dsh/internal/command"
 	"io"
+	"log/slog"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -94,7 +95,13 @@ type Options struct {
 	// prompt. Version is dsh's, reported to the servers.
 	MCP       []mcp.ServerConfig
 	MCPNotice func(string)
-	Version   string
+	// MCPTokens keeps the sign-ins of MCP servers that ask for one; a server
+	// with none is signed in to in the background, its link told through
+	// MCPNotice (nil: no sign-in kept or offered).
+	MCPTokens mcp.TokenStore
+	// MCPLog is the debug log the servers' log messages go to (nil: dropped).
+	MCPLog  *slog.Logger
+	Version string
 	// Models lists the models the provider offers (the picker's and /model's
 	// list); nil offers the built-in list.
 	Models func(context.Context) ([]models.Info, error)

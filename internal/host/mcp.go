@@ -21,8 +21,9 @@ const mcpConnectTimeout = 45 * time.Second
 // mcpNotes is what the model must be told about the session's MCP servers
 // (ones that did not start, or stopped), with the next prompt.
 type mcpNotes struct {
-	mu    sync.Mutex
-	model []string
+	mu     sync.Mutex
+	model  []string
+	signIn []string // servers that wait for the user to sign in
 }
 
 func (n *mcpNotes) add(msg string) {
@@ -58,11 +59,21 @@ func startMCP(o *Options, dir string) *mcpNotes {
 		ClientVersion:  o.Version,
 		Dir:            dir,
 		ConnectTimeout: mcpConnectTimeout,
+		Tokens:         o.MCPTokens,
+		Notice:         func(_, msg string) { tell(msg) },
+		Roots:          append([]string{dir}, o.Roots...),
+		Log:            o.MCPLog,
 		OnExit: func(server string, err error) {
 			tell(fmt.Sprintf("MCP server %s stopped (%v); its tools fail until the session is reopened", server, err))
 		},
 	})
 	for _, e := range unjoin(err) {
+		if c, ok := needsSignIn(o, e); ok {
+			n.add(fmt.Sprintf("MCP server %s needs the user to sign in; its tools are not available in this session", c.Name))
+			n.signIn = append(n.signIn, c.Name)
+			o.Closers = append(o.Closers, signInLater(o, c))
+			continue
+		}
 		tell(e.Error() + "; its tools are not available in this session")
 	}
 	o.Tools = append(o.Tools, servers.Tools()...)

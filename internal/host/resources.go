@@ -147,7 +147,11 @@ func (s *Session) mcpCommand(ctx context.Context) Reply {
 	b.WriteString("MCP servers:")
 	for _, c := range s.o.MCP {
 		if !slices.Contains(running, c.Name) {
-			fmt.Fprintf(&b, "\n- %s: not running", c.Name)
+			if slices.Contains(s.notes.signIn, c.Name) {
+				fmt.Fprintf(&b, "\n- %s: needs sign-in (the link was shown; or dsh mcp login %s)", c.Name, c.Name)
+			} else {
+				fmt.Fprintf(&b, "\n- %s: not running", c.Name)
+			}
 			continue
 		}
 		var res, tmpl int

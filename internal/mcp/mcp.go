@@ -19,12 +19,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/secretenv"
@@ -53,6 +57,9 @@ type ServerConfig struct {
 	// Trusted: the user vouches for the server, so its tools' hints
 	// (readOnlyHint) are believed; an untrusted server's tools all ask.
 	Trusted bool
+	// OAuth: how to sign in to an http server (nil: as its authorization
+	// server offers, once it asks).
+	OAuth *OAuth
 }
 
 // Options tune Start. The zero value works.
@@ -73,6 +80,24 @@ type Options struct {
 	// OnExit is told when a server stops on its own, with why. It is not
 	// called for servers stopped by Close.
 	OnExit func(server string, err error)
+	// Tokens keeps HTTP servers' sign-ins between sessions (nil: none kept).
+	Tokens TokenStore
+	// SignIn shows the user the link that signs dsh in to server, and the
+	// server's start waits (ConnectTimeout) for the browser to return. nil:
+	// a server that needs a sign-in no kept token answers fails with
+	// ErrNeedsSignIn.
+	SignIn func(server, url string)
+	// Notice is told what of a server's listings was left out, and why.
+	Notice func(server, msg string)
+	// Roots are the directories the session works in (absolute), offered to
+	// servers as their roots; none: no roots capability, so a server keeps
+	// the directories its configuration gave it.
+	Roots []string
+	// Log receives the servers' log messages (notifications/message) at
+	// debug level; nil drops them.
+	Log *slog.Logger
+
+	fresh bool // sign in anew, whatever is kept (Login)
 }
 
 // StartError is a server that could not be started.
@@ -96,11 +121,16 @@ type server struct {
 	session *sdk.ClientSession
 	tools   []*sdk.Tool
 	prompts []*sdk.Prompt
+	signer  *signer             // http only
+	calls   calls               // running, for the server's requests (elicitation)
 	proc    *supervisor.Process // stdio only
 	exited  chan struct{}       // stdio only: closed once the server and all it started are gone, and its stderr read
 	stderr  *tailBuffer
 
-	end context.CancelFunc // ends the connection's context
+	end  context.CancelFunc // ends the connection's context
+	life context.Context    // the connection's
+
+	relisting atomic.Int32 // prompts listings wanted (list_changed)
 
 	mu      sync.Mutex
 	closing bool
@@ -140,7 +170,7 @@ func connect(ctx context.Context, c ServerConfig, opts Options) (*server, error)
 	life, end := context.WithCancel(context.WithoutCancel(ctx))
 	handshake := time.AfterFunc(timeout, end)
 	stopCtx := context.AfterFunc(ctx, end) // the caller gave up before the handshake ended
-	srv := &server{name: c.Name, trusted: c.Trusted, done: make(chan struct{}), end: end}
+	srv := &server{name: c.Name, trusted: c.Trusted, done: make(chan struct{}), end: end, life: life}
 	var transport sdk.Transport
 	switch c.Type {
 	case "stdio", "":
@@ -160,8 +190,13 @@ func connect(ctx context.Context, c ServerConfig, opts Options) (*server, error)
 		}
 		transport = conn
 	case "http":
-		transport = &sdk.StreamableClientTransport{Endpoint: c.URL, HTTPClient: withHeaders(opts.HTTPClient, c.Headers),
-			MaxRetries: -1}
+		hc := withHeaders(opts.HTTPClient, c.Headers)
+		sg, err := newSigner(c, opts, hc, opts.fresh)
+		if err != nil {
+			return nil, fmt.Errorf("signing in: %w", err)
+		}
+		srv.signer = sg
+		transport = &sdk.StreamableClientTransport{Endpoint: c.URL, HTTPClient: hc, OAuthHandler: sg}
 	case "sse":
 		transport = &sdk.SSEClientTransport{Endpoint: c.URL, HTTPClient: withHeaders(opts.HTTPClient, c.Headers)}
 	default:
@@ -172,10 +207,38 @@ func connect(ctx context.Context, c ServerConfig, opts Options) (*server, error)
 	if version == "" {
 		version = "(devel)"
 	}
-	// No roots capability: a server confined to the directories it was given
-	// must not have them replaced by an empty list of roots.
-	client := sdk.NewClient(&sdk.Implementation{Name: "dsh", Version: version},
-		&sdk.ClientOptions{Capabilities: &sdk.ClientCapabilities{}})
+	caps := &sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{
+		Form: &sdk.FormElicitationCapabilities{}, URL: &sdk.URLElicitationCapabilities{}}}
+	if len(opts.Roots) > 0 {
+		// Without roots, no capability: a server confined to the directories
+		// it was given must not have them replaced by an empty list.
+		caps.RootsV2 = &sdk.RootCapabilities{} //nolint:staticcheck // deprecated from protocol 2026-07-28; the servers of earlier ones use it
+	}
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: "dsh", Version: version}, &sdk.ClientOptions{
+		Capabilities:       caps,
+		ElicitationHandler: srv.elicit,
+		LoggingMessageHandler: func(_ context.Context, r *sdk.LoggingMessageRequest) { //nolint:staticcheck // deprecated from protocol 2026-07-28; the servers of earlier ones use it
+			b, _ := json.Marshal(r.Params.Data)
+			log.Debug("MCP server log", "server", c.Name, "level", string(r.Params.Level), "logger", Label(r.Params.Logger),
+				"data", truncate(sanitise(string(b)), 4096))
+		},
+		ProgressNotificationHandler: srv.progress,
+		PromptListChangedHandler:    func(context.Context, *sdk.PromptListChangedRequest) { srv.changed(opts.Notice) },
+		// The model's tools are fixed for a session (its requests stay
+		// byte-identical); a server that changes its tools (npm's reference
+		// server does, once it learns the client's capabilities) has the
+		// new ones in the next session.
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			log.Debug("MCP server changed its tools; this session keeps those it listed first", "server", c.Name)
+		},
+	})
+	for _, r := range opts.Roots {
+		client.AddRoots(&sdk.Root{URI: (&url.URL{Scheme: "file", Path: r}).String(), Name: filepath.Base(r)}) //nolint:staticcheck // deprecated from protocol 2026-07-28; the servers of earlier ones use it
+	}
 	session, err := client.Connect(life, transport, nil)
 	if !handshake.Stop() || !stopCtx() {
 		err = errors.Join(err, fmt.Errorf("not ready within %v or cancelled", timeout))
@@ -190,34 +253,24 @@ func connect(ctx context.Context, c ServerConfig, opts Options) (*server, error)
 			_ = t.Writer.Close()
 		}
 		end()
+		if srv.signer != nil {
+			srv.signer.close()
+			if srv.signer.needs.Load() && !errors.Is(err, ErrNeedsSignIn) {
+				err = fmt.Errorf("%w: %w", ErrNeedsSignIn, err)
+			}
+		}
 		return nil, srv.explain(err)
 	}
 	srv.session = session
 	listCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	for t, err := range session.Tools(listCtx, nil) {
-		if err != nil {
-			srv.stop()
-			return nil, fmt.Errorf("listing its tools: %w", srv.explain(err))
-		}
-		srv.tools = append(srv.tools, t)
-	}
-	if ir := session.InitializeResult(); ir != nil && ir.Capabilities != nil && ir.Capabilities.Prompts != nil {
-		for p, err := range session.Prompts(listCtx, nil) {
-			if err != nil {
-				break // its tools still work; it offers no prompts
-			}
-			if len(srv.prompts) < maxPrompts {
-				srv.prompts = append(srv.prompts, p)
-			}
-		}
+	if err := srv.list(listCtx, opts.Notice); err != nil {
+		srv.stop()
+		return nil, err
 	}
 	go srv.watch(opts.OnExit)
 	return srv, nil
 }
-
-// maxPrompts bounds the prompts taken from one server: they become commands.
-const maxPrompts = 100
 
 // startStdio starts a stdio server under a supervisor, with a pipe for each of
 // its stdin, stdout and stderr, and returns the transport over the first two.
@@ -304,14 +357,16 @@ func (s *server) explain(err error) error {
 }
 
 // call runs one tool on the server and turns its answer into a result.
-func (s *server) call(ctx context.Context, name string, args json.RawMessage) tool.Result {
+func (s *server) call(ctx context.Context, name string, args json.RawMessage, id int) tool.Result {
 	s.mu.Lock()
 	dead := s.dead
 	s.mu.Unlock()
 	if dead != nil {
 		return tool.Errorf("MCP server %s is not running (%v); its tools cannot be used in this session.", s.name, dead)
 	}
-	res, err := s.session.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	params := &sdk.CallToolParams{Name: name, Arguments: args}
+	params.SetProgressToken(progressToken(id))
+	res, err := s.session.CallTool(ctx, params)
 	if err != nil {
 		s.mu.Lock()
 		if s.dead != nil {
@@ -374,6 +429,9 @@ func (s *server) stop() {
 	}
 	s.halt()
 	s.end()
+	if s.signer != nil {
+		s.signer.close()
+	}
 }
 
 // halt ends a stdio server and everything it started, whether they left its
@@ -441,7 +499,10 @@ type PromptArg struct {
 func (s *Servers) Prompts() []Prompt {
 	var out []Prompt
 	for _, srv := range s.servers {
-		for _, p := range srv.prompts {
+		srv.mu.Lock()
+		prompts := srv.prompts
+		srv.mu.Unlock()
+		for _, p := range prompts {
 			pr := Prompt{Server: srv.name, Name: p.Name, Description: cmp.Or(p.Description, p.Title)}
 			for _, a := range p.Arguments {
 				if a != nil {

@@ -31,11 +31,19 @@ var _ = ServerConfig(config.MCPServer{})
 var pngMagic = []byte{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'}
 
 // TestMain doubles as a stdio MCP server when DSH_MCP_TEST_SERVER is set: a
-// real process for the stdio transport to start, crash and stop.
+// real process for the stdio transport to start, crash and stop; and as the
+// conformance suite's client under test (conformance_test.go).
 func TestMain(m *testing.M) {
 	if os.Getenv("DSH_MCP_TEST_SERVER") == "1" {
 		if err := testServer().Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 			fmt.Fprintln(os.Stderr, "test server:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	if os.Getenv(conformanceEnv) == "1" && len(os.Args) > 1 {
+		if err := conformanceClient(os.Args[len(os.Args)-1]); err != nil {
+			fmt.Fprintln(os.Stderr, "dsh conformance client:", err)
 			os.Exit(1)
 		}
 		os.Exit(0)

@@ -27,7 +27,7 @@ func npmBin(t *testing.T, name string) string {
 	bin := filepath.Join(dir, "node_modules", ".bin", name)
 	if _, err := os.Stat(bin); err != nil {
 		msg := "npm reference server " + name + " is not installed (" + bin + "); run: npm install --prefix " + dir +
-			" @modelcontextprotocol/server-everything @modelcontextprotocol/server-filesystem"
+			" @modelcontextprotocol/server-everything @modelcontextprotocol/server-filesystem @modelcontextprotocol/conformance@0.1.16 node@22.23.3"
 		if os.Getenv("DSH_REQUIRE_MCP") == "1" {
 			t.Fatal(msg)
 		}

@@ -61,31 +61,32 @@ func (s *server) resources(ctx context.Context) ([]Resource, error) {
 	if !s.offersResources() {
 		return nil, nil
 	}
-	var out []Resource
-	for r, err := range s.session.Resources(ctx, nil) {
+	rs, _, err := listPaged(ctx, maxResources, func(ctx context.Context, cursor string) ([]*sdk.Resource, string, error) {
+		r, err := s.session.ListResources(ctx, &sdk.ListResourcesParams{Cursor: cursor})
 		if err != nil {
-			return out, err
+			return nil, "", err
 		}
-		if len(out) == maxResources {
-			break
-		}
-		if r != nil && printableURI(r.URI) {
-			out = append(out, Resource{Server: s.name, URI: r.URI, Name: Label(cmp.Or(r.Title, r.Name)),
-				Description: Label(r.Description), MIMEType: Label(r.MIMEType), Size: max(r.Size, 0)})
-		}
+		return r.Resources, r.NextCursor, nil
+	}, func(r *sdk.Resource) (bool, string) { return r != nil && printableURI(r.URI), "" })
+	if err != nil {
+		return nil, err
 	}
-	n := len(out)
-	for t, err := range s.session.ResourceTemplates(ctx, nil) {
+	var out []Resource
+	for _, r := range rs {
+		out = append(out, Resource{Server: s.name, URI: r.URI, Name: Label(cmp.Or(r.Title, r.Name)),
+			Description: Label(r.Description), MIMEType: Label(r.MIMEType), Size: max(r.Size, 0)})
+	}
+	// The resources still are when listing templates fails: a server may offer none.
+	ts, _, _ := listPaged(ctx, maxResources, func(ctx context.Context, cursor string) ([]*sdk.ResourceTemplate, string, error) {
+		r, err := s.session.ListResourceTemplates(ctx, &sdk.ListResourceTemplatesParams{Cursor: cursor})
 		if err != nil {
-			break // the resources still are; a server may offer no templates
+			return nil, "", err
 		}
-		if len(out)-n == maxResources {
-			break
-		}
-		if t != nil && printableURI(t.URITemplate) {
-			out = append(out, Resource{Server: s.name, URI: t.URITemplate, Name: Label(cmp.Or(t.Title, t.Name)),
-				Description: Label(t.Description), MIMEType: Label(t.MIMEType), Template: true})
-		}
+		return r.ResourceTemplates, r.NextCursor, nil
+	}, func(t *sdk.ResourceTemplate) (bool, string) { return t != nil && printableURI(t.URITemplate), "" })
+	for _, t := range ts {
+		out = append(out, Resource{Server: s.name, URI: t.URITemplate, Name: Label(cmp.Or(t.Title, t.Name)),
+			Description: Label(t.Description), MIMEType: Label(t.MIMEType), Template: true})
 	}
 	return out, nil
 }

@@ -77,8 +77,10 @@ func (s *server) adapt(seen map[string]bool) []tool.Tool {
 			Description: desc + "\n\n(A tool of the MCP server " + s.name + ".)",
 			Schema:      objectSchema(t.InputSchema),
 			ReadOnly:    readOnly, Permission: perm, Kind: card.ToolOther,
-			Execute: func(ctx context.Context, _ tool.Env, args jsontext.Value) (tool.Result, error) {
-				return s.call(ctx, remote, json.RawMessage(args)), nil
+			Execute: func(ctx context.Context, env tool.Env, args jsontext.Value) (tool.Result, error) {
+				id, end := s.calls.enter(ctx, env)
+				defer end()
+				return s.call(ctx, remote, json.RawMessage(args), id), nil
 			},
 		}
 		dt, err := tool.NewDynamic(d)

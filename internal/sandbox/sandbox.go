@@ -142,10 +142,11 @@ func NewPolicy(mode Mode, workspace string, getenv func(string) string) *Policy 
 
 // secrets are the user's dsh folder ($XDG_CONFIG_HOME/dsh, else
 // ~/.config/dsh), symlinks resolved: it holds the API keys dsh keeps
-// (credentials) and the user's config.toml, whose MCP servers' headers and
-// environment hold tokens. A command reading it would hand them to the model.
-// When a writable folder lies inside it (dsh started there), the folder stays
-// and its two secret files are hidden instead.
+// (credentials), the MCP servers' sign-ins (mcp-tokens.json) and the user's
+// config.toml, whose MCP servers' headers and environment hold tokens. A
+// command reading it would hand them to the model. When a writable folder lies
+// inside it (dsh started there), the folder stays and its secret files are
+// hidden instead.
 func (p *Policy) secrets(getenv func(string) string) []string {
 	dir := ""
 	if x := getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
@@ -164,7 +165,7 @@ func (p *Policy) secrets(getenv func(string) string) []string {
 		return []string{dir}
 	}
 	var files []string
-	for _, name := range []string{"credentials", "config.toml"} {
+	for _, name := range []string{"credentials", "config.toml", "mcp-tokens.json"} {
 		if f, err := filepath.EvalSymlinks(filepath.Join(dir, name)); err == nil {
 			files = append(files, f)
 		}

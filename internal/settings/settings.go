@@ -250,6 +250,7 @@ func (s Settings) Options() host.Options {
 		Provider:          s.provider,
 		Models:            s.models,
 		MCP:               append(mcpServers(cfg), s.plugins.mcp...),
+		MCPTokens:         &credentials.MCPTokens{Path: credentials.MCPTokensPath(s.in.Getenv)},
 		LSP:               lsp.Config{Wait: cfg.LSP.Wait, Servers: lspServers(cfg.LSP.Servers), Trust: s.lspTrust()},
 		SkillDirs:         append(s.skillDirs(), s.plugins.skills...),
 		CommandDirs:       append(s.commandDirs(), s.plugins.commands...),
