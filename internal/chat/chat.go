@@ -46,6 +46,8 @@ type Session interface {
 	Answers(text string, where host.Where) bool
 	Cancel()
 	Running() bool
+	// Models are the models the session may be set to (/model's list).
+	Models() []host.Model
 	Close() error
 }
 
@@ -483,6 +485,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case sessionsMsg:
 		m.listed(msg)
+	case modelsMsg:
+		if len(msg) > 0 && m.picker == nil {
+			m.picker = m.modelPicker(msg)
+		}
 	case expandedMsg:
 		m.sb.adopt(msg.sb)
 	case editingMsg:
@@ -537,7 +543,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, tea.Batch(cmds...)
 }
 
-func (m *Model) busy() bool { return m.running }
+// busy says the spinner turns: a turn the chat started, or one the host says runs.
+func (m *Model) busy() bool { return m.running || m.status.State == host.StateWorking }
 
 // streamingOnly says msg only brings more of what streams: output of a
 // running command or the model's text.
@@ -588,7 +595,11 @@ func (m *Model) event(e host.Event) tea.Cmd {
 	case host.KindQuestion:
 		return m.showQuestion(e.Question)
 	case host.KindStatus:
+		ticking := m.busy()
 		m.status = e.Status
+		if !ticking && m.busy() {
+			return m.spin.Tick
+		}
 	case host.KindChild:
 		if e.Child.Event.Kind == host.KindRecord {
 			m.release("")
@@ -816,6 +827,10 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		}
 	case "ctrl+o":
 		return m.expand()
+	case "ctrl+s": // the sessions, as /resume offers them
+		return m.pick()
+	case "alt+p": // the models, as /model offers them
+		return m.pickModel()
 	case "ctrl+g":
 		return m.editPrompt()
 	case "ctrl+l":
@@ -1176,12 +1191,14 @@ func toolName(s string) string {
 
 func (m *Model) statusLine() string {
 	var parts []string
-	switch {
-	case m.perm != nil, m.ask != nil:
+	// What the session does is the host's to say: a job_output waiting for
+	// its job is working, an approval or a question (a subagent's too) waiting.
+	switch m.status.State {
+	case host.StateWaiting:
 		parts = append(parts, "waiting for you")
-	case m.busy():
+	case host.StateWorking:
 		parts = append(parts, m.spin.View()+" working (Esc to cancel)")
-	default:
+	case host.StateIdle, "":
 		parts = append(parts, "idle")
 	}
 	if m.sess == nil {
