@@ -15,7 +15,7 @@ import (
 
 // keysHelp is what /help adds, after the host's list of commands, about the
 // chat's own keys.
-const keysHelp = "Keys: Enter sends · Shift+Enter or Ctrl-J a new line · ↑/↓ history · / lists the commands (type to filter) · @path attaches a file (Tab completes) · ←/→ in /model's list set the thinking · !cmd runs a command yourself · Esc cancels the turn · Ctrl-G edits the prompt in $VISUAL or $EDITOR · Ctrl-S resumes another session (the sessions) · Alt-P picks the model · Ctrl-O shows the last subagent's calls in full · Ctrl-L redraws · Ctrl-C twice exits"
+const keysHelp = "Keys: Enter sends · Shift+Enter or Ctrl-J a new line · ↑/↓ history · / lists the commands (type to filter) · @path attaches a file (Tab completes) · ←/→ in /model's list set the thinking · !cmd runs a command yourself · Esc cancels the turn · Ctrl-G edits the prompt in $VISUAL or $EDITOR · Ctrl-S picks a session to resume · Alt-P picks the model · Ctrl-O shows the last subagent's calls in full · Ctrl-L redraws · Ctrl-C twice exits"
 
 // submittedMsg is what the host made of an input: a turn that ended, or a
 // command's answer.
