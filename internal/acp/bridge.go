@@ -80,6 +80,9 @@ func (b *bridge) updates(rec session.Record, replay bool) []sdk.SessionUpdate {
 			return one(sdk.UpdateUserMessageText(rec.Text))
 		}
 	case session.TypeReply:
+		if it.Call != nil { // /diff: its change, as a finished call
+			return b.contextCard(rec, it)
+		}
 		return one(sdk.UpdateAgentMessageText(rec.Text))
 	case session.TypeAssistant:
 		if s := b.unstreamed(rec.Type, rec.Text); s != "" {

@@ -46,8 +46,10 @@ type Session interface {
 	Answers(text string, where host.Where) bool
 	Cancel()
 	Running() bool
-	// Models are the models the session may be set to (/model's list).
+	// Models are the models the session may be set to (/model's list);
+	// Points the changes /rewind and /diff offer.
 	Models() []host.Model
+	Points(ctx context.Context) ([]host.Point, error)
 	Close() error
 }
 
@@ -489,6 +491,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if len(msg) > 0 && m.picker == nil {
 			m.picker = m.modelPicker(msg)
 		}
+	case pointsMsg:
+		cmds = append(cmds, m.diffPicker(msg))
 	case expandedMsg:
 		m.sb.adopt(msg.sb)
 	case editingMsg:
@@ -794,8 +798,8 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	if ks == "ctrl+c" {
 		return m.interrupt()
 	}
-	if m.review != nil && m.reviewKey(ks) {
-		return nil
+	if m.review != nil && (m.reviewKey(ks) || m.perm == nil && m.ask == nil) {
+		return nil // a review of its own (/diff) takes every key
 	}
 	if deliberate := m.deliberate(); m.perm != nil && deliberate {
 		return m.permKey(ks)
@@ -989,6 +993,9 @@ func (m *Model) submit() tea.Cmd {
 	}
 	text, pastes := attach.Pastes(raw, m.pastes)
 	m.pastes, m.nPaste = map[int]string{}, 0
+	if strings.TrimSpace(text) == "/diff" && m.sess != nil {
+		return m.listPoints() // a picker: the session's diff, or one change's
+	}
 	return m.submitInput(text, pastes)
 }
 

@@ -52,6 +52,7 @@ type fakeSession struct {
 	commands []string
 	cancels  int
 	models   []models.Info  // what /model without a name lists
+	points   []host.Point   // the changes /rewind and /diff list
 	custom   []host.Command // its custom commands
 	// logged are the command records Submit logged, which the harness
 	// delivers as the host's stream would.
@@ -63,7 +64,10 @@ func (f *fakeSession) Status() host.Status  { return f.status }
 func (f *fakeSession) Cancel()              { f.cancels++ }
 func (f *fakeSession) Running() bool        { return false }
 func (f *fakeSession) Models() []host.Model { return f.models }
-func (f *fakeSession) Close() error         { return nil }
+func (f *fakeSession) Points(context.Context) ([]host.Point, error) {
+	return f.points, nil
+}
+func (f *fakeSession) Close() error { return nil }
 
 func (f *fakeSession) Answers(text string, where host.Where) bool {
 	name, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimSpace(text), "/"), " ")
@@ -207,7 +211,7 @@ func (h *harness) settle() {
 		var next []tea.Cmd
 		for _, msg := range runAll(h.last) {
 			switch msg.(type) {
-			case openedMsg, filesMsg, resourcesMsg, sessionsMsg, modelsMsg, expandedMsg, submittedMsg:
+			case openedMsg, filesMsg, resourcesMsg, sessionsMsg, modelsMsg, pointsMsg, expandedMsg, submittedMsg:
 				h.send(msg)
 				next = append(next, h.last)
 			}

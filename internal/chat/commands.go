@@ -91,6 +91,8 @@ func (m *Model) submitted(msg submittedMsg) tea.Cmd {
 	case host.ActionNone:
 	}
 	switch {
+	case len(r.Diff) > 0:
+		m.reviewDiff(r)
 	case len(r.Models) > 0 && !strings.Contains(msg.in.Text, " "):
 		m.picker = m.modelPicker(r.Models)
 	case len(r.Points) > 0:

@@ -23,6 +23,8 @@ type Reply struct {
 	// Points is what /rewind without an argument lists: the changes it can go
 	// back before.
 	Points []Point
+	// Diff is the change /diff shows, file by file (the reply's record holds it).
+	Diff []session.RestoredFile
 	// Fork is the session a /rewind of the conversation started: the consumer
 	// may go on in it.
 	Fork string
@@ -93,6 +95,8 @@ func init() {
 			(*Session).undoCommand, false},
 		{Command{Name: "rewind", Description: "list the changes so far, or go back to before change N: the files (code), the conversation (a new session) or both", ArgHint: "[N [code|conversation|both]] [--overwrite]", Where: Both},
 			(*Session).rewindCommand, false},
+		{Command{Name: "diff", Description: "show what the session, or change N, changed in the files", ArgHint: "[N]", Where: Both},
+			(*Session).diffCommand, false},
 		{Command{Name: "exit", Description: "end the session and quit", Where: Terminal},
 			func(*Session, context.Context, string) (Reply, error) { return Reply{Action: ActionExit}, nil }, true},
 	}
@@ -136,7 +140,7 @@ func (s *Session) runBuiltin(ctx context.Context, b builtin, typed, args string)
 	if err != nil || b.consumer || r.Text == "" {
 		return r, err
 	}
-	_, err = s.put(session.Record{Type: session.TypeReply, Text: r.Text})
+	_, err = s.put(session.Record{Type: session.TypeReply, Text: r.Text, Diff: r.Diff})
 	return r, err
 }
 
