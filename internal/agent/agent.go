@@ -672,7 +672,7 @@ func (a *Agent) runCalls(ctx context.Context, t *turnState, calls []call) error 
 			res := o.res
 			switch {
 			case o.cancelled && !o.ran:
-				res = tool.Errorf(msgCancelled)
+				res = tool.Refused(msgCancelled, "Cancelled before it ran.")
 			case o.cancelled:
 				res.IsError = true
 				if !strings.Contains(res.TextOf(), "ancelled") {
@@ -784,11 +784,13 @@ func (a *Agent) permit(ctx context.Context, c call, hook string) (res tool.Resul
 		}
 	case gateRefuse:
 		if mode == ModePlan {
-			return tool.Errorf("This session is in plan mode, so %s (which changes files or runs commands) was not run. "+
-				"Explore with tools that only read, search or fetch, then present your plan with the plan tool.", c.name), false, nil
+			return tool.Refused(fmt.Sprintf("This session is in plan mode, so %s (which changes files or runs commands) was not run. "+
+				"Explore with tools that only read, search or fetch, then present your plan with the plan tool.", c.name),
+				"Not run: in plan mode only what reads runs, until you approve a plan."), false, nil
 		}
-		return tool.Errorf("This session is in read-only mode, so %s (which changes files or runs commands) was not run. "+
-			"Continue with tools that only read, or ask the user to change the mode.", c.name), false, nil
+		return tool.Refused(fmt.Sprintf("This session is in read-only mode, so %s (which changes files or runs commands) was not run. "+
+			"Continue with tools that only read, or ask the user to change the mode.", c.name),
+			"Not run: the session is in read-only mode (/mode changes it)."), false, nil
 	case gateAsk:
 		// A risky path (inside .git, a file that steers later sessions,
 		// outside the workspace) is asked about every time, whatever a hook
@@ -802,7 +804,8 @@ func (a *Agent) permit(ctx context.Context, c call, hook string) (res tool.Resul
 		return tool.Result{}, true, nil
 	}
 	if a.c.Permit == nil {
-		return tool.Errorf("%s needs the user's permission in %s mode, and there is no one to ask. The call was not run.", c.name, mode), false, nil
+		return tool.Refused(fmt.Sprintf("%s needs the user's permission in %s mode, and there is no one to ask. The call was not run.", c.name, mode),
+			fmt.Sprintf("Not run: in %s mode it needs your permission, and there was no one to ask.", mode)), false, nil
 	}
 	// A presenter that panics must not take the turn down: the request shows the
 	// generic card, as the consumers' presenters show the call (and report it).
@@ -826,7 +829,7 @@ func (a *Agent) permit(ctx context.Context, c call, hook string) (res tool.Resul
 		return tool.Result{}, true, nil
 	case Reject:
 	}
-	return tool.Errorf(msgRejected), false, nil
+	return tool.Refused(msgRejected, "Not run: you said no."), false, nil
 }
 
 func (a *Agent) allAllowed(keys []string) bool {

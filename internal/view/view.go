@@ -243,6 +243,9 @@ func (p *Presenter) result(call session.Record, res tool.Result) (c card.Result,
 			c = nil
 		}
 	}()
+	if c := tool.RefusedCard(res); c != nil { // the harness's words, for the user
+		return c, nil
+	}
 	return p.reg.PresentResult(call.Name, call.Args, res), nil
 }
 

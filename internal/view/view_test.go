@@ -154,3 +154,19 @@ func TestReplyWithADiffIsADiffCard(t *testing.T) {
 		t.Errorf("the diff is not one hunk of seven rows: %#v", c.Diffs)
 	}
 }
+
+// A call the harness did not run shows the user's words; the model keeps its
+// own text in the result.
+func TestRefusedCallShowsTheUsersWords(t *testing.T) {
+	p := NewPresenter(registry())
+	p.Present(session.Record{Type: session.TypeToolCall, CallID: "c1", Name: "greet", Args: []byte(`{"name":"x"}`)})
+	res := tool.Refused("The user rejected this call.", "Not run: you said no.")
+	it := p.Present(session.Record{Type: session.TypeToolResult, CallID: "c1", Result: &res})
+	c, ok := it.Result.(*card.GenericResult)
+	if !ok || len(c.Content) != 1 || c.Content[0].Text != "Not run: you said no." {
+		t.Errorf("the refused call's card: %#v", it.Result)
+	}
+	if res.TextOf() != "The user rejected this call." || !res.IsError {
+		t.Errorf("the model reads %q (error %v)", res.TextOf(), res.IsError)
+	}
+}
