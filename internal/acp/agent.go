@@ -428,7 +428,7 @@ func stopReason(r host.StopReason) (sdk.StopReason, error) {
 		return sdk.StopReasonMaxTurnRequests, nil
 	case host.StopRefusal:
 		return sdk.StopReasonRefusal, nil
-	case host.StopCancelled:
+	case host.StopCancelled, host.StopTimeout:
 		return sdk.StopReasonCancelled, nil
 	case host.StopError:
 	}

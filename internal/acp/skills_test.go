@@ -79,7 +79,8 @@ func TestSkills(t *testing.T) {
 	if !strings.Contains(system, "- release-notes: Write release notes from the git log.") {
 		t.Errorf("the system prompt does not list the skill:\n%s", system)
 	}
-	if user != "Load the skill release-notes with the skill tool and follow it.\n\nfor v2" {
+	// Run by name, the skill's body is the prompt, saying where its folder is.
+	if user != "Base directory for this skill: "+dir+" (run its scripts from there)\n\n# Release notes\n\n1. Read templates/notes.md.\n2. Group the changes under Added, Fixed and Changed.\n\nfor v2" {
 		t.Errorf("the slash command became %q", user)
 	}
 	if !strings.Contains(results["s1"], "Group the changes under Added") || !strings.Contains(results["s1"], "templates/notes.md") {

@@ -23,6 +23,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/hooks"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/models"
+	"github.com/dsh-dev/dsh/internal/rules"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/view"
@@ -37,7 +38,8 @@ const (
 	StopMaxTokens StopReason = "max_tokens" // the model ran out of output tokens
 	StopRefusal   StopReason = "refusal"    // the model declined
 	StopMaxTurns  StopReason = "max_turns"  // Config.MaxTurns model round-trips were used up
-	StopBudget    StopReason = "budget"     // Config.TokenBudget tokens were used up
+	StopBudget    StopReason = "budget"     // Config.TokenBudget tokens or Config.MaxCost dollars were used up
+	StopTimeout   StopReason = "timeout"    // the turn's context ended with ErrTimeLimit as its cause
 	StopCancelled StopReason = "cancelled"  // the user cancelled
 	StopError     StopReason = "error"      // the model could not be reached or failed
 )
@@ -57,6 +59,11 @@ const (
 
 // ErrBusy is returned by Prompt while another turn of the same agent is running.
 var ErrBusy = errors.New("a turn is already running in this session")
+
+// ErrTimeLimit, as the cause of a turn's context (context.WithTimeoutCause),
+// ends the turn as StopTimeout rather than StopCancelled: a run's time limit
+// (dsh run --timeout), not the user.
+var ErrTimeLimit = errors.New("the time limit was reached")
 
 // Recorder is where the agent's records go: the session log (through the session
 // host, which also publishes them). Put returns the record as it was persisted;
@@ -79,7 +86,19 @@ type Config struct {
 	// TokenBudget, if positive, ends a turn once its model calls have used
 	// that many tokens, input and output (a subagent's budget).
 	TokenBudget int64
-	Mode        Mode
+	// MaxCost, if positive, ends a turn once Spent has grown by that many US
+	// dollars since the turn began (dsh run --max-budget-usd); Spent is the
+	// session's cost as /cost prices it, subagents included.
+	MaxCost float64
+	Spent   func() float64
+	// Rules are the user's permission rules in force now (nil: none); a
+	// deny holds in every mode, ask asks even where the mode would not, allow
+	// runs where it would ask.
+	Rules func() *rules.Set
+	// FallbackModel is the model a turn goes on with when the one in force is
+	// overloaded or unavailable (provider.ErrUnavailable); "" means none.
+	FallbackModel string
+	Mode          Mode
 	// Auto says that commands run in the sandbox, so the auto mode may be set.
 	Auto   bool
 	Permit Permitter // asked in modes that ask; nil means nobody can be asked
@@ -149,6 +168,8 @@ type Agent struct {
 	cwd    string          // the working directory last logged, relative to the root
 
 	fixed int64 // the tokens of the system prompt and tools; -1 until needed (fixedLocked)
+
+	turnOpts Turn // what the running turn's command changes (PromptTurn, RunAsked)
 }
 
 // New returns an agent. The Config's zero limits take their defaults.
@@ -316,6 +337,7 @@ func (a *Agent) Mode() Mode {
 // turnState is what one Prompt accumulates.
 type turnState struct {
 	usage session.Usage
+	spent float64 // Config.Spent when the turn began
 
 	errMu  sync.Mutex
 	logErr error // the first failed append from a tool's live callbacks
@@ -340,40 +362,53 @@ func (t *turnState) noteLogErr(err error) {
 // or ctx is cancelled (which returns StopCancelled and a nil error). A model error
 // ends the turn with StopError and is returned; so is a failure to write the log.
 func (a *Agent) Prompt(ctx context.Context, text string, images ...card.Content) (StopReason, error) {
+	return a.PromptTurn(ctx, Turn{}, text, images...)
+}
+
+// PromptTurn is Prompt with turn in force until it ends.
+func (a *Agent) PromptTurn(ctx context.Context, turn Turn, text string, images ...card.Content) (StopReason, error) {
 	if !a.turn.TryLock() {
 		return StopError, ErrBusy
 	}
 	defer a.turn.Unlock()
+	defer a.setTurn(turn)()
 
 	if err := a.record(session.Record{Type: session.TypeUser, Text: text, Content: images}); err != nil {
 		return StopError, fmt.Errorf("log prompt: %w", err)
 	}
 
 	t := &turnState{}
+	if a.c.Spent != nil {
+		t.spent = a.c.Spent()
+	}
 	for round := 0; ; round++ {
 		if round == a.c.MaxTurns {
 			return a.end(t, StopMaxTurns, nil)
 		}
 		if err := a.autoCompact(ctx, t); err != nil {
 			if ctx.Err() != nil {
-				return a.end(t, StopCancelled, nil)
+				return a.end(t, cancelReason(ctx), nil)
 			}
 			return a.end(t, StopError, err)
 		}
-		model, thinking := a.Model()
+		model, thinking := a.turnModel()
 		resp, err := a.c.Provider.Stream(ctx, provider.Request{
 			Model:     model,
 			Thinking:  thinking,
 			System:    a.systemPrompt(),
 			Messages:  a.messages(),
-			Tools:     a.defs(),
+			Tools:     a.turnTools(),
 			MaxTokens: a.c.MaxTokens,
 		}, a.c.OnDelta)
 		if ctx.Err() != nil {
-			return a.end(t, StopCancelled, nil)
+			return a.end(t, cancelReason(ctx), nil)
 		}
 		if err == nil && resp == nil {
 			err = errors.New("no response")
+		}
+		if err != nil && a.fallback(model, thinking, err) {
+			round-- // the round did not happen: the fallback model gets it
+			continue
 		}
 		if err != nil {
 			return a.end(t, StopError, fmt.Errorf("model %s: %w", a.c.Provider.Name(), err))
@@ -404,7 +439,7 @@ func (a *Agent) Prompt(ctx context.Context, text string, images ...card.Content)
 				case err != nil:
 					return a.end(t, StopError, err)
 				case ctx.Err() != nil:
-					return a.end(t, StopCancelled, nil)
+					return a.end(t, cancelReason(ctx), nil)
 				case more:
 					continue // the hook's reason is in the context now
 				}
@@ -415,12 +450,12 @@ func (a *Agent) Prompt(ctx context.Context, text string, images ...card.Content)
 			return a.end(t, StopError, err)
 		}
 		if ctx.Err() != nil {
-			return a.end(t, StopCancelled, nil)
+			return a.end(t, cancelReason(ctx), nil)
 		}
 		if t.hookStop {
 			return a.end(t, StopEndTurn, nil)
 		}
-		if a.overBudget(t) {
+		if a.overBudget(t) || a.overCost(t) {
 			return a.end(t, StopBudget, nil)
 		}
 	}
@@ -430,13 +465,21 @@ func (a *Agent) Prompt(ctx context.Context, text string, images ...card.Content)
 // call but not asked about, and returns its result. An error is a harness or log
 // failure.
 func (a *Agent) RunTool(ctx context.Context, name string, args []byte) (tool.Result, error) {
+	return a.runOne(ctx, Turn{}, call{name: name, args: objectArgs(args), direct: true})
+}
+
+// runOne runs one call c outside the model's turn: the user's own (direct:
+// not asked about, no hooks) or one their input asked for (aside), with turn
+// in force.
+func (a *Agent) runOne(ctx context.Context, turn Turn, c call) (tool.Result, error) {
 	if !a.turn.TryLock() {
 		return tool.Result{}, ErrBusy
 	}
 	defer a.turn.Unlock()
+	defer a.setTurn(turn)()
 	a.mu.Lock()
 	a.calls++
-	id := fmt.Sprintf("call-%d", a.calls)
+	c.id = fmt.Sprintf("call-%d", a.calls)
 	a.direct = true
 	a.mu.Unlock()
 	defer func() {
@@ -444,9 +487,9 @@ func (a *Agent) RunTool(ctx context.Context, name string, args []byte) (tool.Res
 		a.last, a.direct = tool.Result{}, false
 		a.mu.Unlock()
 	}()
-	t, _ := a.c.Registry.Get(name)
+	c.tool, _ = a.c.Registry.Get(c.name)
 	ts := &turnState{}
-	if err := a.runCalls(ctx, ts, []call{{id: id, name: name, args: objectArgs(args), tool: t, direct: true}}); err != nil {
+	if err := a.runCalls(ctx, ts, []call{c}); err != nil {
 		return tool.Result{}, err
 	}
 	if ts.logErr != nil {
@@ -539,6 +582,8 @@ type call struct {
 	id, name  string
 	continues bool // not the message's first call
 	direct    bool // the user's own call (dsh tool): no permission step
+	aside     bool // run for the user's input before its prompt (RunAsked): its output is in the prompt
+	ask       bool // asked about whatever the mode says (an untrusted repository's command's)
 	args      jsontext.Value
 	tool      tool.Tool // nil for an unknown tool; Registry.Run explains
 	preview   jsontext.Value
@@ -573,7 +618,7 @@ func (a *Agent) logAssistant(m provider.Message) ([]call, error) {
 
 // logCall logs a call as it comes up to run.
 func (a *Agent) logCall(c call) error {
-	if err := a.record(session.Record{Type: session.TypeToolCall, CallID: c.id, Name: c.name, Args: c.args, Preview: c.preview, Continues: c.continues}); err != nil {
+	if err := a.record(session.Record{Type: session.TypeToolCall, CallID: c.id, Name: c.name, Args: c.args, Preview: c.preview, Continues: c.continues, Aside: c.aside}); err != nil {
 		return fmt.Errorf("log tool call: %w", err)
 	}
 	return nil
@@ -612,32 +657,45 @@ func (a *Agent) runCalls(ctx context.Context, t *turnState, calls []call) error 
 				outs[k] = outcome{cancelled: true}
 				continue
 			}
+			// The call's hooks run before it is logged: one may change its
+			// input, and the call logged (and shown) is the one that runs.
+			denied, hook, ok, runs := a.preToolUse(ctx, t, c)
+			granted := false
+			if ok && ctx.Err() == nil {
+				var more []session.Hook
+				denied, granted, ok, more = a.permissionRequest(ctx, t, c, hook)
+				runs = append(runs, more...)
+			}
 			var fail *tool.Result
-			if c.tool != nil {
+			if res, ok := a.hidden(*c); ok {
+				fail = &res
+			} else if c.tool != nil {
 				c.preview, fail = c.tool.Preview(ctx, a.env(t, *c), c.args)
 			}
 			if err := a.logCall(*c); err != nil {
 				return err
 			}
-			if fail != nil {
-				outs[k] = outcome{res: *fail}
-				continue
-			}
-			denied, hook, ok, err := a.preToolUse(ctx, t, *c)
-			switch {
-			case err != nil:
+			if err := a.logHooks(runs); err != nil {
 				return err
+			}
+			switch {
 			case ctx.Err() != nil:
 				outs[k] = outcome{cancelled: true}
 				continue
 			case !ok:
 				outs[k] = outcome{res: denied}
 				continue
+			case fail != nil:
+				outs[k] = outcome{res: *fail}
+				continue
+			}
+			if c.ask {
+				hook = "ask"
 			}
 			// A direct call is the user's own (dsh tool, !cmd): nothing to ask.
 			res, ok, err := tool.Result{}, true, error(nil)
 			if !c.direct {
-				res, ok, err = a.permit(ctx, *c, hook)
+				res, ok, err = a.permit(ctx, *c, hook, granted)
 			}
 			switch {
 			case err != nil:
@@ -685,8 +743,8 @@ func (a *Agent) runCalls(ctx context.Context, t *turnState, calls []call) error 
 			if err := a.nestedInstructions(c, res); err != nil {
 				return err
 			}
-			if o.ran && !o.cancelled {
-				if err := a.postToolUse(ctx, t, c, res); err != nil {
+			if o.ran {
+				if err := a.afterCall(ctx, t, c, res, o.cancelled); err != nil {
 					return err
 				}
 			}
@@ -755,23 +813,34 @@ func (a *Agent) execute(ctx context.Context, t *turnState, c call) outcome {
 	return outcome{res: res, ran: true, cancelled: ctx.Err() != nil}
 }
 
-// permit decides whether a call may run, asking the user when the mode says so.
-// When it may not, res is the error result the model gets; err is a failure to
-// log a remembered approval.
-//
-// hook is what the call's PreToolUse hooks decided: allow runs it without
-// asking and ask asks even where the mode would not, as in Claude Code; no
-// hook lifts the refusals of the read-only and plan modes, nor the question
-// about a risky path.
-func (a *Agent) permit(ctx context.Context, c call, hook string) (res tool.Result, ok bool, err error) {
+// A verdict is what the mode, the hooks and earlier approvals decide about a
+// call before anyone is asked.
+type verdict int
+
+const (
+	verdictAsk verdict = iota
+	verdictRun
+	verdictRefuse
+)
+
+// verdict is permit's decision without asking: run, refuse (with res), or ask
+// (about ap, a call of permission perm).
+func (a *Agent) verdict(c call, hook string) (v verdict, res tool.Result, perm tool.Permission, ap tool.Approval) {
 	if c.tool == nil {
-		return tool.Result{}, true, nil // Registry.Run answers with the list of real tools
+		return verdictRun, tool.Result{}, perm, ap // Registry.Run answers with the list of real tools
 	}
-	perm := c.tool.Permission()
+	perm = c.tool.Permission()
 	a.mu.Lock()
 	mode := a.mode
 	a.mu.Unlock()
-	ap := c.tool.Approval(c.args)
+	ap = c.tool.Approval(c.args)
+	// The user's rules first: a deny holds in every mode; ask and allow
+	// count as a hook's would.
+	denied, ruled := a.ruleGate(c, ap)
+	if denied != nil {
+		return verdictRefuse, *denied, perm, ap
+	}
+	hook = stronger(hook, ruled)
 	r := a.pathRisk(ap.Paths)
 	if why := r.reason(); why != "" {
 		// Asked every time: no earlier "always" covers it.
@@ -780,32 +849,61 @@ func (a *Agent) permit(ctx context.Context, c call, hook string) (res tool.Resul
 	switch modeGate(mode, perm, ap, r) {
 	case gateRun:
 		if hook != "ask" {
-			return tool.Result{}, true, nil
+			return verdictRun, tool.Result{}, perm, ap
 		}
 	case gateRefuse:
 		if mode == ModePlan {
-			return tool.Refused(fmt.Sprintf("This session is in plan mode, so %s (which changes files or runs commands) was not run. "+
+			return verdictRefuse, tool.Refused(fmt.Sprintf("This session is in plan mode, so %s (which changes files or runs commands) was not run. "+
 				"Explore with tools that only read, search or fetch, then present your plan with the plan tool.", c.name),
-				"Not run: in plan mode only what reads runs, until you approve a plan."), false, nil
+				"Not run: in plan mode only what reads runs, until you approve a plan."), perm, ap
 		}
-		return tool.Refused(fmt.Sprintf("This session is in read-only mode, so %s (which changes files or runs commands) was not run. "+
+		return verdictRefuse, tool.Refused(fmt.Sprintf("This session is in read-only mode, so %s (which changes files or runs commands) was not run. "+
 			"Continue with tools that only read, or ask the user to change the mode.", c.name),
-			"Not run: the session is in read-only mode (/mode changes it)."), false, nil
+			"Not run: the session is in read-only mode (/mode changes it)."), perm, ap
 	case gateAsk:
 		// A risky path (inside .git, a file that steers later sessions,
 		// outside the workspace) is asked about every time, whatever a hook
-		// says, as whatever "always" says.
-		if hook == "allow" && r.reason() == "" {
-			return tool.Result{}, true, nil
+		// says, as whatever "always" says; so is it whatever the running
+		// command's allowed-tools say.
+		if (hook == "allow" || hook == "" && a.preApproved(c)) && r.reason() == "" {
+			return verdictRun, tool.Result{}, perm, ap
 		}
 	}
-
 	if hook != "ask" && (ap.Safe || (ap.Remember && len(ap.Keys) > 0 && a.allAllowed(ap.Keys))) {
+		return verdictRun, tool.Result{}, perm, ap
+	}
+	return verdictAsk, tool.Result{}, perm, ap
+}
+
+// wouldAsk says permit would ask the user about c: when PermissionRequest
+// hooks run.
+func (a *Agent) wouldAsk(c call, hook string) bool {
+	v, _, _, _ := a.verdict(c, hook)
+	return v == verdictAsk && a.c.Permit != nil
+}
+
+// permit decides whether a call may run, asking the user when the mode says so.
+// When it may not, res is the error result the model gets; err is a failure to
+// log a remembered approval.
+//
+// hook is what the call's PreToolUse hooks decided: allow runs it without
+// asking and ask asks even where the mode would not, as in Claude Code; no
+// hook lifts the refusals of the read-only and plan modes, nor the question
+// about a risky path. granted says a PermissionRequest hook answered the
+// question for the user, yes.
+func (a *Agent) permit(ctx context.Context, c call, hook string, granted bool) (res tool.Result, ok bool, err error) {
+	v, res, perm, ap := a.verdict(c, hook)
+	switch {
+	case v == verdictRun:
+		return tool.Result{}, true, nil
+	case v == verdictRefuse:
+		return res, false, nil
+	case granted && a.pathRisk(c.tool.Approval(c.args).Paths).reason() == "":
 		return tool.Result{}, true, nil
 	}
 	if a.c.Permit == nil {
-		return tool.Refused(fmt.Sprintf("%s needs the user's permission in %s mode, and there is no one to ask. The call was not run.", c.name, mode),
-			fmt.Sprintf("Not run: in %s mode it needs your permission, and there was no one to ask.", mode)), false, nil
+		return tool.Refused(fmt.Sprintf("%s needs the user's permission in %s mode, and there is no one to ask. The call was not run.", c.name, a.Mode()),
+			fmt.Sprintf("Not run: in %s mode it needs your permission, and there was no one to ask.", a.Mode())), false, nil
 	}
 	// A presenter that panics must not take the turn down: the request shows the
 	// generic card, as the consumers' presenters show the call (and report it).

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dsh-dev/dsh/internal/hooks"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/session"
@@ -51,7 +52,7 @@ func (a *Agent) Compact(ctx context.Context, focus string) error {
 		return ErrBusy
 	}
 	defer a.turn.Unlock()
-	_, err := a.compact(ctx, focus)
+	_, err := a.compact(ctx, focus, "manual")
 	return err
 }
 
@@ -65,7 +66,7 @@ func (a *Agent) autoCompact(ctx context.Context, t *turnState) error {
 	if !due {
 		return nil
 	}
-	u, err := a.compact(ctx, "")
+	u, err := a.compact(ctx, "", "auto")
 	t.usage.InputTokens += u.InputTokens
 	t.usage.OutputTokens += u.OutputTokens
 	return err
@@ -74,7 +75,13 @@ func (a *Agent) autoCompact(ctx context.Context, t *turnState) error {
 // compact asks the model for the summary and logs it. The last turn is kept
 // as it is when there are turns before it and it is small (a quarter of the
 // window at most): the model then still sees the request it is working on.
-func (a *Agent) compact(ctx context.Context, focus string) (session.Usage, error) {
+//
+// trigger is manual (/compact) or auto, as PreCompact hooks are told; the
+// SessionStart hooks run after it, with source compact, as in Claude Code.
+func (a *Agent) compact(ctx context.Context, focus, trigger string) (session.Usage, error) {
+	if _, err := a.RunHooks(ctx, hooks.Input{Event: hooks.PreCompact, Trigger: trigger, CustomInstructions: focus}); err != nil {
+		return session.Usage{}, err
+	}
 	a.mu.Lock()
 	msgs := a.ctx.messages()
 	last, ok := a.ctx.lastTurn()
@@ -120,6 +127,9 @@ func (a *Agent) compact(ctx context.Context, focus string) (session.Usage, error
 	rec := session.Record{Type: session.TypeCompaction, Text: summary, Keep: keep, Focus: focus, Usage: &u}
 	if err := a.record(rec); err != nil {
 		return u, fmt.Errorf("log compaction: %w", err)
+	}
+	if _, err := a.RunHooks(ctx, hooks.Input{Event: hooks.SessionStart, Source: "compact"}); err != nil {
+		return u, err
 	}
 	if a.c.OnUsage != nil {
 		cu := a.ContextUsage()

@@ -64,6 +64,9 @@ func (b *builder) fold(r session.Record) {
 		b.closeAnswered()
 		b.add(provider.RoleAssistant, provider.Part{Type: provider.PartThinking, Text: r.Text, Signature: r.Signature})
 	case session.TypeToolCall:
+		if r.Aside { // its output is in the prompt logged next; its result finds no open call
+			return
+		}
 		// A call after results starts the next message, unless it continues the
 		// message whose earlier calls those results answer.
 		if len(b.results) > 0 && !r.Continues {

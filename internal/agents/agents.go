@@ -10,43 +10,47 @@
 package agents
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
-	"go.yaml.in/yaml/v3"
-
+	"github.com/dsh-dev/dsh/internal/frontmatter"
 	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
 // Agent is one custom agent.
 type Agent struct {
 	Name        string
+	Display     string // the name as its file writes it ("Code Reviewer"), if that is not Name
 	Description string
 	// Tools are the tools it may use, as dsh names them; nil: every tool the
 	// session lets a subagent have.
 	Tools []string
+	// Disallowed are tools it may not use (disallowedTools), as dsh names them.
+	Disallowed []string
 	// Model is the model it runs ("" or "inherit": the session's).
 	Model  string
 	Prompt string // its system prompt: the file's body
 	Path   string // the file
 	Repo   bool   // the repository's file, not the user's
+	// Untrusted: the repository's file, in a project the user does not trust.
+	Untrusted bool
 }
 
-// Dir is a directory of agent files.
+// Dir is a directory of agent files, its subfolders included.
 type Dir struct {
 	Path string
 	Root string // "": the user's own directory
 	// Trusted says the user trusts the project Root: its agents may choose
 	// their model, and are offered without the bound of an untrusted one's.
 	Trusted bool
+	// Namespace, if set, prefixes the names of the directory's agents
+	// ("plugin:agent"), as Claude Code names a plugin's; Vars are what
+	// ${NAME} in their prompts expands to (CLAUDE_PLUGIN_ROOT).
+	Namespace string
+	Vars      map[string]string
 }
 
 // Dirs are where agents are looked for, in order of precedence: the user's
@@ -72,14 +76,7 @@ func Dirs(root string, getenv func(string) string) []Dir {
 const (
 	maxFile        = 64 << 10
 	maxDescription = 1024
-	maxAgents      = 100
-	// maxUntrusted bounds the bytes of names and descriptions an untrusted
-	// repository's agents add to every request (as the task tool's description).
-	maxUntrusted = 8 << 10
 )
-
-// validName is Claude Code's rule: lowercase letters, digits and hyphens.
-var validName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`) })
 
 // claudeTools maps Claude Code's tool names to dsh's.
 var claudeTools = map[string]string{
@@ -97,166 +94,137 @@ func ToolName(n string) string {
 	return n
 }
 
-// All reads the agents of dirs; the first of a name wins. What cannot be read
-// or is malformed is skipped and told in the error.
+// All reads the agents of dirs, subfolders included; the first of a name
+// wins. What cannot be read or is malformed is skipped and told in the error.
+// There is no bound on how many: Listed bounds what the model is told of.
 func All(dirs []Dir) ([]Agent, error) {
 	var out []Agent
 	var errs []error
 	seen := map[string]bool{}
-	untrusted, bounded := 0, false // bytes so far of an untrusted repository's, and whether some were left out
+	isMarkdown := func(name string) bool { return strings.EqualFold(filepath.Ext(name), ".md") }
 	for _, d := range dirs {
-		entries, err := os.ReadDir(d.Path)
-		if err != nil {
-			if !errors.Is(err, fs.ErrNotExist) {
-				errs = append(errs, fmt.Errorf("agents in %s: %w", d.Path, err))
+		var files []workspace.ProjectEntry
+		var err error
+		if d.Root != "" {
+			rel, rerr := filepath.Rel(d.Root, d.Path)
+			if rerr != nil {
+				errs = append(errs, rerr)
+				continue
 			}
-			continue
+			files, err = workspace.WalkProject(d.Root, rel, maxFile, isMarkdown)
+		} else {
+			files, err = workspace.WalkOwn(d.Path, maxFile, isMarkdown)
 		}
-		for _, e := range entries {
-			if !strings.HasSuffix(e.Name(), ".md") || e.IsDir() {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("agents in %s: %w", d.Path, err))
+		}
+		for _, f := range files {
+			path := filepath.Join(d.Path, filepath.FromSlash(f.Rel))
+			if f.More {
+				errs = append(errs, fmt.Errorf("agent %s: larger than %d bytes", path, maxFile))
 				continue
 			}
-			if len(out) == maxAgents {
-				errs = append(errs, fmt.Errorf("agents in %s: more than %d; the rest are not offered", d.Path, maxAgents))
-				break
-			}
-			path := filepath.Join(d.Path, e.Name())
-			b, err := read(d, e.Name())
+			a, err := parse(f.Data, strings.TrimSuffix(filepath.Base(f.Rel), filepath.Ext(f.Rel)))
 			if err != nil {
 				errs = append(errs, fmt.Errorf("agent %s: %w", path, err))
 				continue
 			}
-			a, err := Parse(b)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("agent %s: %w", path, err))
-				continue
+			if d.Namespace != "" {
+				a.Name = d.Namespace + ":" + a.Name
 			}
-			a.Path, a.Repo = path, d.Root != ""
+			for k, v := range d.Vars {
+				a.Prompt = strings.ReplaceAll(a.Prompt, "${"+k+"}", v)
+			}
+			a.Path, a.Repo, a.Untrusted = path, d.Root != "", d.Root != "" && !d.Trusted
 			if seen[a.Name] {
 				continue
 			}
-			if d.Root != "" && !d.Trusted {
-				n := len(a.Name) + len(a.Description) + 4
-				if bounded || untrusted+n > maxUntrusted {
-					bounded = true
-					continue
-				}
-				untrusted += n
-				if a.Model != "" {
-					errs = append(errs, fmt.Errorf("agent %s: model %q ignored: the project is not trusted, so the agent runs the session's model", path, a.Model))
-					a.Model = ""
-				}
+			if a.Untrusted && a.Model != "" {
+				errs = append(errs, fmt.Errorf("agent %s: model %q ignored: the project is not trusted, so the agent runs the session's model", path, a.Model))
+				a.Model = ""
 			}
 			seen[a.Name] = true
 			out = append(out, a)
 		}
 	}
-	if bounded {
-		errs = append(errs, fmt.Errorf("the repository's agents past %d KiB of names and descriptions are not offered: the project is not trusted", maxUntrusted>>10))
-	}
 	return out, errors.Join(errs...)
 }
 
+// Listed are the agents the model is told of, within the budget of what
+// agents may add to every request (an untrusted repository's within a
+// smaller one); notice says, once, how many were left out.
+func Listed(as []Agent) (listed []Agent, notice string) {
+	listed, left := frontmatter.Fit(as, func(a Agent) int { return len(a.Name) + len(a.Description) + 4 }, func(a Agent) bool { return a.Untrusted })
+	if left > 0 {
+		notice = fmt.Sprintf("%d custom agents are not listed to the model: their descriptions pass the %d KiB budget (an untrusted repository's, %d KiB); /agents lists them all, and the model can still start one by name",
+			left, frontmatter.Budget>>10, frontmatter.UntrustedBudget>>10)
+	}
+	return listed, notice
+}
+
+// agentKeys are the front matter keys of Claude Code's agent files.
+var agentKeys = []string{"name", "description", "tools", "disallowedTools", "disallowed-tools", "model", "color",
+	"permissionMode", "skills", "hooks", "mcpServers", "memory", "effort", "maxTurns", "background", "isolation", "initialPrompt"}
+
 // Parse reads an agent file: front matter with name and description (tools,
 // model and Claude Code's other fields optional), then the system prompt.
-func Parse(b []byte) (Agent, error) {
-	b = bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n"))
-	rest, ok := bytes.CutPrefix(b, []byte("---\n"))
-	if !ok {
-		return Agent{}, errors.New("no front matter (a --- block with name and description)")
-	}
-	front, body, ok := bytes.Cut(rest, []byte("\n---\n"))
-	if !ok {
-		if front, ok = bytes.CutSuffix(rest, []byte("\n---")); !ok {
-			return Agent{}, errors.New("the front matter is not closed with ---")
-		}
-	}
-	var f struct {
-		Name        string    `yaml:"name"`
-		Description string    `yaml:"description"`
-		Tools       yaml.Node `yaml:"tools"`
-		Model       string    `yaml:"model"`
-	}
-	if err := yaml.Unmarshal(front, &f); err != nil {
-		return Agent{}, fmt.Errorf("front matter: %w", err)
-	}
-	a := Agent{Name: strings.TrimSpace(f.Name), Description: strings.Join(strings.Fields(f.Description), " "),
-		Model: strings.TrimSpace(f.Model), Prompt: strings.TrimSpace(string(body))}
-	switch {
-	case a.Name == "":
-		return Agent{}, errors.New("front matter: no name")
-	case len(a.Name) > 64 || !validName().MatchString(a.Name):
-		return Agent{}, fmt.Errorf("name %q: want lowercase letters, digits and hyphens, at most 64 characters", a.Name)
-	case a.Description == "":
-		return Agent{}, errors.New("front matter: no description")
-	case len(a.Description) > maxDescription:
-		return Agent{}, fmt.Errorf("description longer than %d characters", maxDescription)
-	}
-	tools, err := toolList(&f.Tools)
+func Parse(b []byte) (Agent, error) { return parse(b, "") }
+
+// parse reads an agent file whose name, if its front matter has none, is
+// file. A display name ("Code Reviewer") gives the name code-reviewer; a
+// description past 1,024 bytes is cut.
+func parse(b []byte, file string) (Agent, error) {
+	front, body, ok, err := frontmatter.Split(b)
 	if err != nil {
 		return Agent{}, err
 	}
-	a.Tools = tools
+	if !ok {
+		return Agent{}, errors.New("no front matter (a --- block with name and description)")
+	}
+	f := frontmatter.Parse(front, agentKeys...)
+	display := strings.TrimSpace(f.String("name"))
+	if display == "" {
+		display = file
+	}
+	a := Agent{Name: frontmatter.Name(display), Description: frontmatter.Cut(strings.Join(strings.Fields(f.String("description")), " "), maxDescription),
+		Model: strings.TrimSpace(f.String("model")), Prompt: strings.TrimSpace(string(body))}
+	if display != a.Name {
+		a.Display = display
+	}
+	switch {
+	case display == "":
+		return Agent{}, errors.New("front matter: no name")
+	case a.Name == "":
+		return Agent{}, fmt.Errorf("name %q: want letters or digits", display)
+	case a.Description == "":
+		return Agent{}, errors.New("front matter: no description")
+	}
+	if tools, ok := f.List(false, "tools"); ok {
+		a.Tools = toolList(tools)
+	} else if f.Has("tools") { // not every tool: what it meant is not known
+		return Agent{}, errors.New("tools: want a comma-separated list or a list of names")
+	}
+	if no, ok := f.List(false, "disallowedTools", "disallowed-tools"); ok {
+		a.Disallowed = toolList(no)
+	}
 	if a.Model == "inherit" {
 		a.Model = ""
 	}
 	return a, nil
 }
 
-// toolList reads tools: a comma list ("Read, Grep") or a YAML list; absent
-// means every tool (nil), an empty list none.
-func toolList(n *yaml.Node) ([]string, error) {
-	var names []string
-	switch n.Kind {
-	case 0:
-		return nil, nil
-	case yaml.ScalarNode:
-		for t := range strings.SplitSeq(n.Value, ",") {
-			if t = strings.TrimSpace(t); t != "" {
-				names = append(names, t)
-			}
-		}
-	case yaml.SequenceNode:
-		for _, c := range n.Content {
-			if c.Kind != yaml.ScalarNode {
-				return nil, errors.New("tools: want names")
-			}
-			names = append(names, strings.TrimSpace(c.Value))
-		}
-	case yaml.DocumentNode, yaml.MappingNode, yaml.AliasNode:
-		return nil, errors.New("tools: want a comma-separated list or a list of names")
-	}
+// toolList is a list of tools as dsh names them, each once.
+func toolList(names []string) []string {
 	out := []string{}
 	for _, t := range names {
+		if t = strings.TrimSpace(t); t == "" {
+			continue
+		}
 		if d := ToolName(t); !slices.Contains(out, d) {
 			out = append(out, d)
 		}
 	}
-	return out, nil
-}
-
-// read reads an agent file, capped: a project's inside its repository, the
-// user's in their directory.
-func read(d Dir, name string) ([]byte, error) {
-	var b []byte
-	var more bool
-	var err error
-	if d.Root != "" {
-		rel, rerr := filepath.Rel(d.Root, filepath.Join(d.Path, name))
-		if rerr != nil {
-			return nil, rerr
-		}
-		b, more, err = workspace.ReadProjectFile(d.Root, rel, maxFile)
-	} else {
-		b, more, err = workspace.ReadOwnFile(filepath.Join(d.Path, name), maxFile)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if more {
-		return nil, fmt.Errorf("larger than %d bytes", maxFile)
-	}
-	return b, nil
+	return out
 }
 
 // Find returns the named agent.

@@ -48,11 +48,15 @@ type opener struct {
 	// discardEmpty: a new session left without a word leaves no log (the
 	// chat opens one as it starts).
 	discardEmpty bool
+	// maxTurns and maxCost bound each prompt (dsh run's limits).
+	maxTurns int
+	maxCost  float64
 }
 
 func (op *opener) options() host.Options {
 	o := op.st.Options()
 	o.Ask, o.Now, o.Warn, o.DiscardEmpty = true, op.io.Now, warner(op.io), op.discardEmpty
+	o.MaxTurns, o.MaxCost = op.maxTurns, op.maxCost
 	if op.note != nil {
 		o.Warn = op.note.tell
 	}

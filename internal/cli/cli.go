@@ -71,6 +71,7 @@ func commands() []command {
 		{"run", `"PROMPT"`, "run one agent turn in the current directory", runRunCmd},
 		{"sessions", "", "list recorded sessions", runSessionsCmd},
 		{"replay", "SESSION", "print a recorded session's messages and cards", runReplayCmd},
+		{"export", "SESSION", "write a session as Markdown, a self-contained HTML page or JSON", runExportCmd},
 		{"web", "[--addr 127.0.0.1:0]", "serve a local web view of every session, live", runWebCmd},
 		{"tool", "NAME JSON | -", "run tool calls directly and print their cards", runToolCmd},
 		{"config", "", "print the effective settings and where each came from", runConfigCmd},
@@ -104,6 +105,15 @@ type exitError struct{ code int }
 
 func (e exitError) Error() string { return "exit " + strconv.Itoa(e.code) }
 
+// limitError is a run that ended at one of its limits: its message printed,
+// its own exit status.
+type limitError struct {
+	code int
+	msg  string
+}
+
+func (e limitError) Error() string { return e.msg }
+
 // errUsage marks a mistake in the command line; the message has been printed.
 var errUsage = errors.New("usage")
 
@@ -136,6 +146,7 @@ func Main(args []string, io IO) int {
 			return 130
 		}
 		var ee exitError
+		var le limitError
 		switch {
 		case err == nil:
 			return 0
@@ -145,6 +156,9 @@ func Main(args []string, io IO) int {
 			return 2
 		case errors.As(err, &ee):
 			return ee.code
+		case errors.As(err, &le):
+			fmt.Fprintf(io.Err, "dsh %s: %v\n", c.name, err)
+			return le.code
 		default:
 			fmt.Fprintf(io.Err, "dsh %s: %v\n", c.name, err)
 			return 1

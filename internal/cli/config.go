@@ -48,6 +48,11 @@ Keys (TOML):
   config_sha256 = "…"               project file with this hash
   [mcp.NAME]  command = "npx", args = [...], env = {K = "${VAR}"}
               or url = "https://…", type = "http" | "sse", headers = {…}
+  [network]   allowed_domains = ["github.com", "*.npmjs.org"]
+              denied_domains = ["gist.github.com"]
+                                    sandboxed commands reach only these, through
+                                    dsh's proxy (web_fetch too); a project's
+                                    lists only narrow the user's
   [lsp]       wait = "3s"           how long an edit waits for diagnostics
   [lsp.go]    command = ["gopls"], enabled = false   (also python, typescript,
                                     rust, c): the language server for the files,

@@ -155,8 +155,9 @@ func inputRecords(t *testing.T, dir string) []string {
 }
 
 // acpSession runs dsh acp, opens a session in ws and sends each input as a
-// prompt's text, waiting for each answer.
-func acpSession(t *testing.T, bin, ws string, env, flags, inputs []string) {
+// prompt's text, waiting for each answer; it returns the session/update
+// notifications dsh sent, as they came.
+func acpSession(t *testing.T, bin, ws string, env, flags, inputs []string) (updates []string) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"acp"}, flags...)...)
 	cmd.Dir, cmd.Env = ws, env
@@ -196,6 +197,9 @@ func acpSession(t *testing.T, bin, ws string, env, flags, inputs []string) {
 			if err := json.Unmarshal(lines.Bytes(), &msg); err != nil {
 				t.Fatalf("dsh acp wrote %q: %v", lines.Text(), err)
 			}
+			if msg.Method == "session/update" {
+				updates = append(updates, lines.Text())
+			}
 			if msg.ID == nil || msg.Method != "" || *msg.ID != id {
 				continue // an update, or a request the test does not expect
 			}
@@ -230,6 +234,7 @@ func acpSession(t *testing.T, bin, ws string, env, flags, inputs []string) {
 		_ = cmd.Process.Kill()
 		t.Fatal("dsh acp did not exit when its input closed")
 	}
+	return updates
 }
 
 // writePNGFile writes a small PNG image.

@@ -6,9 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/dsh-dev/dsh/internal/agent"
 	"github.com/dsh-dev/dsh/internal/demo"
@@ -28,6 +30,10 @@ type runOptions struct {
 	// files the user changed since.
 	Rewind    int
 	Overwrite bool
+	// Limits of the run: model round-trips, dollars, wall-clock time.
+	MaxTurns  int
+	MaxBudget float64
+	Timeout   time.Duration
 }
 
 const runSummary = `Runs one agent turn in the current directory (the workspace root): the model
@@ -63,9 +69,19 @@ or --resume ID) back as they were before its change N, after showing the diff
 and asking; files you changed since the agent did are kept unless --overwrite.
 --rewind 0 lists the changes (each prompt and undo, with the files it changed).
 
+--max-turns N ends the turn after N model round-trips (default 50);
+--max-budget-usd X once its model calls (subagents' included) cost X US dollars,
+priced as /cost prices them (the model's price must be known); --timeout D
+(such as 90s or 10m) once it has run that long, its running commands stopped.
+Each ends the turn with its own stop reason (max_turns, budget, timeout), logged
+and printed. --fallback-model NAME (or fallback_model in config.toml) goes on
+with another model when the model is overloaded or unavailable, said on the
+turn's card.
+
 Exit status: 0 the turn ended normally; 1 it failed (an error, the model's output
-limit, a refusal, too many steps) or dsh could not run it; 2 a mistake in the
-command line; 130 it was cancelled (Ctrl-C).
+limit, a refusal) or dsh could not run it; 2 a mistake in the command line;
+3 --max-turns was reached; 4 --max-budget-usd was reached; 5 --timeout was
+reached; 130 it was cancelled (Ctrl-C).
 
 The settings are what dsh config prints here: the config files, the
 environment (ANTHROPIC_API_KEY, else OPENAI_API_KEY / OPENAI_BASE_URL for any
@@ -100,9 +116,20 @@ func runRunCmd(ctx context.Context, io IO, args []string) error {
 	fs.StringVar(&o.Output, "output", "text", "what to print: text, json or stream-json")
 	fs.IntVar(&o.Rewind, "rewind", -1, "instead of a prompt, put the files back as they were before change `N` (0 lists them)")
 	fs.BoolVar(&o.Overwrite, "overwrite", false, "with --rewind: restore the files you changed since the agent did too")
+	fs.IntVar(&o.MaxTurns, "max-turns", 0, "end the turn after `N` model round-trips (default 50)")
+	fs.Float64Var(&o.MaxBudget, "max-budget-usd", 0, "end the turn once its model calls cost `X` US dollars")
+	fs.DurationVar(&o.Timeout, "timeout", 0, "end the turn once it has run for `D` (such as 90s or 10m)")
 	pos, err := parseInterspersed(io, fs, args)
 	if err != nil {
 		return err
+	}
+	switch {
+	case o.MaxTurns < 0:
+		return usageErr(io, fs, "--max-turns: want a positive number of round-trips, got %d", o.MaxTurns)
+	case o.MaxBudget < 0 || math.IsNaN(o.MaxBudget) || math.IsInf(o.MaxBudget, 0):
+		return usageErr(io, fs, "--max-budget-usd: want a positive amount of US dollars, got %v", o.MaxBudget)
+	case o.Timeout < 0:
+		return usageErr(io, fs, "--timeout: want a positive duration, got %v", o.Timeout)
 	}
 	switch o.Output {
 	case "text", "json", "stream-json":
@@ -143,7 +170,12 @@ func runRunCmd(ctx context.Context, io IO, args []string) error {
 		return settingsErr(io, fs, err)
 	}
 	tellIgnored(io, st)
-	return runRun(ctx, io, o, &opener{io: io, o: o.sessionFlags, st: st})
+	if o.MaxBudget > 0 {
+		if err := st.CheckPrice(); err != nil {
+			return usageErr(io, fs, "--max-budget-usd: %v", err)
+		}
+	}
+	return runRun(ctx, io, o, &opener{io: io, o: o.sessionFlags, st: st, maxTurns: o.MaxTurns, maxCost: o.MaxBudget})
 }
 
 // runRewindCmd is dsh run --rewind: the session (the last one unless --resume)
@@ -203,6 +235,11 @@ func runRun(ctx context.Context, io IO, o runOptions, op *opener) error {
 		return err
 	}
 	r := agentRun{Prompt: o.Prompt, Color: o.Color.enabled(io), Output: o.Output}
+	if o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, o.Timeout, agent.ErrTimeLimit)
+		defer cancel()
+	}
 	stop, err := runAgentTurn(ctx, io, s, r)
 	if o.Output == "text" {
 		fmt.Fprintf(io.Err, "session %s — replay it with: dsh replay %s · go on with: dsh -c\n", s.ID(), s.ID())
@@ -220,7 +257,13 @@ func stopStatus(stop agent.StopReason) error {
 		return nil
 	case agent.StopCancelled:
 		return exitError{130}
-	case agent.StopMaxTokens, agent.StopRefusal, agent.StopMaxTurns, agent.StopBudget, agent.StopError:
+	case agent.StopMaxTurns:
+		return limitError{3, "the turn ended at its limit of model round-trips (--max-turns)"}
+	case agent.StopBudget:
+		return limitError{4, "the turn ended at its budget (--max-budget-usd)"}
+	case agent.StopTimeout:
+		return limitError{5, "the turn ended at its time limit (--timeout)"}
+	case agent.StopMaxTokens, agent.StopRefusal, agent.StopError:
 		return fmt.Errorf("the turn ended early: %s", strings.ReplaceAll(string(stop), "_", " "))
 	}
 	return nil

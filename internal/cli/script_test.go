@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"testing"
 
@@ -19,14 +20,18 @@ func TestMain(m *testing.M) {
 }
 
 func TestScripts(t *testing.T) {
+	overloaded := overloadedServer(t)
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Setup: func(e *testscript.Env) error {
+			e.Setenv("OVERLOADED_URL", overloaded.URL)
 			e.Setenv("XDG_STATE_HOME", e.WorkDir+"/state")
 			e.Setenv("NO_COLOR", "1")
 			e.Setenv("HOME", e.WorkDir+"/home")
+			e.Values[netServersKey] = &netServers{hits: map[string]int{}, udp: map[string]*net.UDPConn{}}
 			return nil
 		},
+		Cmds: netCmds(),
 		Condition: func(cond string) (bool, error) {
 			if cond == "sandbox" { // commands can run confined here
 				return sandbox.Check(sandbox.On) == nil, nil

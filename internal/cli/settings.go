@@ -21,6 +21,7 @@ type settingsFlags struct{ in settings.Input }
 func (f *settingsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.in.Flags.Mode, "mode", "", modeUsage())
 	fs.StringVar(&f.in.Flags.Model, "model", "", "the model `NAME` (default: the config's, else the provider's)")
+	fs.StringVar(&f.in.Flags.FallbackModel, "fallback-model", "", "the model `NAME` a turn goes on with when the model is overloaded or unavailable (default: the config's fallback_model)")
 	fs.StringVar(&f.in.Flags.Provider, "provider", "", "model provider `NAME`: anthropic, openai or script (default: the config's, else from the environment)")
 	fs.StringVar(&f.in.Flags.BaseURL, "base-url", "", "the provider's base `URL` (default: the config's, else ANTHROPIC_BASE_URL or OPENAI_BASE_URL)")
 	fs.StringVar(&f.in.Flags.Thinking, "thinking", "", "thinking `LEVEL`: off, adaptive, low, medium, high, xhigh, max, or a token budget for Anthropic (default: the config's, else the provider's)")
@@ -28,6 +29,10 @@ func (f *settingsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.in.Script, "script", "", "play back the scripted turns in `FILE` (the script provider)")
 	fs.StringVar(&f.in.SessionDir, "session-dir", "", "session logs go in `DIR` (default $XDG_STATE_HOME/dsh/sessions)")
 	fs.BoolVar(&f.in.AllowOutside, "allow-outside", false, "let tools touch paths outside the workspace root")
+	fs.Func("add-dir", "also work in `DIR`, confined, sandboxed and asked about like the workspace (repeatable)", func(d string) error {
+		f.in.AddDirs = append(f.in.AddDirs, d)
+		return nil
+	})
 }
 
 // modeUsage is the --mode flag's help: every mode there is.

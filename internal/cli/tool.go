@@ -32,6 +32,7 @@ import (
 type toolOptions struct {
 	JSON         bool
 	AllowOutside bool
+	AddDirs      []string
 	Color        colorMode
 	Sandbox      string
 	Name         string // "-" reads calls from stdin
@@ -55,6 +56,10 @@ func runToolCmd(ctx context.Context, io IO, args []string) error {
 	})
 	fs.BoolVar(&o.JSON, "json", false, "print one JSON line per call: {call, result, card}")
 	fs.BoolVar(&o.AllowOutside, "allow-outside", false, "let tools touch paths outside the workspace root")
+	fs.Func("add-dir", "also work in `DIR`, confined and sandboxed like the workspace (repeatable)", func(d string) error {
+		o.AddDirs = append(o.AddDirs, d)
+		return nil
+	})
 	fs.StringVar(&o.Sandbox, "sandbox", "", sandboxUsage)
 	fs.Var(&o.Color, "color", "colour output: auto, always or never (auto honours NO_COLOR)")
 	if err := parse(io, fs, args); err != nil {
@@ -166,7 +171,7 @@ func runTool(ctx context.Context, io IO, o toolOptions) (err error) {
 	}
 	defer func() { err = errors.Join(err, os.RemoveAll(dir)) }()
 	st, err := settingsFlags{in: settings.Input{Flags: config.Flags{Sandbox: o.Sandbox}, AllowOutside: o.AllowOutside,
-		SessionDir: dir, NoModel: true}}.resolve(ctx, io)
+		AddDirs: o.AddDirs, SessionDir: dir, NoModel: true}}.resolve(ctx, io)
 	if err != nil {
 		return err
 	}

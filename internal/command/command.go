@@ -4,10 +4,11 @@
 package command
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
-	"io/fs"
+	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/dsh-dev/dsh/internal/frontmatter"
 	"github.com/dsh-dev/dsh/internal/skills"
 	"github.com/dsh-dev/dsh/internal/workspace"
 )
@@ -40,6 +42,18 @@ type Command struct {
 	Body string
 	// Source is the file a custom command came from.
 	Source string
+	// Run is what the file's front matter says about running it: the tools
+	// its turn may use unasked or not at all, its model, who may run it.
+	Run frontmatter.Invocation
+	// Untrusted: the repository's file, in a project the user does not
+	// trust; Repo: the repository's file.
+	Untrusted, Repo bool
+	// Vars are what ${NAME} in its body expands to besides the session's
+	// (its directory's: a plugin's root).
+	Vars map[string]string
+	// Skill is set for a skill's command: its body is SKILL.md's, read when
+	// it runs.
+	Skill *skills.Skill
 }
 
 // Custom reports whether the command is a user's prompt template.
@@ -90,6 +104,9 @@ func (c Command) Expand(args string, vars map[string]string) string {
 	}
 	return strings.ReplaceAll(body, "$ARGUMENTS", args)
 }
+
+// BodyShell matches a command's body's `!` commands: !`git status`.
+var BodyShell = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("!`([^`\n]+)`") })
 
 // argRef is a positional argument ($ARGUMENTS[N] or $N), zeroRef the $0 that
 // says a body counts from 0, varRef a ${NAME} of Expand's vars.
@@ -163,6 +180,17 @@ func validName(n string) bool {
 type Dir struct {
 	Path string
 	Root string // "": the user's own directory
+	// Trusted says the user trusts the project Root: its commands' front
+	// matter may pre-approve tools and choose a model.
+	Trusted bool
+	// Label says where its commands come from, in their descriptions:
+	// "user" or "project" by default ("(project:frontend)" for a subfolder's).
+	Label string
+	// Namespace, if set, prefixes its commands' names ("plugin:command"),
+	// as Claude Code names a plugin's; Vars are what ${NAME} expands to in
+	// their bodies (CLAUDE_PLUGIN_ROOT).
+	Namespace string
+	Vars      map[string]string
 }
 
 // Dirs are where custom commands are looked for, in order of precedence: the
@@ -190,9 +218,11 @@ func Dirs(root string, getenv func(string) string) []Dir {
 const maxCommandFile = 256 << 10
 
 // All returns the custom commands found in dirs, sorted by name; an earlier
-// directory wins over a later one. Subdirectories give namespaced names (git/commit.md is
-// "git:commit"). Files that cannot be read are reported in the error, the rest
-// are still returned.
+// directory wins over a later one. A subfolder's command is named by its
+// file, as Claude Code names it, the subfolder said in its description
+// (frontend/test.md is /test, "(project:frontend)"); where that name is
+// taken, by the subfolder too (/frontend:test). Files that cannot be read
+// are reported in the error, the rest are still returned.
 func All(dirs []Dir) ([]Command, error) {
 	var out []Command
 	seen := map[string]bool{}
@@ -209,13 +239,36 @@ func All(dirs []Dir) ([]Command, error) {
 			}
 			files, err = workspace.WalkProject(dir.Root, rel, maxCommandFile, isMarkdown)
 		} else {
-			files, err = walkOwn(dir.Path, isMarkdown)
+			files, err = workspace.WalkOwn(dir.Path, maxCommandFile, isMarkdown)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("commands in %s: %w", dir.Path, err))
 		}
+		label := dir.Label
+		switch {
+		case label != "":
+		case dir.Root != "":
+			label = "project"
+		default:
+			label = "user"
+		}
+		// The top folder's files first: they keep their names.
+		slices.SortStableFunc(files, func(a, b workspace.ProjectEntry) int {
+			return cmp.Compare(strings.Count(a.Rel, "/"), strings.Count(b.Rel, "/"))
+		})
 		for _, f := range files {
-			name := strings.ReplaceAll(strings.TrimSuffix(f.Rel, filepath.Ext(f.Rel)), "/", ":")
+			rel := strings.TrimSuffix(f.Rel, filepath.Ext(f.Rel))
+			sub, base := "", rel
+			if i := strings.LastIndex(rel, "/"); i >= 0 {
+				sub, base = rel[:i], rel[i+1:]
+			}
+			name := base
+			if dir.Namespace != "" {
+				name = dir.Namespace + ":" + base
+			}
+			if seen[name] && sub != "" {
+				name = strings.TrimPrefix(dir.Namespace+":"+strings.ReplaceAll(rel, "/", ":"), ":")
+			}
 			path := filepath.Join(dir.Path, filepath.FromSlash(f.Rel))
 			if !validName(name) || seen[name] {
 				continue
@@ -225,80 +278,87 @@ func All(dirs []Dir) ([]Command, error) {
 				continue
 			}
 			seen[name] = true
-			out = append(out, parseCommand(f.Data, path, name))
+			c := parseCommand(f.Data, path, name)
+			where := label
+			if sub != "" {
+				where += ":" + strings.ReplaceAll(sub, "/", ":")
+			}
+			c.Description += " (" + where + ")"
+			c.Repo, c.Untrusted, c.Vars = dir.Root != "", dir.Root != "" && !dir.Trusted, dir.Vars
+			out = append(out, c)
 		}
 	}
 	slices.SortFunc(out, func(a, b Command) int { return cmp.Compare(a.Name, b.Name) })
 	return out, errors.Join(errs...)
 }
 
-// walkOwn reads the user's own command files: links are the user's to make,
-// but each must lead to a regular file, read up to the cap.
-func walkOwn(dir string, keep func(string) bool) ([]workspace.ProjectEntry, error) {
-	var out []workspace.ProjectEntry
-	var errs []error
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		if d.IsDir() || !keep(d.Name()) {
-			return nil
-		}
-		b, more, err := workspace.ReadOwnFile(path, maxCommandFile)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("command %s: %w", path, err))
-			return nil
-		}
-		rel, _ := filepath.Rel(dir, path)
-		out = append(out, workspace.ProjectEntry{Rel: filepath.ToSlash(rel), Data: b, More: more})
-		return nil
-	})
-	return out, errors.Join(append(errs, err)...)
-}
-
-// parseCommand reads a custom command: an optional front matter block with a
-// "description:" line, then the prompt.
+// parseCommand reads a custom command: an optional front matter block
+// (description, argument-hint, allowed-tools, model…), then the prompt.
 func parseCommand(b []byte, path, name string) Command {
-	body := strings.ReplaceAll(string(b), "\r\n", "\n")
 	c := Command{Name: name, Where: Both, Source: path}
-	if rest, ok := strings.CutPrefix(body, "---\n"); ok {
-		if front, after, ok := strings.Cut(rest, "\n---\n"); ok {
-			body = after
-			for line := range strings.SplitSeq(front, "\n") {
-				k, v, _ := strings.Cut(line, ":")
-				switch strings.TrimSpace(k) {
-				case "description":
-					c.Description = strings.Trim(strings.TrimSpace(v), `"'`)
-				case "argument-hint":
-					c.ArgHint = strings.Trim(strings.TrimSpace(v), `"'`)
-				}
-			}
-		}
+	front, body, ok, err := frontmatter.Split(b)
+	if ok && err == nil {
+		f := frontmatter.Parse(front, frontmatter.CommandKeys...)
+		c.Description = frontmatter.Cut(strings.Join(strings.Fields(f.String("description")), " "), maxDescription)
+		c.Run = f.Invocation()
+		c.ArgHint = c.Run.ArgHint
+	} else {
+		body = bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n"))
 	}
-	c.Body = strings.TrimLeft(body, "\n")
+	c.Body = strings.TrimLeft(string(body), "\n")
 	if c.Description == "" {
 		first, _, _ := strings.Cut(strings.TrimSpace(c.Body), "\n")
-		c.Description = strings.TrimLeft(first, "# ")
-		if len(c.Description) > 80 {
-			c.Description = c.Description[:77] + "…"
-		}
+		c.Description = frontmatter.Cut(strings.TrimLeft(first, "# "), 80)
 	}
 	return c
 }
 
-// Skills are a command per skill: it has the model load the skill and apply
-// it to what is typed after it, as Claude Code's skill commands do.
+// maxDescription is the longest description a command keeps, as Claude Code
+// cuts a skill's.
+const maxDescription = 1024
+
+// Skills are a command per skill: its body is the skill's, with its
+// arguments, as Claude Code runs a skill the user names. A skill the user
+// may not run (user-invocable: false) has none.
 func Skills(ss []skills.Skill) []Command {
 	out := make([]Command, 0, len(ss))
-	for _, sk := range ss {
-		out = append(out, Command{Name: sk.Name, Description: sk.Description, ArgHint: "[task]", Where: Both,
-			Source: filepath.Join(sk.Dir, "SKILL.md"),
-			Body:   "Load the skill " + sk.Name + " with the skill tool and follow it.\n\n$ARGUMENTS"})
+	for i, sk := range ss {
+		if sk.Hidden {
+			continue
+		}
+		hint := sk.ArgHint
+		if hint == "" {
+			hint = "[task]"
+		}
+		desc := sk.Description
+		if sk.Display != "" { // the name as SKILL.md writes it
+			desc = sk.Display + ": " + desc
+		}
+		out = append(out, Command{Name: sk.Name, Description: desc, ArgHint: hint, Where: Both,
+			Source: filepath.Join(sk.Dir, "SKILL.md"), Run: sk.Invocation, Repo: sk.Root != "", Untrusted: sk.Untrusted,
+			Vars: sk.Vars, Skill: &ss[i]})
 	}
 	return out
+}
+
+// Text is the command's prompt for args: its body expanded (Expand) with
+// vars and its own; a skill's body is read now, and says where the skill's
+// folder is, so its "python scripts/x.py" can be run from there.
+func (c Command) Text(args string, vars map[string]string) (string, error) {
+	all := maps.Clone(vars)
+	if all == nil {
+		all = map[string]string{}
+	}
+	maps.Copy(all, c.Vars)
+	if c.Skill != nil {
+		body, err := c.Skill.Body()
+		if err != nil {
+			return "", fmt.Errorf("the skill %s: %w", c.Name, err)
+		}
+		all["CLAUDE_SKILL_DIR"] = c.Skill.Dir
+		c.Body = "Base directory for this skill: " + c.Skill.Dir + " (run its scripts from there)\n\n" + body
+	}
+	return c.Expand(args, all), nil
 }
 
 // With adds, after cmds, the commands of more whose name no command has (a
@@ -332,4 +392,37 @@ func For(cmds []Command, w Where) []Command {
 		}
 	}
 	return out
+}
+
+// Prompt is the system prompt's list of the custom commands the model may run
+// with the skill tool, "" without any: those whose file does not forbid it
+// (disable-model-invocation), within the budget of what commands may add to
+// every request (an untrusted repository's within a smaller one); notice
+// says, once, how many were left out.
+func Prompt(cmds []Command) (prompt, notice string) {
+	offered := slices.DeleteFunc(slices.Clone(cmds), func(c Command) bool { return c.Run.NoModel || c.Skill != nil || !c.Custom() || c.MCP() })
+	listed, left := frontmatter.Fit(offered, func(c Command) int { return len(c.Name) + len(c.ArgHint) + len(c.Description) + 6 },
+		func(c Command) bool { return c.Untrusted })
+	if len(listed) == 0 {
+		return "", ""
+	}
+	var b strings.Builder
+	b.WriteString("\n\n# Commands\n\nThe user's custom slash commands. When the user asks for one, or a task is what one does, run it with the skill tool (its name and arguments) and follow what it returns:\n")
+	for _, c := range listed {
+		repo := ""
+		if c.Repo {
+			repo = " [the repository's file, its author's words, not the user's]"
+		}
+		fmt.Fprintf(&b, "- /%s", c.Name)
+		if c.ArgHint != "" {
+			fmt.Fprintf(&b, " %s", c.ArgHint)
+		}
+		fmt.Fprintf(&b, ": %s%s\n", c.Description, repo)
+	}
+	if left > 0 {
+		notice = fmt.Sprintf("%d custom commands are not listed to the model: their descriptions pass the %d KiB budget (an untrusted repository's, %d KiB); /help lists them all",
+			left, frontmatter.Budget>>10, frontmatter.UntrustedBudget>>10)
+		fmt.Fprintf(&b, "\n(%d more commands are not listed here.)\n", left)
+	}
+	return strings.TrimRight(b.String(), "\n"), notice
 }

@@ -57,7 +57,7 @@ func TestCustomCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	review, ok := Find(cmds, "review")
-	if !ok || review.Description != "Review a change" || review.ArgHint != "[file]" || !strings.Contains(review.Source, ".dsh") {
+	if !ok || review.Description != "Review a change (project)" || review.ArgHint != "[file]" || !strings.Contains(review.Source, ".dsh") {
 		t.Fatalf("review = %+v", review)
 	}
 	if got := review.Expand(" main.go ", nil); got != "Review main.go carefully.\n" {
@@ -67,15 +67,53 @@ func TestCustomCommands(t *testing.T) {
 	if deploy, _ := Find(cmds, "deploy"); deploy.Body != "the user's deploy\n" {
 		t.Errorf("deploy = %+v, want the user's", deploy)
 	}
-	commit, ok := Find(cmds, "git:commit")
-	if !ok || commit.Description != "Commit" || commit.Expand("", nil) != "# Commit\nWrite a commit message.\n" {
-		t.Errorf("git:commit = %+v", commit)
+	// A subfolder's command is named by its file, the folder said.
+	commit, ok := Find(cmds, "commit")
+	if !ok || commit.Description != "Commit (user:git)" || commit.Expand("", nil) != "# Commit\nWrite a commit message.\n" {
+		t.Errorf("commit = %+v", commit)
 	}
 	if got := commit.Expand("small", nil); got != "# Commit\nWrite a commit message.\n\nsmall" {
 		t.Errorf("Expand without $ARGUMENTS = %q", got)
 	}
 	if _, ok := Find(cmds, "notes"); ok {
 		t.Error("a .txt file became a command")
+	}
+}
+
+// Claude Code's command files: subfolders said in the description, a name
+// two subfolders share kept by the first and namespaced for the second, a
+// plugin's directory namespaced with its variables; front matter that is not
+// YAML (an unquoted value with ": ") read leniently; allowed-tools,
+// disallowed-tools, model and disable-model-invocation kept.
+func TestClaudeCodeCommandFiles(t *testing.T) {
+	root, plugin := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(root, ".claude/commands/backend/test.md"), "Run the backend tests.\n")
+	write(t, filepath.Join(root, ".claude/commands/frontend/test.md"), "Run the frontend tests.\n")
+	write(t, filepath.Join(root, ".claude/commands/commit.md"), "---\nallowed-tools: Bash(git add:*), Bash(git status:*), Bash(git commit:*)\ndisallowed-tools: Write\ndescription: Create a commit: staged or not\nargument-hint: [message]\nmodel: claude-haiku-4-5\ndisable-model-invocation: true\n---\nCommit: $1\n")
+	write(t, filepath.Join(plugin, "commands/hello.md"), "---\ndescription: hello\n---\nRun ${CLAUDE_PLUGIN_ROOT}/hello.sh\n")
+	dirs := []Dir{{Path: filepath.Join(root, ".claude/commands"), Root: root, Trusted: true},
+		{Path: filepath.Join(plugin, "commands"), Label: "plugin kit", Namespace: "kit", Vars: map[string]string{"CLAUDE_PLUGIN_ROOT": plugin}}}
+	cmds, err := All(dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range cmds {
+		got = append(got, "/"+c.Name+" "+c.Description)
+	}
+	want := []string{"/commit Create a commit: staged or not (project)", "/frontend:test Run the frontend tests. (project:frontend)",
+		"/kit:hello hello (plugin kit)", "/test Run the backend tests. (project:backend)"}
+	if !slices.Equal(got, want) {
+		t.Errorf("commands\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	c, _ := Find(cmds, "commit")
+	if !slices.Equal(c.Run.Allowed, []string{"Bash(git add:*)", "Bash(git status:*)", "Bash(git commit:*)"}) || !slices.Equal(c.Run.Disallowed, []string{"Write"}) ||
+		c.Run.Model != "claude-haiku-4-5" || !c.Run.NoModel || c.ArgHint != "[message]" || c.Untrusted || !c.Repo {
+		t.Errorf("commit = %+v", c)
+	}
+	h, _ := Find(cmds, "kit:hello")
+	if text, err := h.Text("", nil); err != nil || text != "Run "+plugin+"/hello.sh\n" {
+		t.Errorf("kit:hello = %q, %v", text, err)
 	}
 }
 

@@ -11,7 +11,8 @@
 // cannot widen what dsh does unasked: unless the user's file lists the project
 // in trusted_projects, its base_url (where the API key is sent), mcp servers
 // (commands run at start), safe_commands, a mode other than default or
-// read-only, and sandbox = "off" are ignored, each with a notice.
+// read-only, and sandbox = "off" are ignored, each with a notice. Its
+// [network] domains only ever narrow the user's (see Network).
 package config
 
 import (
@@ -33,8 +34,11 @@ type Config struct {
 	Provider string // anthropic, openai or script
 	BaseURL  string
 	Model    string
-	Mode     string // a permission mode name; the agent validates it
-	Sandbox  string // off, on or network-off
+	// FallbackModel is the model a turn goes on with when Model is
+	// overloaded or unavailable; "" means none.
+	FallbackModel string
+	Mode          string // a permission mode name; the agent validates it
+	Sandbox       string // off, on or network-off
 	// Thinking is off, adaptive, an effort level (low, medium, high, xhigh,
 	// max) or a token budget in decimal; see ParseThinking.
 	Thinking string
@@ -52,11 +56,20 @@ type Config struct {
 	// CheckpointExclude are gitignore patterns of files checkpoints never
 	// copy, beside the secrets they leave out anyway.
 	CheckpointExclude []string
-	MCP               []MCPServer // sorted by name
-	LSP               LSP
+	// AdditionalDirs are further directories sessions work in, as given
+	// (relative ones are the session directory's): confined, sandboxed and
+	// asked about like the workspace.
+	AdditionalDirs []string
+	MCP            []MCPServer // sorted by name
+	LSP            LSP
+	// Network filters by domain what sandboxed commands and web_fetch reach.
+	Network Network
 	// Hooks are the hook commands of the user's files and, when the project is
 	// trusted, the project's (dsh's config.toml, then Claude Code's settings).
 	Hooks []Hook
+	// Permissions are the allow, ask and deny rules of every file, in the
+	// order read.
+	Permissions []PermissionRule
 	// Files are the configuration files looked at, found or not.
 	Files []File
 	// Notices are project settings that were ignored, and why.
@@ -134,7 +147,7 @@ func (w ContextWindows) For(model string) (int64, bool) {
 // Flags are the command-line settings; empty means not given. Each field's flag
 // is named in the setting's source (Provider: --provider, …).
 type Flags struct {
-	Provider, BaseURL, Model, Mode, Sandbox, Thinking string
+	Provider, BaseURL, Model, FallbackModel, Mode, Sandbox, Thinking string
 }
 
 // Setting is one effective setting and where it came from: a file path, "flag
@@ -202,7 +215,8 @@ func Load(projectRoot string, getenv func(string) string) (Config, error) {
 		c.Files = append(c.Files, f)
 		projectTrusted = f.Trusted
 	}
-	if err := c.loadHooks(projectRoot, projectTrusted); err != nil {
+	c.loadHooks(projectRoot, projectTrusted)
+	if err := c.loadPermissions(projectRoot, projectTrusted); err != nil {
 		return Config{}, err
 	}
 	for _, name := range sortedKeys(mcp) {
@@ -255,6 +269,7 @@ func (c *Config) merge(d *fileData, path string, trusted bool, mcp map[string]MC
 	set("notify", d.notify)
 	set("api_key_store", d.apiKeyStore)
 	set("model", d.Model)
+	set("fallback_model", d.FallbackModel)
 	switch {
 	case d.thinking == nil || trusted:
 		set("thinking", d.thinking)
@@ -296,6 +311,15 @@ func (c *Config) merge(d *fileData, path string, trusted bool, mcp map[string]MC
 			ignore("checkpoint_exclude", "a project file may not leave files out of what /undo can restore")
 		}
 	}
+	c.addRules(d.permissions, path, path != UserPath(c.getenv), trusted)
+	if d.AdditionalDirs != nil {
+		if trusted {
+			c.AdditionalDirs = slices.Compact(slices.Sorted(slices.Values(append(c.AdditionalDirs, d.AdditionalDirs...))))
+			c.sources["additional_directories"] = joinSource(c.sources["additional_directories"], path)
+		} else {
+			ignore("additional_directories", "a project file may not widen where the agent works")
+		}
+	}
 	if d.contextWindow != nil && !trusted {
 		ignore("context_window", "a project file may not choose when the context is compacted")
 	}
@@ -313,12 +337,16 @@ func (c *Config) merge(d *fileData, path string, trusted bool, mcp map[string]MC
 			c.sources["context_window."+m] = path
 		}
 	}
+	c.mergeNetwork(d.network, path)
 	switch {
 	case d.lsp == nil:
 	case trusted:
 		c.mergeLSP(d.lsp, path)
 	default:
 		ignore("lsp", "a project file may not start programs")
+	}
+	for _, n := range d.hookNotes {
+		c.Notices = append(c.Notices, path+": "+n)
 	}
 	switch {
 	case len(d.hooks) == 0:
@@ -358,6 +386,7 @@ func (c Config) WithFlags(f Flags) (Config, error) {
 		{"provider", "--provider", f.Provider},
 		{"base_url", "--base-url", f.BaseURL},
 		{"model", "--model", f.Model},
+		{"fallback_model", "--fallback-model", f.FallbackModel},
 		{"mode", "--mode", f.Mode},
 		{"sandbox", "--sandbox", f.Sandbox},
 		{"thinking", "--thinking", f.Thinking},
@@ -388,7 +417,7 @@ func (c *Config) resolve() {
 		c.Provider, _ = c.envProvider()
 	}
 	c.Model, c.Mode, c.Sandbox, c.Thinking = top("model"), top("mode"), top("sandbox"), top("thinking")
-	c.Notify = top("notify")
+	c.Notify, c.FallbackModel = top("notify"), top("fallback_model")
 	c.APIKeyStore = top("api_key_store")
 	c.BaseURL, c.envBaseURL = top("base_url"), ""
 	if l := c.layers["base_url"]; len(l) == 0 || !strings.HasPrefix(l[len(l)-1].source, "flag ") {
@@ -469,6 +498,7 @@ func (c Config) Settings() []Setting {
 		out = append(out, s)
 	}
 	scalar("model", c.Model)
+	scalar("fallback_model", c.FallbackModel)
 	scalar("mode", c.Mode)
 	scalar("sandbox", c.Sandbox)
 	scalar("thinking", c.Thinking)
@@ -488,11 +518,20 @@ func (c Config) Settings() []Setting {
 		sc.Value, sc.Source = strings.Join(c.SafeCommands, ", "), c.sources["safe_commands"]
 	}
 	out = append(out, sc)
+	ad := Setting{Key: "additional_directories", Source: "default"}
+	if len(c.AdditionalDirs) > 0 {
+		ad.Value, ad.Source = strings.Join(c.AdditionalDirs, ", "), c.sources["additional_directories"]
+	}
+	out = append(out, ad)
+	for _, r := range c.Permissions {
+		out = append(out, Setting{Key: "permissions." + r.Effect, Value: r.Rule, Source: r.Source})
+	}
 	ce := Setting{Key: "checkpoint_exclude", Source: "default"}
 	if len(c.CheckpointExclude) > 0 {
 		ce.Value, ce.Source = strings.Join(c.CheckpointExclude, ", "), c.sources["checkpoint_exclude"]
 	}
 	out = append(out, ce)
+	out = append(out, c.networkSettings()...)
 	for _, s := range c.MCP {
 		out = append(out, Setting{Key: "mcp." + s.Name, Value: s.describe(), Source: c.sources["mcp."+s.Name]})
 	}
@@ -582,9 +621,9 @@ func validateScalar(key, v string) error {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("base_url: want an http or https URL, got %q", v)
 		}
-	case "model":
+	case "model", "fallback_model":
 		if strings.TrimSpace(v) == "" || strings.ContainsAny(v, "\n\r") {
-			return fmt.Errorf("model: want a model name, got %q", v)
+			return fmt.Errorf("%s: want a model name, got %q", key, v)
 		}
 	case "mode":
 		if !modeRE().MatchString(v) {

@@ -506,3 +506,74 @@ func TestCheckpointExclude(t *testing.T) {
 		t.Errorf("an empty pattern: %v", err)
 	}
 }
+
+// [network]: the user's allowed_domains, which a project's file, trusted or
+// not, can only narrow (one more list a host must be on), and every file's
+// denied_domains; dsh config shows each list with its file.
+func TestNetworkDomains(t *testing.T) {
+	tests := []struct {
+		name, user, project string
+		trusted             bool
+		allowed, denied     []string // hosts Check allows and refuses
+		rows                []string // "key value source" of dsh config
+	}{
+		{
+			name: "user only", user: "[network]\nallowed_domains = [\"github.com\", \"*.npmjs.org\"]\n",
+			allowed: []string{"github.com", "registry.npmjs.org"}, denied: []string{"evil.example", "140.82.112.3"},
+			rows: []string{"network.allowed_domains github.com, *.npmjs.org USER", "network.denied_domains  default"},
+		},
+		{
+			name: "untrusted project narrows", user: "[network]\nallowed_domains = [\"github.com\", \"*.npmjs.org\"]\n",
+			project: "[network]\nallowed_domains = [\"github.com\", \"evil.example\"]\ndenied_domains = [\"gist.github.com\"]\n",
+			allowed: []string{"github.com"}, denied: []string{"registry.npmjs.org", "evil.example", "gist.github.com"},
+			rows: []string{"network.allowed_domains github.com, *.npmjs.org USER", "network.allowed_domains and only: github.com, evil.example PROJECT",
+				"network.denied_domains gist.github.com PROJECT"},
+		},
+		{
+			name: "trusted project narrows too", user: "trusted_projects = [\"$PROJECT\"]\n[network]\ndenied_domains = [\"evil.example\"]\n",
+			project: "[network]\nallowed_domains = [\"github.com\"]\n", trusted: true,
+			allowed: []string{"github.com"}, denied: []string{"evil.example", "example.org"},
+			rows: []string{"network.allowed_domains github.com PROJECT", "network.denied_domains evil.example USER"},
+		},
+		{
+			name: "project deny only", project: "[network]\ndenied_domains = [\"evil.example\"]\n",
+			allowed: []string{"example.org"}, denied: []string{"evil.example"},
+			rows: []string{"network.allowed_domains  default", "network.denied_domains evil.example PROJECT"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(t, tt.user, tt.project)
+			c := w.load()
+			if tt.project != "" && c.Files[1].Trusted != tt.trusted {
+				t.Fatalf("project trusted = %v", c.Files[1].Trusted)
+			}
+			r := c.Network.Rules()
+			for _, h := range tt.allowed {
+				if err := r.Check(h); err != nil {
+					t.Errorf("Check(%s) = %v, want allowed", h, err)
+				}
+			}
+			for _, h := range tt.denied {
+				if r.Check(h) == nil {
+					t.Errorf("Check(%s) allowed, want refused", h)
+				}
+			}
+			var rows []string
+			for _, s := range c.Settings() {
+				if strings.HasPrefix(s.Key, "network.") {
+					rows = append(rows, s.Key+" "+s.Value+" "+s.Source)
+				}
+			}
+			want := strings.Join(tt.rows, "\n")
+			want = strings.ReplaceAll(strings.ReplaceAll(want, "USER", w.userPath()), "PROJECT", w.projectPath())
+			if got := strings.Join(rows, "\n"); got != want {
+				t.Errorf("dsh config shows\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+	bad := newWorld(t, "[network]\nallowed_domains = [\"ok.example\", \"http://x.example/\"]\n", "")
+	if _, err := Load(bad.project, bad.getenv); err == nil || !strings.Contains(err.Error(), "config.toml:2: network.allowed_domains[1]") {
+		t.Errorf("a bad domain: %v", err)
+	}
+}

@@ -27,6 +27,7 @@ type rawFile struct {
 	Provider          *string               `toml:"provider"`
 	BaseURL           *string               `toml:"base_url"`
 	Model             *string               `toml:"model"`
+	FallbackModel     *string               `toml:"fallback_model"`
 	Mode              *string               `toml:"mode"`
 	Sandbox           *string               `toml:"sandbox"`
 	Notify            *bool                 `toml:"notify"`
@@ -35,13 +36,18 @@ type rawFile struct {
 	ContextWindow     any                   `toml:"context_window"` // an integer or a table of them
 	SafeCommands      []string              `toml:"safe_commands"`
 	CheckpointExclude []string              `toml:"checkpoint_exclude"`
+	AdditionalDirs    []string              `toml:"additional_directories"`
 	TrustedProjects   []string              `toml:"trusted_projects"`
 	Projects          map[string]rawProject `toml:"projects"`
 	MCP               map[string]rawMCP     `toml:"mcp"`
 	LSP               *rawLSP               `toml:"lsp"`
+	Network           *rawNetwork           `toml:"network"`
 
 	// Hooks are [[hooks.EVENT]] tables, in the shape of Claude Code's settings.
 	Hooks map[string][]rawHookGroup `toml:"hooks"`
+
+	// Permissions are allow, ask and deny rules in Claude Code's syntax.
+	Permissions *RuleLists `toml:"permissions"`
 }
 
 // rawProject is the user's answer to "Trust this folder?" for one project.
@@ -63,18 +69,23 @@ type rawMCP struct {
 // fileData is one file, validated.
 type fileData struct {
 	Provider, BaseURL, Model, Mode, Sandbox *string
+	FallbackModel                           *string
 	thinking                                *string
 	notify                                  *string // "true" or "false"
 	apiKeyStore                             *string // "none" or "file"
 	contextWindow                           *ContextWindows
 	SafeCommands                            []string
 	CheckpointExclude                       []string
+	AdditionalDirs                          []string
 	TrustedProjects                         []string
 	projects                                map[string]Decision // by canonical path
 	sum                                     string              // the file's SHA-256, hex
 	MCP                                     map[string]MCPServer
 	lsp                                     *LSP
+	network                                 *rawNetwork
 	hooks                                   []Hook
+	hookNotes                               []string // what was changed to run them (a timeout cut)
+	permissions                             *RuleLists
 	lines                                   map[string]int // dotted key → line
 }
 
@@ -176,11 +187,15 @@ func wantType(key []string) (string, bool) {
 			return "an array of strings", true
 		case "mcp":
 			return "a table of servers, [mcp.NAME]", true
+		case "network":
+			return "a table with allowed_domains and denied_domains", true
 		case "provider", "base_url", "model", "mode", "sandbox", "api_key_store":
 			return "a string", true
 		case "notify":
 			return "a boolean (true or false)", true
 		}
+	case len(key) == 2 && key[0] == "network":
+		return "an array of strings", true
 	case len(key) == 2 && key[0] == "mcp":
 		return "a table with command, args and env, or url, type and headers", true
 	case len(key) == 3 && key[0] == "mcp":
@@ -214,10 +229,10 @@ func parseFile(b []byte, getenv func(string) string) (*fileData, error) {
 	bad := func(key, format string, args ...any) error {
 		return &lineError{line: lines[key], msg: fmt.Sprintf(format, args...)}
 	}
-	d := &fileData{Provider: r.Provider, BaseURL: r.BaseURL, Model: r.Model, Mode: r.Mode, Sandbox: r.Sandbox,
-		SafeCommands: r.SafeCommands, CheckpointExclude: r.CheckpointExclude, TrustedProjects: r.TrustedProjects, lines: lines}
+	d := &fileData{Provider: r.Provider, BaseURL: r.BaseURL, Model: r.Model, FallbackModel: r.FallbackModel, Mode: r.Mode, Sandbox: r.Sandbox,
+		SafeCommands: r.SafeCommands, CheckpointExclude: r.CheckpointExclude, AdditionalDirs: r.AdditionalDirs, TrustedProjects: r.TrustedProjects, lines: lines}
 	for key, v := range map[string]*string{"provider": r.Provider, "base_url": r.BaseURL, "model": r.Model,
-		"mode": r.Mode, "sandbox": r.Sandbox} {
+		"fallback_model": r.FallbackModel, "mode": r.Mode, "sandbox": r.Sandbox} {
 		if v != nil {
 			if err := validateScalar(key, *v); err != nil {
 				return nil, bad(key, "%v", err)
@@ -285,7 +300,11 @@ func parseFile(b []byte, getenv func(string) string) (*fileData, error) {
 	if d.lsp, err = lspTable(r.LSP); err != nil {
 		return nil, bad("lsp", "%v", err)
 	}
-	if d.hooks, _, err = hookTable(r.Hooks, "", true); err != nil {
+	d.permissions = r.Permissions
+	if d.network, err = networkTable(r.Network, bad); err != nil {
+		return nil, err
+	}
+	if d.hooks, d.hookNotes, err = hookTable(r.Hooks, "", true); err != nil {
 		return nil, bad("hooks", "%v", err)
 	}
 	return d, nil

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"math"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,24 +20,42 @@ import (
 	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
-// Hook is one hook command: a [[hooks.EVENT]] table of a config.toml, or an
-// entry of a Claude Code settings.json's hooks block, which has the same shape:
+// Hook is one hook: a [[hooks.EVENT]] table of a config.toml, or an entry of
+// a Claude Code settings.json's (or a plugin's hooks/hooks.json) hooks block,
+// which has the same shape:
 //
 //	[[hooks.PreToolUse]]
 //	matcher = "Bash"
 //	hooks = [{ type = "command", command = "~/bin/check.sh", timeout = 10 }]
 type Hook struct {
-	Event   string // PreToolUse, PostToolUse, UserPromptSubmit, Stop, SessionStart, Notification
+	Event   string // one of HookEvents
 	Matcher string
-	Command string
-	Timeout time.Duration // 0: the default
-	Source  string        // the file it came from
+	// Type is command (Command runs), prompt (Prompt asks the session's
+	// model) or http (the input is POSTed to URL, with Headers, whose
+	// $VARS are those of AllowedEnvVars).
+	Type           string
+	Command        string
+	Prompt         string
+	URL            string
+	Headers        map[string]string
+	AllowedEnvVars []string
+	Timeout        time.Duration // 0: the default
+	Source         string        // the file it came from
+	// Env are variables the hook runs with besides the commands' own: a
+	// plugin's hooks get its CLAUDE_PLUGIN_ROOT, as in Claude Code.
+	Env []string
 }
 
-// hookEvents are the events dsh runs hooks for (Claude Code has more).
-var hookEvents = []string{"PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart", "Notification"}
+// HookEvents are the events dsh runs hooks for: those of Claude Code's that
+// have a counterpart in dsh.
+var HookEvents = []string{"PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure", "Notification",
+	"UserPromptSubmit", "Stop", "SubagentStart", "SubagentStop", "PreCompact", "SessionStart", "SessionEnd"}
 
-// maxHookTimeout keeps a hook from holding a turn for longer than a command may.
+// hookTypes are the kinds of hooks dsh runs.
+var hookTypes = []string{"command", "prompt", "http"}
+
+// maxHookTimeout keeps a hook from holding a turn for longer than a command
+// may; a longer one is cut to it, with a notice.
 const maxHookTimeout = 10 * time.Minute
 
 type rawHookGroup struct {
@@ -43,74 +64,142 @@ type rawHookGroup struct {
 }
 
 type rawHook struct {
-	Type    string `toml:"type" json:"type"`
-	Command string `toml:"command" json:"command"`
-	Timeout any    `toml:"timeout" json:"timeout"` // seconds, an integer or not
+	Type           string            `toml:"type" json:"type"`
+	Command        string            `toml:"command" json:"command"`
+	Prompt         string            `toml:"prompt" json:"prompt"`
+	URL            string            `toml:"url" json:"url"`
+	Headers        map[string]string `toml:"headers" json:"headers"`
+	AllowedEnvVars []string          `toml:"allowedEnvVars" json:"allowedEnvVars"`
+	Timeout        any               `toml:"timeout" json:"timeout"` // seconds, an integer or not
 }
 
 // hookTable validates a file's hooks. strict (dsh's own files) refuses what
 // dsh does not run; otherwise (Claude Code's files, which hold more than dsh
-// knows) it is skipped with a note.
+// knows) it is skipped with a note. A timeout above what dsh allows is cut to
+// it, with a note, either way: Claude Code takes it.
 func hookTable(groups map[string][]rawHookGroup, source string, strict bool) (hs []Hook, notes []string, err error) {
+	at := func(s string) string {
+		if source == "" {
+			return s
+		}
+		return source + ": " + s
+	}
 	for _, event := range sortedKeys(groups) {
-		if !slices.Contains(hookEvents, event) {
+		if !slices.Contains(HookEvents, event) {
 			if strict {
-				return nil, nil, fmt.Errorf("hooks.%s: dsh runs hooks for %s only", event, strings.Join(hookEvents, ", "))
+				return nil, nil, fmt.Errorf("hooks.%s: dsh runs hooks for %s only", event, strings.Join(HookEvents, ", "))
 			}
-			notes = append(notes, fmt.Sprintf("%s: %s hooks ignored: dsh does not run them", source, event))
+			notes = append(notes, at(fmt.Sprintf("%s hooks ignored: dsh does not run them", event)))
 			continue
 		}
 		for i, g := range groups[event] {
 			if g.Matcher != "" && g.Matcher != "*" {
 				if _, err := regexp.Compile(g.Matcher); err != nil {
-					return nil, nil, fmt.Errorf("hooks.%s[%d].matcher: %w", event, i, err)
+					if strict {
+						return nil, nil, fmt.Errorf("hooks.%s[%d].matcher: %w", event, i, err)
+					}
+					notes = append(notes, at(fmt.Sprintf("hooks.%s[%d] ignored: its matcher: %v", event, i, err)))
+					continue
 				}
 			}
 			for j, h := range g.Hooks {
-				at := fmt.Sprintf("hooks.%s[%d].hooks[%d]", event, i, j)
-				if h.Type != "" && h.Type != "command" {
-					if strict {
-						return nil, nil, fmt.Errorf("%s.type: want \"command\", got %q", at, h.Type)
-					}
-					notes = append(notes, fmt.Sprintf("%s: %s ignored: dsh runs command hooks only, not %q", source, at, h.Type))
+				where := fmt.Sprintf("hooks.%s[%d].hooks[%d]", event, i, j)
+				hk, note, err := h.hook(event, where)
+				switch {
+				case err != nil && strict:
+					return nil, nil, err
+				case err != nil:
+					notes = append(notes, at(fmt.Sprintf("%s ignored: %v", where, err)))
 					continue
+				case note != "":
+					notes = append(notes, at(note))
 				}
-				if strings.TrimSpace(h.Command) == "" {
-					return nil, nil, fmt.Errorf("%s.command: want the command to run", at)
-				}
-				d, err := hookTimeout(h.Timeout)
-				if err != nil {
-					return nil, nil, fmt.Errorf("%s.timeout: %w", at, err)
-				}
-				hs = append(hs, Hook{Event: event, Matcher: g.Matcher, Command: h.Command, Timeout: d, Source: source})
+				hk.Matcher, hk.Source = g.Matcher, source
+				hs = append(hs, hk)
 			}
 		}
 	}
 	return hs, notes, nil
 }
 
-func hookTimeout(v any) (time.Duration, error) {
+// hook checks one entry; note says what was changed to run it.
+func (h rawHook) hook(event, where string) (Hook, string, error) {
+	typ := h.Type
+	if typ == "" {
+		typ = "command"
+	}
+	hk := Hook{Event: event, Type: typ}
+	switch typ {
+	case "command":
+		if strings.TrimSpace(h.Command) == "" {
+			return Hook{}, "", fmt.Errorf("%s.command: want the command to run", where)
+		}
+		hk.Command = h.Command
+	case "prompt":
+		if strings.TrimSpace(h.Prompt) == "" {
+			return Hook{}, "", fmt.Errorf("%s.prompt: want the question for the model", where)
+		}
+		hk.Prompt = h.Prompt
+	case "http":
+		u, err := url.Parse(h.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return Hook{}, "", fmt.Errorf("%s.url: want an http:// or https:// URL, got %q", where, h.URL)
+		}
+		hk.URL, hk.Headers, hk.AllowedEnvVars = h.URL, h.Headers, h.AllowedEnvVars
+	default:
+		return Hook{}, "", fmt.Errorf("%s.type: want one of %s, got %q", where, strings.Join(hookTypes, ", "), h.Type)
+	}
+	d, clamped, err := hookTimeout(h.Timeout)
+	if err != nil {
+		return Hook{}, "", fmt.Errorf("%s.timeout: %w", where, err)
+	}
+	hk.Timeout = d
+	note := ""
+	if clamped {
+		note = fmt.Sprintf("%s.timeout: %v seconds is more than dsh waits for a hook; it waits %d", where, h.Timeout, int(maxHookTimeout.Seconds()))
+	}
+	return hk, note, nil
+}
+
+// hookTimeout reads a timeout in seconds; clamped says it was above
+// maxHookTimeout, which it is cut to.
+func hookTimeout(v any) (d time.Duration, clamped bool, err error) {
 	var s float64
 	switch t := v.(type) {
 	case nil:
-		return 0, nil
+		return 0, false, nil
 	case int64:
 		s = float64(t)
 	case float64:
 		s = t
 	default:
-		return 0, errors.New("want a number of seconds")
+		return 0, false, errors.New("want a number of seconds")
 	}
-	d := time.Duration(s * float64(time.Second))
-	if d <= 0 || d > maxHookTimeout {
-		return 0, fmt.Errorf("want a number of seconds above 0 and at most %d", int(maxHookTimeout.Seconds()))
+	if s <= 0 || math.IsNaN(s) {
+		return 0, false, fmt.Errorf("want a number of seconds above 0, got %v", v)
 	}
-	return d, nil
+	if s > maxHookTimeout.Seconds() {
+		return maxHookTimeout, true, nil
+	}
+	return time.Duration(s * float64(time.Second)), false, nil
 }
 
-// claudeSettings is what dsh reads of a Claude Code settings.json: its hooks.
+// claudeSettings is what dsh reads of a Claude Code settings.json, or of a
+// plugin's hooks/hooks.json: its hooks.
 type claudeSettings struct {
 	Hooks map[string][]rawHookGroup `json:"hooks"`
+}
+
+// ClaudeHooks reads the hooks of a Claude Code settings file or a plugin's
+// hooks/hooks.json (b, read from source) as Claude Code does: what dsh does
+// not run is left out, named in notes; err is a file that is not JSON.
+func ClaudeHooks(b []byte, source string) (hs []Hook, notes []string, err error) {
+	var s claudeSettings
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", source, err)
+	}
+	hs, notes, _ = hookTable(s.Hooks, source, false) // not strict: no error
+	return hs, notes, nil
 }
 
 // claudeHooks reads the hooks of a Claude Code settings file: the user's own
@@ -136,15 +225,7 @@ func claudeHooks(path, root string) ([]Hook, []string, error) {
 	case more:
 		return nil, nil, fmt.Errorf("%s: larger than %d bytes; not a settings file", path, maxFileSize)
 	}
-	var s claudeSettings
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	hs, notes, err := hookTable(s.Hooks, path, false)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return hs, notes, nil
+	return ClaudeHooks(b, path)
 }
 
 // claudeProjectFiles are the project's Claude Code settings dsh reads hooks from.
@@ -250,40 +331,33 @@ func claudeUserSettings(getenv func(string) string) string {
 // loadHooks adds the hooks of Claude Code's settings files to c's: the user's
 // always, the project's (.claude/settings.json and settings.local.json) only
 // when the project is trusted: a repository's hooks are commands it would run.
-func (c *Config) loadHooks(projectRoot string, trusted bool) error {
-	add := func(path, root string) error {
+func (c *Config) loadHooks(projectRoot string, trusted bool) {
+	add := func(path, root string) {
 		hs, notes, err := claudeHooks(path, root)
-		if err != nil && root != "" {
-			// A repository's file must not stop dsh from starting in it.
-			c.Notices = append(c.Notices, fmt.Sprintf("%v; its hooks are ignored", err))
-			return nil
-		}
 		if err != nil {
-			return err
+			// A file dsh cannot read (the user's or a repository's) must
+			// not stop it from starting: Claude Code's settings hold much
+			// dsh does not use.
+			c.Notices = append(c.Notices, fmt.Sprintf("%v; its hooks are ignored", err))
+			return
 		}
 		c.Notices = append(c.Notices, notes...)
 		if len(hs) > 0 && root != "" && !trusted {
 			c.Notices = append(c.Notices, fmt.Sprintf("%s: hooks ignored: a project may not run commands unless you trust it "+
 				"(the chat asks; or list it in trusted_projects in the user's file)", path))
-			return nil
+			return
 		}
 		c.addHooks(hs)
-		return nil
 	}
 	if path := claudeUserSettings(c.getenv); path != "" {
-		if err := add(path, ""); err != nil {
-			return err
-		}
+		add(path, "")
 	}
 	if projectRoot == "" {
-		return nil
+		return
 	}
 	for _, name := range claudeProjectFiles {
-		if err := add(filepath.Join(projectRoot, ".claude", name), projectRoot); err != nil {
-			return err
-		}
+		add(filepath.Join(projectRoot, ".claude", name), projectRoot)
 	}
-	return nil
 }
 
 // addHooks adds hs, leaving out those already configured (the same event,
@@ -291,7 +365,8 @@ func (c *Config) loadHooks(projectRoot string, trusted bool) error {
 func (c *Config) addHooks(hs []Hook) {
 	for _, h := range hs {
 		if !slices.ContainsFunc(c.Hooks, func(o Hook) bool {
-			return o.Event == h.Event && o.Matcher == h.Matcher && o.Command == h.Command
+			return o.Event == h.Event && o.Matcher == h.Matcher && o.Type == h.Type &&
+				o.Command == h.Command && o.Prompt == h.Prompt && o.URL == h.URL
 		}) {
 			c.Hooks = append(c.Hooks, h)
 		}
@@ -306,7 +381,14 @@ func describeHooks(hs []Hook) string {
 		if h.Matcher != "" {
 			at += " " + h.Matcher
 		}
-		parts = append(parts, at+": "+h.Command)
+		switch h.Type {
+		case "prompt":
+			parts = append(parts, at+": prompt "+strconv.Quote(h.Prompt))
+		case "http":
+			parts = append(parts, at+": POST "+h.URL)
+		default:
+			parts = append(parts, at+": "+h.Command)
+		}
 	}
 	return strings.Join(parts, "; ")
 }

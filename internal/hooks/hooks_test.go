@@ -81,7 +81,7 @@ func TestInterpret(t *testing.T) {
 		{"a session's JSON context", start, result{stdout: `{"hookSpecificOutput":{"additionalContext":"ctx"}}`}, "", "", "SessionStart hook additional context:\nctx"},
 		{"exit 2 at a session's start blocks nothing", start, result{code: 2, stderr: "x"}, "", "", ""},
 	} {
-		got := interpret(c.rec, c.res)
+		got, _ := interpret(c.rec, c.res)
 		if got.Decision != c.decision || got.Reason != c.reason || got.Context != c.context {
 			t.Errorf("%s: decision %q reason %q context %q; want %q %q %q", c.name, got.Decision, got.Reason, got.Context,
 				c.decision, c.reason, c.context)
@@ -111,7 +111,7 @@ func run(t *testing.T, in Input, hs ...Hook) (Outcome, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r.Run(t.Context(), in), root
+	return r.Run(t.Context(), in, nil), root
 }
 
 func TestRunGivesClaudeCodesInput(t *testing.T) {
@@ -191,7 +191,7 @@ func TestRunCancelled(t *testing.T) {
 	r, _ := New([]Hook{{Event: Stop, Command: "sleep 30"}}, root, nil)
 	ctx, cancel := context.WithCancel(t.Context())
 	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
-	o := r.Run(ctx, Input{Event: Stop})
+	o := r.Run(ctx, Input{Event: Stop}, nil)
 	if h := o.Runs[0]; h.Error != "cancelled" || h.ExitCode != -1 {
 		t.Errorf("cancelled: %+v", h)
 	}
@@ -213,7 +213,7 @@ func TestBlockedPromptAddsNothing(t *testing.T) {
 
 func TestNilRunner(t *testing.T) {
 	var r *Runner
-	if r.Has(Stop) || len(r.Run(t.Context(), Input{Event: Stop}).Runs) != 0 {
+	if r.Has(Stop) || len(r.Run(t.Context(), Input{Event: Stop}, nil).Runs) != 0 {
 		t.Error("a nil runner ran something")
 	}
 }

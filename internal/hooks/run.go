@@ -38,6 +38,20 @@ type Runner struct {
 	hooks []compiled
 	root  string
 	env   []string
+	// sup is the supervisor the runs share, one at a time (a run while
+	// another is running gets its own): a hook then costs its own fork and
+	// exec, not a Go process's start.
+	sup supervisor.Session
+
+	shOnce sync.Once
+	sh     string
+}
+
+// Close ends the runner's supervisor; hooks that run later get their own.
+func (r *Runner) Close() {
+	if r != nil {
+		r.sup.Close()
+	}
 }
 
 type compiled struct {
@@ -69,64 +83,127 @@ type Input struct {
 	SessionID, TranscriptPath, Cwd string
 	PermissionMode                 string // dsh's mode; told as PermissionMode names it
 	// The tool events: the call as Claude Code would name it (Tool, Input) and
-	// as dsh does (DshTool, matched too); Response is the result (PostToolUse).
+	// as dsh does (DshTool, matched too); Response is the result (PostToolUse),
+	// Error and Interrupted how it failed (PostToolUseFailure).
 	Tool, DshTool string
 	ToolInput     jsontext.Value
 	Response      jsontext.Value
 	CallID        string
+	Error         string
+	Interrupted   bool
 	// UserPromptSubmit.
 	Prompt string
-	// Stop: the turn already goes on because a Stop hook blocked it.
+	// Stop, SubagentStop: the turn already goes on because a Stop hook blocked it.
 	StopHookActive bool
-	// SessionStart: startup or resume (matched).
-	Source string
+	// SessionStart: startup, resume or compact (matched); SessionEnd: the
+	// reason (matched); PreCompact: manual or auto (matched), with the
+	// user's instructions.
+	Source, Reason, Trigger, CustomInstructions string
+	// SubagentStart, SubagentStop: the task's session, its agent (matched),
+	// and (SubagentStop) its transcript.
+	AgentID, AgentType, AgentTranscriptPath string
 	// Notification: what the user is asked and its type (matched).
 	Message, NotificationType string
 }
 
 // stdin is a hook's input as Claude Code writes it.
 type stdin struct {
-	SessionID        string         `json:"session_id"`
-	TranscriptPath   string         `json:"transcript_path"`
-	Cwd              string         `json:"cwd"`
-	PermissionMode   string         `json:"permission_mode,omitempty"`
-	HookEventName    Event          `json:"hook_event_name"`
-	ToolName         string         `json:"tool_name,omitempty"`
-	ToolInput        jsontext.Value `json:"tool_input,omitzero"`
-	ToolResponse     jsontext.Value `json:"tool_response,omitzero"`
-	ToolUseID        string         `json:"tool_use_id,omitempty"`
-	Prompt           *string        `json:"prompt,omitempty"`
-	StopHookActive   *bool          `json:"stop_hook_active,omitempty"`
-	Source           string         `json:"source,omitempty"`
-	Message          string         `json:"message,omitempty"`
-	NotificationType string         `json:"notification_type,omitempty"`
+	SessionID           string         `json:"session_id"`
+	TranscriptPath      string         `json:"transcript_path"`
+	Cwd                 string         `json:"cwd"`
+	PermissionMode      string         `json:"permission_mode,omitempty"`
+	HookEventName       Event          `json:"hook_event_name"`
+	ToolName            string         `json:"tool_name,omitempty"`
+	ToolInput           jsontext.Value `json:"tool_input,omitzero"`
+	ToolResponse        jsontext.Value `json:"tool_response,omitzero"`
+	ToolUseID           string         `json:"tool_use_id,omitempty"`
+	Error               *string        `json:"error,omitzero"`
+	IsInterrupt         *bool          `json:"is_interrupt,omitempty"`
+	Prompt              *string        `json:"prompt,omitzero"`
+	StopHookActive      *bool          `json:"stop_hook_active,omitempty"`
+	AgentID             string         `json:"agent_id,omitempty"`
+	AgentType           *string        `json:"agent_type,omitzero"`
+	AgentTranscriptPath string         `json:"agent_transcript_path,omitempty"`
+	Trigger             string         `json:"trigger,omitempty"`
+	CustomInstructions  *string        `json:"custom_instructions,omitzero"`
+	Source              string         `json:"source,omitempty"`
+	Reason              string         `json:"reason,omitempty"`
+	Message             string         `json:"message,omitempty"`
+	NotificationType    string         `json:"notification_type,omitempty"`
+}
+
+// toolEvent says e is about one tool call.
+func toolEvent(e Event) bool {
+	return e == PreToolUse || e == PermissionRequest || e == PostToolUse || e == PostToolUseFailure
 }
 
 func (in Input) json() ([]byte, error) {
 	s := stdin{SessionID: in.SessionID, TranscriptPath: in.TranscriptPath, Cwd: in.Cwd,
 		PermissionMode: PermissionMode(in.PermissionMode), HookEventName: in.Event}
-	switch in.Event {
-	case PreToolUse, PostToolUse:
-		s.ToolName, s.ToolInput, s.ToolUseID = in.Tool, in.ToolInput, in.CallID
+	if toolEvent(in.Event) {
+		s.ToolName, s.ToolInput = in.Tool, in.ToolInput
+		if in.Event != PermissionRequest {
+			s.ToolUseID = in.CallID
+		}
 		if s.ToolName == "" {
 			s.ToolName = in.DshTool
 		}
 		if len(s.ToolInput) == 0 {
 			s.ToolInput = jsontext.Value("{}")
 		}
-		if in.Event == PostToolUse {
-			s.ToolResponse = in.Response
+	}
+	switch in.Event {
+	case PostToolUse:
+		s.ToolResponse = in.Response
+		if len(s.ToolResponse) == 0 {
+			s.ToolResponse = jsontext.Value("{}")
 		}
+	case PostToolUseFailure:
+		s.Error, s.IsInterrupt = &in.Error, &in.Interrupted
 	case UserPromptSubmit:
 		s.Prompt = &in.Prompt
 	case Stop:
 		s.StopHookActive = &in.StopHookActive
+	case SubagentStart:
+		s.AgentID, s.AgentType = in.AgentID, &in.AgentType
+	case SubagentStop:
+		s.StopHookActive = &in.StopHookActive
+		s.AgentID, s.AgentType, s.AgentTranscriptPath = in.AgentID, &in.AgentType, in.AgentTranscriptPath
+	case PreCompact:
+		s.Trigger, s.CustomInstructions = in.Trigger, &in.CustomInstructions
 	case SessionStart:
 		s.Source = in.Source
+	case SessionEnd:
+		s.Reason = in.Reason
 	case Notification:
 		s.Message, s.NotificationType = in.Message, in.NotificationType
+	case PreToolUse, PermissionRequest:
 	}
 	return json.Marshal(s)
+}
+
+// matched is what a hook's matcher is matched against for in.
+func (in Input) matched() []string {
+	switch in.Event {
+	case PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure:
+		tool := in.Tool
+		if tool == "" {
+			tool = in.DshTool
+		}
+		return []string{tool, in.DshTool}
+	case SessionStart:
+		return []string{in.Source}
+	case SessionEnd:
+		return []string{in.Reason}
+	case PreCompact:
+		return []string{in.Trigger}
+	case SubagentStart, SubagentStop:
+		return []string{in.AgentType}
+	case Notification:
+		return []string{in.NotificationType}
+	case UserPromptSubmit, Stop:
+	}
+	return nil // Claude Code has no matcher for them: every hook runs
 }
 
 // selected are the hooks that run for in.
@@ -134,27 +211,10 @@ func (r *Runner) selected(in Input) []compiled {
 	if r == nil {
 		return nil
 	}
+	names := in.matched()
 	var out []compiled
 	for _, h := range r.hooks {
-		if h.Event != in.Event {
-			continue
-		}
-		var ok bool
-		switch in.Event {
-		case PreToolUse, PostToolUse:
-			tool := in.Tool
-			if tool == "" {
-				tool = in.DshTool
-			}
-			ok = h.m.match(tool, in.DshTool)
-		case SessionStart:
-			ok = h.m.match(in.Source)
-		case Notification:
-			ok = h.m.match(in.NotificationType)
-		case UserPromptSubmit, Stop:
-			ok = true // Claude Code has no matcher for them
-		}
-		if ok {
+		if h.Event == in.Event && (names == nil || h.m.match(names...)) {
 			out = append(out, h)
 		}
 	}
@@ -180,19 +240,28 @@ type Outcome struct {
 	// Runs are the hooks that ran, one record each, in configuration order.
 	Runs []session.Hook
 	// Decision is the strongest of theirs: deny over ask over allow
-	// (PreToolUse); block; "" when none decided.
+	// (PreToolUse, PermissionRequest); block; "" when none decided.
 	Decision string
 	// Reason joins the reasons of the runs that made the decision.
 	Reason string
+	// UpdatedInput is the tool input (Claude Code's shape) the last hook
+	// that allowed, or decided nothing, asked to run instead (PreToolUse,
+	// PermissionRequest); nil: the call's own.
+	UpdatedInput jsontext.Value
 	// Stop says a hook asked for the turn to end (continue: false), with
 	// StopReason its reason for the user.
 	Stop       bool
 	StopReason string
 }
 
+// Ask asks the session's model one question and returns its answer: how
+// prompt hooks run.
+type Ask func(ctx context.Context, prompt string) (string, error)
+
 // Run runs every hook selected for in, one after another, and returns their
-// records and their joint decision. ctx ends the runs (the turn's cancel).
-func (r *Runner) Run(ctx context.Context, in Input) Outcome {
+// records and their joint decision. ctx ends the runs (the turn's cancel);
+// ask runs the prompt hooks (nil: they fail, deciding nothing).
+func (r *Runner) Run(ctx context.Context, in Input, ask Ask) Outcome {
 	hs := r.selected(in)
 	if len(hs) == 0 {
 		return Outcome{}
@@ -200,19 +269,35 @@ func (r *Runner) Run(ctx context.Context, in Input) Outcome {
 	stdinJSON, err := in.json()
 	var o Outcome
 	for _, h := range hs {
-		rec := session.Hook{Event: string(in.Event), Matcher: h.Matcher, Command: h.Command, Tool: in.Tool, Call: in.CallID}
+		rec := session.Hook{Event: string(in.Event), Matcher: h.Matcher, Command: h.what(), Tool: in.Tool, Call: in.CallID}
 		if rec.Tool == "" {
 			rec.Tool = in.DshTool
 		}
 		if err != nil {
 			rec.ExitCode, rec.Error = -1, "encoding its input: "+err.Error()
-		} else {
-			res := r.exec(ctx, h, stdinJSON)
-			rec = interpret(rec, res)
+			o.Runs = append(o.Runs, rec)
+			continue
+		}
+		var res result
+		switch h.Type {
+		case "prompt":
+			res = r.prompt(ctx, h, stdinJSON, ask)
+		case "http":
+			res = r.post(ctx, h, stdinJSON)
+		default:
+			res = r.exec(ctx, h, stdinJSON)
+		}
+		var updated jsontext.Value
+		rec, updated = interpret(rec, res)
+		if updated != nil {
+			o.UpdatedInput = updated
 		}
 		o.Runs = append(o.Runs, rec)
 	}
 	o.decide()
+	if o.Decision == "deny" || o.Decision == "block" {
+		o.UpdatedInput = nil
+	}
 	if o.Decision == "block" && in.Event == UserPromptSubmit {
 		// The prompt is not sent: neither is what hooks would have added to it.
 		for i := range o.Runs {
@@ -255,12 +340,35 @@ type result struct {
 	err            string // why it did not run or finish
 }
 
-// exec runs one hook with stdinJSON on its stdin.
-func (r *Runner) exec(ctx context.Context, h compiled, stdinJSON []byte) result {
-	timeout := h.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
+// pipeHolds is what a pipe takes without a reader (Linux's smallest pipe
+// buffer is a page).
+const pipeHolds = 4096
+
+// shell is the shell hooks run with: bash, else sh; looked up once.
+func (r *Runner) shell() string {
+	r.shOnce.Do(func() {
+		r.sh = "/bin/sh"
+		if p, err := exec.LookPath("bash"); err == nil {
+			r.sh = p
+		}
+	})
+	return r.sh
+}
+
+// timeout is how long h may run.
+func (h Hook) timeout() time.Duration {
+	switch {
+	case h.Timeout > 0:
+		return h.Timeout
+	case h.Type == "prompt":
+		return PromptTimeout
 	}
+	return DefaultTimeout
+}
+
+// exec runs one command hook with stdinJSON on its stdin.
+func (r *Runner) exec(ctx context.Context, h compiled, stdinJSON []byte) result {
+	timeout := h.timeout()
 	var files []*os.File
 	defer func() {
 		for _, f := range files {
@@ -280,11 +388,12 @@ func (r *Runner) exec(ctx context.Context, h compiled, stdinJSON []byte) result 
 	if err := errors.Join(err1, err2, err3); err != nil {
 		return result{code: -1, err: "pipes: " + err.Error()}
 	}
-	sh := "/bin/sh"
-	if p, err := exec.LookPath("bash"); err == nil {
-		sh = p
+	sh := r.shell()
+	env := r.env
+	if len(h.Env) > 0 {
+		env = append(slices.Clip(r.env), h.Env...)
 	}
-	p, err := supervisor.Start(supervisor.Spec{Path: sh, Args: []string{sh, "-c", h.Command}, Dir: r.root, Env: r.env,
+	p, err := r.sup.Start(supervisor.Spec{Path: sh, Args: []string{sh, "-c", h.Command}, Dir: r.root, Env: env,
 		Input: inR, Output: outW, Errors: errW, Grace: killGrace, Drain: drainWait})
 	// The command holds its ends now; ours would keep its pipes open.
 	for _, f := range []*os.File{inR, outW, errW} {
@@ -295,10 +404,15 @@ func (r *Runner) exec(ctx context.Context, h compiled, stdinJSON []byte) result 
 	}
 	var wg sync.WaitGroup
 	var stdout, stderr string
-	wg.Go(func() {
+	feed := func() {
 		_, _ = inW.Write(stdinJSON) // a hook that does not read its input gets EPIPE here, not an error
 		_ = inW.Close()
-	})
+	}
+	if len(stdinJSON) <= pipeHolds {
+		feed() // the pipe takes it all at once: no goroutine to hand it over
+	} else {
+		wg.Go(feed)
+	}
 	wg.Go(func() { stdout = readCapped(outR) })
 	wg.Go(func() { stderr = readCapped(errR) })
 	exited := make(chan supervisor.Exit, 1)

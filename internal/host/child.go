@@ -13,6 +13,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/agent"
 	"github.com/dsh-dev/dsh/internal/agents"
 	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/hooks"
 	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/tool"
@@ -85,6 +86,7 @@ func (s *Session) runTask(ctx context.Context, t tool.Task) (tool.TaskOutcome, e
 	o := s.o
 	o.Tools, o.MCP, o.servers, o.Closers = nil, nil, nil, nil
 	o.Root, o.Roots = s.ws.Root(), s.ws.Roots()[1:]
+	o.Rules = s.rules.Load() // the rules as /permissions left them
 	o.Mode = childMode(s.agent.Mode())
 	o.Model, o.Thinking = s.agent.Model()
 	if def != nil {
@@ -117,6 +119,10 @@ func (s *Session) runTask(ctx context.Context, t tool.Task) (tool.TaskOutcome, e
 		if err := c.agent.Allow(keys); err != nil {
 			return tool.TaskOutcome{}, errors.Join(err, c.Kill())
 		}
+	}
+	// SubagentStart hooks run in the child: what they add is its context.
+	if _, err := c.agent.RunHooks(ctx, hooks.Input{Event: hooks.SubagentStart}); err != nil {
+		return tool.TaskOutcome{}, errors.Join(err, c.Kill())
 	}
 	if err := s.adopt(c); err != nil {
 		return tool.TaskOutcome{}, errors.Join(err, c.Kill())
@@ -328,7 +334,11 @@ func (s *Session) agentsText() string {
 	var b strings.Builder
 	b.WriteString("Agents the task tool can start:\n- explore (built in): reads and searches, changes nothing")
 	for _, a := range s.agents {
-		fmt.Fprintf(&b, "\n- %s: %s", a.Name, a.Description)
+		name := a.Name
+		if a.Display != "" {
+			name += " (" + a.Display + ")" // as its file writes it
+		}
+		fmt.Fprintf(&b, "\n- %s: %s", name, a.Description)
 		var names []string
 		for _, t := range task.ChildTools(s.reg, &a) {
 			names = append(names, t.Name())

@@ -89,6 +89,8 @@ func init() {
 			}, false},
 		{Command{Name: "mcp", Description: "list the MCP servers, their tools, prompts and resources", Where: Both},
 			func(s *Session, ctx context.Context, _ string) (Reply, error) { return s.mcpCommand(ctx), nil }, false},
+		{Command{Name: "permissions", Description: "list the permission rules, or add or remove one of yours", ArgHint: "[[remove] allow|ask|deny RULE]", Where: Both},
+			(*Session).permissionsCommand, false},
 		{Command{Name: "agents", Description: "list the agents the task tool can start", Where: Both},
 			func(s *Session, _ context.Context, _ string) (Reply, error) { return Reply{Text: s.agentsText()}, nil }, false},
 		{Command{Name: "undo", Description: "put back the files the last prompt (or undo) changed, after showing the diff", ArgHint: "[--overwrite]", Where: Both},

@@ -28,8 +28,10 @@ import (
 	"github.com/dsh-dev/dsh/internal/hooks"
 	"github.com/dsh-dev/dsh/internal/lsp"
 	"github.com/dsh-dev/dsh/internal/mcp"
+	"github.com/dsh-dev/dsh/internal/netproxy"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/models"
+	"github.com/dsh-dev/dsh/internal/rules"
 	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/session/usage"
@@ -105,6 +107,9 @@ type Options struct {
 	// when it is on and the kernel supports it; otherwise auto falls back to
 	// asking, with a warning.
 	Sandbox sandbox.Mode
+	// Network, if set, filters the network of sandboxed commands and
+	// web_fetch by domain (network.allowed_domains and denied_domains).
+	Network *netproxy.Proxy
 	// SafeCommands are the user's additions to the commands that run unasked.
 	SafeCommands []string
 	// CheckpointExclude are the user's gitignore patterns of files that
@@ -119,6 +124,19 @@ type Options struct {
 	Model     string
 	Thinking  string // the thinking level (provider.Request.Thinking) until a model record says otherwise
 	MaxTokens int
+	// Rules are the user's permission rules (settings read them from every
+	// file); EditRules adds or removes one of the user's own and returns the
+	// rules then in force (/permissions).
+	Rules     *rules.Set
+	EditRules func(effect, rule string, remove bool) (*rules.Set, error)
+	// FallbackModel is the model a turn goes on with when Model is overloaded
+	// or unavailable (config's fallback_model); "" means none.
+	FallbackModel string
+	// MaxTurns bounds a prompt's model round-trips (0: agent.DefaultMaxTurns);
+	// MaxCost, if positive, its cost in US dollars as /cost prices it (dsh
+	// run's --max-turns and --max-budget-usd).
+	MaxTurns int
+	MaxCost  float64
 	// ContextWindow overrides the model table's context window (0: the table's);
 	// CompactAt is the share of it past which a turn compacts the context first
 	// (0: agent.DefaultCompactAt).
@@ -153,6 +171,7 @@ type Session struct {
 	agent *agent.Agent
 	bus   *bus
 	notes *mcpNotes
+	rules atomic.Pointer[rules.Set] // the permission rules in force (/permissions changes them)
 
 	skills []skills.Skill // what the skill tool loads, listed in the system prompt
 	custom []Command      // the user's and the project's custom slash commands
@@ -180,7 +199,12 @@ type Session struct {
 
 	undo undoState
 
-	hooksStarted bool // the SessionStart hooks ran (guarded by mu)
+	hooksStarted bool              // the SessionStart hooks ran (guarded by mu)
+	transcript   *hooks.Transcript // what hooks read at transcript_path, made at the first hook (guarded by mu)
+	hooks        *hooks.Runner     // nil: none
+	// transcriptWarn says once that the transcript could not be brought up
+	// to date: each hook would say it again.
+	transcriptWarn sync.Once
 
 	// queue is the next turn's ticket: a prompt submitted while a turn runs
 	// waits for it, in order of arrival (a channel's waiting senders are
@@ -342,9 +366,15 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 	if o.Mode == agent.ModeAuto && !auto {
 		o.Warn(agent.ErrNoSandbox.Error() + "; asking before each command instead")
 	}
+	if o.Network != nil && o.sub == nil && !o.Sandbox.Enabled() {
+		o.Warn("network.allowed_domains and denied_domains hold for web_fetch only: commands run unsandboxed (--sandbox off), where no proxy can hold them")
+	}
 	sk, err := skills.All(o.SkillDirs)
 	if err != nil {
 		o.Warn("skills: " + err.Error())
+	}
+	if _, notice := skills.Prompt(sk); notice != "" && o.sub == nil {
+		o.Warn(notice)
 	}
 	var custom []Command
 	var ag []agents.Agent
@@ -355,45 +385,58 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 		if ag, err = agents.All(o.AgentDirs); err != nil {
 			o.Warn("custom agents: " + err.Error())
 		}
+		if _, notice := command.Prompt(custom); notice != "" {
+			o.Warn(notice)
+		}
+		if _, notice := agents.Listed(ag); notice != "" {
+			o.Warn(notice)
+		}
 	}
 	var reg *tool.Registry
 	if o.sub != nil {
 		reg = o.sub.reg
 	} else {
-		reg = toolset.New(toolset.Options{KeepEnv: o.KeepEnv, Extra: o.Tools, Sandbox: o.Sandbox, SafeCommands: o.SafeCommands,
-			Skills: len(sk) > 0, Agents: ag})
+		reg = toolset.New(toolset.Options{KeepEnv: o.KeepEnv, Extra: o.Tools, Sandbox: o.Sandbox, Network: o.Network, SafeCommands: o.SafeCommands,
+			Skills: len(sk) > 0 || len(custom) > 0, Agents: ag})
 	}
 	s := &Session{o: o, ws: ws, log: log, reg: reg, tools: tool.NewSession(id, ws), bus: newBus(), notes: notes, skills: sk, custom: custom, agents: ag, mcp: o.servers,
 		queue: make(chan struct{}, 1), dropQueued: make(chan struct{})}
+	s.rules.Store(o.Rules)
 	if o.sub == nil {
 		s.tools.Subagents = subagents{s}
 		s.slots = make(chan struct{}, maxSubagents)
 	}
-	skill.Offer(s.tools, sk)
+	skill.Offer(s.tools, sk, custom)
 	s.tools.Files = o.Files
 	servers := o.LSP
 	servers.Sandbox = o.Sandbox // language servers are confined as commands are
 	lsp.Attach(s.tools, lsp.NewManager(ws.Root(), servers))
 	s.usage.f = usage.New(o.Model)
 	s.ctx, s.stop = context.WithCancel(context.Background())
+	s.hooks = hookRunner(o, ws.Root())
 	cfg := agent.Config{
-		Provider:    hostProvider{s},
-		Registry:    reg,
-		Log:         recorder{s},
-		Tools:       s.tools,
-		Model:       o.Model,
-		Thinking:    o.Thinking,
-		MaxTokens:   o.MaxTokens,
-		Mode:        o.Mode,
-		Auto:        auto,
-		OnDelta:     func(d provider.Delta) { s.bus.publish(Event{Kind: KindDelta, Delta: d}) },
-		OnCallStart: func(id string) { s.bus.publish(Event{Kind: KindCallStarted, CallID: id}) },
-		OnUsage:     s.onUsage,
-		Folded:      s.folded,
-		Window:      s.window,
-		Hooks:       hookRunner(o, ws.Root()),
-		HookBase:    s.hookBase,
-		NoModel:     o.Provider == nil,
+		Provider:      hostProvider{s},
+		Registry:      reg,
+		Log:           recorder{s},
+		Tools:         s.tools,
+		Model:         o.Model,
+		Thinking:      o.Thinking,
+		MaxTokens:     o.MaxTokens,
+		MaxTurns:      o.MaxTurns,
+		MaxCost:       o.MaxCost,
+		Spent:         func() float64 { return s.usage.total().Cost },
+		FallbackModel: o.FallbackModel,
+		Rules:         s.rules.Load,
+		Mode:          o.Mode,
+		Auto:          auto,
+		OnDelta:       func(d provider.Delta) { s.bus.publish(Event{Kind: KindDelta, Delta: d}) },
+		OnCallStart:   func(id string) { s.bus.publish(Event{Kind: KindCallStarted, CallID: id}) },
+		OnUsage:       s.onUsage,
+		Folded:        s.folded,
+		Window:        s.window,
+		Hooks:         s.hooks,
+		HookBase:      s.hookBase,
+		NoModel:       o.Provider == nil,
 	}
 	if o.Ask {
 		cfg.Permit, cfg.Ask = s.permit, s.ask
@@ -414,7 +457,9 @@ func (s *Session) systemPrompt() string {
 	if err != nil {
 		s.o.Warn(fmt.Sprintf("ignoring project instructions: %v", err))
 	}
-	system += skills.Prompt(s.skills)
+	listed, _ := skills.Prompt(s.skills)
+	cmds, _ := command.Prompt(s.custom)
+	system += listed + cmds
 	if s.o.sub != nil {
 		system += s.o.sub.prompt()
 	}
@@ -495,6 +540,11 @@ func (s *Session) Subscribe(fn func(Event)) *Subscription { return s.bus.subscri
 // is an error before anything is logged. A prompt a UserPromptSubmit hook
 // blocks is not sent: StopRefusal, with only the hooks' records logged.
 func (s *Session) Prompt(ctx context.Context, text string, images ...card.Content) (agent.StopReason, error) {
+	return s.prompt(ctx, agent.Turn{}, text, images...)
+}
+
+// prompt is Prompt with what a custom command changes for its turn.
+func (s *Session) prompt(ctx context.Context, turn agent.Turn, text string, images ...card.Content) (agent.StopReason, error) {
 	if _, err := s.Provider(); err != nil {
 		return agent.StopError, err
 	}
@@ -519,7 +569,7 @@ func (s *Session) Prompt(ctx context.Context, text string, images ...card.Conten
 	s.undo.mu.Unlock()
 	s.checkpoint(tctx, n, session.PhaseBefore)
 	defer s.checkpoint(s.ctx, n, session.PhaseAfter)
-	return s.agent.Prompt(tctx, withNotes(text, s.notes.take()), images...)
+	return s.agent.PromptTurn(tctx, turn, withNotes(text, s.notes.take()), images...)
 }
 
 // Compact replaces the model context with a summary the model writes of it
@@ -625,6 +675,7 @@ func (s *Session) Close() error {
 			s.o.Warn(fmt.Sprintf("session %s: the turn did not end in time; its processes are killed", s.ID()))
 		}
 	}
+	s.endHooks()
 	return s.finish(false)
 }
 
@@ -663,9 +714,15 @@ func (s *Session) finish(now bool) error {
 		err = s.tools.Close()
 	}
 	err = errors.Join(err, closeAll(s.o.Closers))
+	s.hooks.Close()
 	if s.log != nil {
 		err = errors.Join(err, s.log.Close())
 	}
+	s.mu.Lock()
+	if s.transcript != nil {
+		err = errors.Join(err, s.transcript.Close())
+	}
+	s.mu.Unlock()
 	s.bus.close(drainWait)
 	return err
 }

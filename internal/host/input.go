@@ -71,15 +71,12 @@ func (s *Session) Submit(ctx context.Context, in Input) (Answer, error) {
 		if !ok || c.Where&in.Where == 0 {
 			return Answer{}, fmt.Errorf("%w /%s (/help lists them)", ErrUnknownCommand, name)
 		}
-		var expansion string
-		if c.MCP() {
-			text, _, err := s.ExpandPrompt(ctx, name, args)
-			if err != nil {
-				return Answer{}, fmt.Errorf("/%s: %w", name, err)
-			}
-			expansion = text
-		} else {
-			expansion = c.Expand(args, map[string]string{"CLAUDE_PROJECT_DIR": s.Root()})
+		if !c.MCP() {
+			return s.submitCommand(ctx, in, c, args)
+		}
+		expansion, _, err := s.ExpandPrompt(ctx, name, args)
+		if err != nil {
+			return Answer{}, fmt.Errorf("/%s: %w", name, err)
 		}
 		content = append(content, card.Expansion("/"+name, expansion))
 		modelText = expansion

@@ -40,6 +40,7 @@ const (
 	StopRefusal   = agent.StopRefusal
 	StopMaxTurns  = agent.StopMaxTurns
 	StopBudget    = agent.StopBudget
+	StopTimeout   = agent.StopTimeout
 	StopCancelled = agent.StopCancelled
 	StopError     = agent.StopError
 )

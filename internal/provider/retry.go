@@ -42,6 +42,17 @@ type TransientError struct {
 func (e *TransientError) Error() string { return e.Err.Error() }
 func (e *TransientError) Unwrap() error { return e.Err }
 
+// ErrUnavailable matches a failure that retries did not cure: the model is
+// overloaded, rate-limited or failing (a fallback model may be asked instead).
+var ErrUnavailable = errors.New("the model is overloaded or unavailable")
+
+// unavailable is a transient failure retries gave up on; it reads as the
+// failure itself.
+type unavailable struct{ error }
+
+func (u unavailable) Unwrap() error        { return u.error }
+func (u unavailable) Is(target error) bool { return target == ErrUnavailable }
+
 // Retry calls attempt until it succeeds, fails with an error that is not a
 // *TransientError, or maxRetries retries have failed. Between attempts it waits
 // as backoff says (nil means DefaultBackoff); a cancelled ctx ends the wait.
@@ -70,9 +81,9 @@ func Retry(ctx context.Context, maxRetries int, backoff Backoff, attempt func() 
 		}
 		if n > maxRetries {
 			if n == 1 {
-				return nil, t.Err
+				return nil, unavailable{t.Err}
 			}
-			return nil, fmt.Errorf("%w (gave up after %d attempts)", t.Err, n)
+			return nil, unavailable{fmt.Errorf("%w (gave up after %d attempts)", t.Err, n)}
 		}
 		timer := time.NewTimer(backoff(n, t.RetryAfter))
 		select {

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dsh-dev/dsh/internal/netproxy"
 	"github.com/dsh-dev/dsh/internal/sandbox/confine"
 )
 
@@ -58,6 +59,20 @@ type Policy struct {
 	// Hide are the real paths of the user's dsh files that a command may not
 	// read (see secrets).
 	Hide []string `json:"hide,omitempty"`
+	// Proxy, if set, is the only way the command reaches the network: it runs
+	// in a network namespace of its own, with only loopback, where the proxy
+	// listens (see Filter).
+	Proxy *netproxy.Proxy `json:"-"`
+}
+
+// Filter sends the network of a policy that has one through proxy, when its
+// rules restrict anything.
+func (p *Policy) Filter(proxy *netproxy.Proxy) {
+	if p == nil || !p.Network || proxy == nil || !proxy.Rules().Filtered() {
+		return
+	}
+	p.Proxy = proxy
+	p.Env = append(p.Env, netproxy.Env()...)
 }
 
 // protected are the workspace's paths a command could use to run programs
@@ -224,8 +239,11 @@ func (p *Policy) Allows(path string) bool {
 func (p *Policy) Describe() string {
 	s := "Sandboxed commands can read everywhere but write only in " + strings.Join(p.Write, ", ") +
 		" (not git's config and hooks, .dsh, .claude, .agents, .mcp.json, AGENTS.md or CLAUDE.md)"
-	if !p.Network {
+	switch {
+	case !p.Network:
 		s += ", and cannot open network connections"
+	case p.Proxy != nil:
+		s += ", and reach the network only through dsh's proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY), and only the hosts network.allowed_domains and denied_domains allow"
 	}
 	if len(p.Hide) > 0 {
 		s += "; dsh's own keys and settings read as empty"

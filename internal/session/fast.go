@@ -30,6 +30,8 @@ func decodeFast(line []byte, r *Record) bool {
 			return d.Int(&r.Keep)
 		case "continues":
 			return d.Bool(&r.Continues)
+		case "aside":
+			return d.Bool(&r.Aside)
 		case "args":
 			return d.Raw(&r.Args)
 		case "preview":

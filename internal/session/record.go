@@ -105,9 +105,13 @@ type Record struct {
 	Preview jsontext.Value `json:"preview,omitzero"`
 	// Continues marks a call logged after results of earlier calls of the same
 	// assistant message (each call is logged when its turn to run comes).
-	Continues bool         `json:"continues,omitzero"`
-	Chunk     string       `json:"chunk,omitempty"`
-	Result    *tool.Result `json:"result,omitempty"`
+	Continues bool `json:"continues,omitzero"`
+	// Aside marks a call the user's input ran before its prompt (a command
+	// body's !`cmd`): its output is in that prompt, so the model context
+	// leaves the call out.
+	Aside  bool         `json:"aside,omitzero"`
+	Chunk  string       `json:"chunk,omitempty"`
+	Result *tool.Result `json:"result,omitempty"`
 
 	// plan
 	Plan []tool.PlanEntry `json:"plan,omitempty"`

@@ -10,8 +10,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dsh-dev/dsh/internal/command"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,17 +21,20 @@ import (
 
 	"github.com/dsh-dev/dsh/internal/agent"
 	"github.com/dsh-dev/dsh/internal/agents"
+	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/config"
 	"github.com/dsh-dev/dsh/internal/credentials"
 	"github.com/dsh-dev/dsh/internal/hooks"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/lsp"
 	"github.com/dsh-dev/dsh/internal/mcp"
+	"github.com/dsh-dev/dsh/internal/netproxy"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/anthropic"
 	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/provider/openai"
 	"github.com/dsh-dev/dsh/internal/provider/providers"
+	"github.com/dsh-dev/dsh/internal/rules"
 	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/skills"
@@ -47,7 +51,10 @@ type Input struct {
 	Script       string
 	SessionDir   string // --session-dir
 	AllowOutside bool   // --allow-outside
-	Version      string // dsh's, reported to MCP servers
+	// AddDirs are --add-dir's directories, beside the configuration's
+	// additional_directories.
+	AddDirs []string
+	Version string // dsh's, reported to MCP servers
 	// NoModel says the command talks to no model (dsh tool): no model is
 	// chosen, so no provider is asked for its list.
 	NoModel bool
@@ -67,6 +74,10 @@ type Settings struct {
 	Model       string
 	modelSource string
 	SessionDir  string
+	// Roots are the further directories sessions work in (--add-dir, then
+	// the configuration's), absolute and checked.
+	Roots []string
+	rules *rules.Set
 
 	in     Input
 	getenv func(string) string // the environment with the configuration's base URL
@@ -126,10 +137,57 @@ func Resolve(ctx context.Context, in Input) (Settings, error) {
 	if s.SessionDir, err = session.Dir(in.SessionDir); err != nil {
 		return Settings{}, err
 	}
+	if s.Roots, err = s.roots(); err != nil {
+		return Settings{}, err
+	}
+	var notes []string
+	s.rules, notes = ruleSet(cfg.Permissions, in.Cwd, in.Getenv)
+	s.Config.Notices = append(s.Config.Notices, notes...)
 	if !in.NoModel {
 		s.Model, s.modelSource = s.chooseModel(ctx)
 	}
 	return s, nil
+}
+
+// roots resolves --add-dir's directories and the configuration's: relative
+// ones are the session directory's, ~/ the home's; each must be a directory.
+func (s Settings) roots() ([]string, error) {
+	var out []string
+	add := func(d, from string, flag bool) error {
+		p := d
+		if rest, ok := strings.CutPrefix(d, "~/"); ok && s.in.Getenv("HOME") != "" {
+			p = filepath.Join(s.in.Getenv("HOME"), rest)
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(s.in.Cwd, p)
+		}
+		fi, err := os.Stat(p)
+		if err == nil && !fi.IsDir() {
+			err = errors.New("not a directory")
+		}
+		if err != nil {
+			err = fmt.Errorf("%s %s: %w", from, d, err)
+			if flag {
+				return &FlagError{err}
+			}
+			return err
+		}
+		if p = filepath.Clean(p); p != filepath.Clean(s.in.Cwd) && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+		return nil
+	}
+	for _, d := range s.in.AddDirs {
+		if err := add(d, "--add-dir", true); err != nil {
+			return nil, err
+		}
+	}
+	for _, d := range s.Config.AdditionalDirs {
+		if err := add(d, "additional_directories ("+s.source("additional_directories")+")", false); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // wrap names where a bad setting came from; one from a flag is a FlagError.
@@ -200,6 +258,9 @@ func (s Settings) Options() host.Options {
 	o := host.Options{
 		SessionDir:        s.SessionDir,
 		Root:              s.in.Cwd,
+		Roots:             s.Roots,
+		Rules:             s.rules,
+		EditRules:         s.editRules,
 		AllowOutside:      s.in.AllowOutside,
 		KeepEnv:           KeepEnv(s.in.Getenv),
 		Mode:              s.Mode,
@@ -207,16 +268,20 @@ func (s Settings) Options() host.Options {
 		SafeCommands:      cfg.SafeCommands,
 		CheckpointExclude: cfg.CheckpointExclude,
 		Model:             s.Model,
+		FallbackModel:     cfg.FallbackModel,
 		Thinking:          cfg.Thinking,
 		Provider:          s.provider,
 		Models:            s.models,
 		MCP:               mcpServers(cfg),
 		LSP:               lsp.Config{Wait: cfg.LSP.Wait, Servers: lspServers(cfg.LSP.Servers), Trust: s.lspTrust()},
 		SkillDirs:         s.skillDirs(),
-		CommandDirs:       command.Dirs(s.in.Cwd, s.in.Getenv),
+		CommandDirs:       s.commandDirs(),
 		Hooks:             hookList(cfg.Hooks),
 		AgentDirs:         s.agentDirs(),
 		Version:           s.in.Version,
+	}
+	if r := cfg.Network.Rules(); r.Filtered() {
+		o.Network = netproxy.New(r, s.in.Getenv)
 	}
 	// Per model: the window follows /model, and the meter and compaction use it.
 	o.ContextWindows = cfg.ContextWindow.For
@@ -230,7 +295,8 @@ func (s Settings) Options() host.Options {
 func hookList(cfg []config.Hook) []hooks.Hook {
 	out := make([]hooks.Hook, 0, len(cfg))
 	for _, h := range cfg {
-		out = append(out, hooks.Hook{Event: hooks.Event(h.Event), Matcher: h.Matcher, Command: h.Command, Timeout: h.Timeout, Source: h.Source})
+		out = append(out, hooks.Hook{Event: hooks.Event(h.Event), Matcher: h.Matcher, Type: h.Type, Command: h.Command, Prompt: h.Prompt,
+			URL: h.URL, Headers: h.Headers, AllowedEnvVars: h.AllowedEnvVars, Timeout: h.Timeout, Source: h.Source, Env: h.Env})
 	}
 	return out
 }
@@ -292,6 +358,20 @@ func (s Settings) CheckProvider() error {
 	return err
 }
 
+// CheckPrice says whether a budget in dollars can be kept: the model's price,
+// and the fallback model's, must be known.
+func (s Settings) CheckPrice() error {
+	if s.Model == "" {
+		return errors.New("the price of the provider's default model is not known; name a model with --model")
+	}
+	for _, m := range []string{s.Model, s.Config.FallbackModel} {
+		if m != "" && !models.Lookup(m).Priced {
+			return fmt.Errorf("the price of %s is not known, so its cost cannot be counted", m)
+		}
+	}
+	return nil
+}
+
 // models lists the provider's models (the built-in list when the provider
 // cannot be asked).
 func (s Settings) models(ctx context.Context) ([]models.Info, error) {
@@ -336,6 +416,16 @@ func (s Settings) trusted() bool {
 // when the project is.
 func (s Settings) skillDirs() []skills.Dir {
 	dirs := skills.Dirs(s.in.Cwd, s.in.Getenv)
+	for i := range dirs {
+		dirs[i].Trusted = dirs[i].Root != "" && s.trusted()
+	}
+	return dirs
+}
+
+// commandDirs are where the session's custom commands are found, the
+// project's trusted when the project is.
+func (s Settings) commandDirs() []command.Dir {
+	dirs := command.Dirs(s.in.Cwd, s.in.Getenv)
 	for i := range dirs {
 		dirs[i].Trusted = dirs[i].Root != "" && s.trusted()
 	}
@@ -413,6 +503,20 @@ func (s Settings) Entries() []config.Setting {
 		case "safe_commands":
 			if st.Value == "" {
 				st.Value = "(none added)"
+			}
+		case "fallback_model":
+			if st.Value == "" {
+				st.Value = "(none)"
+			}
+		case "additional_directories":
+			switch {
+			case len(s.Roots) > 0:
+				st.Value = strings.Join(s.Roots, ", ") // --add-dir's too, resolved
+				if len(s.in.AddDirs) > 0 {
+					st.Source = "flag --add-dir, " + st.Source
+				}
+			case st.Value == "":
+				st.Value = "(none)"
 			}
 		case "base_url":
 			if st.Value == "" {

@@ -100,6 +100,8 @@ type checker struct {
 	// runsGit: a part that was found safe may run git.
 	runsGit bool
 	reason  string
+	// calls are the words of each simple command, as bash will see them.
+	calls [][]string
 }
 
 func (c *checker) refuse(reason string) {
@@ -241,6 +243,11 @@ func (c *checker) call(ce *syntax.CallExpr) {
 		}
 		words[i] = w
 	}
+	vals := make([]string, len(words))
+	for i, w := range words {
+		vals[i] = w.value
+	}
+	c.calls = append(c.calls, vals)
 	prog, args := words[0], words[1:]
 	switch {
 	case prog.glob:

@@ -10,29 +10,32 @@
 package skills
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
-	"go.yaml.in/yaml/v3"
-
+	"github.com/dsh-dev/dsh/internal/frontmatter"
 	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
 // Skill is one skill found.
 type Skill struct {
 	Name        string
+	Display     string // the name as SKILL.md writes it ("Hook Development"), if that is not Name
 	Description string
 	// Dir is the skill's folder (absolute); Root the repository it is in, ""
 	// for the user's own.
 	Dir, Root string
+	// Untrusted: the repository's skill, in a project the user does not trust.
+	Untrusted bool
+	// Vars are what ${NAME} in its body expands to besides the session's
+	// (its Dir's: a plugin's root).
+	Vars map[string]string
+	frontmatter.Invocation
 }
 
 // Dir is a directory of skill folders.
@@ -42,6 +45,11 @@ type Dir struct {
 	// Trusted says the user trusts the project Root: its skills are offered
 	// without the bound of an untrusted repository's.
 	Trusted bool
+	// Namespace, if set, prefixes the names of its skills ("plugin:skill"),
+	// as Claude Code names a plugin's; Vars are what ${NAME} expands to in
+	// their bodies (CLAUDE_PLUGIN_ROOT).
+	Namespace string
+	Vars      map[string]string
 }
 
 // Dirs are where skills are looked for, in order of precedence: the user's
@@ -67,23 +75,15 @@ func Dirs(root string, getenv func(string) string) []Dir {
 const (
 	maxFile        = 256 << 10 // SKILL.md, or a file of the folder the model loads
 	maxDescription = 1024
-	maxSkills      = 200
-	// maxUntrusted bounds the bytes of names and descriptions an untrusted
-	// repository's skills add to every request (200 of them added ~78k tokens).
-	maxUntrusted = 8 << 10
 )
 
-// validName is the Agent Skills rule: lowercase letters, digits and single
-// hyphens, at most 64 characters.
-var validName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`) })
-
 // All reads the skills of dirs; the first of a name wins. What cannot be read
-// or is malformed is skipped and told in the error.
+// or is malformed is skipped and told in the error. There is no bound on how
+// many: Prompt bounds what the model is told of.
 func All(dirs []Dir) ([]Skill, error) {
 	var out []Skill
 	var errs []error
 	seen := map[string]bool{}
-	untrusted, bounded := 0, false // bytes so far of an untrusted repository's, and whether some were left out
 	for _, d := range dirs {
 		entries, err := os.ReadDir(d.Path)
 		if err != nil {
@@ -93,87 +93,64 @@ func All(dirs []Dir) ([]Skill, error) {
 			continue
 		}
 		for _, e := range entries {
-			if len(out) == maxSkills {
-				errs = append(errs, fmt.Errorf("skills in %s: more than %d; the rest are not offered", d.Path, maxSkills))
-				break
-			}
 			if e.Type().IsRegular() {
 				continue // a skill is a folder
 			}
-			s := Skill{Dir: filepath.Join(d.Path, e.Name()), Root: d.Root}
+			s := Skill{Dir: filepath.Join(d.Path, e.Name()), Root: d.Root, Untrusted: d.Root != "" && !d.Trusted, Vars: d.Vars}
 			b, err := s.read("SKILL.md")
 			if errors.Is(err, fs.ErrNotExist) {
 				continue // not a skill folder
 			}
-			if err != nil {
-				errs = append(errs, fmt.Errorf("skill %s: %w", s.Dir, err))
-				continue
-			}
-			front, _, err := split(b)
 			if err == nil {
-				err = s.parse(front)
+				err = s.parse(b, e.Name())
 			}
 			if err != nil {
 				errs = append(errs, fmt.Errorf("skill %s: %w", filepath.Join(s.Dir, "SKILL.md"), err))
 				continue
 			}
+			if d.Namespace != "" {
+				s.Name = d.Namespace + ":" + s.Name
+			}
 			if seen[s.Name] {
 				continue
-			}
-			if d.Root != "" && !d.Trusted {
-				n := len(s.Name) + len(s.Description) + 4
-				if bounded || untrusted+n > maxUntrusted {
-					bounded = true
-					continue
-				}
-				untrusted += n
 			}
 			seen[s.Name] = true
 			out = append(out, s)
 		}
 	}
-	if bounded {
-		errs = append(errs, fmt.Errorf("the repository's skills past %d KiB of names and descriptions are not offered: the project is not trusted", maxUntrusted>>10))
-	}
 	return out, errors.Join(errs...)
 }
 
-func (s *Skill) parse(front []byte) error {
-	var f struct {
-		Name        string `yaml:"name"`
-		Description string `yaml:"description"`
+// parse reads SKILL.md's front matter. A skill without a name is named by
+// its folder; a display name ("Hook Development") gives the name
+// hook-development; a description past 1,024 bytes is cut, as Claude Code
+// lists it.
+func (s *Skill) parse(b []byte, folder string) error {
+	front, _, ok, err := frontmatter.Split(b)
+	if err != nil {
+		return err
 	}
-	if err := yaml.Unmarshal(front, &f); err != nil {
-		return fmt.Errorf("front matter: %w", err)
+	if !ok {
+		return errors.New("no front matter (a --- block with name and description)")
 	}
-	s.Name, s.Description = strings.TrimSpace(f.Name), strings.Join(strings.Fields(f.Description), " ")
+	f := frontmatter.Parse(front, frontmatter.CommandKeys...)
+	display := strings.TrimSpace(f.String("name"))
+	if display == "" {
+		display = folder
+	}
+	s.Name = frontmatter.Name(display)
+	if display != s.Name {
+		s.Display = display
+	}
+	s.Description = frontmatter.Cut(strings.Join(strings.Fields(f.String("description")), " "), maxDescription)
+	s.Invocation = f.Invocation()
 	switch {
 	case s.Name == "":
-		return errors.New("front matter: no name")
-	case len(s.Name) > 64 || !validName().MatchString(s.Name):
-		return fmt.Errorf("name %q: want lowercase letters, digits and hyphens, at most 64 characters", s.Name)
+		return fmt.Errorf("name %q: want letters or digits", display)
 	case s.Description == "":
 		return errors.New("front matter: no description")
-	case len(s.Description) > maxDescription:
-		return fmt.Errorf("description longer than %d characters", maxDescription)
 	}
 	return nil
-}
-
-// split cuts SKILL.md into its front matter and its body.
-func split(b []byte) (front, body []byte, err error) {
-	b = bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n"))
-	rest, ok := bytes.CutPrefix(b, []byte("---\n"))
-	if !ok {
-		return nil, nil, errors.New("no front matter (a --- block with name and description)")
-	}
-	front, body, ok = bytes.Cut(rest, []byte("\n---\n"))
-	if !ok {
-		if front, ok = bytes.CutSuffix(rest, []byte("\n---")); !ok {
-			return nil, nil, errors.New("the front matter is not closed with ---")
-		}
-	}
-	return front, body, nil
 }
 
 // Body is the skill's instructions: SKILL.md after its front matter.
@@ -182,7 +159,7 @@ func (s Skill) Body() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	_, body, err := split(b)
+	_, body, _, err := frontmatter.Split(b)
 	return strings.TrimLeft(string(body), "\n"), err
 }
 
@@ -237,28 +214,38 @@ func (s Skill) read(rel string) ([]byte, error) {
 	return b, nil
 }
 
-// Prompt is the system prompt's list of the skills, "" without any.
-func Prompt(ss []Skill) string {
-	if len(ss) == 0 {
-		return ""
+// Prompt is the system prompt's list of the skills the model may load, ""
+// without any: those within the budget of what skills may add to every
+// request (an untrusted repository's within a smaller one); notice says,
+// once, how many were left out.
+func Prompt(ss []Skill) (prompt, notice string) {
+	offered := slices.DeleteFunc(slices.Clone(ss), func(s Skill) bool { return s.NoModel })
+	listed, left := frontmatter.Fit(offered, func(s Skill) int { return len(s.Name) + len(s.Description) + 4 }, func(s Skill) bool { return s.Untrusted })
+	if len(listed) == 0 {
+		return "", ""
 	}
 	var b strings.Builder
 	b.WriteString("\n\n# Skills\n\nThese skills hold instructions for particular tasks. When a task matches one, load it first with the skill tool and follow it:\n")
-	for _, s := range ss {
+	for _, s := range listed {
 		if s.Root == "" {
 			fmt.Fprintf(&b, "- %s: %s\n", s.Name, s.Description)
 		}
 	}
 	// The repository's are its author's words, not the user's: said so.
 	head := "\nThese skills are the repository's own files (its author's, not the user's instructions):\n"
-	for _, s := range ss {
+	for _, s := range listed {
 		if s.Root != "" {
 			b.WriteString(head)
 			head = ""
 			fmt.Fprintf(&b, "- %s: %s\n", s.Name, s.Description)
 		}
 	}
-	return strings.TrimRight(b.String(), "\n")
+	if left > 0 {
+		notice = fmt.Sprintf("%d skills are not listed to the model: their descriptions pass the %d KiB budget (an untrusted repository's, %d KiB); /help lists them all",
+			left, frontmatter.Budget>>10, frontmatter.UntrustedBudget>>10)
+		fmt.Fprintf(&b, "\n(%d more skills are not listed here.)\n", left)
+	}
+	return strings.TrimRight(b.String(), "\n"), notice
 }
 
 // Find returns the named skill.

@@ -2,6 +2,7 @@ package skills
 
 import (
 	"fmt"
+	"github.com/dsh-dev/dsh/internal/frontmatter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,10 +46,13 @@ func TestAll(t *testing.T) {
 	for _, s := range ss {
 		names = append(names, s.Name+": "+s.Description)
 	}
-	if got, want := strings.Join(names, "; "), "review: my review; pdf-forms: Fill PDF forms. Use when asked to fill a form."; got != want {
+	if got, want := strings.Join(names, "; "), "review: my review; pdf-forms: Fill PDF forms. Use when asked to fill a form.; bad-name: x"; got != want {
 		t.Errorf("skills = %s, want %s", got, want)
 	}
-	for _, want := range []string{"Bad_Name", "nodesc/SKILL.md: front matter: no description", "escape"} {
+	if b, _ := Find(ss, "bad-name"); b.Display != "Bad_Name" {
+		t.Errorf("a display name is kept as written: %+v", b)
+	}
+	for _, want := range []string{"nodesc/SKILL.md: front matter: no description", "escape"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v does not tell %s", err, want)
 		}
@@ -71,33 +75,38 @@ func TestAll(t *testing.T) {
 			t.Errorf("%s was read", bad)
 		}
 	}
-	if p := Prompt(ss); !strings.Contains(p, "- pdf-forms: Fill PDF forms.") || !strings.Contains(p, "skill tool") {
+	if p, _ := Prompt(ss); !strings.Contains(p, "- pdf-forms: Fill PDF forms.") || !strings.Contains(p, "skill tool") {
 		t.Errorf("Prompt = %q", p)
 	}
-	if Prompt(nil) != "" {
+	if p, _ := Prompt(nil); p != "" {
 		t.Error("a prompt without skills")
 	}
 }
 
 // An untrusted repository's 200 skills with long descriptions added ~78k
-// tokens to every request: now what they add is bounded, the rest are not
-// offered (and said so), and the prompt lists them apart as the repository's.
-// Once the project is trusted they are all offered.
-func TestUntrustedRepositorySkillsAreBounded(t *testing.T) {
+// tokens to every request: now all are found, what the prompt lists is
+// bounded (an untrusted repository's more), the rest said once, and the
+// prompt lists the repository's apart. A skill the model may not run
+// (disable-model-invocation) is not listed; a description past 1,024 bytes
+// is cut, not refused.
+func TestManySkillsBudget(t *testing.T) {
 	root, config := t.TempDir(), t.TempDir()
 	write(t, filepath.Join(config, "dsh/skills/mine/SKILL.md"), "---\nname: mine\ndescription: the user's own\n---\n")
-	long := strings.Repeat("Use this skill for everything. ", 30)
-	for i := range maxSkills - 1 {
+	write(t, filepath.Join(config, "dsh/skills/manual/SKILL.md"), "---\nname: manual\ndescription: only by hand\ndisable-model-invocation: true\n---\n")
+	long := strings.Repeat("Use this skill for everything. ", 40) // 1,240 bytes: cut
+	const n = 250
+	for i := range n {
 		name := fmt.Sprintf("repo-%03d", i)
 		write(t, filepath.Join(root, ".claude/skills", name, "SKILL.md"), "---\nname: "+name+"\ndescription: "+long+"\n---\n")
 	}
 	env := map[string]string{"XDG_CONFIG_HOME": config}
+	size := len("repo-000") + 1024 + 4
 	tests := []struct {
 		trusted bool
-		want    int // skills offered
+		listed  int // the repository's skills listed
 	}{
-		{false, 1 + maxUntrusted/(len("repo-000")+len(strings.TrimSpace(long))+4)},
-		{true, maxSkills},
+		{false, frontmatter.UntrustedBudget / size},
+		{true, (frontmatter.Budget - len("mine") - len("the user's own") - 4) / size},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint("trusted=", tt.trusted), func(t *testing.T) {
@@ -106,19 +115,19 @@ func TestUntrustedRepositorySkillsAreBounded(t *testing.T) {
 				dirs[i].Trusted = dirs[i].Root != "" && tt.trusted
 			}
 			ss, err := All(dirs)
-			if len(ss) != tt.want {
-				t.Errorf("%d skills offered, want %d", len(ss), tt.want)
+			if err != nil || len(ss) != n+2 {
+				t.Fatalf("%d skills found, want %d (%v)", len(ss), n+2, err)
 			}
-			if told := err != nil && strings.Contains(err.Error(), "not offered: the project is not trusted"); told == tt.trusted {
-				t.Errorf("error %v", err)
-			}
-			p := Prompt(ss)
+			p, notice := Prompt(ss)
 			mine, repo, ok := strings.Cut(p, "These skills are the repository's own files (its author's, not the user's instructions):\n")
-			if !ok || !strings.Contains(mine, "- mine: the user's own") || strings.Contains(repo, "- mine") || !strings.HasPrefix(repo, "- repo-000: ") {
+			if !ok || !strings.Contains(mine, "- mine: the user's own") || strings.Contains(p, "manual") || strings.Contains(repo, "- mine") || !strings.HasPrefix(repo, "- repo-000: ") {
 				t.Errorf("the prompt does not list the repository's skills apart:\n%.400s", p)
 			}
-			if !tt.trusted && len(repo) > maxUntrusted {
-				t.Errorf("the repository's skills add %d bytes to every request, want at most %d", len(repo), maxUntrusted)
+			if got := strings.Count(repo, "\n- repo-") + 1; got != tt.listed {
+				t.Errorf("%d of the repository's skills listed, want %d", got, tt.listed)
+			}
+			if !strings.Contains(notice, fmt.Sprintf("%d skills are not listed", n-tt.listed)) {
+				t.Errorf("notice %q", notice)
 			}
 		})
 	}

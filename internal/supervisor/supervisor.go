@@ -18,6 +18,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"runtime"
@@ -30,6 +31,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dsh-dev/dsh/internal/netproxy"
 	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/sandbox/confine"
 	"github.com/dsh-dev/dsh/internal/supervisor/entry"
@@ -65,6 +67,7 @@ type Process struct {
 
 	sp      *spare   // its supervisor
 	session *Session // the supervisor's, if it stays for the next command
+	proxy   *netproxy.Session
 }
 
 // Exit is how a supervised command ended.
@@ -72,6 +75,9 @@ type Exit struct {
 	Status syscall.WaitStatus
 	// Leftovers is whether descendants outlived the command and were killed.
 	Leftovers bool
+	// Refused are the hosts the sandbox's proxy refused the command (see
+	// sandbox.Policy.Proxy).
+	Refused []string
 }
 
 var (
@@ -147,8 +153,9 @@ func newSpare(sandboxed bool) (*spare, error) {
 		ns := *plain
 		ns.Cloneflags = confine.CloneFlags
 		// What it needs of the namespace's capabilities past exec: to mount,
-		// and to empty the command's bounding set.
-		ns.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
+		// to make the command a network namespace with loopback up, and to
+		// empty the command's bounding set.
+		ns.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
 		sp.cmd, err = start(&ns)
 		sp.mounted = err == nil
 	}
@@ -249,14 +256,25 @@ func Start(s Spec) (*Process, error) {
 			return nil, err
 		}
 	}
+	filtered := s.Sandbox != nil && s.Sandbox.Proxy != nil
+	if filtered && !sp.mounted {
+		sp.discard()
+		return nil, errors.New("the sandbox cannot filter the network by domain here: it needs user namespaces, which this system does not allow (set no network.allowed_domains or denied_domains, or use --sandbox network-off)")
+	}
 	err = sp.send(s, false)
-	_ = sp.control.Close() // a supervisor that got nothing ends
 	p := &Process{sp: sp}
+	if err == nil && filtered {
+		p.proxy, err = sp.proxy(s.Sandbox.Proxy)
+	}
+	_ = sp.control.Close() // a supervisor that got nothing ends
 	if err != nil {
 		p.Wait()
 		return nil, err
 	}
-	if p.Pgid, err = sp.started(); err != nil {
+	if p.Pgid, err = sp.started(); err == nil && filtered && p.proxy == nil {
+		err = errors.New("the supervisor started the command without its network")
+	}
+	if err != nil {
 		p.Wait()
 		if errors.Is(err, errGone) {
 			return nil, fmt.Errorf("%w (%s)", err, sp.cmd.ProcessState)
@@ -273,7 +291,10 @@ func (sp *spare) send(s Spec, stay bool) error {
 		Mounted: sp.mounted, Stay: stay}
 	if s.Sandbox != nil {
 		c.Sandbox = &confine.Rules{Write: s.Sandbox.Write, Network: s.Sandbox.Network, Protect: s.Sandbox.Protect, Hide: s.Sandbox.Hide}
-		c.Env = append(slices.Clip(c.Env), s.Sandbox.Env...)
+		c.Env = override(c.Env, s.Sandbox.Env)
+		if s.Sandbox.Proxy != nil {
+			c.ProxyPort = netproxy.Port
+		}
 	}
 	// In the order the supervisor takes them (entry.Config.Extra).
 	files := []int{int(s.Output.Fd())}
@@ -299,6 +320,47 @@ func (sp *spare) send(s Spec, stay bool) error {
 		return fmt.Errorf("supervisor config: %w", err)
 	}
 	return nil
+}
+
+// proxy receives the socket the supervisor listens on for the command's
+// network (entry.Config.ProxyPort) and serves p on it; nil when the supervisor
+// ended first (started says why).
+func (sp *spare) proxy(p *netproxy.Proxy) (*netproxy.Session, error) {
+	buf, oob := make([]byte, 16), make([]byte, unix.CmsgSpace(4))
+	n, oobn, _, _, err := unix.Recvmsg(int(sp.control.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("the sandbox's network: %w", err)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	var fds []int
+	if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil && len(msgs) == 1 {
+		fds, _ = unix.ParseUnixRights(&msgs[0])
+	}
+	if len(fds) != 1 {
+		for _, fd := range fds {
+			_ = unix.Close(fd)
+		}
+		return nil, errors.New("the sandbox's network: the supervisor sent no socket")
+	}
+	f := os.NewFile(uintptr(fds[0]), "proxy")
+	l, err := net.FileListener(f)
+	_ = f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("the sandbox's network: %w", err)
+	}
+	return p.Serve(l), nil
+}
+
+// override is env with vars laid over it: a variable set in both keeps only
+// vars' value (a program reads the first of two, a shell the last).
+func override(env, vars []string) []string {
+	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return slices.ContainsFunc(vars, func(v string) bool { return strings.HasPrefix(v, name+"=") })
+	})
+	return append(out, vars...)
 }
 
 // errGone is a supervisor that ended before it started the command.
@@ -347,6 +409,9 @@ func (sp *spare) end() {
 // the command ended. Call it once.
 func (p *Process) Wait() Exit {
 	e, ok := p.sp.exit()
+	if p.proxy != nil {
+		e.Refused = p.proxy.Close() // the command and all it started are gone
+	}
 	if p.session != nil {
 		ok = p.session.done(p, ok)
 	} else {

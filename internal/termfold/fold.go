@@ -126,6 +126,9 @@ func (f *Fold) Record(r *termui.Renderer, rec session.Record) error {
 		if rec.Thinking != "" {
 			note += " · thinking " + rec.Thinking
 		}
+		if rec.Text != "" { // why dsh changed it (a fallback)
+			note = rec.Text
+		}
 		return r.Note(note)
 	case session.TypeDamaged:
 		return r.Note("a damaged log line: " + rec.Error)
@@ -332,7 +335,9 @@ func StopWords(reason string) string {
 	case "max_turns":
 		return "stopped: the turn used all its model round trips"
 	case "budget":
-		return "stopped: the subagent used its token budget"
+		return "stopped: the turn used its budget"
+	case "timeout":
+		return "stopped: the turn reached its time limit"
 	case "cancelled":
 		return "cancelled"
 	case "error":

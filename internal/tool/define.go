@@ -305,6 +305,53 @@ func (t *typed[P, M]) HookCall(args []byte, cwd string) (name string, input json
 	return name, b, true
 }
 
+// HookArgs is the call a hook's updatedInput asks for (Spec.Unhook).
+func (t *typed[P, M]) HookArgs(args []byte, input jsontext.Value, cwd string) ([]byte, bool, error) {
+	if t.spec.Unhook == nil {
+		return nil, false, nil
+	}
+	p, err := t.decode(args, false)
+	if err != nil {
+		return nil, false, nil
+	}
+	q, err := t.spec.Unhook(p, input, cwd)
+	if err != nil {
+		return nil, true, err
+	}
+	// Zero members are left out, as a model leaves them out (a timeout of 0
+	// is below the schema's minimum), unless the schema requires them.
+	b, err := json.Marshal(q, json.Deterministic(true), json.OmitZeroStructFields(true))
+	if err == nil && !t.schema().complete(b) {
+		b, err = json.Marshal(q, json.Deterministic(true))
+	}
+	return b, true, err
+}
+
+// HookResponse is a result as hooks see it (Spec.HookResponse).
+func (t *typed[P, M]) HookResponse(args []byte, r Result, cwd string) (jsontext.Value, bool) {
+	if t.spec.HookResponse == nil {
+		return nil, false
+	}
+	p, err := t.decode(args, false)
+	if err != nil {
+		return nil, false
+	}
+	b, err := json.Marshal(t.spec.HookResponse(p, r, t.meta(r.Meta), cwd), json.Deterministic(true))
+	if err != nil {
+		return nil, false
+	}
+	return b, true
+}
+
+// RelPath is a hook's absolute path as a call's argument: orig, the call's
+// own, when it names the same file or the hook left it out, else abs.
+func RelPath(cwd, orig, abs string) string {
+	if abs == "" || AbsPath(cwd, orig) == abs {
+		return orig
+	}
+	return abs
+}
+
 // AbsPath is p made absolute against cwd, for a Spec.Hook's tool_input.
 func AbsPath(cwd, p string) string {
 	if p == "" || filepath.IsAbs(p) {

@@ -375,6 +375,13 @@ type Spec[P, M any] struct {
 	// written for Claude Code read it unchanged. Nil: hooks see the tool's own
 	// name and arguments.
 	Hook func(p P, cwd string) (name string, input any)
+	// Unhook, set with Hook, is the call a hook's updatedInput (Hook's input
+	// shape, the call's input with the hook's members laid over it) asks for
+	// instead of p.
+	Unhook func(p P, input jsontext.Value, cwd string) (P, error)
+	// HookResponse, set with Hook, is a result as Claude Code's tool gives it
+	// to PostToolUse hooks (tool_response): Bash's stdout, Write's filePath…
+	HookResponse func(p P, r Result, m *M, cwd string) any
 }
 
 // HookCaller is implemented by the tools of Specs: a call as Claude Code's
@@ -382,6 +389,13 @@ type Spec[P, M any] struct {
 // are already Claude Code's) are seen by their own name and arguments.
 type HookCaller interface {
 	HookCall(args []byte, cwd string) (name string, input jsontext.Value, ok bool)
+	// HookArgs are the arguments of the call a hook's updated input (the
+	// call's HookCall input with the hook's members laid over it) asks for;
+	// ok is false for a tool without the mapping.
+	HookArgs(args []byte, input jsontext.Value, cwd string) (updated []byte, ok bool, err error)
+	// HookResponse is r as the tool's tool_response; ok is false for a tool
+	// without the mapping.
+	HookResponse(args []byte, r Result, cwd string) (response jsontext.Value, ok bool)
 }
 
 // Tool is a Spec with its types erased: arguments, previews and meta travel as

@@ -3,6 +3,7 @@ package toolset
 
 import (
 	"github.com/dsh-dev/dsh/internal/agents"
+	"github.com/dsh-dev/dsh/internal/netproxy"
 	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/tool/ask"
@@ -24,6 +25,9 @@ type Options struct {
 	Extra []tool.Tool
 	// Sandbox confines shell commands (see bash.Options).
 	Sandbox sandbox.Mode
+	// Network, if set, filters the network of sandboxed commands and web_fetch
+	// by domain.
+	Network *netproxy.Proxy
 	// SafeCommands are the user's additions to the commands that run unasked.
 	SafeCommands []string
 	// Skills offers the skill tool (the session has skills to load).
@@ -36,8 +40,8 @@ type Options struct {
 func New(o Options) *tool.Registry {
 	tools := []tool.Tool{fs.Read(), fs.Write(), fs.Edit(), fs.Diagnostics()}
 	tools = append(tools, search.Tools()...)
-	tools = append(tools, bash.Tools(bash.Options{KeepEnv: o.KeepEnv, Sandbox: o.Sandbox, SafeCommands: o.SafeCommands})...)
-	var fo fetch.Options
+	tools = append(tools, bash.Tools(bash.Options{KeepEnv: o.KeepEnv, Sandbox: o.Sandbox, Network: o.Network, SafeCommands: o.SafeCommands})...)
+	fo := fetch.Options{Network: o.Network}
 	if o.Sandbox == sandbox.NetworkOff {
 		fo.Offline = "web_fetch is off in this session: it runs with --sandbox network-off, so nothing may reach the network"
 	}

@@ -195,6 +195,8 @@ func hookDecision(event, d string) string {
 			return "Blocked the prompt"
 		case "Stop":
 			return "Kept the turn going"
+		case "SubagentStop":
+			return "Kept the task going"
 		case "PostToolUse":
 			return "Told the model"
 		}

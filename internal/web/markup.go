@@ -77,8 +77,13 @@ func (o out) list(pg listPage) {
 }
 
 func (o out) session(pg sessionPage) {
-	o.head(pg.ID)
-	o.raw("<body class=\"session\">\n<header class=\"top\"><a class=\"back\" href=\"/\">← sessions</a><h1>")
+	if pg.Export {
+		o.exportHead(pg.ID)
+		o.raw("<body class=\"session\">\n<header class=\"top\"><h1>")
+	} else {
+		o.head(pg.ID)
+		o.raw("<body class=\"session\">\n<header class=\"top\"><a class=\"back\" href=\"/\">← sessions</a><h1>")
+	}
 	o.esc(pg.ID)
 	o.raw("</h1><p><code class=\"cwd\">")
 	o.esc(pg.Cwd)

@@ -54,6 +54,9 @@ type sessionPage struct {
 	// the records this page holds; empty when the log is not live, as nothing
 	// more will come.
 	Events string
+	// Export is a page written to a file (dsh export): styles inline, no
+	// script, no link to a server.
+	Export bool
 }
 
 // callPage is one tool call, unfolded.
@@ -125,7 +128,11 @@ type job struct {
 // where the presenters and highlighting spend the time, are built in parallel
 // (every one of them, even if nobody reads them all) and yielded in order.
 func (s *Server) sessionPage(sid string, recs []session.Record, live bool) sessionPage {
-	b := s.newBuilder(sid, false)
+	return s.layout(s.newBuilder(sid, false), recs, live)
+}
+
+func (s *Server) layout(b *builder, recs []session.Record, live bool) sessionPage {
+	sid := b.sid
 	pg := sessionPage{ID: sid, State: sessionState(recs, live)}
 	if live {
 		pg.Events = "/s/" + sid + "/events?from=" + strconv.Itoa(len(recs))
@@ -313,7 +320,15 @@ func (b *builder) item(it view.Item, name string) *itemView {
 		if c.Tree == "" {
 			v.Note = "no snapshot: " + c.Note
 		}
-	case session.TypeHeader, session.TypeProgress, session.TypeMode, session.TypeAllow, session.TypeModel,
+	case session.TypeModel:
+		// A model dsh changed to on its own (a fallback) says why; the user's
+		// own change shows in the header.
+		if r.Text == "" {
+			return nil
+		}
+		v.Type = "note"
+		v.Note = r.Text
+	case session.TypeHeader, session.TypeProgress, session.TypeMode, session.TypeAllow,
 		session.TypePlan: // the todo_write card right before it shows the plan, as in the terminal
 		return nil
 	}

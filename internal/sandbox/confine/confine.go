@@ -244,3 +244,42 @@ func dropCapabilities() error {
 	}
 	return nil
 }
+
+// IsolateNetwork moves the calling thread, and so what it then starts, into
+// a network namespace of its own, where only loopback is up, and returns a
+// socket listening on 127.0.0.1:port there: the only way out, which the
+// caller hands to dsh's proxy outside. Nothing else routes anywhere, so a
+// command cannot connect past the proxy, by name, address, port or UDP. The
+// thread needs CAP_SYS_ADMIN and CAP_NET_ADMIN in its user namespace.
+func IsolateNetwork(port int) (int, error) {
+	if err := syscall.Unshare(syscall.CLONE_NEWNET); err != nil {
+		return -1, fail("network namespace", err)
+	}
+	s, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, fail("loopback", err)
+	}
+	ifr := struct {
+		name  [16]byte
+		flags uint16
+		_     [22]byte
+	}{flags: syscall.IFF_UP | syscall.IFF_LOOPBACK | syscall.IFF_RUNNING}
+	copy(ifr.name[:], "lo")
+	_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, uintptr(s), syscall.SIOCSIFFLAGS, uintptr(unsafe.Pointer(&ifr)))
+	_ = syscall.Close(s)
+	if errno != 0 {
+		return -1, fail("loopback", errno)
+	}
+	l, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, fail("proxy socket", err)
+	}
+	if err = syscall.Bind(l, &syscall.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}); err == nil {
+		err = syscall.Listen(l, syscall.SOMAXCONN)
+	}
+	if err != nil {
+		_ = syscall.Close(l)
+		return -1, fail("proxy socket", err)
+	}
+	return l, nil
+}

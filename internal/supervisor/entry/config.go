@@ -29,6 +29,7 @@ func (c Config) Encode() string {
 		e.strs(c.Sandbox.Hide)
 	}
 	e.bool(c.Mounted)
+	e.int(c.ProxyPort)
 	e.bool(c.Stay)
 	return string(e)
 }
@@ -49,6 +50,7 @@ func Decode(s string) (c Config, ok bool) {
 		c.Sandbox = &confine.Rules{Write: d.strs(), Network: d.bool(), Protect: d.strs(), Hide: d.strs()}
 	}
 	c.Mounted = d.bool()
+	c.ProxyPort = d.int()
 	c.Stay = d.bool()
 	return c, d.ok && d.s == ""
 }

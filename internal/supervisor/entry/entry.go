@@ -61,6 +61,11 @@ type Config struct {
 	// Mounted is whether the supervisor runs in its own user and mount
 	// namespaces (confine.CloneFlags), where it applies Sandbox.Mount.
 	Mounted bool
+	// ProxyPort, if set, gives the sandboxed command a network namespace of
+	// its own (confine.IsolateNetwork) whose only way out is a socket
+	// listening on this loopback port, which the supervisor sends back on the
+	// control socket, for dsh's proxy to serve, before it starts the command.
+	ProxyPort int
 	// Stay keeps the supervisor once the command is done, for the next
 	// Config on the control socket: a session's supervisor, which starts its
 	// commands at the cost of a fork. Closing the socket ends it, and what it
@@ -126,7 +131,9 @@ func supervise(parent string) int {
 		return fail(m.err)
 	}
 	if !m.c.Stay {
-		_ = control.Close()
+		if m.c.ProxyPort == 0 {
+			_ = control.Close() // else it carries the proxy's socket back first
+		}
 		if err := run(m.c, m.files, sigs, chld, nil); err != nil {
 			return fail(err)
 		}
@@ -275,6 +282,12 @@ func (s *supervisor) start(fds []int) (int, error) {
 	s.cmdExited = make(chan struct{})
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+		if s.c.ProxyPort != 0 {
+			if err := isolate(s.c.ProxyPort); err != nil {
+				res <- started{err: wrap("the sandbox's network", err)}
+				return
+			}
+		}
 		if err := s.c.Sandbox.RestrictThread(s.c.Mounted); err != nil {
 			res <- started{err: wrap("sandbox", err)}
 			return
@@ -289,6 +302,17 @@ func (s *supervisor) start(fds []int) (int, error) {
 	}()
 	r := <-res
 	return r.pid, r.err
+}
+
+// isolate puts this thread in a network namespace of its own and sends the
+// proxy's listening socket to dsh.
+func isolate(port int) error {
+	fd, err := confine.IsolateNetwork(port)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = syscall.Close(fd) }()
+	return syscall.Sendmsg(ControlFD, []byte("proxy"), syscall.UnixRights(fd), nil, 0)
 }
 
 // watch reaps every child until none is left and returns how the command

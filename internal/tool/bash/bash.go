@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/netproxy"
 	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/shellrule"
 	"github.com/dsh-dev/dsh/internal/tool"
@@ -52,6 +53,9 @@ type Options struct {
 	// zero value and sandbox.Off run them unconfined. Check it first with
 	// sandbox.Check: a command that cannot be confined does not run.
 	Sandbox sandbox.Mode
+	// Network, if set and its rules restrict anything, is the only way
+	// sandboxed commands reach the network (sandbox.Policy.Filter).
+	Network *netproxy.Proxy
 }
 
 // Tools returns bash, job_output, job_kill and job_list. At most one Options is used.
@@ -60,7 +64,7 @@ func Tools(opts ...Options) []tool.Tool {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	b := &bashTool{keep: append([]string(nil), o.KeepEnv...), safe: append([]string(nil), o.SafeCommands...), sandbox: o.Sandbox}
+	b := &bashTool{keep: append([]string(nil), o.KeepEnv...), safe: append([]string(nil), o.SafeCommands...), sandbox: o.Sandbox, network: o.Network}
 	return []tool.Tool{
 		tool.New(tool.Spec[params, meta]{
 			Name:          "bash",
@@ -74,6 +78,8 @@ func Tools(opts ...Options) []tool.Tool {
 			PresentResult: presentResult,
 			Fold:          foldJob,
 			Hook:          hookCall,
+			Unhook:        unhook,
+			HookResponse:  hookResult,
 		}),
 		jobOutputTool(),
 		jobKillTool(),
@@ -103,7 +109,8 @@ type meta struct {
 	OutputLength *int `json:"outputLength,omitempty"`
 	// Sandbox is the sandbox mode the command ran in, empty when unconfined.
 	Sandbox sandbox.Mode `json:"sandbox,omitempty"`
-	// SandboxRefused is the output line that shows the sandbox refused something.
+	// SandboxRefused is the output line that shows the sandbox refused
+	// something, or the hosts the network rules refused.
 	SandboxRefused string `json:"sandboxRefused,omitempty"`
 	// OutputLines is how many lines the command wrote, when only its start and
 	// end are kept: what a reader is told is hidden.
@@ -132,6 +139,7 @@ type bashTool struct {
 	keep    []string
 	safe    []string
 	sandbox sandbox.Mode
+	network *netproxy.Proxy
 
 	envMu             sync.Mutex
 	environ, scrubbed []string // the last environment scrubbed, and the result
@@ -179,6 +187,7 @@ func (b *bashTool) policy(ws *workspace.Workspace, env []string) *sandbox.Policy
 			p.Protect = append(p.Protect, x.Protect...)
 		}
 	}
+	p.Filter(b.network)
 	return p
 }
 
@@ -274,7 +283,10 @@ func (b *bashTool) foreground(ctx context.Context, env tool.Env, p params) (tool
 	output := out.String()
 	if policy != nil {
 		m.Sandbox = b.sandbox
-		if r := policy.Refusal(output); r != "" && (st.code == nil || *st.code != 0) {
+		if hosts := proc.exit.Refused; len(hosts) > 0 {
+			m.SandboxRefused = "network: " + strings.Join(hosts, ", ") + " not allowed by network.allowed_domains / denied_domains"
+			notes = append(notes, "The sandbox refused connections to "+strings.Join(hosts, ", ")+".\n"+policy.Describe())
+		} else if r := policy.Refusal(output); r != "" && (st.code == nil || *st.code != 0) {
 			m.SandboxRefused = r
 			notes = append(notes, "The sandbox refused this: "+r+"\n"+policy.Describe())
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/dsh-dev/dsh/internal/netproxy"
 	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/workspace"
@@ -50,12 +51,21 @@ func BenchmarkCommand(b *testing.B) {
 		b.Fatal(err)
 	}
 	args, _ := json.Marshal(map[string]any{"command": "true"})
-	for _, mode := range []sandbox.Mode{sandbox.Off, sandbox.On} {
-		b.Run("sandbox="+string(mode), func(b *testing.B) {
-			if err := sandbox.Check(mode); err != nil {
+	domains := netproxy.New(netproxy.Rules{Allow: [][]string{{"example.com"}}}, func(string) string { return "" })
+	for _, c := range []struct {
+		name string
+		o    Options
+	}{
+		{"sandbox=off", Options{Sandbox: sandbox.Off}},
+		{"sandbox=on", Options{Sandbox: sandbox.On}},
+		// A network namespace and the proxy's listener for each command.
+		{"sandbox=on,domains", Options{Sandbox: sandbox.On, Network: domains}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			if err := sandbox.Check(c.o.Sandbox); err != nil {
 				b.Skip(err)
 			}
-			reg := tool.NewRegistry(Tools(Options{Sandbox: mode})...)
+			reg := tool.NewRegistry(Tools(c.o)...)
 			sess := tool.NewSession("bench", ws)
 			defer sess.Close()
 			for b.Loop() {

@@ -62,6 +62,9 @@ func (j *job) status() string {
 		return "running"
 	}
 	s := j.proc.status().String()
+	if hosts := j.proc.exit.Refused; len(hosts) > 0 {
+		s += "; the sandbox refused its connections to " + strings.Join(hosts, ", ")
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.killed {

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/net/html/charset"
 
 	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/netproxy"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
@@ -49,6 +50,10 @@ type Options struct {
 	// Transport, if set, replaces the default one (which honours the proxy
 	// environment variables).
 	Transport http.RoundTripper
+	// Network, if set, is the rules sandboxed commands reach the network by:
+	// a host they refuse is refused before anyone is asked, and the fetch
+	// resolves and connects as the commands' proxy does.
+	Network *netproxy.Proxy
 	// Offline, if set, refuses every fetch before anyone is asked, saying why:
 	// a session whose commands may not reach the network must not reach it
 	// through web_fetch either.
@@ -86,24 +91,34 @@ func New(o Options) tool.Tool {
 	if o.MaxChars <= 0 {
 		o.MaxChars = DefaultMaxChars
 	}
+	if o.Transport == nil && o.Network != nil {
+		o.Transport = o.Network.Transport()
+	}
 	if o.Transport == nil {
 		o.Transport = http.DefaultTransport
 	}
 	f := &fetcher{o: o}
 	return tool.New(tool.Spec[Params, Meta]{
-		Name:        "web_fetch",
-		Hook:        hookCall,
-		Description: description,
-		Guidance:    guidance,
-		ReadOnly:    true, // of the workspace: fetches run concurrently
-		Permission:  tool.PermExecute,
-		Kind:        card.ToolFetch,
-		Approval:    approval,
+		Name:         "web_fetch",
+		Hook:         hookCall,
+		Unhook:       unhook,
+		HookResponse: hookResult,
+		Description:  description,
+		Guidance:     guidance,
+		ReadOnly:     true, // of the workspace: fetches run concurrently
+		Permission:   tool.PermExecute,
+		Kind:         card.ToolFetch,
+		Approval:     approval,
 		Preview: func(_ context.Context, _ tool.Env, p Params) (*Meta, error) {
 			if o.Offline != "" {
 				return nil, errors.New(o.Offline)
 			}
-			return preview(p)
+			m, err := preview(p)
+			if err == nil && o.Network != nil {
+				u, _ := url.Parse(m.URL)
+				err = o.Network.Rules().Check(u.Hostname())
+			}
+			return m, err
 		},
 		Execute:       f.execute,
 		PresentCall:   presentCall,
@@ -243,6 +258,9 @@ func (f *fetcher) execute(ctx context.Context, _ tool.Env, p Params, _ *Meta) (t
 func (f *fetcher) explain(ctx context.Context, err error) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("it took longer than %v", f.o.Timeout)
+	}
+	if r, ok := errors.AsType[*netproxy.Refused](err); ok {
+		return r // not wrapped in the request's words: the rule is the news
 	}
 	return err
 }

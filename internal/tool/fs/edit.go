@@ -34,14 +34,16 @@ type editParams struct {
 // and shown as the contextual hunks it applies.
 func Edit() tool.Tool {
 	return tool.New(tool.Spec[editParams, diffMeta]{
-		Approval:    func(p editParams) tool.Approval { return fileEdits(p.Path) },
-		Name:        "edit",
-		Hook:        editHook,
-		Description: editDescription,
-		Guidance:    editGuidance,
-		ReadOnly:    false,
-		Permission:  tool.PermEdit,
-		Kind:        card.ToolEdit,
+		Approval:     func(p editParams) tool.Approval { return fileEdits(p.Path) },
+		Name:         "edit",
+		Hook:         editHook,
+		Unhook:       editUnhook,
+		HookResponse: editResponse,
+		Description:  editDescription,
+		Guidance:     editGuidance,
+		ReadOnly:     false,
+		Permission:   tool.PermEdit,
+		Kind:         card.ToolEdit,
 		Preview: func(ctx context.Context, env tool.Env, p editParams) (*diffMeta, error) {
 			return changePreview(ctx, env, editPlanFor(p, nil))
 		},

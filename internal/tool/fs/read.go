@@ -41,6 +41,8 @@ func Read() tool.Tool {
 	return tool.New(tool.Spec[ReadParams, readMeta]{
 		Name:          "read",
 		Hook:          readHook,
+		Unhook:        readUnhook,
+		HookResponse:  readResponse,
 		Description:   readDescription,
 		Guidance:      readGuidance,
 		ReadOnly:      true,

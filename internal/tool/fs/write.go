@@ -27,14 +27,16 @@ type writeParams struct {
 // previewed and shown as the hunks it changes.
 func Write() tool.Tool {
 	return tool.New(tool.Spec[writeParams, diffMeta]{
-		Approval:    func(p writeParams) tool.Approval { return fileEdits(p.Path) },
-		Name:        "write",
-		Hook:        writeHook,
-		Description: writeDescription,
-		Guidance:    writeGuidance,
-		ReadOnly:    false,
-		Permission:  tool.PermEdit,
-		Kind:        card.ToolEdit,
+		Approval:     func(p writeParams) tool.Approval { return fileEdits(p.Path) },
+		Name:         "write",
+		Hook:         writeHook,
+		Unhook:       writeUnhook,
+		HookResponse: writeResponse,
+		Description:  writeDescription,
+		Guidance:     writeGuidance,
+		ReadOnly:     false,
+		Permission:   tool.PermEdit,
+		Kind:         card.ToolEdit,
 		Preview: func(ctx context.Context, env tool.Env, p writeParams) (*diffMeta, error) {
 			return changePreview(ctx, env, writePlanFor(p, nil))
 		},

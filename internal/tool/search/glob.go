@@ -34,6 +34,8 @@ func Glob() tool.Tool {
 	return tool.New(tool.Spec[GlobParams, Meta]{
 		Name:          "glob",
 		Hook:          globHook,
+		Unhook:        globUnhook,
+		HookResponse:  globResponse,
 		Description:   globDescription,
 		Guidance:      globGuidance,
 		ReadOnly:      true,

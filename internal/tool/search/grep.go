@@ -40,6 +40,8 @@ func Grep() tool.Tool {
 	return tool.New(tool.Spec[GrepParams, Meta]{
 		Name:          "grep",
 		Hook:          grepHook,
+		Unhook:        grepUnhook,
+		HookResponse:  grepResponse,
 		Description:   grepDescription,
 		Guidance:      grepGuidance,
 		ReadOnly:      true,

@@ -1,6 +1,13 @@
 package search
 
-import "github.com/dsh-dev/dsh/internal/tool"
+import (
+	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/dsh-dev/dsh/internal/tool"
+)
 
 // The search tools' calls as Claude Code's Grep, Glob and LS give them to
 // hooks: paths absolute, Grep's options under its names.
@@ -40,4 +47,80 @@ func lsHook(p LSParams, cwd string) (string, any) {
 		path = cwd
 	}
 	return "LS", lsHookInput{Path: tool.AbsPath(cwd, path)}
+}
+
+// The search tools' results as Claude Code's Grep and Glob give them to
+// PostToolUse hooks.
+type (
+	grepHookResponse struct {
+		Mode      string   `json:"mode"`
+		NumFiles  int      `json:"numFiles"`
+		Filenames []string `json:"filenames"`
+		Content   string   `json:"content,omitempty"`
+		NumLines  int      `json:"numLines,omitzero"`
+	}
+	globHookResponse struct {
+		Filenames []string `json:"filenames"`
+		NumFiles  int      `json:"numFiles"`
+		Truncated bool     `json:"truncated"`
+	}
+)
+
+func grepUnhook(p GrepParams, input jsontext.Value, cwd string) (GrepParams, error) {
+	var in grepHookInput
+	if err := json.Unmarshal(input, &in); err != nil {
+		return p, err
+	}
+	return GrepParams{Pattern: in.Pattern, Path: tool.RelPath(cwd, p.Path, in.Path), Glob: in.Glob, Type: in.Type,
+		IgnoreCase: in.IgnoreCase, Context: in.Context, Output: in.OutputMode, HeadLimit: in.HeadLimit, Offset: in.Offset}, nil
+}
+
+func globUnhook(p GlobParams, input jsontext.Value, cwd string) (GlobParams, error) {
+	var in globHookInput
+	if err := json.Unmarshal(input, &in); err != nil {
+		return p, err
+	}
+	return GlobParams{Pattern: in.Pattern, Path: tool.RelPath(cwd, p.Path, in.Path)}, nil
+}
+
+func lsUnhook(p LSParams, input jsontext.Value, cwd string) (LSParams, error) {
+	var in lsHookInput
+	if err := json.Unmarshal(input, &in); err != nil {
+		return p, err
+	}
+	return LSParams{Path: tool.RelPath(cwd, p.Path, in.Path), Ignore: p.Ignore}, nil
+}
+
+// files are a search's files, absolute.
+func files(m *Meta) []string {
+	out := []string{}
+	if m == nil {
+		return out
+	}
+	for _, f := range m.Files {
+		out = append(out, tool.AbsPath(m.Dir, f.Path))
+	}
+	for _, p := range m.Paths {
+		out = append(out, tool.AbsPath(m.Dir, p))
+	}
+	return out
+}
+
+func grepResponse(p GrepParams, r tool.Result, m *Meta, _ string) any {
+	mode := p.Output
+	if mode == "" {
+		mode = "content"
+	}
+	fs := files(m)
+	resp := grepHookResponse{Mode: mode, NumFiles: len(fs), Filenames: fs}
+	if mode == "content" {
+		resp.Content = r.TextOf()
+		resp.NumLines = strings.Count(resp.Content, "\n")
+	}
+	return resp
+}
+
+func globResponse(_ GlobParams, _ tool.Result, m *Meta, _ string) any {
+	fs := files(m)
+	return globHookResponse{Filenames: fs, NumFiles: len(fs), Truncated: m != nil && m.Truncated}
 }

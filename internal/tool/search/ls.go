@@ -30,6 +30,7 @@ func LS() tool.Tool {
 	return tool.New(tool.Spec[LSParams, Meta]{
 		Name:          "ls",
 		Hook:          lsHook,
+		Unhook:        lsUnhook,
 		Description:   lsDescription,
 		Guidance:      lsGuidance,
 		ReadOnly:      true,

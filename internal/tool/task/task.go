@@ -73,11 +73,11 @@ func (m *Meta) Tokens() int64 {
 // calls beside each other).
 func Tool(as []agents.Agent, readOnly func(names []string) bool) tool.Tool {
 	desc := description
-	if len(as) > 0 {
+	if listed, _ := agents.Listed(as); len(listed) > 0 {
 		var b strings.Builder
 		b.WriteString(description)
 		b.WriteString("\n\nAgents (subagent_type), besides explore:\n")
-		for _, a := range as {
+		for _, a := range listed {
 			// The repository's are its author's words, not the user's: said so.
 			repo := ""
 			if a.Repo {
