@@ -119,6 +119,9 @@ func (b *bridge) updates(rec session.Record, replay bool) []sdk.SessionUpdate {
 			return one(sdk.UpdateUserMessageText(rec.Text))
 		}
 	case session.TypeReply:
+		if it.Call != nil { // /diff: its change, as a finished call
+			return b.contextCard(rec, it)
+		}
 		id := b.messageID(rec.Type)
 		b.completed(rec.Type)
 		return one(withID(sdk.UpdateAgentMessageText(rec.Text), id))

@@ -736,7 +736,7 @@ func (a *Agent) runCalls(ctx context.Context, t *turnState, calls []call) error 
 			res := o.res
 			switch {
 			case o.cancelled && !o.ran:
-				res = tool.Errorf(msgCancelled)
+				res = tool.Refused(msgCancelled, "Cancelled before it ran.")
 			case o.cancelled:
 				res.IsError = true
 				if !strings.Contains(res.TextOf(), "ancelled") {
@@ -859,11 +859,13 @@ func (a *Agent) verdict(c call, hook string) (v verdict, res tool.Result, perm t
 		}
 	case gateRefuse:
 		if mode == ModePlan {
-			return verdictRefuse, tool.Errorf("This session is in plan mode, so %s (which changes files or runs commands) was not run. "+
-				"Explore with tools that only read, search or fetch, then present your plan with the plan tool.", c.name), perm, ap
+			return verdictRefuse, tool.Refused(fmt.Sprintf("This session is in plan mode, so %s (which changes files or runs commands) was not run. "+
+				"Explore with tools that only read, search or fetch, then present your plan with the plan tool.", c.name),
+				"Not run: in plan mode only what reads runs, until you approve a plan."), perm, ap
 		}
-		return verdictRefuse, tool.Errorf("This session is in read-only mode, so %s (which changes files or runs commands) was not run. "+
-			"Continue with tools that only read, or ask the user to change the mode.", c.name), perm, ap
+		return verdictRefuse, tool.Refused(fmt.Sprintf("This session is in read-only mode, so %s (which changes files or runs commands) was not run. "+
+			"Continue with tools that only read, or ask the user to change the mode.", c.name),
+			"Not run: the session is in read-only mode (/mode changes it)."), perm, ap
 	case gateAsk:
 		// A risky path (inside .git, a file that steers later sessions,
 		// outside the workspace) is asked about every time, whatever a hook
@@ -906,7 +908,8 @@ func (a *Agent) permit(ctx context.Context, c call, hook string, granted bool) (
 		return tool.Result{}, true, nil
 	}
 	if a.c.Permit == nil {
-		return tool.Errorf("%s needs the user's permission in %s mode, and there is no one to ask. The call was not run.", c.name, a.Mode()), false, nil
+		return tool.Refused(fmt.Sprintf("%s needs the user's permission in %s mode, and there is no one to ask. The call was not run.", c.name, a.Mode()),
+			fmt.Sprintf("Not run: in %s mode it needs your permission, and there was no one to ask.", a.Mode())), false, nil
 	}
 	// A presenter that panics must not take the turn down: the request shows the
 	// generic card, as the consumers' presenters show the call (and report it).
@@ -930,7 +933,7 @@ func (a *Agent) permit(ctx context.Context, c call, hook string, granted bool) (
 		return tool.Result{}, true, nil
 	case Reject:
 	}
-	return tool.Errorf(msgRejected), false, nil
+	return tool.Refused(msgRejected, "Not run: you said no."), false, nil
 }
 
 func (a *Agent) allAllowed(keys []string) bool {

@@ -183,7 +183,7 @@ func (r *QuestionResult) Outcome() string {
 	case r.Answer.None():
 		return "No answer: none of the options"
 	case r.Answer.ID == "":
-		return "In the user's own words: " + r.Answer.Text
+		return "Your own answer: " + r.Answer.Text
 	}
 	return r.Answer.Text
 }

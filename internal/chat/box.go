@@ -42,13 +42,14 @@ func (m *Model) box(title string, body []string, keys string, rows int) string {
 }
 
 // boxRows is how many body rows a box may take: the view's rows less the
-// input, the status line, the box's edges and keys.
+// input, the status line (wrapped on a narrow screen), the box's edges and
+// keys, so that the box is never cut at the top.
 func (m *Model) boxRows(keys string) int {
-	fixed := 1 + m.input.Height() + 1 + 2 + len(strings.Split(wrapText(keys, max(m.width, 24)), "\n"))
+	fixed := 1 + m.input.Height() + len(bodyLines(m.statusLine())) + 2 + len(strings.Split(wrapText(keys, max(m.width, 24)), "\n"))
 	if m.notice != "" {
 		fixed++
 	}
-	return max(viewRows(m.height)-fixed, 3)
+	return max(viewRows(m.height)-fixed, 1) // on a tiny screen, the count of rows to review
 }
 
 // bodyLines splits rendered text into its rows.

@@ -46,6 +46,10 @@ type Session interface {
 	Answers(text string, where host.Where) bool
 	Cancel()
 	Running() bool
+	// Models are the models the session may be set to (/model's list);
+	// Points the changes /rewind and /diff offer.
+	Models() []host.Model
+	Points(ctx context.Context) ([]host.Point, error)
 	Close() error
 }
 
@@ -483,6 +487,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case sessionsMsg:
 		m.listed(msg)
+	case modelsMsg:
+		if len(msg) > 0 && m.picker == nil {
+			m.picker = m.modelPicker(msg)
+		}
+	case pointsMsg:
+		cmds = append(cmds, m.diffPicker(msg))
 	case expandedMsg:
 		m.sb.adopt(msg.sb)
 	case editingMsg:
@@ -537,7 +547,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, tea.Batch(cmds...)
 }
 
-func (m *Model) busy() bool { return m.running }
+// busy says the spinner turns: a turn the chat started, or one the host says runs.
+func (m *Model) busy() bool { return m.running || m.status.State == host.StateWorking }
 
 // streamingOnly says msg only brings more of what streams: output of a
 // running command or the model's text.
@@ -588,7 +599,11 @@ func (m *Model) event(e host.Event) tea.Cmd {
 	case host.KindQuestion:
 		return m.showQuestion(e.Question)
 	case host.KindStatus:
+		ticking := m.busy()
 		m.status = e.Status
+		if !ticking && m.busy() {
+			return m.spin.Tick
+		}
 	case host.KindChild:
 		if e.Child.Event.Kind == host.KindRecord {
 			m.release("")
@@ -783,8 +798,8 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	if ks == "ctrl+c" {
 		return m.interrupt()
 	}
-	if m.review != nil && m.reviewKey(ks) {
-		return nil
+	if m.review != nil && (m.reviewKey(ks) || m.perm == nil && m.ask == nil) {
+		return nil // a review of its own (/diff) takes every key
 	}
 	if deliberate := m.deliberate(); m.perm != nil && deliberate {
 		return m.permKey(ks)
@@ -816,6 +831,10 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		}
 	case "ctrl+o":
 		return m.expand()
+	case "ctrl+s": // the sessions, as /resume offers them
+		return m.pick()
+	case "alt+p": // the models, as /model offers them
+		return m.pickModel()
 	case "ctrl+g":
 		return m.editPrompt()
 	case "ctrl+l":
@@ -974,6 +993,9 @@ func (m *Model) submit() tea.Cmd {
 	}
 	text, pastes := attach.Pastes(raw, m.pastes)
 	m.pastes, m.nPaste = map[int]string{}, 0
+	if strings.TrimSpace(text) == "/diff" && m.sess != nil {
+		return m.listPoints() // a picker: the session's diff, or one change's
+	}
 	return m.submitInput(text, pastes)
 }
 
@@ -1176,12 +1198,14 @@ func toolName(s string) string {
 
 func (m *Model) statusLine() string {
 	var parts []string
-	switch {
-	case m.perm != nil, m.ask != nil:
+	// What the session does is the host's to say: a job_output waiting for
+	// its job is working, an approval or a question (a subagent's too) waiting.
+	switch m.status.State {
+	case host.StateWaiting:
 		parts = append(parts, "waiting for you")
-	case m.busy():
+	case host.StateWorking:
 		parts = append(parts, m.spin.View()+" working (Esc to cancel)")
-	default:
+	case host.StateIdle, "":
 		parts = append(parts, "idle")
 	}
 	if m.sess == nil {

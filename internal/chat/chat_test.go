@@ -52,17 +52,22 @@ type fakeSession struct {
 	commands []string
 	cancels  int
 	models   []models.Info  // what /model without a name lists
+	points   []host.Point   // the changes /rewind and /diff list
 	custom   []host.Command // its custom commands
 	// logged are the command records Submit logged, which the harness
 	// delivers as the host's stream would.
 	logged []session.Record
 }
 
-func (f *fakeSession) ID() string          { return f.id }
-func (f *fakeSession) Status() host.Status { return f.status }
-func (f *fakeSession) Cancel()             { f.cancels++ }
-func (f *fakeSession) Running() bool       { return false }
-func (f *fakeSession) Close() error        { return nil }
+func (f *fakeSession) ID() string           { return f.id }
+func (f *fakeSession) Status() host.Status  { return f.status }
+func (f *fakeSession) Cancel()              { f.cancels++ }
+func (f *fakeSession) Running() bool        { return false }
+func (f *fakeSession) Models() []host.Model { return f.models }
+func (f *fakeSession) Points(context.Context) ([]host.Point, error) {
+	return f.points, nil
+}
+func (f *fakeSession) Close() error { return nil }
 
 func (f *fakeSession) Answers(text string, where host.Where) bool {
 	name, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimSpace(text), "/"), " ")
@@ -211,7 +216,7 @@ func (h *harness) settle() {
 		var next []tea.Cmd
 		for _, msg := range runAll(h.last) {
 			switch msg.(type) {
-			case openedMsg, filesMsg, resourcesMsg, sessionsMsg, expandedMsg, submittedMsg:
+			case openedMsg, filesMsg, resourcesMsg, sessionsMsg, modelsMsg, pointsMsg, expandedMsg, submittedMsg:
 				h.send(msg)
 				next = append(next, h.last)
 			}
@@ -276,6 +281,29 @@ func (h *harness) typeText(s string) {
 
 func (h *harness) events(evs ...host.Event) {
 	h.send(eventsMsg{gen: h.m.gen, events: evs})
+}
+
+// asks shows a permission or a question as the host sends it: its status
+// says it waits for the user first.
+func (h *harness) asks(e host.Event) {
+	st := h.m.status
+	st.State = host.StateWaiting
+	h.events(host.Event{Kind: host.KindStatus, Status: st}, e)
+}
+
+// turnEnds ends the turn as the host does: its status says idle, then the
+// prompt returns.
+func (h *harness) turnEnds(stop host.StopReason, err error) {
+	st := h.m.status
+	st.State = host.StateIdle
+	h.events(host.Event{Kind: host.KindStatus, Status: st})
+	h.send(turnDoneMsg{gen: h.m.gen, stop: stop, err: err})
+}
+
+// working is a turn running, as the chat knows it (it started one) and as the
+// host's status says.
+func (h *harness) working() {
+	h.m.running, h.m.status.State = true, host.StateWorking
 }
 
 func recordEvent(r session.Record) host.Event { return host.Event{Kind: host.KindRecord, Record: r} }
@@ -350,6 +378,7 @@ func TestFrameStreaming(t *testing.T) {
 	h := newHarness(t, 80)
 	h.typeText("hi")
 	h.send(key(tea.KeyEnter, 0))
+	h.working()
 	h.events(recordEvent(session.Record{Type: session.TypeUser, Text: "hi"}),
 		host.Event{Kind: host.KindModelRequest},
 		host.Event{Kind: host.KindDelta, Delta: provider.Delta{Type: provider.DeltaThinking, Text: "The user says hi."}},
@@ -359,19 +388,19 @@ func TestFrameStreaming(t *testing.T) {
 		recordEvent(session.Record{Type: session.TypeAssistant, Text: "Hello! Here is **bold** text and a list:\n\n- one\n- two"}),
 		host.Event{Kind: host.KindStatus, Status: host.Status{Model: "claude-sonnet-4-5", Mode: agent.ModeDefault, Window: 200_000, InputTokens: 1200, OutputTokens: 30, ContextTokens: 24_000}},
 		recordEvent(session.Record{Type: session.TypeTurnEnd, StopReason: "end_turn", Usage: &session.Usage{InputTokens: 1200, OutputTokens: 30, ContextTokens: 24_000}}))
-	h.send(turnDoneMsg{gen: h.m.gen, stop: agent.StopEndTurn})
+	h.turnEnds(agent.StopEndTurn, nil)
 	h.frame("streamed")
 }
 
 func TestFramePermission(t *testing.T) {
 	h := newHarness(t, 80)
 	args := []byte(`{"command":"rm -rf build && make"}`)
-	h.m.running = true
+	h.working()
 	h.events(recordEvent(session.Record{Type: session.TypeToolCall, CallID: "c1", Name: "bash", Args: args}))
 	req := agent.PermissionRequest{CallID: "c1", Tool: "bash", Args: args,
 		Card:     &card.TerminalCall{Title: "rm -rf build && make"},
 		Approval: tool.Approval{Label: "commands starting with rm or make", Remember: true, Keys: []string{"bash:rm", "bash:make"}}}
-	h.events(host.Event{Kind: host.KindPermission, Permission: &host.Permission{Request: req}})
+	h.asks(host.Event{Kind: host.KindPermission, Permission: &host.Permission{Request: req}})
 	h.frame("permission")
 	h.now = h.now.Add(time.Second) // seen, and the user paused
 	h.typeText("x")                // not an answer: the prompt stays, the input gets nothing
@@ -386,7 +415,7 @@ func TestFramePermission(t *testing.T) {
 
 	// Without Remember there is no "always", and "a" does not answer.
 	req.Approval = tool.Approval{Label: "this exact command"}
-	h.events(host.Event{Kind: host.KindPermission, Permission: &host.Permission{Request: req}})
+	h.asks(host.Event{Kind: host.KindPermission, Permission: &host.Permission{Request: req}})
 	h.frame("permission-once")
 	h.now = h.now.Add(time.Second)
 	h.typeText("a")
@@ -406,14 +435,14 @@ func TestFramePermission(t *testing.T) {
 // pause answers.
 func TestTypedAheadNeverAnswers(t *testing.T) {
 	h := newHarness(t, 80)
-	h.m.running = true
+	h.working()
 	args := []byte(`{"command":"rm -rf build"}`)
 	h.events(recordEvent(session.Record{Type: session.TypeToolCall, CallID: "c1", Name: "bash", Args: args}))
 	req := agent.PermissionRequest{CallID: "c1", Tool: "bash", Args: args, Card: &card.TerminalCall{Title: "rm -rf build"},
 		Approval: tool.Approval{Label: "rm -rf build", Remember: true, Keys: []string{"command:rm -rf build"}}}
 	h.typeText("th")
 	p := &host.Permission{Request: req}
-	h.events(host.Event{Kind: host.KindPermission, Permission: p})
+	h.asks(host.Event{Kind: host.KindPermission, Permission: p})
 	h.typeText("and ya") // at once: typing on, not answering
 	if h.m.perm == nil {
 		t.Fatal("a key typed on as the prompt appeared answered it")
@@ -437,6 +466,7 @@ func TestFrameCancelled(t *testing.T) {
 	h := newHarness(t, 80)
 	h.typeText("run the tests")
 	h.send(key(tea.KeyEnter, 0))
+	h.working()
 	h.events(recordEvent(session.Record{Type: session.TypeUser, Text: "run the tests"}),
 		recordEvent(session.Record{Type: session.TypeToolCall, CallID: "c1", Name: "bash", Args: []byte(`{"command":"go test ./..."}`)}),
 		host.Event{Kind: host.KindCallStarted, CallID: "c1"},
@@ -455,7 +485,7 @@ func TestFrameCancelled(t *testing.T) {
 			Meta: []byte(`{"exitCode":null,"signal":"SIGKILL"}`)}}),
 		recordEvent(session.Record{Type: session.TypeTurnEnd, StopReason: "cancelled"}))
 	_ = exit
-	h.send(turnDoneMsg{gen: h.m.gen, stop: agent.StopCancelled, err: context.Canceled})
+	h.turnEnds(agent.StopCancelled, context.Canceled)
 	h.frame("cancelled")
 
 	// A second Ctrl-C within 2 s exits; after 2 s it is a first one again.
@@ -518,7 +548,7 @@ func TestFrameCards(t *testing.T) {
 		h.m.attach(Opened{Session: h.sess, Registry: reg})
 		h.root, h.m.cfg.Root = ws, ws
 		h.m.sb.r.SetRoot(ws) // the chat's workspace: its paths show relative
-		h.m.running = true
+		h.working()
 		for _, e := range evs {
 			if e.Kind == host.KindDelta || e.Kind == host.KindPermission || e.Kind == host.KindUsage {
 				continue
@@ -528,7 +558,7 @@ func TestFrameCards(t *testing.T) {
 			}
 			h.events(e)
 		}
-		h.send(turnDoneMsg{gen: h.m.gen, stop: agent.StopEndTurn})
+		h.turnEnds(agent.StopEndTurn, nil)
 		name := "cards"
 		if width == 60 {
 			name = "cards-60"
@@ -757,22 +787,22 @@ func TestNotifyOnlyWhenAway(t *testing.T) {
 	if !h.m.View().ReportFocus {
 		t.Fatal("the chat must ask the terminal to report focus when it notifies")
 	}
-	h.m.running = true
-	h.send(turnDoneMsg{gen: h.m.gen, stop: agent.StopEndTurn})
+	h.working()
+	h.turnEnds(agent.StopEndTurn, nil)
 	if got := h.rawOut(); got != "" {
 		t.Errorf("a turn that ends while the terminal has focus must not notify, got %q", got)
 	}
 
 	h.send(tea.BlurMsg{})
-	h.m.running = true
-	h.send(turnDoneMsg{gen: h.m.gen, stop: agent.StopEndTurn})
+	h.working()
+	h.turnEnds(agent.StopEndTurn, nil)
 	if got := h.rawOut(); got != done {
 		t.Errorf("a turn that ends while the terminal is away: got %q, want %q", got, done)
 	}
-	h.m.running = true
+	h.working()
 	req := agent.PermissionRequest{CallID: "c1", Tool: "bash", Args: []byte(`{"command":"make"}`),
 		Card: &card.TerminalCall{Title: "make"}, Approval: tool.Approval{Label: "this exact command"}}
-	h.events(host.Event{Kind: host.KindPermission, Permission: &host.Permission{Request: req}})
+	h.asks(host.Event{Kind: host.KindPermission, Permission: &host.Permission{Request: req}})
 	if got, want := h.rawOut(), "\a\x1b]9;dsh: bash waits for your answer\a"; got != want {
 		t.Errorf("a prompt shown while away: got %q, want %q", got, want)
 	}
@@ -782,7 +812,8 @@ func TestNotifyOnlyWhenAway(t *testing.T) {
 
 	h.send(tea.FocusMsg{})
 	h.m.perm = nil
-	h.send(turnDoneMsg{gen: h.m.gen, stop: agent.StopEndTurn})
+	h.events(host.Event{Kind: host.KindStatus, Status: host.Status{State: host.StateIdle}})
+	h.turnEnds(agent.StopEndTurn, nil)
 	if got := h.rawOut(); got != "" {
 		t.Errorf("back in focus, nothing is notified, got %q", got)
 	}
@@ -792,7 +823,7 @@ func TestNotifyOnlyWhenAway(t *testing.T) {
 
 	h.m.cfg.Notify = false
 	h.send(tea.BlurMsg{})
-	h.send(turnDoneMsg{gen: h.m.gen, stop: agent.StopEndTurn})
+	h.turnEnds(agent.StopEndTurn, nil)
 	if got := h.rawOut(); got != "" || h.m.View().ReportFocus {
 		t.Errorf("notify = false: nothing is sent (got %q) and focus is not asked for", got)
 	}
@@ -804,7 +835,7 @@ func TestNotifyOnlyWhenAway(t *testing.T) {
 // last row are reachable and y still answers.
 func TestFrameEditApproval(t *testing.T) {
 	h := newHarness(t, 100)
-	h.m.running = true
+	h.working()
 	var old, nw strings.Builder
 	for i := 1; i <= 60; i++ {
 		fmt.Fprintf(&old, "line %d\n", i)
@@ -816,7 +847,7 @@ func TestFrameEditApproval(t *testing.T) {
 	h.events(recordEvent(session.Record{Type: session.TypeToolCall, CallID: "c1", Name: "edit", Args: args}))
 	req := agent.PermissionRequest{CallID: "c1", Tool: "edit", Args: args, Card: c,
 		Approval: tool.Approval{Label: "file edits in this session", Remember: true, Keys: []string{"edit"}}}
-	h.events(host.Event{Kind: host.KindPermission, Permission: &host.Permission{Request: req}})
+	h.asks(host.Event{Kind: host.KindPermission, Permission: &host.Permission{Request: req}})
 	h.frame("approval-edit")
 	if strings.Contains(h.m.permView(), "more rows") {
 		t.Error("a short change is shown whole")
@@ -829,7 +860,7 @@ func TestFrameEditApproval(t *testing.T) {
 
 	long := &card.DiffCall{Title: "Edit big.txt", Diffs: []card.FileDiff{{Path: "big.txt", OldText: card.Ptr(old.String()), NewText: nw.String(), OldStart: 1, NewStart: 1}}}
 	req.Card = long
-	h.events(host.Event{Kind: host.KindPermission, Permission: &host.Permission{Request: req}})
+	h.asks(host.Event{Kind: host.KindPermission, Permission: &host.Permission{Request: req}})
 	if v := ansi.Strip(h.m.View().Content); !strings.Contains(v, "[e] to review all") || strings.Contains(v, "line 45 changed") ||
 		strings.Count(v, "\n")+1 > viewRows(h.m.height) {
 		t.Errorf("a long change is cut to the box, with [e] to review it:\n%s", v)
@@ -863,12 +894,12 @@ func TestFrameEditApproval(t *testing.T) {
 
 func TestApprovalSaysWhereACommandRuns(t *testing.T) {
 	h := newHarness(t, 100)
-	h.m.running = true
+	h.working()
 	h.m.status.Cwd = filepath.Join(h.root, "sub")
 	h.m.status.Sandbox = "network-off"
 	req := agent.PermissionRequest{CallID: "c1", Tool: "bash", Args: []byte(`{"command":"make"}`),
 		Card: &card.TerminalCall{Title: "make"}, Approval: tool.Approval{Label: "this exact command"}}
-	h.events(host.Event{Kind: host.KindPermission, Permission: &host.Permission{Request: req}})
+	h.asks(host.Event{Kind: host.KindPermission, Permission: &host.Permission{Request: req}})
 	if v := ansi.Strip(h.m.permView()); !strings.Contains(v, "in sub · sandboxed: writes only in the workspace and temp, no network") {
 		t.Errorf("the command's approval should say where and how it runs:\n%s", v)
 	}
@@ -912,12 +943,12 @@ func TestStreamingRedrawsAtFrameRate(t *testing.T) {
 // Esc is no answer. The answer goes back to the tool.
 func TestFrameQuestion(t *testing.T) {
 	h := newHarness(t, 80)
-	h.m.running = true
+	h.working()
 	args := []byte(`{"plan":"# Notes\n\nWrite notes.txt.","files":["notes.txt"],"steps":["Write notes.txt"]}`)
 	h.events(recordEvent(session.Record{Type: session.TypeToolCall, CallID: "p1", Name: "plan", Args: args}))
 	ask := func(c card.Call, q tool.Question) *host.Question {
 		hq := host.NewQuestion(agent.QuestionRequest{CallID: "p1", Tool: "plan", Card: c, Question: q})
-		h.events(host.Event{Kind: host.KindQuestion, Question: hq})
+		h.asks(host.Event{Kind: host.KindQuestion, Question: hq})
 		return hq
 	}
 	answer := func(q *host.Question) card.Answer {

@@ -15,7 +15,7 @@ import (
 
 // keysHelp is what /help adds, after the host's list of commands, about the
 // chat's own keys.
-const keysHelp = "Keys: Enter sends · Shift+Enter or Ctrl-J a new line · ↑/↓ history · / lists the commands (type to filter) · @path attaches a file (Tab completes) · ←/→ in /model's list set the thinking · !cmd runs a command yourself · Esc cancels the turn · Ctrl-G edits the prompt in $VISUAL or $EDITOR · Ctrl-O shows the last subagent's calls in full · Ctrl-L redraws · Ctrl-C twice exits"
+const keysHelp = "Keys: Enter sends · Shift+Enter or Ctrl-J a new line · ↑/↓ history · / lists the commands (type to filter) · @path attaches a file (Tab completes) · ←/→ in /model's list set the thinking · !cmd runs a command yourself · Esc cancels the turn · Ctrl-G edits the prompt in $VISUAL or $EDITOR · Ctrl-S picks a session to resume · Alt-P picks the model · Ctrl-O shows the last subagent's calls in full · Ctrl-L redraws · Ctrl-C twice exits"
 
 // submittedMsg is what the host made of an input: a turn that ended, or a
 // command's answer.
@@ -91,6 +91,8 @@ func (m *Model) submitted(msg submittedMsg) tea.Cmd {
 	case host.ActionNone:
 	}
 	switch {
+	case len(r.Diff) > 0:
+		m.reviewDiff(r)
 	case len(r.Models) > 0 && !strings.Contains(msg.in.Text, " "):
 		m.picker = m.modelPicker(r.Models)
 	case len(r.Points) > 0:
@@ -172,6 +174,19 @@ type sessionsMsg struct {
 
 // pick lists the sessions in a command, then offers them.
 func (m *Model) pick() tea.Cmd { return m.listSessions() }
+
+// modelsMsg is the models the session accepts, listed for the picker.
+type modelsMsg []host.Model
+
+// pickModel lists the models in a command (the provider may be asked), then
+// offers them as /model does.
+func (m *Model) pickModel() tea.Cmd {
+	s := m.sess
+	if s == nil {
+		return nil
+	}
+	return func() tea.Msg { return modelsMsg(s.Models()) }
+}
 
 func (m *Model) listSessions() tea.Cmd {
 	list := m.cfg.Sessions

@@ -52,7 +52,7 @@ func TestFrames(t *testing.T) {
 				Result: &tool.Result{Content: []card.Content{{Type: "text", Text: "ok   pkg/a  0.1s\nok   pkg/b  0.3s\n--- FAIL: TestC"}}, IsError: true,
 					Meta: []byte(`{"exitCode":null,"signal":"SIGKILL"}`)}}),
 				recordEvent(session.Record{Type: session.TypeTurnEnd, StopReason: "cancelled"}))
-			h.send(turnDoneMsg{gen: h.m.gen, stop: agent.StopCancelled, err: context.Canceled})
+			h.turnEnds(agent.StopCancelled, context.Canceled)
 		}},
 		{"palette", func(h *harness) { h.typeText("/") }},
 		{"palette-filtered", func(h *harness) { h.typeText("/mo") }},
@@ -86,7 +86,7 @@ func TestFrames(t *testing.T) {
 			img.URI = "screenshot.png"
 			h.events(recordEvent(session.Record{Type: session.TypeUser, Text: h.sess.texts[0], Content: []card.Content{img}}),
 				host.Event{Kind: host.KindModelRequest})
-			h.m.running = true
+			h.working()
 		}},
 		{"resumed", sceneResumed},
 		{"subagents-running", func(h *harness) { h.subagents(t, true) }},
@@ -165,10 +165,14 @@ func approvalEvents(t *testing.T, files map[string]string, call string) (string,
 func (h *harness) replay(ws string, evs []host.Event) {
 	h.root, h.m.cfg.Root = ws, ws
 	h.m.sb.r.SetRoot(ws)
-	h.m.running = true
+	h.working()
 	for _, e := range evs {
 		switch e.Kind {
-		case host.KindDelta, host.KindStatus, host.KindUsage, host.KindNotice:
+		case host.KindStatus: // what the session does, not its paths and counts
+			h.events(host.Event{Kind: host.KindStatus, Status: host.Status{State: e.Status.State,
+				Model: h.m.status.Model, Mode: h.m.status.Mode, Window: h.m.status.Window}})
+			continue
+		case host.KindDelta, host.KindUsage, host.KindNotice:
 			continue
 		case host.KindRecord, host.KindModelRequest, host.KindCallStarted, host.KindPermission, host.KindQuestion, host.KindChild:
 		}
@@ -187,12 +191,13 @@ func (h *harness) submitLogged() {
 	}
 	h.events(recordEvent(session.Record{Type: session.TypeUser, Text: h.sess.texts[n-1], Content: h.sess.parts[n-1]}),
 		host.Event{Kind: host.KindModelRequest})
-	h.m.running = true // the fake's turn ended at once; a real one is still on
+	h.working() // the fake's turn ended at once; a real one is still on
 }
 
 func sceneStreamed(h *harness) {
 	h.typeText("hi")
 	h.send(key(tea.KeyEnter, 0))
+	h.working()
 	h.events(recordEvent(session.Record{Type: session.TypeUser, Text: "hi"}),
 		host.Event{Kind: host.KindModelRequest},
 		host.Event{Kind: host.KindDelta, Delta: provider.Delta{Type: provider.DeltaThinking, Text: "The user says hi."}},
@@ -201,12 +206,13 @@ func sceneStreamed(h *harness) {
 		recordEvent(session.Record{Type: session.TypeAssistant, Text: "Hello! Here is **bold** text, `code`, and a list:\n\n- one\n- two\n\n```go\nfunc main() { fmt.Println(\"hi\") }\n```"}),
 		host.Event{Kind: host.KindStatus, Status: host.Status{Model: "claude-sonnet-4-5", Mode: agent.ModeDefault, Window: 200_000, InputTokens: 1200, OutputTokens: 30, ContextTokens: 24_000}},
 		recordEvent(session.Record{Type: session.TypeTurnEnd, StopReason: "end_turn", Usage: &session.Usage{InputTokens: 1200, OutputTokens: 30, ContextTokens: 24_000}}))
-	h.send(turnDoneMsg{gen: h.m.gen, stop: agent.StopEndTurn})
+	h.turnEnds(agent.StopEndTurn, nil)
 }
 
 func sceneLive(h *harness) {
 	h.typeText("run the tests")
 	h.send(key(tea.KeyEnter, 0))
+	h.working()
 	h.events(recordEvent(session.Record{Type: session.TypeUser, Text: "run the tests"}),
 		recordEvent(session.Record{Type: session.TypeToolCall, CallID: "c1", Name: "bash", Args: []byte(`{"command":"go test ./..."}`)}),
 		host.Event{Kind: host.KindCallStarted, CallID: "c1"},
@@ -283,7 +289,7 @@ func (h *harness) subagents(t *testing.T, running bool) {
 	// events go together, in the order of the tasks, before the first result
 	// (the status, which the scenes leave out, and the streamed text go).
 	evs = slices.DeleteFunc(evs, func(e host.Event) bool {
-		return e.Kind == host.KindStatus || e.Kind == host.KindUsage || e.Kind == host.KindDelta
+		return e.Kind == host.KindUsage || e.Kind == host.KindDelta
 	})
 	var child, rest []host.Event
 	for _, e := range evs {
@@ -314,6 +320,6 @@ func (h *harness) subagents(t *testing.T, running bool) {
 	h.send(key(tea.KeyEnter, 0))
 	h.replay(ws, evs)
 	if !running {
-		h.send(turnDoneMsg{gen: h.m.gen, stop: agent.StopEndTurn})
+		h.turnEnds(agent.StopEndTurn, nil)
 	}
 }

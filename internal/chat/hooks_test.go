@@ -36,10 +36,10 @@ func hookRecords() []session.Record {
 // call's result after it.
 func TestFrameHooks(t *testing.T) {
 	h := newHarness(t, 80)
-	h.m.running = true
+	h.working()
 	for _, r := range hookRecords() {
 		h.events(recordEvent(r))
 	}
-	h.send(turnDoneMsg{gen: h.m.gen, stop: agent.StopEndTurn})
+	h.turnEnds(agent.StopEndTurn, nil)
 	h.frame("hooks")
 }

@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/session"
 )
 
@@ -109,6 +110,8 @@ func TestFirstPromptRuns(t *testing.T) {
 	if h.m.sess != first || !h.m.running {
 		t.Fatalf("after the session opened: session %v, running %v", h.m.sess, h.m.running)
 	}
+	// The host says the turn runs; the status line says what the host says.
+	h.events(host.Event{Kind: host.KindStatus, Status: host.Status{State: host.StateWorking}})
 	if s := ansi.Strip(h.m.statusLine()); !strings.Contains(s, "working") {
 		t.Errorf("the first turn's status line: %q", s)
 	}

@@ -214,3 +214,35 @@ func TestRewindPicker(t *testing.T) {
 		}
 	}
 }
+
+// The pickers open with keys too: Ctrl-S the sessions (as /resume), Alt-P
+// the models (as /model), without a command in the log; /help names the keys.
+func TestPickerKeys(t *testing.T) {
+	h := newHarness(t, 100)
+	h.m.cfg.Sessions = func() ([]session.Info, error) {
+		return []session.Info{{ID: "20261120-090000-cccccccc", FirstPrompt: "write the README", Updated: h.now}}, nil
+	}
+	h.sess.models = []models.Info{{ID: "claude-opus-4-5"}, {ID: "claude-haiku-4-5"}}
+	for _, tc := range []struct {
+		key   tea.KeyPressMsg
+		title string
+	}{
+		{key('s', tea.ModCtrl), "Resume which session?"},
+		{key('p', tea.ModAlt), "Which model?"},
+	} {
+		h.send(tc.key)
+		h.settle()
+		if h.m.picker == nil || h.m.picker.title != tc.title {
+			t.Fatalf("%s: picker %+v, want %q", tc.key, h.m.picker, tc.title)
+		}
+		h.send(key(tea.KeyEscape, 0))
+	}
+	if len(h.sess.commands) != 0 {
+		t.Errorf("a picker's key ran %q in the host", h.sess.commands)
+	}
+	for _, k := range []string{"Ctrl-S", "Alt-P"} {
+		if !strings.Contains(keysHelp, k) {
+			t.Errorf("/help's keys do not name %s", k)
+		}
+	}
+}

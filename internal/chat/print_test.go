@@ -54,7 +54,7 @@ func TestPrintChunks(t *testing.T) {
 func TestViewLeavesRoom(t *testing.T) {
 	for _, h := range []int{5, 24, 40} {
 		m := New(Config{Width: 80, Height: h, History: &History{}}, Opened{})
-		m.running = true
+		m.running, m.status.State = true, host.StateWorking
 		for i := range 60 {
 			m.stream.WriteString("line of the model's answer\n\n")
 			id := string(rune('a' + i%26))

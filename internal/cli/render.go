@@ -97,11 +97,11 @@ func (j *jsonConsumer) item(rec session.Record) *jsonItem {
 		if rec.Name == "" {
 			out.Name = it.Name
 		}
-	case session.TypeCompaction, session.TypeInstructions, session.TypeRestore, session.TypeHook:
-		out.Call, out.Card = it.Call, it.Result
+	case session.TypeCompaction, session.TypeInstructions, session.TypeRestore, session.TypeHook, session.TypeReply:
+		out.Call, out.Card = it.Call, it.Result // none for a reply without a diff
 	case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking,
 		session.TypeProgress, session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged, session.TypeCheckpoint,
-		session.TypeCommand, session.TypeReply:
+		session.TypeCommand:
 	}
 	return &out
 }

@@ -23,6 +23,8 @@ type Reply struct {
 	// Points is what /rewind without an argument lists: the changes it can go
 	// back before.
 	Points []Point
+	// Diff is the change /diff shows, file by file (the reply's record holds it).
+	Diff []session.RestoredFile
 	// Fork is the session a /rewind of the conversation started: the consumer
 	// may go on in it.
 	Fork string
@@ -104,6 +106,8 @@ func init() {
 			initReply, true},
 		{Command{Name: "review", Description: "review the working tree's uncommitted changes, or a branch's", ArgHint: "[branch]", Where: Both},
 			reviewReply, true},
+		{Command{Name: "diff", Description: "show what the session, or change N, changed in the files", ArgHint: "[N]", Where: Both},
+			(*Session).diffCommand, false},
 		{Command{Name: "exit", Description: "end the session and quit", Where: Terminal},
 			func(*Session, context.Context, string) (Reply, error) { return Reply{Action: ActionExit}, nil }, true},
 	}
@@ -154,7 +158,7 @@ func (s *Session) runBuiltin(ctx context.Context, b builtin, typed, args string)
 			return Reply{}, err
 		}
 	}
-	_, err = s.put(session.Record{Type: session.TypeReply, Text: r.Text})
+	_, err = s.put(session.Record{Type: session.TypeReply, Text: r.Text, Diff: r.Diff})
 	return r, err
 }
 

@@ -196,6 +196,8 @@ type Session struct {
 	closed  bool
 
 	usage      usageFold
+	working    atomic.Bool  // a turn runs (Status.State)
+	asking     atomic.Int32 // permissions and questions waiting for the user
 	statusMu   sync.Mutex
 	lastStatus Status // the last one published
 
@@ -613,23 +615,29 @@ func (s *Session) RunTool(ctx context.Context, name string, args []byte) (tool.R
 // Cancel and with Close.
 func (s *Session) beginTurn(ctx context.Context) (context.Context, func(), error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	switch {
 	case s.closed:
+		s.mu.Unlock()
 		return nil, nil, ErrClosed
 	case s.turn != nil:
+		s.mu.Unlock()
 		return nil, nil, ErrBusy
 	}
 	tctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(s.ctx, cancel)
 	end := make(chan struct{})
 	s.turn, s.turnEnd = cancel, end
+	s.working.Store(true)
+	s.mu.Unlock()
+	s.publishStatus() // not under mu: the status reads the session
 	return tctx, func() {
 		stop()
 		cancel()
 		s.mu.Lock()
 		s.turn = nil
+		s.working.Store(false)
 		s.mu.Unlock()
+		s.publishStatus()
 		close(end)
 	}, nil
 }
@@ -780,6 +788,7 @@ func (s *Session) permit(ctx context.Context, req agent.PermissionRequest) (agen
 func (s *Session) askPermission(ctx context.Context, p *Permission) (agent.Decision, error) {
 	p.answer, p.done = make(chan agent.Decision, 1), make(chan struct{})
 	defer p.end()
+	defer s.waitsForUser()()
 	s.bus.publish(Event{Kind: KindPermission, Permission: p})
 	select {
 	case d := <-p.answer:
@@ -792,8 +801,20 @@ func (s *Session) askPermission(ctx context.Context, p *Permission) (agent.Decis
 // ask puts a tool's question to the subscribers and takes the first answer.
 func (s *Session) ask(ctx context.Context, req agent.QuestionRequest) (card.Answer, error) {
 	q := NewQuestion(req)
+	defer s.waitsForUser()()
 	s.bus.publish(Event{Kind: KindQuestion, Question: q})
 	return q.Wait(ctx)
+}
+
+// waitsForUser marks the session as waiting for the user's answer (its
+// status says so) until the function it returns is called.
+func (s *Session) waitsForUser() func() {
+	s.asking.Add(1)
+	s.publishStatus()
+	return func() {
+		s.asking.Add(-1)
+		s.publishStatus()
+	}
 }
 
 // live are the sessions open in this process, for KillAll.

@@ -36,7 +36,20 @@ type Status struct {
 	Sandbox  sandbox.Mode
 	// Confined says bash commands run in the sandbox, so the auto mode may be set.
 	Confined bool
+	// State is what the session is doing: a turn running (a job_output waiting
+	// for its job included), waiting for the user's answer, or idle.
+	State State
 }
+
+// State is whether a session works, waits for the user or is idle.
+type State string
+
+// The states.
+const (
+	StateIdle    State = "idle"
+	StateWorking State = "working"
+	StateWaiting State = "waiting" // a permission or a question waits for the user's answer
+)
 
 // usageFold is the session's usage fold, shared by the turn's goroutine and
 // the status's readers.
@@ -76,6 +89,14 @@ func (s *Session) Status() Status {
 	cu := s.agent.ContextUsage()
 	st := Status{Model: model, Thinking: thinking, Window: cu.Window, ContextTokens: cu.Tokens,
 		Mode: s.agent.Mode(), Cwd: s.ws.Cwd(), Sandbox: s.o.Sandbox, Confined: s.agent.AutoAvailable()}
+	switch {
+	case s.asking.Load() > 0:
+		st.State = StateWaiting
+	case s.working.Load():
+		st.State = StateWorking
+	default:
+		st.State = StateIdle
+	}
 	t := s.usage.total()
 	st.InputTokens, st.OutputTokens, st.Cost, st.Unpriced = t.InputTokens, t.OutputTokens, t.Cost, t.Unpriced
 	return st

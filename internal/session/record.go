@@ -58,8 +58,8 @@ const (
 	// ("/cost"), logged before it runs: what it changed follows in records of
 	// its own (mode, model, restore …), then its TypeReply.
 	TypeCommand RecordType = "command"
-	// TypeReply is a built-in command's answer to the user (Text); a command
-	// whose records say it all has none.
+	// TypeReply is a built-in command's answer to the user (Text), with the
+	// diff it shows (Diff: /diff); a command whose records say it all has none.
 	TypeReply RecordType = "reply"
 	// TypeDamaged is never written: lenient readers (a web page following a log)
 	// hand it out in place of a line that does not decode, with Error saying why,
@@ -135,6 +135,9 @@ type Record struct {
 	// (off, adaptive, low … max or a token budget; "" the configured one).
 	Model    string `json:"model,omitempty"`
 	Thinking string `json:"thinking,omitempty"`
+
+	// reply: the diff a command shows (/diff), in the files' order.
+	Diff []RestoredFile `json:"diff,omitempty"`
 
 	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
 	Restore    *Restore    `json:"restore,omitempty"`
@@ -221,7 +224,8 @@ type Restore struct {
 }
 
 // RestoredFile is one file a restore wrote: the diff it applied (texts capped,
-// "" for binary content) and its line counts (-1: binary).
+// a placeholder for binary content) and its line counts (-1: binary). /diff's
+// reply holds the same for each file a change touched.
 type RestoredFile struct {
 	Path    string  `json:"path"`
 	OldText *string `json:"oldText"` // nil: the file did not exist

@@ -76,6 +76,9 @@ func (f *Fold) Record(r *termui.Renderer, rec session.Record) error {
 	case session.TypeCommand:
 		return r.User(rec.Text) // a built-in command as typed
 	case session.TypeReply:
+		if it.Result != nil { // /diff: its change, as an undo's is drawn
+			return f.card(r, it)
+		}
 		return r.Note(rec.Text)
 	case session.TypeAssistant:
 		return r.Assistant(rec.Text)
@@ -131,11 +134,7 @@ func (f *Fold) Record(r *termui.Renderer, rec session.Record) error {
 		return r.Note("a damaged log line: " + rec.Error)
 	case session.TypeCompaction, session.TypeInstructions, session.TypeRestore, session.TypeHook:
 		// What dsh added to the model's context, shown where it happened.
-		f.current = ""
-		if err := r.Call(it.Call); err != nil {
-			return err
-		}
-		return r.Result(it.Result, nil, false)
+		return f.card(r, it)
 	case session.TypeHeader:
 		// Paths in the workspace show relative to it.
 		r.SetRoot(rec.Cwd)
@@ -144,6 +143,15 @@ func (f *Fold) Record(r *termui.Renderer, rec session.Record) error {
 		// prompt that made them.
 	}
 	return nil
+}
+
+// card draws a record that is not a call as one: its call card and result.
+func (f *Fold) card(r *termui.Renderer, it view.Item) error {
+	f.current = ""
+	if err := r.Call(it.Call); err != nil {
+		return err
+	}
+	return r.Result(it.Result, nil, false)
 }
 
 // Child draws a record of the child session id, the subagent of the task

@@ -85,6 +85,11 @@ func (p *Presenter) Present(r session.Record) (it Item) {
 		if r.Restore != nil {
 			it.Call, it.Result = RestoreCards(*r.Restore, true)
 		}
+	case session.TypeReply:
+		if len(r.Diff) > 0 { // /diff: the change it shows, as hunks
+			it.Name = "diff"
+			it.Call, it.Result = DiffCards(r.Text, r.Diff)
+		}
 	case session.TypeHook:
 		it.Name = "hook"
 		if r.Hook != nil {
@@ -92,7 +97,7 @@ func (p *Presenter) Present(r session.Record) (it Item) {
 		}
 	case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking,
 		session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged, session.TypeCheckpoint,
-		session.TypeCommand, session.TypeReply:
+		session.TypeCommand:
 	}
 	if it.Err != nil && p.OnError != nil {
 		p.OnError(it.Err)
@@ -123,9 +128,15 @@ func RestoreCards(r session.Restore, done bool) (*card.DiffCall, *card.DiffResul
 	if r.Fork != "" {
 		title += "; the conversation goes on in session " + r.Fork
 	}
-	diffs := make([]card.FileDiff, 0, len(r.Files))
-	locs := make([]card.Location, 0, len(r.Files))
-	for _, f := range r.Files {
+	return DiffCards(title, r.Files)
+}
+
+// DiffCards present files' changes titled title — a restore's, or what /diff
+// shows — as a diff call and result of the hunks that change, with context.
+func DiffCards(title string, files []session.RestoredFile) (*card.DiffCall, *card.DiffResult) {
+	diffs := make([]card.FileDiff, 0, len(files))
+	locs := make([]card.Location, 0, len(files))
+	for _, f := range files {
 		d := card.FileDiff{Path: f.Path, OldText: f.OldText}
 		if f.NewText != nil {
 			d.NewText = *f.NewText
@@ -234,6 +245,9 @@ func (p *Presenter) result(call session.Record, res tool.Result) (c card.Result,
 			c = nil
 		}
 	}()
+	if c := tool.RefusedCard(res); c != nil { // the harness's words, for the user
+		return c, nil
+	}
 	return p.reg.PresentResult(call.Name, call.Args, res), nil
 }
 

@@ -125,3 +125,48 @@ func TestContextRecordsAreGenericCards(t *testing.T) {
 		}
 	}
 }
+
+// A reply is a message, but /diff's, which holds a diff, is a diff card of
+// the hunks that change: one changed line of forty is a hunk of seven rows.
+func TestReplyWithADiffIsADiffCard(t *testing.T) {
+	p := NewPresenter(registry())
+	if it := p.Present(session.Record{Type: session.TypeReply, Text: "The mode is default."}); it.Call != nil || it.Result != nil {
+		t.Errorf("a reply without a diff has cards: %#v", it)
+	}
+	var old, cur strings.Builder
+	for i := range 40 {
+		line := strings.Repeat("x", i) + "\n"
+		old.WriteString(line)
+		if i == 20 {
+			line = "changed\n"
+		}
+		cur.WriteString(line)
+	}
+	o, n := old.String(), cur.String()
+	it := p.Present(session.Record{Type: session.TypeReply, Text: "Prompt 1 changed a.txt",
+		Diff: []session.RestoredFile{{Path: "a.txt", OldText: &o, NewText: &n, Added: 1, Removed: 1}}})
+	c, ok := it.Call.(*card.DiffCall)
+	r, rok := it.Result.(*card.DiffResult)
+	if !ok || !rok || it.Name != "diff" || c.Title != "Prompt 1 changed a.txt" || r.Title != c.Title {
+		t.Fatalf("/diff's reply: %#v", it)
+	}
+	if len(c.Diffs) != 1 || c.Diffs[0].OldText == nil || strings.Count(*c.Diffs[0].OldText, "\n") != 7 {
+		t.Errorf("the diff is not one hunk of seven rows: %#v", c.Diffs)
+	}
+}
+
+// A call the harness did not run shows the user's words; the model keeps its
+// own text in the result.
+func TestRefusedCallShowsTheUsersWords(t *testing.T) {
+	p := NewPresenter(registry())
+	p.Present(session.Record{Type: session.TypeToolCall, CallID: "c1", Name: "greet", Args: []byte(`{"name":"x"}`)})
+	res := tool.Refused("The user rejected this call.", "Not run: you said no.")
+	it := p.Present(session.Record{Type: session.TypeToolResult, CallID: "c1", Result: &res})
+	c, ok := it.Result.(*card.GenericResult)
+	if !ok || len(c.Content) != 1 || c.Content[0].Text != "Not run: you said no." {
+		t.Errorf("the refused call's card: %#v", it.Result)
+	}
+	if res.TextOf() != "The user rejected this call." || !res.IsError {
+		t.Errorf("the model reads %q (error %v)", res.TextOf(), res.IsError)
+	}
+}

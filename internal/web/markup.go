@@ -406,7 +406,7 @@ func (o out) question(q *card.QuestionCall) {
 	}
 	o.raw("</ol>")
 	if q.FreeText {
-		o.raw("<p class=\"desc\">or an answer in the user's own words</p>")
+		o.raw("<p class=\"desc\">or an answer in your own words</p>")
 	}
 	o.raw("</div>")
 }

@@ -285,14 +285,7 @@ func (b *builder) item(it view.Item, name string) *itemView {
 	case session.TypeRestore:
 		// An undo is drawn as the call it stands in for: its diff.
 		v.Type = "tool"
-		t := &toolView{ElemID: fmt.Sprintf("restore-%d", r.Restore.To), Name: it.Name, State: "done",
-			Call: b.callCard("", it.Call), Result: b.resultCard("", it.Result)}
-		// As for a finished edit: the result holds the diff, the call its title.
-		t.Result.dropTitle(t.Call)
-		if t.Call.Diff != nil {
-			t.Call.Diff.Body = false
-		}
-		v.Tool = t
+		v.Tool = b.diffTool(fmt.Sprintf("restore-%d", r.Restore.To), it)
 	case session.TypeHook:
 		// A hook's run is a small finished call of its own, where it ran.
 		if it.Call == nil {
@@ -307,7 +300,12 @@ func (b *builder) item(it view.Item, name string) *itemView {
 		v.Type = string(session.TypeUser)
 		v.Markdown = markdown("`" + strings.ReplaceAll(r.Text, "`", "'") + "`")
 	case session.TypeReply:
-		// Its answer: dsh's, not the model's.
+		// Its answer: dsh's, not the model's; /diff's, the change it shows.
+		if it.Call != nil {
+			v.Type = "tool"
+			v.Tool = b.diffTool("diff-"+strconv.FormatInt(r.Time.UnixNano(), 10), it)
+			break
+		}
 		v.Type = "note"
 		v.Note = r.Text
 	case session.TypeCheckpoint:
@@ -411,4 +409,16 @@ func newPresenter(reg *tool.Registry, sid string) *view.Presenter {
 	p := view.NewPresenter(reg)
 	p.OnError = func(err error) { slog.Error("web: present", "session", sid, "err", err) }
 	return p
+}
+
+// diffTool draws a change that is not a call (an undo, /diff) as a finished
+// call: as for an edit, the result holds the diff, the call its title.
+func (b *builder) diffTool(id string, it view.Item) *toolView {
+	t := &toolView{ElemID: id, Name: it.Name, State: "done",
+		Call: b.callCard("", it.Call), Result: b.resultCard("", it.Result)}
+	t.Result.dropTitle(t.Call)
+	if t.Call.Diff != nil {
+		t.Call.Diff.Body = false
+	}
+	return t
 }

@@ -53,6 +53,9 @@ func (j *job) finished() bool {
 	}
 }
 
+// killedBy marks, for the model, a job killed by job_kill.
+const killedBy = "job_kill"
+
 // status describes the job: running, exited N, or killed by SIGNAL.
 func (j *job) status() string {
 	if !j.finished() {
@@ -65,7 +68,7 @@ func (j *job) status() string {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.killed {
-		s += " (job_kill)"
+		s += " (" + killedBy + ")"
 	}
 	return s
 }

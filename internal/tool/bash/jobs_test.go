@@ -90,7 +90,7 @@ func TestJobKill(t *testing.T) {
 	mustContain(t, r.TextOf(), "job_output") // the model is told where the rest is
 	raw, _ := json.Marshal(map[string]any{"job_id": id})
 	if c, ok := f.reg.PresentResult("job_kill", raw, r).(*card.GenericResult); !ok || len(c.Content) != 1 ||
-		!strings.HasSuffix(c.Content[0].Text, "(job_kill).") {
+		!strings.HasSuffix(c.Content[0].Text, ": killed by SIGTERM.") {
 		t.Errorf("the card says how the job ended, in the user's words: %+v", c)
 	}
 	groupGone(t, pgid)

@@ -71,7 +71,13 @@ func presentJobKillResult(_ jobKillParams, r tool.Result, _ *tool.NoMeta) card.R
 	if r.IsError {
 		return nil
 	}
-	return &card.GenericResult{Content: []card.Content{card.Text(strings.TrimSuffix(r.TextOf(), killedNote))}}
+	return &card.GenericResult{Content: []card.Content{card.Text(forUser(strings.TrimSuffix(r.TextOf(), killedNote)))}}
+}
+
+// forUser is a job tool's text as the user reads it: a job killed on the
+// model's request is said so without the tool's name.
+func forUser(text string) string {
+	return strings.ReplaceAll(text, " ("+killedBy+")", "")
 }
 
 func presentJobListCall(jobListParams, *tool.NoMeta) card.Call {
@@ -82,10 +88,11 @@ func presentJobListResult(_ jobListParams, r tool.Result, _ *tool.NoMeta) card.R
 	return genericResult(r)
 }
 
-// genericResult shows a job tool's answer as it is; an error shows raw.
+// genericResult shows a job tool's answer as it is, for the user; an error
+// shows raw.
 func genericResult(r tool.Result) card.Result {
 	if r.IsError {
 		return nil
 	}
-	return &card.GenericResult{Content: r.Content}
+	return &card.GenericResult{Content: []card.Content{card.Text(forUser(r.TextOf()))}}
 }
