@@ -15,6 +15,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/rules"
+	"github.com/dsh-dev/dsh/internal/session"
 )
 
 // vars are what ${NAME} in a command's body expands to for every command.
@@ -139,7 +140,17 @@ func (s *Session) submitCommand(ctx context.Context, in Input, c Command, args s
 	}
 	defer release()
 	if command.BodyShell().MatchString(text) {
+		// What the body's commands change is the prompt's: its "before" is
+		// taken ahead of them, so /undo and /rewind put it back too.
+		n := s.beginCheckpoint(ctx)
+		s.undo.mu.Lock()
+		s.undo.early = n
+		s.undo.mu.Unlock()
 		if text, err = s.runBodyShell(ctx, text, turn, c.Untrusted); err != nil {
+			s.undo.mu.Lock()
+			s.undo.early = 0
+			s.undo.mu.Unlock()
+			s.checkpoint(s.ctx, n, session.PhaseAfter)
 			if ctx.Err() != nil {
 				return Answer{Turn: true, Stop: StopCancelled}, nil
 			}

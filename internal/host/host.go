@@ -554,6 +554,13 @@ func (s *Session) Prompt(ctx context.Context, text string, images ...card.Conten
 
 // prompt is Prompt with what a custom command changes for its turn.
 func (s *Session) prompt(ctx context.Context, turn agent.Turn, text string, images ...card.Content) (agent.StopReason, error) {
+	s.undo.mu.Lock()
+	early := s.undo.early // a command body's !`cmd` ran after this prompt's "before"
+	s.undo.early = 0
+	s.undo.mu.Unlock()
+	if early > 0 {
+		defer s.checkpoint(s.ctx, early, session.PhaseAfter)
+	}
 	if _, err := s.Provider(); err != nil {
 		return agent.StopError, err
 	}
@@ -573,11 +580,10 @@ func (s *Session) prompt(ctx context.Context, turn agent.Turn, text string, imag
 	images = s.attachMentions(tctx, text, images) // @SERVER:URI: the MCP resources it names
 	// The workspace is snapshotted before the prompt and at its end: what it
 	// changed can be undone, and what the user changes after it told apart.
-	s.undo.mu.Lock()
-	n := s.undo.prompts + 1
-	s.undo.mu.Unlock()
-	s.checkpoint(tctx, n, session.PhaseBefore)
-	defer s.checkpoint(s.ctx, n, session.PhaseAfter)
+	if early == 0 {
+		n := s.beginCheckpoint(tctx)
+		defer s.checkpoint(s.ctx, n, session.PhaseAfter)
+	}
 	return s.agent.PromptTurn(tctx, turn, withNotes(text, s.notes.take()), images...)
 }
 

@@ -40,6 +40,10 @@ type undoState struct {
 	spans   []span
 	prompts int
 	off     string // why no more snapshots are taken (one took too long)
+	// early is the prompt whose "before" was taken ahead of it, for a
+	// command body's !`cmd` (what they change is the prompt's to undo);
+	// 0 when none is pending.
+	early int
 	told    string // the last notice about what snapshots leave out
 
 	once     sync.Once
@@ -119,6 +123,16 @@ func openStore(dir, root, index string, o checkpoint.Options) (*checkpoint.Store
 	}
 	stores.m[dir] = st
 	return st, nil
+}
+
+// beginCheckpoint snapshots the workspace as the next prompt's "before" and
+// returns that prompt's number.
+func (s *Session) beginCheckpoint(ctx context.Context) int {
+	s.undo.mu.Lock()
+	n := s.undo.prompts + 1
+	s.undo.mu.Unlock()
+	s.checkpoint(ctx, n, session.PhaseBefore)
+	return n
 }
 
 // checkpoint snapshots the workspace and logs it as prompt's phase. A snapshot

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/session"
 )
@@ -424,5 +425,50 @@ func TestPlantedFIFOStallsNoSession(t *testing.T) {
 	}
 	if trees != 2 {
 		t.Errorf("%d checkpoints, want 2", trees)
+	}
+}
+
+// What a command body's !`cmd` changes belongs to its prompt: /undo puts it
+// back with what the model then did.
+func TestUndoCoversTheBodysCommands(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir()
+	put(t, root, "a.txt", "one\n")
+	gitRepo(t, root)
+	cmds := filepath.Join(root, ".claude", "commands")
+	put(t, root, ".claude/commands/prep.md", "Prepared: !`echo made > made.txt && echo two >> a.txt && echo ok`\nNow finish.\n")
+	p := scripted(t, `{"turns": [
+		{"tool_calls": [{"id": "w1", "name": "write", "args": {"path": "model.txt", "content": "by the model\n"}}]},
+		{"text": "Done."}]}`)
+	o := options(t, root, dir, p)
+	o.Mode, o.Ask = agent.ModeBypass, true
+	o.CommandDirs = []command.Dir{{Path: cmds, Root: root, Trusted: true}}
+	s, err := Create(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	sub := (&approver{d: agent.AllowOnce}).watch(s)
+	defer sub.Close()
+	if _, err := s.Submit(t.Context(), Input{Text: "/prep", Where: Both}); err != nil {
+		t.Fatal(err)
+	}
+	if got := files(t, root); got["made.txt"] != "made\n" || got["a.txt"] != "one\ntwo\n" || got["model.txt"] != "by the model\n" {
+		t.Fatalf("the command's turn left %q", got)
+	}
+	a, err := s.Submit(t.Context(), Input{Text: "/undo", Where: Both})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := files(t, root)
+	if t.Failed() || got["a.txt"] != "one\n" {
+		t.Logf("/undo answered %q", a.Reply.Text)
+	}
+	for _, f := range []string{"made.txt", "model.txt"} {
+		if _, ok := got[f]; ok {
+			t.Errorf("/undo left %s", f)
+		}
+	}
+	if got["a.txt"] != "one\n" {
+		t.Errorf("/undo left a.txt as %q", got["a.txt"])
 	}
 }
