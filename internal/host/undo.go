@@ -44,7 +44,7 @@ type undoState struct {
 	// command body's !`cmd` (what they change is the prompt's to undo);
 	// 0 when none is pending.
 	early int
-	told    string // the last notice about what snapshots leave out
+	told  string // the last notice about what snapshots leave out
 
 	once     sync.Once
 	store    *checkpoint.Store

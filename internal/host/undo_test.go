@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/agent"
-	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/session"
 )
 
@@ -461,7 +461,7 @@ func TestUndoCoversTheBodysCommands(t *testing.T) {
 	}
 	got := files(t, root)
 	if t.Failed() || got["a.txt"] != "one\n" {
-		t.Logf("/undo answered %q", a.Reply.Text)
+		t.Logf("/undo answered %q", a.Text)
 	}
 	for _, f := range []string{"made.txt", "model.txt"} {
 		if _, ok := got[f]; ok {
