@@ -103,7 +103,19 @@ func replayRun(t *testing.T, bin, script string, w, h int) {
 	}
 	cmd := fmt.Sprintf("cd %s && env %s %s --color never --provider script --script %s; echo \"dsh exited $?\"; sleep 600",
 		ws, strings.Join(env, " "), bin, script)
-	tmux("new-session", "-d", "-s", "chat", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h), cmd)
+	// A tmux server starting while others start and stop on the machine now
+	// and then exits at once ("server exited unexpectedly"): that is tmux's,
+	// not the chat's, so a start is tried again.
+	for attempt := 1; ; attempt++ {
+		out, err := exec.Command("tmux", "-L", socket, "new-session", "-d", "-s", "chat", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h), cmd).CombinedOutput()
+		if err == nil {
+			break
+		}
+		if attempt == 3 {
+			t.Fatalf("tmux new-session: %v\n%s", err, out)
+		}
+		_ = exec.Command("tmux", "-L", socket, "kill-server").Run()
+	}
 	waitFor("the input", regexp.MustCompile(`Ask dsh`))
 	tmux("send-keys", "-t", "chat", "-l", "count and edit")
 	tmux("send-keys", "-t", "chat", "Enter")
