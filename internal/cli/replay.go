@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"text/tabwriter"
@@ -78,17 +79,34 @@ type sessionsOptions struct {
 
 func runSessionsCmd(_ context.Context, io IO, args []string) error {
 	var o sessionsOptions
-	fs := newFlags(io, "sessions", "", "Lists recorded sessions, newest first: id, start time, cwd and first prompt.")
+	fs := newFlags(io, "sessions", "[rm ID...]", "Lists recorded sessions, newest first: id, start time, cwd and first prompt.\n"+
+		"dsh sessions rm ID... deletes sessions: each log and its subagents' go; a session open in a dsh is refused.")
 	fs.StringVar(&o.SessionDir, "session-dir", "", "session directory (default $XDG_STATE_HOME/dsh/sessions)")
-	if err := parse(io, fs, args); err != nil {
+	pos, err := parseInterspersed(io, fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 0 {
-		return usageErr(io, fs, "takes no arguments")
+	rm := len(pos) > 0 && pos[0] == "rm"
+	switch {
+	case rm && len(pos) == 1:
+		return usageErr(io, fs, "rm: want the IDs of the sessions to delete")
+	case !rm && len(pos) != 0:
+		return usageErr(io, fs, "want no arguments, or rm ID...")
 	}
 	dir, err := session.Dir(o.SessionDir)
 	if err != nil {
 		return err
+	}
+	if rm {
+		var errs []error
+		for _, id := range pos[1:] {
+			if err := host.DeleteSession(dir, id); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			fmt.Fprintf(io.Out, "deleted %s\n", id)
+		}
+		return errors.Join(errs...)
 	}
 	infos, err := session.List(dir)
 	if err != nil {
