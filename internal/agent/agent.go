@@ -402,6 +402,7 @@ func (a *Agent) PromptTurn(ctx context.Context, turn Turn, text string, images .
 			Messages:  a.messages(),
 			Tools:     a.turnTools(),
 			MaxTokens: a.c.MaxTokens,
+			WebSearch: a.offerSearch(),
 		}, a.c.OnDelta)
 		if ctx.Err() != nil {
 			return a.end(t, cancelReason(ctx), nil)
@@ -553,6 +554,8 @@ func cleanAssistant(m provider.Message) provider.Message {
 			out.Parts = append(out.Parts, provider.Part{Type: p.Type, Text: p.Text, Signature: p.Signature})
 		case provider.PartToolUse:
 			out.Parts = append(out.Parts, provider.Part{Type: p.Type, ID: p.ID, Name: p.Name, Args: objectArgs(p.Args)})
+		case provider.PartWebSearch:
+			out.Parts = append(out.Parts, p)
 		case provider.PartToolResult, provider.PartImage:
 			// not something an assistant says; dropped
 		}
@@ -611,6 +614,11 @@ func (a *Agent) logAssistant(m provider.Message) ([]call, error) {
 		case provider.PartToolUse:
 			t, _ := a.c.Registry.Get(p.Name)
 			calls = append(calls, call{id: p.ID, name: p.Name, args: p.Args, tool: t, continues: len(calls) > 0})
+			continue
+		case provider.PartWebSearch:
+			if err := a.logSearch(p); err != nil {
+				return nil, err
+			}
 			continue
 		case provider.PartToolResult, provider.PartImage:
 			continue

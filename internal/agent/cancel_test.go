@@ -172,6 +172,8 @@ func describe(ms []provider.Message) []string {
 				parts = append(parts, fmt.Sprintf("use %s %s %s", p.ID, p.Name, p.Args))
 			case provider.PartImage:
 				parts = append(parts, fmt.Sprintf("image %d", len(p.Content)))
+			case provider.PartWebSearch:
+				parts = append(parts, fmt.Sprintf("search %s %s [%s]", p.ID, p.Text, p.Signature))
 			case provider.PartToolResult:
 				var b strings.Builder
 				for _, c := range p.Content {

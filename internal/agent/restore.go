@@ -67,6 +67,11 @@ func (b *builder) fold(r session.Record) {
 		if r.Aside { // its output is in the prompt logged next; its result finds no open call
 			return
 		}
+		if r.Signature != "" { // a provider's own search, answered in its blocks: its result finds no open call
+			b.closeAnswered()
+			b.add(provider.RoleAssistant, searchPart(r))
+			break
+		}
 		// A call after results starts the next message, unless it continues the
 		// message whose earlier calls those results answer.
 		if len(b.results) > 0 && !r.Continues {

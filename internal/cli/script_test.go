@@ -21,10 +21,12 @@ func TestMain(m *testing.M) {
 
 func TestScripts(t *testing.T) {
 	overloaded := overloadedServer(t)
+	search := searchServer(t)
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("OVERLOADED_URL", overloaded.URL)
+			e.Setenv("SEARCH_URL", search.URL)
 			e.Setenv("XDG_STATE_HOME", e.WorkDir+"/state")
 			e.Setenv("NO_COLOR", "1")
 			e.Setenv("HOME", e.WorkDir+"/home")

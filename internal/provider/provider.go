@@ -31,7 +31,17 @@ const (
 	PartToolUse    PartType = "tool_use"    // ID, Name, Args (assistant)
 	PartToolResult PartType = "tool_result" // ID, Content, IsError (user)
 	PartImage      PartType = "image"       // Content: one image block (user)
+	// PartWebSearch is a search the provider ran on its side (assistant): ID,
+	// Text (the query), Sources, and Signature, the provider's own blocks,
+	// which only that provider reads and replays verbatim.
+	PartWebSearch PartType = "web_search"
 )
+
+// Source is a page a provider's web search found.
+type Source struct {
+	URL   string
+	Title string
+}
 
 // OpenAIReasoning starts the Signature of a PartThinking that holds an OpenAI
 // Responses reasoning item (package openai): every other provider leaves it
@@ -48,6 +58,7 @@ type Part struct {
 	Args      jsontext.Value
 	Content   []card.Content
 	IsError   bool
+	Sources   []Source
 }
 
 // Message is one conversation message.
@@ -74,6 +85,9 @@ type Request struct {
 	// "off", "adaptive", an effort level (low, medium, high, xhigh, max) or a
 	// token budget in decimal.
 	Thinking string
+	// WebSearch offers the provider's server-side web search tool where it
+	// has one; a provider without one ignores it.
+	WebSearch bool
 }
 
 // DeltaType says what a streaming delta carries.

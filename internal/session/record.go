@@ -27,7 +27,7 @@ const (
 	TypeUser       RecordType = "user"        // Text, Content (images)
 	TypeAssistant  RecordType = "assistant"   // Text: a complete assistant text block
 	TypeThinking   RecordType = "thinking"    // Text, Signature
-	TypeToolCall   RecordType = "tool_call"   // CallID, Name, Args
+	TypeToolCall   RecordType = "tool_call"   // CallID, Name, Args (Signature: the provider's own)
 	TypeProgress   RecordType = "progress"    // CallID, Chunk: live output, folded away by replay
 	TypeToolResult RecordType = "tool_result" // CallID, Result, Cwd (when the call moved it)
 	TypePlan       RecordType = "plan"        // Plan
@@ -89,7 +89,8 @@ type Record struct {
 	// that started it.
 	Parent *Parent `json:"parent,omitempty"`
 
-	// user, assistant, thinking
+	// user, assistant, thinking; Signature also marks a tool_call the provider
+	// ran itself (a web search) and holds its blocks, replayed verbatim.
 	Text      string `json:"text,omitempty"`
 	Signature string `json:"signature,omitempty"`
 	// Content holds a user prompt's images (base64), in the order they were

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -244,8 +245,22 @@ func (e *authError) Is(target error) bool { return target == provider.ErrAuth }
 func response(msg *sdk.Message, inputs map[int64][]byte) (*provider.Response, error) {
 	stop := stopReason(msg.StopReason)
 	parts := make([]provider.Part, 0, len(msg.Content))
+	searches := map[string]int{} // server_tool_use id → its part
+	uses := map[string]json.RawMessage{}
 	for i, b := range msg.Content {
 		switch b.Type {
+		case "server_tool_use":
+			args, streamed := inputs[int64(i)]
+			if !streamed {
+				args = b.Input
+			}
+			part, raw := searchUse(b, args)
+			searches[b.ID], uses[b.ID] = len(parts), raw
+			parts = append(parts, part)
+		case "web_search_tool_result":
+			if at, ok := searches[b.ToolUseID]; ok {
+				parts[at] = searchResult(parts[at], uses[b.ToolUseID], b)
+			}
 		case "text":
 			if b.Text != "" {
 				parts = append(parts, provider.Part{Type: provider.PartText, Text: b.Text})
@@ -271,6 +286,8 @@ func response(msg *sdk.Message, inputs map[int64][]byte) (*provider.Response, er
 			parts = append(parts, provider.Part{Type: provider.PartToolUse, ID: b.ID, Name: b.Name, Args: args})
 		}
 	}
+	// A search with no result (cut short) cannot be replayed: the API wants both.
+	parts = slices.DeleteFunc(parts, func(p provider.Part) bool { return p.Type == provider.PartWebSearch && p.Signature == "" })
 	u := msg.Usage
 	return &provider.Response{
 		Message:      provider.Message{Role: provider.RoleAssistant, Parts: parts},
@@ -352,6 +369,9 @@ func (p *Provider) params(req provider.Request) (sdk.MessageNewParams, error) {
 		params.System = []sdk.TextBlockParam{{Text: req.System, CacheControl: sdk.NewCacheControlEphemeralParam()}}
 	} else if n := len(params.Tools); n > 0 {
 		params.Tools[n-1].OfTool.CacheControl = sdk.NewCacheControlEphemeralParam()
+	}
+	if req.WebSearch {
+		params.Tools = append(params.Tools, webSearchTool())
 	}
 	for i, m := range req.Messages {
 		blocks, err := blocksOf(m)
@@ -435,6 +455,15 @@ func blocksOf(m provider.Message) ([]sdk.ContentBlockParamUnion, error) {
 			blocks = append(blocks, sdk.NewToolUseBlock(part.ID, args, part.Name))
 		case provider.PartToolResult:
 			blocks = append(blocks, toolResult(part))
+		case provider.PartWebSearch:
+			if !strings.HasPrefix(part.Signature, WebSearchPrefix) {
+				continue // another provider's search: not Claude's to replay
+			}
+			bs, err := searchBlocks(part.Signature)
+			if err != nil {
+				return nil, err
+			}
+			blocks = append(blocks, bs...)
 		case provider.PartImage:
 			for _, c := range part.Content {
 				img, err := provider.FitImage(c, imageLimit)

@@ -383,6 +383,8 @@ func messagesOf(m provider.Message) ([]sdk.ChatCompletionMessageParamUnion, erro
 			}
 		case provider.PartThinking:
 			// Chat Completions has no field to send reasoning back in.
+		case provider.PartWebSearch:
+			// Another API's search (Chat Completions offers none): its blocks are not ours to send.
 		case provider.PartToolUse:
 			args := string(part.Args)
 			if args == "" {

@@ -64,9 +64,14 @@ type outputItem struct {
 		Text string `json:"text"`
 	} `json:"summary"`
 	Content []struct {
-		Type    string `json:"type"`
-		Text    string `json:"text"`
-		Refusal string `json:"refusal"`
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		Refusal     string `json:"refusal"`
+		Annotations []struct {
+			Type  string `json:"type"`
+			URL   string `json:"url"`
+			Title string `json:"title"`
+		} `json:"annotations"`
 	} `json:"content"`
 }
 
@@ -157,6 +162,7 @@ func responsesResult(r *responses.Response) (*provider.Response, error) {
 		}
 	}
 	var parts []provider.Part
+	search := -1 // the part of the last web search, which the answer's citations come from
 	for _, o := range r.Output {
 		var it outputItem
 		if err := json.Unmarshal([]byte(o.RawJSON()), &it); err != nil {
@@ -173,8 +179,20 @@ func responsesResult(r *responses.Response) (*provider.Response, error) {
 				return nil, err
 			}
 			parts = append(parts, provider.Part{Type: provider.PartThinking, Text: strings.Join(rs.Summary, "\n\n"), Signature: provider.OpenAIReasoning + string(sig)})
+		case "web_search_call":
+			part, err := searchPart(o.RawJSON())
+			if err != nil {
+				return nil, err
+			}
+			search = len(parts)
+			parts = append(parts, part)
 		case "message":
 			for _, c := range it.Content {
+				for _, a := range c.Annotations {
+					if a.Type == "url_citation" && search >= 0 {
+						parts[search].Sources = addSource(parts[search].Sources, provider.Source{URL: a.URL, Title: a.Title})
+					}
+				}
 				switch {
 				case c.Type == "output_text" && c.Text != "":
 					parts = append(parts, provider.Part{Type: provider.PartText, Text: c.Text})
@@ -258,6 +276,10 @@ func (p *Provider) responsesParams(req provider.Request, model string) (response
 		}
 		params.Tools = append(params.Tools, tool)
 	}
+	if req.WebSearch {
+		params.Tools = append(params.Tools, webSearchTool())
+		params.Include = append(params.Include, responses.ResponseIncludableWebSearchCallActionSources)
+	}
 	var input responses.ResponseInputParam
 	for i, m := range req.Messages {
 		items, err := inputItems(m)
@@ -331,6 +353,11 @@ func inputItems(m provider.Message) ([]responses.ResponseInputItemUnionParam, er
 				item.EncryptedContent = param.NewOpt(rs.EncryptedContent)
 			}
 			out = append(out, responses.ResponseInputItemUnionParam{OfReasoning: &item})
+		case provider.PartWebSearch:
+			if item := searchItem(part.Signature); item != nil {
+				flush()
+				out = append(out, *item)
+			}
 		case provider.PartToolUse:
 			flush()
 			args := string(part.Args)
