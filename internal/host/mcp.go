@@ -63,8 +63,11 @@ func startMCP(o *Options, dir string) *mcpNotes {
 		Notice:         func(_, msg string) { tell(msg) },
 		Roots:          append([]string{dir}, o.Roots...),
 		Log:            o.MCPLog,
+		OnRestart: func(server string, err error) {
+			tell(fmt.Sprintf("MCP server %s stopped (%v) and was started again; a call running then failed, and the server kept nothing from before", server, err))
+		},
 		OnExit: func(server string, err error) {
-			tell(fmt.Sprintf("MCP server %s stopped (%v); its tools fail until the session is reopened", server, err))
+			tell(fmt.Sprintf("MCP server %s stopped for good (%v); its tools fail until the session is reopened", server, err))
 		},
 	})
 	for _, e := range unjoin(err) {

@@ -95,7 +95,7 @@ const maxPromptArgs = 16
 
 // list reads the server's tools and prompts, bounded, cleaned, and tells
 // notice what was left out.
-func (s *server) list(ctx context.Context, notice func(server, msg string)) error {
+func (s *server) list(ctx context.Context, c *conn, notice func(server, msg string)) error {
 	tell := func(msg string) {
 		if msg != "" && notice != nil {
 			notice(s.name, msg)
@@ -103,7 +103,7 @@ func (s *server) list(ctx context.Context, notice func(server, msg string)) erro
 	}
 	total, big := 0, 0
 	tools, cut, err := listPaged(ctx, maxTools, func(ctx context.Context, cursor string) ([]*sdk.Tool, string, error) {
-		r, err := s.session.ListTools(ctx, &sdk.ListToolsParams{Cursor: cursor})
+		r, err := c.session.ListTools(ctx, &sdk.ListToolsParams{Cursor: cursor})
 		if err != nil {
 			return nil, "", err
 		}
@@ -128,23 +128,25 @@ func (s *server) list(ctx context.Context, notice func(server, msg string)) erro
 		return true, ""
 	})
 	if err != nil {
-		return fmt.Errorf("listing its tools: %w", s.explain(err))
+		return fmt.Errorf("listing its tools: %w", c.explain(err))
 	}
+	s.mu.Lock()
 	s.tools = tools
+	s.mu.Unlock()
 	tell(cutNote(s.name, "tools", cut, big, fmt.Sprintf("larger than %d bytes", maxToolBytes)))
-	s.listPrompts(ctx, tell)
+	s.listPrompts(ctx, c, tell)
 	return nil
 }
 
 // listPrompts reads the server's prompts, bounded and cleaned, in place of
 // those it had.
-func (s *server) listPrompts(ctx context.Context, tell func(string)) {
-	if ir := s.session.InitializeResult(); ir == nil || ir.Capabilities == nil || ir.Capabilities.Prompts == nil {
+func (s *server) listPrompts(ctx context.Context, c *conn, tell func(string)) {
+	if ir := c.session.InitializeResult(); ir == nil || ir.Capabilities == nil || ir.Capabilities.Prompts == nil {
 		return
 	}
 	odd := 0
 	prompts, cut, err := listPaged(ctx, maxPrompts, func(ctx context.Context, cursor string) ([]*sdk.Prompt, string, error) {
-		r, err := s.session.ListPrompts(ctx, &sdk.ListPromptsParams{Cursor: cursor})
+		r, err := c.session.ListPrompts(ctx, &sdk.ListPromptsParams{Cursor: cursor})
 		if err != nil {
 			return nil, "", err
 		}
@@ -170,7 +172,7 @@ func (s *server) listPrompts(ctx context.Context, tell func(string)) {
 	})
 	if err != nil {
 		// Its tools still work; it offers no prompts.
-		tell(fmt.Sprintf("MCP server %s: listing its prompts failed: %v", s.name, s.explain(err)))
+		tell(fmt.Sprintf("MCP server %s: listing its prompts failed: %v", s.name, c.explain(err)))
 	}
 	s.mu.Lock()
 	s.prompts = prompts
@@ -192,7 +194,7 @@ func (s *server) changed(notice func(server, msg string)) {
 	}
 	go func() {
 		for {
-			s.listPrompts(s.life, tell)
+			s.listPrompts(s.life, s.conn(), tell)
 			if s.relisting.Add(-1) == 0 {
 				return
 			}
