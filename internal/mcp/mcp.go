@@ -82,6 +82,9 @@ type Options struct {
 	// OnExit is told when a server stops on its own for good, with why. It
 	// is not called for servers stopped by Close.
 	OnExit func(server string, err error)
+	// ToolsChanged is told when a server listed its tools again, changed
+	// (tools/list_changed): Tools has them.
+	ToolsChanged func()
 	// OnRestart is told when a stdio server that stopped on its own, with
 	// why, was started again (once a session).
 	OnRestart func(server string, err error)
@@ -132,6 +135,7 @@ type server struct {
 	cancel context.CancelFunc
 
 	relisting atomic.Int32 // prompts listings wanted (list_changed)
+	retooling atomic.Int32 // tools listings wanted (list_changed)
 
 	mu        sync.Mutex
 	c         *conn // the current connection; swapped on a restart
@@ -151,6 +155,7 @@ type conn struct {
 	exited  chan struct{}       // stdio only: closed once the server and all it started are gone, and its stderr read
 	stderr  *tailBuffer
 	end     context.CancelFunc // ends the connection's context
+	ready   chan struct{}      // closed once dial is done with it: session is set, or stays nil
 }
 
 // conn is the current connection.
@@ -207,7 +212,8 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 	life, end := context.WithCancel(s.life)
 	handshake := time.AfterFunc(timeout, end)
 	stopCtx := context.AfterFunc(ctx, end) // the caller gave up before the handshake ended
-	cn := &conn{end: end}
+	cn := &conn{end: end, ready: make(chan struct{})}
+	defer close(cn.ready)
 	var transport sdk.Transport
 	switch c.Type {
 	case "stdio", "":
@@ -269,13 +275,13 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 				"data", truncate(sanitise(string(b)), 4096))
 		},
 		ProgressNotificationHandler: s.progress,
-		PromptListChangedHandler:    func(context.Context, *sdk.PromptListChangedRequest) { s.changed(opts.Notice) },
-		// The model's tools are fixed for a session (its requests stay
-		// byte-identical); a server that changes its tools (npm's reference
-		// server does, once it learns the client's capabilities) has the
-		// new ones in the next session.
+		PromptListChangedHandler:    func(context.Context, *sdk.PromptListChangedRequest) { s.changed(cn, opts.Notice) },
+		// The model is offered the new tools from its next call. Only the
+		// debug log says so: npm's reference server changes its tools as
+		// soon as it learns the client's capabilities.
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
-			log.Debug("MCP server changed its tools; this session keeps those it listed first", "server", c.Name)
+			log.Debug("MCP server changed its tools; listing them again", "server", c.Name)
+			s.toolsChanged(cn, opts.Notice, opts.ToolsChanged)
 		},
 	})
 	for _, r := range opts.Roots {
