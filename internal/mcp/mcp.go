@@ -83,7 +83,7 @@ type Options struct {
 	// is not called for servers stopped by Close.
 	OnExit func(server string, err error)
 	// ToolsChanged is told when a server listed its tools again, changed
-	// (tools/list_changed): Tools has them.
+	// (tools/list_changed) or started again: Tools has them.
 	ToolsChanged func()
 	// OnRestart is told when a stdio server that stopped on its own, with
 	// why, was started again (once a session).
@@ -387,6 +387,9 @@ func (s *server) watch() {
 			s.mu.Unlock()
 			c.close()
 			if rerr := s.restart(); rerr == nil {
+				if s.opts.ToolsChanged != nil { // the new process may offer other tools
+					s.opts.ToolsChanged()
+				}
 				if s.opts.OnRestart != nil {
 					s.opts.OnRestart(s.name, why)
 				}

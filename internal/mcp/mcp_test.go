@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -255,9 +256,11 @@ func unwrapAll(err error) []error {
 // final: told through OnExit, and calls to it are error results that say so.
 func TestCrashRestartsOnce(t *testing.T) {
 	events := make(chan string, 4)
+	var relisted atomic.Int32
 	s := start(t, []ServerConfig{stdioConfig(t, "fragile")}, Options{
-		OnRestart: func(server string, err error) { events <- "restart " + server + ": " + err.Error() },
-		OnExit:    func(server string, err error) { events <- "exit " + server + ": " + err.Error() },
+		ToolsChanged: func() { relisted.Add(1) },
+		OnRestart:    func(server string, err error) { events <- "restart " + server + ": " + err.Error() },
+		OnExit:       func(server string, err error) { events <- "exit " + server + ": " + err.Error() },
 	})
 	next := func() string {
 		t.Helper()
@@ -276,6 +279,9 @@ func TestCrashRestartsOnce(t *testing.T) {
 	}
 	if e := next(); !strings.HasPrefix(e, "restart fragile: ") || !strings.Contains(e, "crashing on purpose") {
 		t.Errorf("first death = %q, want a restart naming the server with its stderr", e)
+	}
+	if relisted.Load() != 1 {
+		t.Errorf("the restarted server's tools were told %d times, want once", relisted.Load())
 	}
 	proctest.GroupGone(t, pgid)
 	if r := run(t, find(t, s, "mcp__fragile__greet"), `{"name":"again"}`); r.IsError || r.TextOf() != "Hello, again!" {
