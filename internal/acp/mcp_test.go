@@ -165,13 +165,17 @@ func TestMCPServers(t *testing.T) {
 	}
 }
 
-// TestMCPServerDies: a server that dies mid-session is reported to the user at
-// once and to the model with the next prompt; its tools then fail with a reason.
+// TestMCPServerDies: a server that dies mid-session is started again once,
+// told to the user at once and to the model with the next prompt; its second
+// death is final, said to both, and its tools then fail with a reason.
 func TestMCPServerDies(t *testing.T) {
 	c := start(t, options{script: script(t,
 		turn{ToolCalls: []call{{ID: "c1", Name: "mcp__go__crash", Args: map[string]any{}}}},
 		turn{Text: "It crashed."},
-		turn{ToolCalls: []call{{ID: "c2", Name: "mcp__go__greet", Args: map[string]any{"name": "anyone"}}}},
+		turn{ToolCalls: []call{{ID: "c2", Name: "mcp__go__greet", Args: map[string]any{"name": "again"}}}},
+		turn{ToolCalls: []call{{ID: "c3", Name: "mcp__go__crash", Args: map[string]any{}}}},
+		turn{Text: "It crashed again."},
+		turn{ToolCalls: []call{{ID: "c4", Name: "mcp__go__greet", Args: map[string]any{"name": "anyone"}}}},
 		turn{Text: "Still gone."})})
 	resp, err := c.conn.NewSession(c.ctx(), sdk.NewSessionRequest{Cwd: c.cwd, McpServers: []sdk.McpServer{stdioServer(t, "go", "")}})
 	if err != nil {
@@ -179,8 +183,12 @@ func TestMCPServerDies(t *testing.T) {
 	}
 	id := resp.SessionId
 	c.mustPrompt(id, "Crash it.", sdk.StopReasonEndTurn)
+	c.waitFor("the note about the restarted server", func(l string) bool {
+		return strings.Contains(l, "agent_message_chunk") && strings.Contains(l, "was started again")
+	})
+	c.mustPrompt(id, "Greet, then crash it.", sdk.StopReasonEndTurn)
 	c.waitFor("the note about the dead server", func(l string) bool {
-		return strings.Contains(l, "agent_message_chunk") && strings.Contains(l, "MCP server go stopped")
+		return strings.Contains(l, "agent_message_chunk") && strings.Contains(l, "MCP server go stopped for good")
 	})
 	c.mustPrompt(id, "Greet.", sdk.StopReasonEndTurn)
 	recs, err := session.ReadFile(filepath.Join(c.sessionDir, string(id)+".jsonl"))
@@ -197,10 +205,11 @@ func TestMCPServerDies(t *testing.T) {
 			results = append(results, r.Result.TextOf())
 		}
 	}
-	if len(prompts) != 2 || strings.Contains(prompts[0], "stopped") || !strings.Contains(prompts[1], "MCP server go stopped") {
-		t.Errorf("prompts = %q: want the second to tell the model the server stopped", prompts)
+	if len(prompts) != 3 || strings.Contains(prompts[0], "stopped") || !strings.Contains(prompts[1], "was started again") ||
+		!strings.Contains(prompts[2], "MCP server go stopped for good") {
+		t.Errorf("prompts = %q: want the second to tell the model the server was restarted, the third that it is gone", prompts)
 	}
-	if len(results) != 2 || !strings.Contains(results[1], "not running") {
-		t.Errorf("results = %q: want the call after the crash to say the server is not running", results)
+	if len(results) != 4 || results[1] != "Hello, again!" || !strings.Contains(results[3], "not running") {
+		t.Errorf("results = %q: want the call after the restart to work, the one after the second crash to say the server is not running", results)
 	}
 }

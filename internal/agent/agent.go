@@ -170,7 +170,8 @@ type Agent struct {
 	system string          // the system prompt (Config's until a header records one)
 	cwd    string          // the working directory last logged, relative to the root
 
-	fixed int64 // the tokens of the system prompt and tools; -1 until needed (fixedLocked)
+	fixed    int64  // the tokens of the system prompt and tools; -1 until needed (fixedLocked)
+	fixedGen uint64 // the registry's generation fixed counted
 
 	turnOpts Turn // what the running turn's command changes (PromptTurn, RunAsked)
 }
@@ -190,13 +191,25 @@ func New(c Config) *Agent {
 		c.Mode = ModeDefault
 	}
 	reg := c.Registry
-	defs := sync.OnceValue(func() []provider.ToolDef {
-		var defs []provider.ToolDef
-		for _, t := range reg.Tools() {
-			defs = append(defs, provider.ToolDef{Name: t.Name(), Description: t.Description(), Schema: t.Schema()})
+	// Built again only when the registry changed (an MCP server's new tools).
+	var defsMu sync.Mutex
+	var defsOf uint64
+	var built bool
+	var cached []provider.ToolDef
+	defs := func() []provider.ToolDef {
+		defsMu.Lock()
+		defer defsMu.Unlock()
+		tools, gen := reg.Snapshot()
+		if built && gen == defsOf {
+			return cached
 		}
-		return defs
-	})
+		cached = nil
+		for _, t := range tools {
+			cached = append(cached, provider.ToolDef{Name: t.Name(), Description: t.Description(), Schema: t.Schema()})
+		}
+		built, defsOf = true, gen
+		return cached
+	}
 	if c.CompactAt <= 0 {
 		c.CompactAt = DefaultCompactAt
 	}

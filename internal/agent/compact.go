@@ -170,6 +170,9 @@ func (a *Agent) fixedLocked() int64 {
 	if a.c.NoModel {
 		return 0
 	}
+	if _, gen := a.c.Registry.Snapshot(); gen != a.fixedGen { // the tools changed
+		a.fixed, a.fixedGen = -1, gen
+	}
 	if a.fixed < 0 {
 		a.fixed = fixedTokens(a.system, a.defs())
 	}

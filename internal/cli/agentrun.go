@@ -259,7 +259,9 @@ func (t *termAsker) question(q *host.Question) (card.Answer, bool) {
 	t.spin.pause()
 	defer t.spin.resume()
 	req := q.Request.Question
-	fmt.Fprintln(t.io.Err, termui.Sanitize(req.Text))
+	for line := range strings.SplitSeq(req.Text, "\n") { // a question of several lines (an MCP server's form) keeps them
+		fmt.Fprintln(t.io.Err, termui.Sanitize(line))
+	}
 	for i, c := range req.Choices {
 		line := fmt.Sprintf("  [%d] %s", i+1, c.Label)
 		if c.Description != "" {

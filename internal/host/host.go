@@ -407,6 +407,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 		reg = toolset.New(toolset.Options{KeepEnv: o.KeepEnv, Extra: o.Tools, Sandbox: o.Sandbox, Network: o.Network, SafeCommands: o.SafeCommands,
 			Skills: len(sk) > 0 || len(custom) > 0, Agents: ag})
 	}
+	notes.useRegistry(reg)
 	s := &Session{o: o, ws: ws, log: log, reg: reg, tools: tool.NewSession(id, ws), bus: newBus(), notes: notes, skills: sk, custom: custom, agents: ag, mcp: o.servers,
 		queue: make(chan struct{}, 1), dropQueued: make(chan struct{})}
 	s.rules.Store(o.Rules)

@@ -21,7 +21,13 @@ import (
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(crashServerEnv) == "1" { // the stdio MCP server of mcprestart_test.go
+		crashServer()
+		return
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // taped wraps a provider and keeps every request it gets.
 type taped struct {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/mcp"
+	"github.com/dsh-dev/dsh/internal/tool"
 )
 
 // mcpConnectTimeout bounds starting a session's MCP servers (npx may install
@@ -24,6 +25,39 @@ type mcpNotes struct {
 	mu     sync.Mutex
 	model  []string
 	signIn []string // servers that wait for the user to sign in
+
+	// The servers' tools, changed (tools/list_changed), go into reg once
+	// both are known: a server may change them before the session is built.
+	servers *mcp.Servers
+	reg     *tool.Registry
+	retool  bool
+}
+
+// toolsChanged offers the servers' tools as they are now in place of those
+// the registry has, from the model's next call; before the registry is
+// built, once it is (useRegistry).
+func (n *mcpNotes) toolsChanged() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.retool = true
+	n.retoolLocked()
+}
+
+// useRegistry is the session's registry, for the servers' changed tools.
+func (n *mcpNotes) useRegistry(reg *tool.Registry) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.reg = reg
+	n.retoolLocked()
+}
+
+func (n *mcpNotes) retoolLocked() {
+	if !n.retool || n.reg == nil || n.servers == nil {
+		return
+	}
+	n.retool = false
+	// Every MCP tool is named mcp__SERVER__TOOL (mcp.ToolName).
+	n.reg.Replace(func(t tool.Tool) bool { return strings.HasPrefix(t.Name(), "mcp__") }, n.servers.Tools())
 }
 
 func (n *mcpNotes) add(msg string) {
@@ -63,8 +97,12 @@ func startMCP(o *Options, dir string) *mcpNotes {
 		Notice:         func(_, msg string) { tell(msg) },
 		Roots:          append([]string{dir}, o.Roots...),
 		Log:            o.MCPLog,
+		ToolsChanged:   n.toolsChanged,
+		OnRestart: func(server string, err error) {
+			tell(fmt.Sprintf("MCP server %s stopped (%v) and was started again; a call running then failed, and the server kept nothing from before", server, err))
+		},
 		OnExit: func(server string, err error) {
-			tell(fmt.Sprintf("MCP server %s stopped (%v); its tools fail until the session is reopened", server, err))
+			tell(fmt.Sprintf("MCP server %s stopped for good (%v); its tools fail until the session is reopened", server, err))
 		},
 	})
 	for _, e := range unjoin(err) {
@@ -76,6 +114,10 @@ func startMCP(o *Options, dir string) *mcpNotes {
 		}
 		tell(e.Error() + "; its tools are not available in this session")
 	}
+	n.mu.Lock()
+	n.servers = servers
+	n.retool = false // the registry is built from the tools as they are now
+	n.mu.Unlock()
 	o.Tools = append(o.Tools, servers.Tools()...)
 	o.Closers = append(o.Closers, servers)
 	o.servers = servers

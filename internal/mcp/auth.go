@@ -340,7 +340,7 @@ func Login(ctx context.Context, c ServerConfig, opts Options) (bool, error) {
 	if err != nil {
 		return false, &StartError{Server: c.Name, Err: err}
 	}
-	asked := srv.signer.signedIn.Load()
+	asked := srv.conn().signer.signedIn.Load()
 	srv.stop()
 	return asked, nil
 }

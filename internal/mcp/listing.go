@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -95,15 +96,25 @@ const maxPromptArgs = 16
 
 // list reads the server's tools and prompts, bounded, cleaned, and tells
 // notice what was left out.
-func (s *server) list(ctx context.Context, notice func(server, msg string)) error {
+func (s *server) list(ctx context.Context, c *conn, notice func(server, msg string)) error {
 	tell := func(msg string) {
 		if msg != "" && notice != nil {
 			notice(s.name, msg)
 		}
 	}
+	if err := s.listTools(ctx, c, tell); err != nil {
+		return err
+	}
+	s.listPrompts(ctx, c, tell)
+	return nil
+}
+
+// listTools reads the server's tools, bounded and cleaned, in place of those
+// it had.
+func (s *server) listTools(ctx context.Context, c *conn, tell func(string)) error {
 	total, big := 0, 0
 	tools, cut, err := listPaged(ctx, maxTools, func(ctx context.Context, cursor string) ([]*sdk.Tool, string, error) {
-		r, err := s.session.ListTools(ctx, &sdk.ListToolsParams{Cursor: cursor})
+		r, err := c.session.ListTools(ctx, &sdk.ListToolsParams{Cursor: cursor})
 		if err != nil {
 			return nil, "", err
 		}
@@ -128,23 +139,24 @@ func (s *server) list(ctx context.Context, notice func(server, msg string)) erro
 		return true, ""
 	})
 	if err != nil {
-		return fmt.Errorf("listing its tools: %w", s.explain(err))
+		return fmt.Errorf("listing its tools: %w", c.explain(err))
 	}
+	s.mu.Lock()
 	s.tools = tools
+	s.mu.Unlock()
 	tell(cutNote(s.name, "tools", cut, big, fmt.Sprintf("larger than %d bytes", maxToolBytes)))
-	s.listPrompts(ctx, tell)
 	return nil
 }
 
 // listPrompts reads the server's prompts, bounded and cleaned, in place of
 // those it had.
-func (s *server) listPrompts(ctx context.Context, tell func(string)) {
-	if ir := s.session.InitializeResult(); ir == nil || ir.Capabilities == nil || ir.Capabilities.Prompts == nil {
+func (s *server) listPrompts(ctx context.Context, c *conn, tell func(string)) {
+	if ir := c.session.InitializeResult(); ir == nil || ir.Capabilities == nil || ir.Capabilities.Prompts == nil {
 		return
 	}
 	odd := 0
 	prompts, cut, err := listPaged(ctx, maxPrompts, func(ctx context.Context, cursor string) ([]*sdk.Prompt, string, error) {
-		r, err := s.session.ListPrompts(ctx, &sdk.ListPromptsParams{Cursor: cursor})
+		r, err := c.session.ListPrompts(ctx, &sdk.ListPromptsParams{Cursor: cursor})
 		if err != nil {
 			return nil, "", err
 		}
@@ -170,7 +182,7 @@ func (s *server) listPrompts(ctx context.Context, tell func(string)) {
 	})
 	if err != nil {
 		// Its tools still work; it offers no prompts.
-		tell(fmt.Sprintf("MCP server %s: listing its prompts failed: %v", s.name, s.explain(err)))
+		tell(fmt.Sprintf("MCP server %s: listing its prompts failed: %v", s.name, c.explain(err)))
 	}
 	s.mu.Lock()
 	s.prompts = prompts
@@ -181,22 +193,52 @@ func (s *server) listPrompts(ctx context.Context, tell func(string)) {
 // changed answers a server's prompts/list_changed notifications, one
 // listing at a time however many come: its prompts are listed again, and the
 // session's commands follow.
-func (s *server) changed(notice func(server, msg string)) {
-	tell := func(msg string) {
+func (s *server) changed(c *conn, notice func(server, msg string)) {
+	relist(&s.relisting, c, func() { s.listPrompts(s.life, c, s.teller(notice)) })
+}
+
+// toolsChanged answers a server's tools/list_changed notifications, like
+// changed: its tools are listed again, and then told to done, which offers
+// them to the model from its next call.
+func (s *server) toolsChanged(c *conn, notice func(server, msg string), done func()) {
+	relist(&s.retooling, c, func() {
+		if err := s.listTools(s.life, c, s.teller(notice)); err != nil {
+			s.teller(notice)(fmt.Sprintf("MCP server %s changed its tools, but listing them failed (%v); the model keeps those it had", s.name, err))
+			return
+		}
+		if done != nil {
+			done()
+		}
+	})
+}
+
+func (s *server) teller(notice func(server, msg string)) func(string) {
+	return func(msg string) {
 		if msg != "" && notice != nil {
 			notice(s.name, msg)
 		}
 	}
-	if s.relisting.Add(1) > 1 {
+}
+
+// relist runs list for a notification of c, one at a time however many come:
+// those that came while it ran make it run once more. A notification may come
+// while c is still being set up: list waits for it.
+func relist(wanted *atomic.Int32, c *conn, list func()) {
+	if wanted.Add(1) > 1 {
 		return // the running listing goes round again
 	}
 	go func() {
+		<-c.ready
+		if c.session == nil {
+			wanted.Store(0)
+			return
+		}
 		for {
-			s.listPrompts(s.life, tell)
-			if s.relisting.Add(-1) == 0 {
+			list()
+			if wanted.Add(-1) == 0 {
 				return
 			}
-			s.relisting.Store(1) // the notifications that came meanwhile: one more listing
+			wanted.Store(1) // the notifications that came meanwhile: one more listing
 		}
 	}()
 }

@@ -51,7 +51,7 @@ func TestProgressLogsRoots(t *testing.T) {
 		Log:   slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	// The server logs at info only when the client set a level; ask for all.
-	if err := servers.servers[0].session.SetLoggingLevel(context.Background(), &sdk.SetLoggingLevelParams{Level: "debug"}); err != nil { //nolint:staticcheck // what servers of protocols before 2026-07-28 do
+	if err := servers.servers[0].conn().session.SetLoggingLevel(context.Background(), &sdk.SetLoggingLevelParams{Level: "debug"}); err != nil { //nolint:staticcheck // what servers of protocols before 2026-07-28 do
 		t.Fatal(err)
 	}
 	var progress strings.Builder

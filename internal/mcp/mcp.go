@@ -3,8 +3,10 @@
 // model as dsh tools named mcp__<server>__<tool>, with the server's own input
 // schema.
 //
-// A server that fails to start is an error Start returns; one that dies later
-// is reported through Options.OnExit, and calls to it return error results.
+// A server that fails to start is an error Start returns. A stdio server that
+// dies later is started again once (Options.OnRestart); one that dies for
+// good is reported through Options.OnExit, and calls to it return error
+// results.
 // Close stops every server, and with it every process a stdio server started:
 // each runs under a supervisor (package supervisor) like a shell command, so
 // nothing it started, in its process group or not, outlives it, the session,
@@ -77,9 +79,15 @@ type Options struct {
 	// ConnectTimeout bounds starting one server, initialisation and tool
 	// listing included (0: one minute; npx may have to install first).
 	ConnectTimeout time.Duration
-	// OnExit is told when a server stops on its own, with why. It is not
-	// called for servers stopped by Close.
+	// OnExit is told when a server stops on its own for good, with why. It
+	// is not called for servers stopped by Close.
 	OnExit func(server string, err error)
+	// ToolsChanged is told when a server listed its tools again, changed
+	// (tools/list_changed) or started again: Tools has them.
+	ToolsChanged func()
+	// OnRestart is told when a stdio server that stopped on its own, with
+	// why, was started again (once a session).
+	OnRestart func(server string, err error)
 	// Tokens keeps HTTP servers' sign-ins between sessions (nil: none kept).
 	Tokens TokenStore
 	// SignIn shows the user the link that signs dsh in to server, and the
@@ -114,28 +122,47 @@ type Servers struct {
 	servers []*server
 }
 
-// server is one connected server.
+// server is one configured server, over its connections: a stdio server
+// that dies is connected again once.
 type server struct {
 	name    string
 	trusted bool
+	cfg     ServerConfig
+	opts    Options
+	calls   calls // running, for the server's requests (elicitation)
+
+	life   context.Context // the server's, over its connections; ended by stop
+	cancel context.CancelFunc
+
+	relisting atomic.Int32 // prompts listings wanted (list_changed)
+	retooling atomic.Int32 // tools listings wanted (list_changed)
+
+	mu        sync.Mutex
+	c         *conn // the current connection; swapped on a restart
+	tools     []*sdk.Tool
+	prompts   []*sdk.Prompt
+	closing   bool
+	restarted bool  // the one restart is used
+	dead      error // set when the server ended on its own for good
+	done      chan struct{}
+}
+
+// conn is one connection to a server, and for stdio its process.
+type conn struct {
 	session *sdk.ClientSession
-	tools   []*sdk.Tool
-	prompts []*sdk.Prompt
 	signer  *signer             // http only
-	calls   calls               // running, for the server's requests (elicitation)
 	proc    *supervisor.Process // stdio only
 	exited  chan struct{}       // stdio only: closed once the server and all it started are gone, and its stderr read
 	stderr  *tailBuffer
+	end     context.CancelFunc // ends the connection's context
+	ready   chan struct{}      // closed once dial is done with it: session is set, or stays nil
+}
 
-	end  context.CancelFunc // ends the connection's context
-	life context.Context    // the connection's
-
-	relisting atomic.Int32 // prompts listings wanted (list_changed)
-
-	mu      sync.Mutex
-	closing bool
-	dead    error // set when the session ended on its own
-	done    chan struct{}
+// conn is the current connection.
+func (s *server) conn() *conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.c
 }
 
 // Start connects to every server at once. It returns the servers that
@@ -161,45 +188,66 @@ func Start(ctx context.Context, cfgs []ServerConfig, opts Options) (*Servers, er
 }
 
 func connect(ctx context.Context, c ServerConfig, opts Options) (*server, error) {
+	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	srv := &server{name: c.Name, trusted: c.Trusted, cfg: c, opts: opts, done: make(chan struct{}), life: life, cancel: cancel}
+	cn, err := srv.dial(ctx)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	srv.c = cn
+	go srv.watch()
+	return srv, nil
+}
+
+// dial makes a connection to the server and lists its tools and prompts.
+func (s *server) dial(ctx context.Context) (*conn, error) {
+	c, opts := s.cfg, s.opts
 	timeout := opts.ConnectTimeout
 	if timeout <= 0 {
 		timeout = time.Minute
 	}
 	// The SSE transports keep their stream in the context Connect gets, so it
-	// lives as long as the server, bounded only while the handshake runs.
-	life, end := context.WithCancel(context.WithoutCancel(ctx))
+	// lives as long as the connection, bounded only while the handshake runs.
+	life, end := context.WithCancel(s.life)
 	handshake := time.AfterFunc(timeout, end)
 	stopCtx := context.AfterFunc(ctx, end) // the caller gave up before the handshake ended
-	srv := &server{name: c.Name, trusted: c.Trusted, done: make(chan struct{}), end: end, life: life}
+	cn := &conn{end: end, ready: make(chan struct{})}
+	defer close(cn.ready)
 	var transport sdk.Transport
 	switch c.Type {
 	case "stdio", "":
 		if c.Command == "" {
+			end()
 			return nil, errors.New("no command")
 		}
 		path := c.Command
 		if !strings.Contains(path, "/") { // a relative path is found from Dir when it starts
 			var err error
 			if path, err = exec.LookPath(path); err != nil {
+				end()
 				return nil, err
 			}
 		}
-		conn, err := srv.startStdio(path, c.Args, opts.Dir, serverEnv(opts.Environ, c.Env))
+		t, err := cn.startStdio(path, c.Args, opts.Dir, serverEnv(opts.Environ, c.Env))
 		if err != nil {
+			end()
 			return nil, err
 		}
-		transport = conn
+		transport = t
 	case "http":
 		hc := withHeaders(opts.HTTPClient, c.Headers)
 		sg, err := newSigner(c, opts, hc, opts.fresh)
 		if err != nil {
+			end()
 			return nil, fmt.Errorf("signing in: %w", err)
 		}
-		srv.signer = sg
+		cn.signer = sg
 		transport = &sdk.StreamableClientTransport{Endpoint: c.URL, HTTPClient: hc, OAuthHandler: sg}
 	case "sse":
 		transport = &sdk.SSEClientTransport{Endpoint: c.URL, HTTPClient: withHeaders(opts.HTTPClient, c.Headers)}
 	default:
+		end()
 		return nil, fmt.Errorf("unknown transport %q (want stdio, http or sse)", c.Type)
 	}
 
@@ -220,20 +268,20 @@ func connect(ctx context.Context, c ServerConfig, opts Options) (*server, error)
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "dsh", Version: version}, &sdk.ClientOptions{
 		Capabilities:       caps,
-		ElicitationHandler: srv.elicit,
+		ElicitationHandler: s.elicit,
 		LoggingMessageHandler: func(_ context.Context, r *sdk.LoggingMessageRequest) { //nolint:staticcheck // deprecated from protocol 2026-07-28; the servers of earlier ones use it
 			b, _ := json.Marshal(r.Params.Data)
 			log.Debug("MCP server log", "server", c.Name, "level", string(r.Params.Level), "logger", Label(r.Params.Logger),
 				"data", truncate(sanitise(string(b)), 4096))
 		},
-		ProgressNotificationHandler: srv.progress,
-		PromptListChangedHandler:    func(context.Context, *sdk.PromptListChangedRequest) { srv.changed(opts.Notice) },
-		// The model's tools are fixed for a session (its requests stay
-		// byte-identical); a server that changes its tools (npm's reference
-		// server does, once it learns the client's capabilities) has the
-		// new ones in the next session.
+		ProgressNotificationHandler: s.progress,
+		PromptListChangedHandler:    func(context.Context, *sdk.PromptListChangedRequest) { s.changed(cn, opts.Notice) },
+		// The model is offered the new tools from its next call. Only the
+		// debug log says so: npm's reference server changes its tools as
+		// soon as it learns the client's capabilities.
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
-			log.Debug("MCP server changed its tools; this session keeps those it listed first", "server", c.Name)
+			log.Debug("MCP server changed its tools; listing them again", "server", c.Name)
+			s.toolsChanged(cn, opts.Notice, opts.ToolsChanged)
 		},
 	})
 	for _, r := range opts.Roots {
@@ -247,34 +295,33 @@ func connect(ctx context.Context, c ServerConfig, opts Options) (*server, error)
 		if session != nil {
 			_ = session.Close()
 		}
-		srv.kill()
+		cn.kill()
 		if t, ok := transport.(*sdk.IOTransport); ok {
 			_ = t.Reader.Close() // the session may not have started to own them
 			_ = t.Writer.Close()
 		}
 		end()
-		if srv.signer != nil {
-			srv.signer.close()
-			if srv.signer.needs.Load() && !errors.Is(err, ErrNeedsSignIn) {
+		if cn.signer != nil {
+			cn.signer.close()
+			if cn.signer.needs.Load() && !errors.Is(err, ErrNeedsSignIn) {
 				err = fmt.Errorf("%w: %w", ErrNeedsSignIn, err)
 			}
 		}
-		return nil, srv.explain(err)
+		return nil, cn.explain(err)
 	}
-	srv.session = session
+	cn.session = session
 	listCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if err := srv.list(listCtx, opts.Notice); err != nil {
-		srv.stop()
+	if err := s.list(listCtx, cn, opts.Notice); err != nil {
+		cn.close()
 		return nil, err
 	}
-	go srv.watch(opts.OnExit)
-	return srv, nil
+	return cn, nil
 }
 
 // startStdio starts a stdio server under a supervisor, with a pipe for each of
 // its stdin, stdout and stderr, and returns the transport over the first two.
-func (s *server) startStdio(path string, args []string, dir string, env []string) (sdk.Transport, error) {
+func (s *conn) startStdio(path string, args []string, dir string, env []string) (sdk.Transport, error) {
 	var pipes [3]struct{ r, w *os.File } // stdin, stdout, stderr
 	closeAll := func() {
 		for _, p := range pipes {
@@ -318,35 +365,90 @@ func (s *server) startStdio(path string, args []string, dir string, env []string
 	return &sdk.IOTransport{Reader: out.r, Writer: in.w}, nil
 }
 
-// watch waits for the session to end; an end nobody asked for is a death.
-func (s *server) watch(onExit func(string, error)) {
-	err := s.session.Wait()
-	if s.exited != nil {
-		// What a dying server said on stderr explains its death. Its stdout
-		// closed: it has ended, or it will be ended by halt.
-		select {
-		case <-s.exited:
-		case <-time.After(serverGrace):
-		}
-	}
-	s.mu.Lock()
-	closing := s.closing
-	if !closing {
+// watch waits for the server's connection to end; an end nobody asked for
+// is a death. A stdio server is started again the first time.
+func (s *server) watch() {
+	var dead error
+	for {
+		c := s.conn()
+		err := c.session.Wait()
+		c.settle()
 		if err == nil {
 			err = errors.New("the connection closed")
 		}
-		s.dead = s.explain(fmt.Errorf("stopped: %w", err))
+		s.mu.Lock()
+		if s.closing {
+			s.mu.Unlock()
+			break
+		}
+		why := c.explain(fmt.Errorf("stopped: %w", err))
+		if c.proc != nil && !s.restarted {
+			s.restarted = true
+			s.mu.Unlock()
+			c.close()
+			if rerr := s.restart(); rerr == nil {
+				if s.opts.ToolsChanged != nil { // the new process may offer other tools
+					s.opts.ToolsChanged()
+				}
+				if s.opts.OnRestart != nil {
+					s.opts.OnRestart(s.name, why)
+				}
+				continue
+			} else {
+				why = fmt.Errorf("%w; starting it again failed: %w", why, rerr)
+			}
+			s.mu.Lock()
+			if s.closing {
+				s.mu.Unlock()
+				break
+			}
+		} else if s.restarted {
+			why = fmt.Errorf("%w, after it was started again once", why)
+		}
+		s.dead = why
+		dead = why
+		s.mu.Unlock()
+		break
 	}
-	dead := s.dead
-	s.mu.Unlock()
 	close(s.done)
-	if !closing && onExit != nil {
-		onExit(s.name, dead)
+	if dead != nil && s.opts.OnExit != nil {
+		s.opts.OnExit(s.name, dead)
+	}
+}
+
+// restart connects to the server anew in place of its dead connection.
+func (s *server) restart() error {
+	ctx, cancel := context.WithCancel(s.life)
+	defer cancel()
+	c, err := s.dial(ctx)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if s.closing { // stop took the old connection: this one is ours to end
+		s.mu.Unlock()
+		c.close()
+		return errors.New("the session is closing")
+	}
+	s.c = c
+	s.mu.Unlock()
+	return nil
+}
+
+// settle waits, for a stdio server whose stdout closed, until it and what it
+// started are gone (or will be ended by halt): what a dying server said on
+// stderr explains its death.
+func (c *conn) settle() {
+	if c.exited != nil {
+		select {
+		case <-c.exited:
+		case <-time.After(serverGrace):
+		}
 	}
 }
 
 // explain adds what a stdio server last wrote on stderr to err.
-func (s *server) explain(err error) error {
+func (s *conn) explain(err error) error {
 	if s.stderr == nil {
 		return err
 	}
@@ -366,7 +468,7 @@ func (s *server) call(ctx context.Context, name string, args json.RawMessage, id
 	}
 	params := &sdk.CallToolParams{Name: name, Arguments: args}
 	params.SetProgressToken(progressToken(id))
-	res, err := s.session.CallTool(ctx, params)
+	res, err := s.conn().session.CallTool(ctx, params)
 	if err != nil {
 		s.mu.Lock()
 		if s.dead != nil {
@@ -419,18 +521,25 @@ func embedded(r *sdk.ResourceContents) card.Content {
 	}
 }
 
-// stop closes the session and then ends the server and what it started.
+// stop closes the connection and ends the server and what it started, and
+// waits for a restart under way to end what it started.
 func (s *server) stop() {
 	s.mu.Lock()
 	s.closing = true
+	c := s.c
 	s.mu.Unlock()
-	if s.session != nil {
-		_ = s.session.Close() // its error is the server's exit status: nothing to act on
-	}
-	s.halt()
-	s.end()
-	if s.signer != nil {
-		s.signer.close()
+	s.cancel()
+	c.close()
+	<-s.done
+}
+
+// close closes the session and then ends the server and what it started.
+func (c *conn) close() {
+	_ = c.session.Close() // its error is the server's exit status: nothing to act on
+	c.halt()
+	c.end()
+	if c.signer != nil {
+		c.signer.close()
 	}
 }
 
@@ -438,7 +547,7 @@ func (s *server) stop() {
 // process group or not: a server started through npx or a shell leaves
 // children that closing stdin does not reach. The server has a moment to end
 // on its own once its stdin closed, then SIGTERM, then SIGKILL.
-func (s *server) halt() {
+func (s *conn) halt() {
 	if s.proc == nil {
 		return
 	}
@@ -454,7 +563,7 @@ func (s *server) halt() {
 }
 
 // kill ends a stdio server that never connected, and what it started, at once.
-func (s *server) kill() {
+func (s *conn) kill() {
 	if s.proc != nil {
 		s.proc.Kill()
 		<-s.exited
@@ -526,9 +635,10 @@ func (s *Servers) GetPrompt(ctx context.Context, server, name string, args map[s
 		if srv.name != server {
 			continue
 		}
-		res, err := srv.session.GetPrompt(ctx, &sdk.GetPromptParams{Name: name, Arguments: args})
+		c := srv.conn()
+		res, err := c.session.GetPrompt(ctx, &sdk.GetPromptParams{Name: name, Arguments: args})
 		if err != nil {
-			return "", fmt.Errorf("MCP server %s, prompt %s: %w", server, name, srv.explain(err))
+			return "", fmt.Errorf("MCP server %s, prompt %s: %w", server, name, c.explain(err))
 		}
 		var b strings.Builder
 		for _, m := range res.Messages {
@@ -569,7 +679,10 @@ func (s *Servers) ToolNames(server string) []string {
 	var out []string
 	for _, srv := range s.servers {
 		if srv.name == server {
-			for _, t := range srv.tools {
+			srv.mu.Lock()
+			tools := srv.tools
+			srv.mu.Unlock()
+			for _, t := range tools {
 				out = append(out, t.Name)
 			}
 		}

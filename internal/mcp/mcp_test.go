@@ -12,7 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -251,35 +251,88 @@ func unwrapAll(err error) []error {
 	return []error{err}
 }
 
-// TestCrash: a server that dies is reported once, and calls to it are error
-// results that say so.
-func TestCrash(t *testing.T) {
-	var mu sync.Mutex
-	var exits []string
-	exited := make(chan struct{}, 1)
-	s := start(t, []ServerConfig{stdioConfig(t, "fragile")}, Options{OnExit: func(server string, err error) {
-		mu.Lock()
-		exits = append(exits, server+": "+err.Error())
-		mu.Unlock()
-		exited <- struct{}{}
-	}})
-	r := run(t, find(t, s, "mcp__fragile__crash"), `{}`)
-	if !r.IsError {
+// TestCrashRestartsOnce: a stdio server that dies is started again once, and
+// told through OnRestart with why; its tools work again. The second death is
+// final: told through OnExit, and calls to it are error results that say so.
+func TestCrashRestartsOnce(t *testing.T) {
+	events := make(chan string, 4)
+	var relisted atomic.Int32
+	s := start(t, []ServerConfig{stdioConfig(t, "fragile")}, Options{
+		ToolsChanged: func() { relisted.Add(1) },
+		OnRestart:    func(server string, err error) { events <- "restart " + server + ": " + err.Error() },
+		OnExit:       func(server string, err error) { events <- "exit " + server + ": " + err.Error() },
+	})
+	next := func() string {
+		t.Helper()
+		select {
+		case e := <-events:
+			t.Log(e)
+			return e
+		case <-time.After(time.Minute):
+			t.Fatal("no word of the server's death")
+			return ""
+		}
+	}
+	pgid := s.servers[0].conn().proc.Pgid
+	if r := run(t, find(t, s, "mcp__fragile__crash"), `{}`); !r.IsError {
 		t.Errorf("a call that killed the server succeeded: %+v", r)
 	}
-	select {
-	case <-exited:
-	case <-time.After(time.Minute):
-		t.Fatal("OnExit was not called for a dead server")
+	if e := next(); !strings.HasPrefix(e, "restart fragile: ") || !strings.Contains(e, "crashing on purpose") {
+		t.Errorf("first death = %q, want a restart naming the server with its stderr", e)
 	}
-	mu.Lock()
-	if len(exits) != 1 || !strings.HasPrefix(exits[0], "fragile: ") || !strings.Contains(exits[0], "crashing on purpose") {
-		t.Errorf("exits = %q, want one naming the server with its stderr", exits)
+	if relisted.Load() != 1 {
+		t.Errorf("the restarted server's tools were told %d times, want once", relisted.Load())
 	}
-	mu.Unlock()
-	r = run(t, find(t, s, "mcp__fragile__greet"), `{"name":"x"}`)
+	proctest.GroupGone(t, pgid)
+	if r := run(t, find(t, s, "mcp__fragile__greet"), `{"name":"again"}`); r.IsError || r.TextOf() != "Hello, again!" {
+		t.Errorf("a call after the restart = %+v", r)
+	}
+	if r := run(t, find(t, s, "mcp__fragile__crash"), `{}`); !r.IsError {
+		t.Errorf("a call that killed the server succeeded: %+v", r)
+	}
+	if e := next(); !strings.HasPrefix(e, "exit fragile: ") || !strings.Contains(e, "after it was started again once") {
+		t.Errorf("second death = %q, want the final one", e)
+	}
+	r := run(t, find(t, s, "mcp__fragile__greet"), `{"name":"x"}`)
 	if !r.IsError || !strings.Contains(r.TextOf(), "MCP server fragile is not running") {
 		t.Errorf("a call to the dead server = %+v", r)
+	}
+	if !s.Stopped("fragile") {
+		t.Error("Stopped says the dead server runs")
+	}
+	select {
+	case e := <-events:
+		t.Errorf("more word after the final death: %q", e)
+	default:
+	}
+}
+
+// TestCloseDuringRestart: Close while a dead server is being started again
+// leaves no process of either connection, and no word of a death.
+func TestCloseDuringRestart(t *testing.T) {
+	events := make(chan string, 4)
+	s := start(t, []ServerConfig{stdioConfig(t, "fragile")}, Options{
+		OnRestart: func(server string, _ error) { events <- "restart " + server },
+		OnExit:    func(server string, _ error) { events <- "exit " + server },
+	})
+	if r := run(t, find(t, s, "mcp__fragile__crash"), `{}`); !r.IsError {
+		t.Errorf("a call that killed the server succeeded: %+v", r)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c := s.servers[0].conn()
+	select {
+	case <-c.exited:
+	default:
+		t.Error("Close returned while the server's process ran")
+	}
+	select {
+	case e := <-events:
+		if e != "restart fragile" { // the restart may have been done before Close
+			t.Errorf("word after Close: %q", e)
+		}
+	default:
 	}
 }
 
@@ -293,7 +346,7 @@ func TestCloseLeavesNoProcess(t *testing.T) {
 		t.Fatalf("spawn = %+v", r)
 	}
 	proctest.WaitRunning(t, mark, 2)
-	pgid := s.servers[0].proc.Pgid
+	pgid := s.servers[0].conn().proc.Pgid
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}

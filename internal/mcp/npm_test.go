@@ -38,9 +38,10 @@ func npmBin(t *testing.T, name string) string {
 
 func TestEverythingServer(t *testing.T) {
 	bin := npmBin(t, "mcp-server-everything")
-	exits := make(chan string, 1)
+	exits, restarts := make(chan string, 1), make(chan string, 1)
 	s := start(t, []ServerConfig{{Name: "everything", Type: "stdio", Command: bin, Args: []string{"stdio"}, Trusted: true}},
-		Options{OnExit: func(server string, err error) { exits <- server + ": " + err.Error() }})
+		Options{OnExit: func(server string, err error) { exits <- server + ": " + err.Error() },
+			OnRestart: func(server string, err error) { restarts <- server + ": " + err.Error() }})
 
 	echo := find(t, s, "mcp__everything__echo")
 	if !echo.ReadOnly() || echo.Permission() != tool.PermNone {
@@ -84,11 +85,27 @@ func TestEverythingServer(t *testing.T) {
 		t.Error("every tool runs unasked; the tools without readOnlyHint must ask")
 	}
 
-	// Kill the server behind the client's back: reported, and calls fail.
-	pid := s.servers[0].proc.Pgid
-	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
+	// Kill the server behind the client's back: it is started again once and
+	// works; killed again, it is reported dead and calls fail.
+	kill := func() {
+		t.Helper()
+		if err := syscall.Kill(-s.servers[0].conn().proc.Pgid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
 	}
+	kill()
+	select {
+	case got := <-restarts:
+		if !strings.HasPrefix(got, "everything: ") {
+			t.Errorf("restart report = %q", got)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the killed server was not restarted")
+	}
+	if r := run(t, echo, `{"message":"back"}`); r.IsError || !strings.Contains(r.TextOf(), "back") {
+		t.Errorf("echo after the restart = %+v", r)
+	}
+	kill()
 	select {
 	case got := <-exits:
 		if !strings.HasPrefix(got, "everything: ") {
@@ -137,7 +154,7 @@ func TestFilesystemServer(t *testing.T) {
 		t.Errorf("reading outside the allowed directory = %+v", r)
 	}
 
-	pgid := s.servers[0].proc.Pgid
+	pgid := s.servers[0].conn().proc.Pgid
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -51,18 +51,19 @@ func (s *Servers) Resources(ctx context.Context) ([]Resource, error) {
 		rs, err := srv.resources(ctx)
 		out = append(out, rs...)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("MCP server %s, listing its resources: %w", srv.name, srv.explain(err)))
+			errs = append(errs, fmt.Errorf("MCP server %s, listing its resources: %w", srv.name, srv.conn().explain(err)))
 		}
 	}
 	return out, errors.Join(errs...)
 }
 
 func (s *server) resources(ctx context.Context) ([]Resource, error) {
-	if !s.offersResources() {
+	c := s.conn()
+	if !c.offersResources() {
 		return nil, nil
 	}
 	rs, _, err := listPaged(ctx, maxResources, func(ctx context.Context, cursor string) ([]*sdk.Resource, string, error) {
-		r, err := s.session.ListResources(ctx, &sdk.ListResourcesParams{Cursor: cursor})
+		r, err := c.session.ListResources(ctx, &sdk.ListResourcesParams{Cursor: cursor})
 		if err != nil {
 			return nil, "", err
 		}
@@ -78,7 +79,7 @@ func (s *server) resources(ctx context.Context) ([]Resource, error) {
 	}
 	// The resources still are when listing templates fails: a server may offer none.
 	ts, _, _ := listPaged(ctx, maxResources, func(ctx context.Context, cursor string) ([]*sdk.ResourceTemplate, string, error) {
-		r, err := s.session.ListResourceTemplates(ctx, &sdk.ListResourceTemplatesParams{Cursor: cursor})
+		r, err := c.session.ListResourceTemplates(ctx, &sdk.ListResourceTemplatesParams{Cursor: cursor})
 		if err != nil {
 			return nil, "", err
 		}
@@ -92,8 +93,8 @@ func (s *server) resources(ctx context.Context) ([]Resource, error) {
 }
 
 // offersResources says whether the server declared resources.
-func (s *server) offersResources() bool {
-	ir := s.session.InitializeResult()
+func (c *conn) offersResources() bool {
+	ir := c.session.InitializeResult()
 	return ir != nil && ir.Capabilities != nil && ir.Capabilities.Resources != nil
 }
 
@@ -121,15 +122,16 @@ func (s *server) read(ctx context.Context, uri string) ([]card.Content, error) {
 	if dead != nil {
 		return nil, fmt.Errorf("MCP server %s is not running (%w)", s.name, dead)
 	}
-	if !s.offersResources() {
+	c := s.conn()
+	if !c.offersResources() {
 		return nil, fmt.Errorf("MCP server %s: %w (it offers none)", s.name, ErrNoResource)
 	}
-	res, err := s.session.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
+	res, err := c.session.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
 	if err != nil {
 		if isNotFound(err) {
 			return nil, fmt.Errorf("MCP server %s: %w", s.name, ErrNoResource)
 		}
-		return nil, fmt.Errorf("MCP server %s, reading %s: %w", s.name, uri, s.explain(err))
+		return nil, fmt.Errorf("MCP server %s, reading %s: %w", s.name, uri, c.explain(err))
 	}
 	var out []card.Content
 	budget := maxResourceText

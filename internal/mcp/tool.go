@@ -42,8 +42,11 @@ func shortHash(s string) string {
 // suffix, so neither shadows the other; a tool whose name still collides is
 // left out rather than crash the registry.
 func (s *server) adapt(seen map[string]bool) []tool.Tool {
+	s.mu.Lock()
+	tools := s.tools // replaced whole on a new listing, never changed in place
+	s.mu.Unlock()
 	var out []tool.Tool
-	for _, t := range s.tools {
+	for _, t := range tools {
 		name := ToolName(s.name, t.Name)
 		if seen[name] {
 			name = name[:min(len(name), MaxNameLen-9)] + "_" + shortHash(s.name+"\x00"+t.Name)

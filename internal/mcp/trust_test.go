@@ -115,6 +115,6 @@ func TestParentProcess(t *testing.T) {
 	if r := run(t, find(t, s, "mcp__orphan__spawn"), `{"marker":"`+os.Getenv("DSH_MCP_TEST_MARKER")+`"}`); r.TextOf() != "started" {
 		t.Fatal(r)
 	}
-	fmt.Printf("group %d\n", s.servers[0].proc.Pgid)
+	fmt.Printf("group %d\n", s.servers[0].conn().proc.Pgid)
 	time.Sleep(time.Minute)
 }

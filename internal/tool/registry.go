@@ -2,18 +2,23 @@ package tool
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/dsh-dev/dsh/internal/card"
 )
 
-// Registry holds the tools a session offers, in a stable order.
+// Registry holds the tools a session offers, in a stable order. Replace
+// changes them between model calls (an MCP server's list_changed).
 type Registry struct {
+	mu     sync.RWMutex
 	byName map[string]Tool
-	order  []Tool
+	order  []Tool // never changed in place: Tools' callers keep it
+	gen    uint64 // counts Replace calls
 }
 
 // NewRegistry returns a registry of tools; a duplicate name is a programming error.
@@ -31,17 +36,50 @@ func NewRegistry(tools ...Tool) *Registry {
 
 // Get returns the named tool.
 func (r *Registry) Get(name string) (Tool, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
 	t, ok := r.byName[name]
 	return t, ok
 }
 
 // Tools returns every tool in registration order.
-func (r *Registry) Tools() []Tool { return r.order }
+func (r *Registry) Tools() []Tool {
+	tools, _ := r.Snapshot()
+	return tools
+}
+
+// Snapshot returns every tool in registration order and the generation they
+// are of, which changes with each Replace.
+func (r *Registry) Snapshot() ([]Tool, uint64) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.order, r.gen
+}
+
+// Replace removes the tools gone says are and adds with after the others;
+// a name of with already kept is left out.
+func (r *Registry) Replace(gone func(Tool) bool, with []Tool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	order := slices.DeleteFunc(slices.Clone(r.order), gone)
+	byName := make(map[string]Tool, len(order)+len(with))
+	for _, t := range order {
+		byName[t.Name()] = t
+	}
+	for _, t := range with {
+		if _, dup := byName[t.Name()]; !dup {
+			byName[t.Name()] = t
+			order = append(order, t)
+		}
+	}
+	r.order, r.byName = order, byName
+	r.gen++
+}
 
 // Run executes a call; an unknown tool is an error result that lists the real ones.
 // An error is a harness failure.
 func (r *Registry) Run(ctx context.Context, env Env, name string, args []byte, preview jsontext.Value) (Result, error) {
-	t, ok := r.byName[name]
+	t, ok := r.Get(name)
 	if !ok {
 		return Errorf("Unknown tool %q. Available tools: %s.", name, strings.Join(r.names(), ", ")), nil
 	}
@@ -51,7 +89,7 @@ func (r *Registry) Run(ctx context.Context, env Env, name string, args []byte, p
 // PresentCall presents a call; an unknown tool (an MCP server's, on a replay
 // without it) gets the generic card a dynamic tool makes of its logged record.
 func (r *Registry) PresentCall(name string, args []byte, preview jsontext.Value) card.Call {
-	t, ok := r.byName[name]
+	t, ok := r.Get(name)
 	if !ok {
 		return presentLogged(name, args, preview)
 	}
@@ -60,7 +98,7 @@ func (r *Registry) PresentCall(name string, args []byte, preview jsontext.Value)
 
 // Fold lets the call's tool derive session state from its logged result.
 func (r *Registry) Fold(s *Session, name string, args []byte, res Result) {
-	if t, ok := r.byName[name]; ok {
+	if t, ok := r.Get(name); ok {
 		t.Fold(s, args, res)
 	}
 }
@@ -68,7 +106,7 @@ func (r *Registry) Fold(s *Session, name string, args []byte, res Result) {
 // PresentResult presents a result; an unknown tool's is presented as a
 // dynamic tool's (its content).
 func (r *Registry) PresentResult(name string, args []byte, res Result) card.Result {
-	t, ok := r.byName[name]
+	t, ok := r.Get(name)
 	if !ok {
 		return presentLoggedResult(res)
 	}
@@ -76,8 +114,9 @@ func (r *Registry) PresentResult(name string, args []byte, res Result) card.Resu
 }
 
 func (r *Registry) names() []string {
-	out := make([]string, 0, len(r.order))
-	for _, t := range r.order {
+	tools := r.Tools()
+	out := make([]string, 0, len(tools))
+	for _, t := range tools {
 		out = append(out, t.Name())
 	}
 	sort.Strings(out)
