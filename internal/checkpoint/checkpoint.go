@@ -377,33 +377,10 @@ func (s *Store) syncExcludes() (notice string, err error) {
 	if old, _, err := workspace.ReadOwnFile(path, len(b)+1); err == nil && bytes.Equal(old, b) {
 		return notice, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return "", fmt.Errorf("checkpoint: %w", err)
-	}
-	if err := replaceFile(path, b); err != nil {
+	if err := workspace.WriteOwnFile(path, b, 0o600); err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
 	}
 	return notice, nil
-}
-
-// replaceFile makes path a new file holding b: written aside, then renamed
-// over it.
-func replaceFile(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".exclude-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		_ = os.Remove(f.Name())
-	}
-	return err
 }
 
 // secret reports whether the name of the file at slash path p says it holds

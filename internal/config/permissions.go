@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -174,27 +173,5 @@ func EditRules(getenv func(string) string, effect, rule string, remove bool) err
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	return writeAside(path, append(out, '\n'))
-}
-
-// writeAside replaces path with b: written beside it, then renamed over it.
-func writeAside(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".permissions-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		_ = os.Remove(f.Name())
-	}
-	return err
+	return workspace.WriteOwnFile(path, append(out, '\n'), 0o600)
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/pelletier/go-toml/v2/unstable"
+
+	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
 // Decision is the user's answer to "Trust this folder?" for one project, kept
@@ -91,20 +93,7 @@ func RecordTrust(getenv func(string) string, root, sum string, trusted bool) err
 	}
 	quoted := `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(key) + `"`
 	b = fmt.Appendf(b, "\n[projects.%s]\ntrust = %q\nconfig_sha256 = %q\n", quoted, trust, sum)
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".config.toml.*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(b)
-	err = errors.Join(err, tmp.Close())
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp.Name())
+	if err := workspace.WriteOwnFile(path, b, 0o600); err != nil {
 		return fmt.Errorf("recording the trust in %s: %w", path, err)
 	}
 	return nil

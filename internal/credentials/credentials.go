@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
 // Names are the variables a credentials file may hold: the providers' keys.
@@ -108,7 +110,7 @@ func Store(path, name, value string) error {
 			fmt.Fprintf(&b, "%s=%s\n", k, v)
 		}
 	}
-	if err := writePrivate(path, []byte(b.String())); err != nil {
+	if err := workspace.WriteOwnFile(path, []byte(b.String()), 0o600); err != nil {
 		return fmt.Errorf("storing the key: %w", err)
 	}
 	return nil
@@ -156,30 +158,4 @@ func readPrivate(path string, max int) ([]byte, error) {
 		return nil, fmt.Errorf("%s: larger than %d bytes; not a credentials file", path, max)
 	}
 	return b, nil
-}
-
-// writePrivate replaces the file at path whole with data, readable by the user
-// alone (its directory too), so a crash leaves the old file or the new one.
-func writePrivate(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	defer func() { _ = os.Remove(tmp.Name()) }()
-	if _, err := tmp.Write(data); err != nil {
-		_ = tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		_ = tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

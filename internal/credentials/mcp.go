@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+
+	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
 // maxTokensSize bounds the MCP sign-ins file: tokens for many servers, not a dump.
@@ -56,7 +58,7 @@ func (t *MCPTokens) Save(key string, value []byte) error {
 	if t.Path == "" {
 		return fmt.Errorf("no place for MCP sign-ins: set HOME or XDG_CONFIG_HOME")
 	}
-	if err := writePrivate(t.Path, b); err != nil {
+	if err := workspace.WriteOwnFile(t.Path, b, 0o600); err != nil {
 		return fmt.Errorf("storing the MCP sign-in: %w", err)
 	}
 	return nil

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
 // Folders of Dir that hold clones, not plugins.
@@ -91,20 +93,7 @@ func saveState(getenv func(string) string, st State) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, stateFile+".*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		_ = tmp.Close()
-		_ = os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		_ = os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), filepath.Join(dir, stateFile))
+	return workspace.WriteOwnFile(filepath.Join(dir, stateFile), append(b, '\n'), 0o600)
 }
 
 func ownDir(getenv func(string) string) (string, error) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 )
 
@@ -35,4 +36,37 @@ func WalkOwn(dir string, limit int, keep func(name string) bool) ([]ProjectEntry
 		return nil
 	})
 	return out, errors.Join(append(errs, err)...)
+}
+
+// WriteOwnFile makes the file at path, one of dsh's own (settings, state),
+// hold data: written beside it, synced and renamed over it, so a reader or a
+// crash sees the old file or the new one, never a part; and whatever stood
+// at path (a link a command planted) is replaced, not written through. Its
+// directory is made, 0700, if missing.
+func WriteOwnFile(path string, data []byte, perm os.FileMode) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+	}
+	return err
 }
