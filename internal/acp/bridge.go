@@ -150,7 +150,15 @@ func (b *bridge) updates(rec session.Record, replay bool) []sdk.SessionUpdate {
 		return one(planUpdate(rec.Plan))
 	case session.TypeCompaction, session.TypeInstructions, session.TypeRestore, session.TypeHook:
 		return b.contextCard(rec, it)
-	case session.TypeHeader, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged, session.TypeCheckpoint:
+	case session.TypeModel:
+		// A model dsh changed to on its own (a fallback) says why, as the
+		// terminal and the web page do; the picker shows the model itself.
+		if rec.Text != "" {
+			id := b.messageID(session.TypeReply)
+			b.completed(session.TypeReply)
+			return one(withID(sdk.UpdateAgentMessageText(rec.Text), id))
+		}
+	case session.TypeHeader, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeDamaged, session.TypeCheckpoint:
 	}
 	return nil
 }
