@@ -244,8 +244,8 @@ func Load(projectRoot string, getenv func(string) string) (Config, error) {
 		c.Files = append(c.Files, f)
 		projectTrusted = f.Trusted
 	}
-	c.loadHooks(projectRoot, projectTrusted)
-	if err := c.loadPermissions(projectRoot, projectTrusted); err != nil {
+	c.loadClaude(projectRoot, projectTrusted)
+	if err := c.loadRules(); err != nil {
 		return Config{}, err
 	}
 	for _, name := range sortedKeys(mcp) {

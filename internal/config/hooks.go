@@ -202,16 +202,16 @@ func ClaudeHooks(b []byte, source string) (hs []Hook, notes []string, err error)
 	return hs, notes, nil
 }
 
-// claudeHooks reads the hooks of a Claude Code settings file: the user's own
-// (root "") or a project's, inside root. A missing file has none.
-func claudeHooks(path, root string) ([]Hook, []string, error) {
+// readClaude reads a Claude Code settings file: the user's own (root "") or
+// a project's, inside root, capped. A missing file is nil.
+func readClaude(path, root string) ([]byte, error) {
 	var b []byte
 	var more bool
 	var err error
 	if root != "" {
 		rel, rerr := filepath.Rel(root, path)
 		if rerr != nil {
-			return nil, nil, fmt.Errorf("reading %s: %w", path, rerr)
+			return nil, fmt.Errorf("reading %s: %w", path, rerr)
 		}
 		b, more, err = workspace.ReadProjectFile(root, rel, maxFileSize)
 	} else {
@@ -219,16 +219,16 @@ func claudeHooks(path, root string) ([]Hook, []string, error) {
 	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, nil, nil
+		return nil, nil
 	case err != nil:
-		return nil, nil, fmt.Errorf("reading %s: %w", path, err)
+		return nil, fmt.Errorf("reading %s: %w", path, err)
 	case more:
-		return nil, nil, fmt.Errorf("%s: larger than %d bytes; not a settings file", path, maxFileSize)
+		return nil, fmt.Errorf("%s: larger than %d bytes; not a settings file", path, maxFileSize)
 	}
-	return ClaudeHooks(b, path)
+	return b, nil
 }
 
-// claudeProjectFiles are the project's Claude Code settings dsh reads hooks from.
+// claudeProjectFiles are the project's Claude Code settings dsh reads.
 var claudeProjectFiles = []string{"settings.json", "settings.local.json"}
 
 // trustSum is the project file's hash sum (sum, "" without one), made to
@@ -328,18 +328,37 @@ func claudeUserSettings(getenv func(string) string) string {
 	return ""
 }
 
-// loadHooks adds the hooks of Claude Code's settings files to c's: the user's
-// always, the project's (.claude/settings.json and settings.local.json) only
-// when the project is trusted: a repository's hooks are commands it would run.
-func (c *Config) loadHooks(projectRoot string, trusted bool) {
+// loadClaude adds what dsh takes of Claude Code's settings files, each read
+// once: their hooks and their permission rules. The user's always; the
+// project's (.claude/settings.json and settings.local.json) with what trust
+// allows: a repository's hooks are commands it would run, and its rules may
+// only narrow.
+func (c *Config) loadClaude(projectRoot string, trusted bool) {
 	add := func(path, root string) {
-		hs, notes, err := claudeHooks(path, root)
+		b, err := readClaude(path, root)
+		if err == nil && b != nil {
+			var s struct {
+				Permissions *RuleLists `json:"permissions"`
+			}
+			if err = json.Unmarshal(b, &s); err == nil {
+				c.addRules(s.Permissions, path, root != "", trusted || root == "")
+			} else {
+				err = fmt.Errorf("%s: %w", path, err)
+			}
+		}
 		if err != nil {
 			// A file dsh cannot read (the user's or a repository's) must
 			// not stop it from starting: Claude Code's settings hold much
 			// dsh does not use.
-			c.Notices = append(c.Notices, fmt.Sprintf("%v; its hooks are ignored", err))
+			c.Notices = append(c.Notices, fmt.Sprintf("%v; its hooks are ignored, and its permission rules", err))
 			return
+		}
+		if b == nil {
+			return
+		}
+		hs, notes, err := ClaudeHooks(b, path)
+		if err != nil {
+			return // not JSON: said above
 		}
 		c.Notices = append(c.Notices, notes...)
 		if len(hs) > 0 && root != "" && !trusted {

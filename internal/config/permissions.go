@@ -73,52 +73,24 @@ func RulesPath(getenv func(string) string) string {
 	return ""
 }
 
-// loadPermissions adds the rules of dsh's permissions.json and of Claude
-// Code's settings: the user's, then the project's (.claude/settings.json and
-// settings.local.json). A file that cannot be read is left out here; the
-// hooks' reading of the same files says why.
-func (c *Config) loadPermissions(projectRoot string, trusted bool) error {
-	read := func(path, root string) (*RuleLists, error) {
-		var b []byte
-		var err error
-		if root != "" {
-			b, _, err = workspace.ReadProjectFile(root, filepath.Join(".claude", filepath.Base(path)), maxFileSize)
-		} else {
-			b, _, err = readCapped(path, maxFileSize)
-		}
-		if err != nil {
-			return nil, err
-		}
-		var s struct {
-			Permissions *RuleLists `json:"permissions"`
-		}
-		if err := json.Unmarshal(b, &s); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		return s.Permissions, nil
-	}
-	for _, path := range []string{RulesPath(c.getenv), claudeUserSettings(c.getenv)} {
-		if path == "" {
-			continue
-		}
-		l, err := read(path, "")
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-		case err != nil && path == RulesPath(c.getenv):
-			return fmt.Errorf("reading your permission rules: %w", err)
-		case err == nil:
-			c.addRules(l, path, false, true)
-		}
-	}
-	if projectRoot == "" {
+// loadRules adds the user's own rules, dsh's permissions.json (Claude Code's
+// settings are read with their hooks, by loadClaude).
+func (c *Config) loadRules() error {
+	path := RulesPath(c.getenv)
+	if path == "" {
 		return nil
 	}
-	for _, name := range claudeProjectFiles {
-		path := filepath.Join(projectRoot, ".claude", name)
-		if l, err := read(path, projectRoot); err == nil {
-			c.addRules(l, path, true, trusted)
-		}
+	b, err := readClaude(path, "")
+	if err != nil || b == nil {
+		return err
 	}
+	var s struct {
+		Permissions *RuleLists `json:"permissions"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("reading your permission rules: %s: %w", path, err)
+	}
+	c.addRules(s.Permissions, path, false, true)
 	return nil
 }
 
