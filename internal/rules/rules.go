@@ -212,7 +212,7 @@ type Call struct {
 var claudeTools = map[string][]string{
 	"Bash":      {"bash"},
 	"Read":      {"read", "grep", "glob", "ls"},
-	"Edit":      {"edit", "write", "multi_edit", "notebook_edit"},
+	"Edit":      {"edit", "write"},
 	"Write":     {"write"},
 	"MultiEdit": {"edit"},
 	"Glob":      {"glob"},
