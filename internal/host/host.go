@@ -37,6 +37,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/session/usage"
 	"github.com/dsh-dev/dsh/internal/skills"
+	"github.com/dsh-dev/dsh/internal/telemetry"
 	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/tool/skill"
 	"github.com/dsh-dev/dsh/internal/toolset"
@@ -161,6 +162,9 @@ type Options struct {
 	// one, calls that need asking are refused and questions are not asked, with
 	// a message the model reads.
 	Ask bool
+	// Telemetry, if set, exports the session's turns, model calls and tool
+	// calls as OpenTelemetry spans (telemetry.FromEnv); nil exports nothing.
+	Telemetry *telemetry.Config
 
 	Now func() time.Time
 	// Warn receives harness warnings the user should see (project instructions
@@ -184,6 +188,7 @@ type Session struct {
 	custom []Command      // the user's and the project's custom slash commands
 	agents []agents.Agent // the custom agents the task tool offers
 	mcp    *mcp.Servers   // nil without servers
+	otel   *exporting     // nil: no telemetry export
 
 	provMu sync.Mutex
 	prov   provider.Provider
@@ -456,6 +461,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 	}
 	cfg.ContextWindow, cfg.CompactAt = o.ContextWindow, o.CompactAt
 	s.agent = agent.New(cfg)
+	s.startTelemetry()
 	track(s)
 	return s
 }
@@ -740,6 +746,7 @@ func (s *Session) finish(now bool) error {
 	}
 	s.mu.Unlock()
 	s.bus.close(drainWait)
+	s.stopTelemetry(now)
 	return err
 }
 

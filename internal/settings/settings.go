@@ -35,6 +35,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/sandbox"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/skills"
+	"github.com/dsh-dev/dsh/internal/telemetry"
 )
 
 // Input is what a command knows before it opens a session: the directory, the
@@ -257,6 +258,7 @@ func (s Settings) Options() host.Options {
 		Hooks:             hookList(slices.Concat(cfg.Hooks, s.plugins.hooks)),
 		AgentDirs:         append(s.agentDirs(), s.plugins.agents...),
 		Version:           s.in.Version,
+		Telemetry:         telemetry.FromEnv(s.in.Getenv),
 	}
 	if r := cfg.Network.Rules(); r.Filtered() {
 		o.Network = netproxy.New(r, s.in.Getenv)
