@@ -56,21 +56,25 @@ func (s *Session) stopTelemetry(now bool) {
 }
 
 // export folds one event into tr; child says tr is a subagent's, whose model
-// calls are known only from its turn's end.
+// calls are known only from its turn's end. Every span is timed as its
+// events are handled, records included (not by their logged time): the
+// moments the stream does not log have no other time, and one clock keeps
+// the spans in the order of the stream.
 func (s *Session) export(tr *telemetry.Trace, e Event, child bool) {
+	at := s.o.Now()
 	switch e.Kind {
 	case KindRecord:
 		r := e.Record
 		switch r.Type {
 		case session.TypeUser:
-			tr.Prompt(r.Time, r.Text, len(r.Content))
+			tr.Prompt(at, r.Text, len(r.Content))
 		case session.TypeAssistant:
-			tr.Assistant(r.Time, r.Text)
+			tr.Assistant(at, r.Text)
 		case session.TypeToolCall:
-			tr.Call(r.Time, r.CallID, r.Name, r.Args)
+			tr.Call(at, r.CallID, r.Name, r.Args)
 		case session.TypeToolResult:
 			if r.Result != nil {
-				tr.Result(r.Time, r.CallID, r.Result.IsError, r.Result.TextOf())
+				tr.Result(at, r.CallID, r.Result.IsError, r.Result.TextOf())
 			}
 		case session.TypeTurnEnd:
 			var used telemetry.ModelCall
@@ -79,20 +83,20 @@ func (s *Session) export(tr *telemetry.Trace, e Event, child bool) {
 				for _, c := range r.Usage.Calls {
 					m := priced(c)
 					if child {
-						tr.ModelDone(r.Time, m)
+						tr.ModelDone(at, m)
 					}
 					used.Cost += m.Cost
 					used.Priced = used.Priced && m.Priced
 				}
 				used.InputTokens, used.OutputTokens = r.Usage.InputTokens, r.Usage.OutputTokens
 			}
-			tr.TurnEnd(r.Time, r.StopReason, r.Error, used)
+			tr.TurnEnd(at, r.StopReason, r.Error, used)
 		case session.TypeHeader, session.TypeThinking, session.TypeProgress, session.TypePlan, session.TypeMode,
 			session.TypeAllow, session.TypeCompaction, session.TypeInstructions, session.TypeModel, session.TypeCheckpoint,
 			session.TypeRestore, session.TypeHook, session.TypeCommand, session.TypeReply, session.TypeDamaged:
 		}
 	case KindModelRequest:
-		tr.ModelRequest(s.o.Now())
+		tr.ModelRequest(at)
 	case KindUsage:
 		var c session.CallUsage
 		if len(e.Usage.Calls) > 0 {
@@ -101,15 +105,15 @@ func (s *Session) export(tr *telemetry.Trace, e Event, child bool) {
 			c = session.CallUsage{InputTokens: e.Usage.InputTokens, OutputTokens: e.Usage.OutputTokens}
 			c.Model, _ = s.Model()
 		}
-		tr.ModelDone(s.o.Now(), priced(c))
+		tr.ModelDone(at, priced(c))
 	case KindPermission:
 		p := e.Permission
 		if p.Child != "" {
 			tr = tr.Child(p.Parent, p.Child, "")
 		}
-		tr.Asked(s.o.Now(), p.Request.CallID)
+		tr.Asked(at, p.Request.CallID)
 	case KindCallStarted:
-		tr.Started(s.o.Now(), e.CallID)
+		tr.Started(at, e.CallID)
 	case KindChild:
 		c := e.Child
 		s.export(tr.Child(c.Call, c.Session, c.Agent), c.Event, true)

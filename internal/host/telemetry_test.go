@@ -123,6 +123,10 @@ func TestTelemetryExportsTheSession(t *testing.T) {
 			t.Errorf("call %s: %+v", tt.id, c)
 		}
 	}
+	if first := chats[0]; first.Start.Before(turn.Start) || calls["r1"].Start.Before(first.End) || turn.End.Before(calls["t1"].End) {
+		t.Errorf("the spans are out of the stream's order: turn %v–%v, first model call %v–%v, r1 from %v",
+			turn.Start, turn.End, first.Start, first.End, calls["r1"].Start)
+	}
 	if kid.Parent != calls["t1"].SpanID || kid.Attrs["dsh.agent"] != "writer" {
 		t.Errorf("the subagent's turn is not under its task call: %+v", kid)
 	}
