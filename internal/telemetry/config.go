@@ -16,9 +16,12 @@ import (
 	"time"
 )
 
-// ProtocolHTTPProtobuf is the one OTEL_EXPORTER_OTLP_PROTOCOL dsh sends
-// (not grpc: see otlpHTTP).
-const ProtocolHTTPProtobuf = "http/protobuf"
+// The protocols OTEL_EXPORTER_OTLP_PROTOCOL names that dsh sends (not grpc:
+// see otlpHTTP).
+const (
+	ProtocolHTTPProtobuf = "http/protobuf"
+	ProtocolHTTPJSON     = "http/json"
+)
 
 // defaultTimeout is how long one export may take (OTEL_EXPORTER_OTLP_TIMEOUT).
 const defaultTimeout = 10 * time.Second
@@ -27,8 +30,8 @@ const defaultTimeout = 10 * time.Second
 type Config struct {
 	// Exporter is OTEL_TRACES_EXPORTER: "" or "otlp" (Start refuses others).
 	Exporter string
-	// Protocol is OTEL_EXPORTER_OTLP_PROTOCOL (Start refuses all but
-	// ProtocolHTTPProtobuf).
+	// Protocol is OTEL_EXPORTER_OTLP_PROTOCOL (Start refuses all but the
+	// Protocol constants).
 	Protocol string
 	// Endpoint is the traces URL spans are posted to.
 	Endpoint string

@@ -35,17 +35,17 @@ func Start(c Config, version string, warn func(string)) (*Exporter, error) {
 		return nil, fmt.Errorf("OTEL_TRACES_EXPORTER=%s: dsh exports traces over OTLP only (otlp or none)", c.Exporter)
 	}
 	switch c.Protocol {
-	case ProtocolHTTPProtobuf:
+	case ProtocolHTTPProtobuf, ProtocolHTTPJSON:
 	case "grpc":
 		return nil, errors.New("OTEL_EXPORTER_OTLP_PROTOCOL=grpc: dsh sends OTLP over HTTP only; set http/protobuf and the collector's HTTP endpoint (port 4318)")
 	default:
-		return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%s: want http/protobuf", c.Protocol)
+		return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%s: want http/protobuf or http/json", c.Protocol)
 	}
 	if u, err := url.Parse(c.Endpoint); err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
 		return nil, fmt.Errorf("the endpoint %q is not an http or https URL", c.Endpoint)
 	}
 	quiet(warn)
-	exp := &otlpHTTP{url: c.Endpoint, headers: c.Headers, gzip: c.Gzip,
+	exp := &otlpHTTP{url: c.Endpoint, headers: c.Headers, json: c.Protocol == ProtocolHTTPJSON, gzip: c.Gzip,
 		client: &http.Client{Timeout: c.Timeout, Transport: http.DefaultTransport.(*http.Transport).Clone()}}
 	res := resource.NewSchemaless(attribute.String("service.name", c.Service), attribute.String("service.version", version))
 	e := &Exporter{content: c.Content, endpoint: c.Endpoint, warn: warn}

@@ -9,9 +9,9 @@ import (
 	"github.com/dsh-dev/dsh/internal/telemetry/otlptest"
 )
 
-func start(t *testing.T, r *otlptest.Receiver, content, gzip bool) *telemetry.Exporter {
+func start(t *testing.T, r *otlptest.Receiver, protocol string, content, gzip bool) *telemetry.Exporter {
 	t.Helper()
-	e, err := telemetry.Start(telemetry.Config{Protocol: telemetry.ProtocolHTTPProtobuf, Endpoint: r.URL, Service: "dsh-test", Content: content, Gzip: gzip,
+	e, err := telemetry.Start(telemetry.Config{Protocol: protocol, Endpoint: r.URL, Service: "dsh-test", Content: content, Gzip: gzip,
 		Timeout: time.Minute, Headers: map[string]string{"Authorization": "Bearer t0k"}}, "v9", func(s string) { t.Error(s) })
 	if err != nil {
 		t.Fatal(err)
@@ -43,10 +43,19 @@ func byName(t *testing.T, spans []otlptest.Span) map[string]otlptest.Span {
 // a subagent's turn nests under its task call. Without DSH_OTEL_CONTENT no
 // text is sent, only sizes; with it, the text is (capped).
 func TestTraceSpans(t *testing.T) {
-	for _, content := range []bool{false, true} {
-		t.Run(map[bool]string{false: "names and sizes", true: "with content"}[content], func(t *testing.T) {
+	for _, tt := range []struct {
+		name, protocol string
+		content        bool
+	}{
+		{"names and sizes, protobuf", telemetry.ProtocolHTTPProtobuf, false},
+		{"with content, protobuf, gzip", telemetry.ProtocolHTTPProtobuf, true},
+		{"with content, JSON, gzip", telemetry.ProtocolHTTPJSON, true},
+		{"names and sizes, JSON", telemetry.ProtocolHTTPJSON, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			content := tt.content
 			r := otlptest.New(t)
-			e := start(t, r, content, content)
+			e := start(t, r, tt.protocol, content, content)
 			tr := e.Session("S1")
 			t0 := time.Unix(1_700_000_000, 0)
 			at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
@@ -136,7 +145,8 @@ func TestTraceSpans(t *testing.T) {
 				}
 			}
 			h := r.Headers()
-			if len(h) == 0 || h[0].Get("Authorization") != "Bearer t0k" || (h[0].Get("Content-Encoding") == "gzip") != content {
+			ctype := map[string]string{telemetry.ProtocolHTTPProtobuf: "application/x-protobuf", telemetry.ProtocolHTTPJSON: "application/json"}[tt.protocol]
+			if len(h) == 0 || h[0].Get("Authorization") != "Bearer t0k" || (h[0].Get("Content-Encoding") == "gzip") != content || h[0].Get("Content-Type") != ctype {
 				t.Errorf("headers: %v", h)
 			}
 		})
@@ -146,7 +156,7 @@ func TestTraceSpans(t *testing.T) {
 // Text added with DSH_OTEL_CONTENT is capped: a span is not a transcript.
 func TestContentCapped(t *testing.T) {
 	r := otlptest.New(t)
-	e := start(t, r, true, false)
+	e := start(t, r, telemetry.ProtocolHTTPProtobuf, true, false)
 	tr := e.Session("S")
 	tr.Prompt(time.Now(), strings.Repeat("é", 10_000), 0)
 	tr.TurnEnd(time.Now(), "end_turn", "", telemetry.ModelCall{})

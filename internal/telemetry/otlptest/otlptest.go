@@ -5,7 +5,9 @@ package otlptest
 
 import (
 	"compress/gzip"
+	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,6 +19,7 @@ import (
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -111,8 +114,9 @@ func decode(req *http.Request) ([]Span, error) {
 	if req.Method != http.MethodPost || req.URL.Path != "/v1/traces" {
 		return nil, fmt.Errorf("%s %s: want POST /v1/traces", req.Method, req.URL.Path)
 	}
-	if ct := req.Header.Get("Content-Type"); ct != "application/x-protobuf" {
-		return nil, fmt.Errorf("content type %q: want application/x-protobuf", ct)
+	ct := req.Header.Get("Content-Type")
+	if ct != "application/x-protobuf" && ct != "application/json" {
+		return nil, fmt.Errorf("content type %q: want application/x-protobuf or application/json", ct)
 	}
 	body := io.Reader(req.Body)
 	if req.Header.Get("Content-Encoding") == "gzip" {
@@ -127,7 +131,14 @@ func decode(req *http.Request) ([]Span, error) {
 		return nil, err
 	}
 	var msg coltracepb.ExportTraceServiceRequest
-	if err := proto.Unmarshal(b, &msg); err != nil {
+	if ct == "application/json" {
+		if b, err = otlpJSON(b); err == nil {
+			err = protojson.Unmarshal(b, &msg)
+		}
+	} else {
+		err = proto.Unmarshal(b, &msg)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("decoding the request: %w", err)
 	}
 	var out []Span
@@ -149,6 +160,45 @@ func decode(req *http.Request) ([]Span, error) {
 		}
 	}
 	return out, nil
+}
+
+// otlpJSON turns OTLP/JSON into the protobuf JSON mapping protojson reads:
+// OTLP writes the ids in hex where the mapping has base64.
+func otlpJSON(b []byte) ([]byte, error) {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, err
+	}
+	var walk func(v any) error
+	walk = func(v any) error {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				if s, ok := x.(string); ok && (k == "traceId" || k == "spanId" || k == "parentSpanId") {
+					id, err := hex.DecodeString(s)
+					if err != nil {
+						return fmt.Errorf("%s %q is not hex: %w", k, s, err)
+					}
+					v[k] = base64.StdEncoding.EncodeToString(id)
+					continue
+				}
+				if err := walk(x); err != nil {
+					return err
+				}
+			}
+		case []any:
+			for _, x := range v {
+				if err := walk(x); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := walk(v); err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
 }
 
 func attrs(kvs []*commonpb.KeyValue) map[string]any {
