@@ -43,12 +43,14 @@ func otelRun(t *testing.T, extra ...string) string {
 }
 
 // dsh run exports its session to the collector OTEL_EXPORTER_OTLP_ENDPOINT
-// names, as OTEL_SERVICE_NAME and OTEL_EXPORTER_OTLP_HEADERS say: the turn,
+// names, as OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES and
+// OTEL_EXPORTER_OTLP_HEADERS say: the turn,
 // its two model calls, the read (run unasked); no text of the prompt, the
 // file or the reply.
 func TestTelemetryRunExports(t *testing.T) {
 	r := otlptest.New(t)
-	out := otelRun(t, "OTEL_EXPORTER_OTLP_ENDPOINT="+r.Base, "OTEL_SERVICE_NAME=team-agent", "OTEL_EXPORTER_OTLP_HEADERS=x-api-key=k%3D1")
+	out := otelRun(t, "OTEL_EXPORTER_OTLP_ENDPOINT="+r.Base, "OTEL_SERVICE_NAME=team-agent", "OTEL_EXPORTER_OTLP_HEADERS=x-api-key=k%3D1",
+		"OTEL_RESOURCE_ATTRIBUTES=team=core")
 	if errs := r.Errors(); len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -66,7 +68,7 @@ func TestTelemetryRunExports(t *testing.T) {
 		}
 	}
 	turn, read := names["turn"], names["execute_tool read"]
-	if len(r.Spans()) != 4 || turn.Resource["service.name"] != "team-agent" || turn.Attrs["gen_ai.usage.input_tokens"] != int64(1850) ||
+	if len(r.Spans()) != 4 || turn.Resource["service.name"] != "team-agent" || turn.Resource["team"] != "core" || turn.Attrs["gen_ai.usage.input_tokens"] != int64(1850) ||
 		read.Parent != turn.SpanID || read.Attrs["dsh.tool.decision"] != "allowed" || chats != 2 || names["chat script"].Parent != turn.SpanID {
 		t.Errorf("spans received: %+v\ndsh printed:\n%s", r.Spans(), out)
 	}

@@ -97,6 +97,9 @@ func TestTraceSpans(t *testing.T) {
 				turn.Attrs["dsh.cost_usd"] != 0.0033 || !turn.Start.Equal(at(0)) || !turn.End.Equal(at(101)) {
 				t.Errorf("turn span: %+v", turn)
 			}
+			if got := strings.Join(turn.Events, ","); got != map[bool]string{false: "", true: "assistant"}[content] {
+				t.Errorf("content %v: the turn's events %q", content, got)
+			}
 			if turn.Resource["service.name"] != "dsh-test" || turn.Resource["service.version"] != "v9" {
 				t.Errorf("resource: %v", turn.Resource)
 			}
