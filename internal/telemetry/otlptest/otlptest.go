@@ -48,24 +48,21 @@ type Receiver struct {
 	requests int
 	headers  []http.Header
 	errs     []error
-	changed  chan struct{} // closed and replaced at each request
 	hold     chan struct{}
+	release  func()
 }
 
 // New starts a receiver for the test's life.
 func New(t testing.TB) *Receiver {
-	r := &Receiver{changed: make(chan struct{})}
+	r := &Receiver{}
 	srv := httptest.NewServer(http.HandlerFunc(r.serve))
 	t.Cleanup(func() {
 		r.mu.Lock()
-		if r.hold != nil {
-			select {
-			case <-r.hold:
-			default:
-				close(r.hold)
-			}
-		}
+		release := r.release
 		r.mu.Unlock()
+		if release != nil {
+			release()
+		}
 		srv.Close()
 	})
 	r.Base, r.URL = srv.URL, srv.URL+"/v1/traces"
@@ -80,7 +77,8 @@ func (r *Receiver) Hold() (release func()) {
 	r.hold = make(chan struct{})
 	h := r.hold
 	var once sync.Once
-	return func() { once.Do(func() { close(h) }) }
+	r.release = func() { once.Do(func() { close(h) }) }
+	return r.release
 }
 
 func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
@@ -95,8 +93,6 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 		r.errs = append(r.errs, err)
 	}
 	r.spans = append(r.spans, spans...)
-	close(r.changed)
-	r.changed = make(chan struct{})
 	r.mu.Unlock()
 	if hold != nil {
 		<-hold
@@ -246,22 +242,4 @@ func (r *Receiver) Errors() []error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]error(nil), r.errs...)
-}
-
-// WaitRequests waits until n requests came, or done is closed; it reports
-// whether they came.
-func (r *Receiver) WaitRequests(n int, done <-chan struct{}) bool {
-	for {
-		r.mu.Lock()
-		got, changed := r.requests, r.changed
-		r.mu.Unlock()
-		if got >= n {
-			return true
-		}
-		select {
-		case <-changed:
-		case <-done:
-			return false
-		}
-	}
 }
