@@ -45,11 +45,11 @@ func Start(c Config, version string, warn func(string)) (*Exporter, error) {
 		return nil, fmt.Errorf("the endpoint %q is not an http or https URL", c.Endpoint)
 	}
 	quiet(warn)
-	exp := &otlpHTTP{url: c.Endpoint, headers: c.Headers, json: c.Protocol == ProtocolHTTPJSON, gzip: c.Gzip,
+	exp := &otlpHTTP{url: c.Endpoint, headers: c.Headers, json: c.Protocol == ProtocolHTTPJSON, gzip: c.Gzip, warn: warn,
 		client: &http.Client{Timeout: c.Timeout, Transport: http.DefaultTransport.(*http.Transport).Clone()}}
 	res := resource.NewSchemaless(attribute.String("service.name", c.Service), attribute.String("service.version", version))
 	e := &Exporter{content: c.Content, endpoint: c.Endpoint, warn: warn}
-	e.tp = sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithBatcher(&told{SpanExporter: exp, e: e}))
+	e.tp = sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithBatcher(exp))
 	e.tracer = e.tp.Tracer("github.com/dsh-dev/dsh")
 	return e, nil
 }
@@ -62,24 +62,6 @@ func (e *Exporter) Close(wait time.Duration) {
 	if err := e.tp.Shutdown(ctx); err != nil {
 		e.warn(fmt.Sprintf("telemetry: the spans left were not sent to %s within %s: %v", e.endpoint, wait, err))
 	}
-}
-
-// told tells the user the first time spans could not be sent, and keeps the
-// failure from the SDK's global handler, which would print it on the terminal
-// every time.
-type told struct {
-	sdktrace.SpanExporter
-	e    *Exporter
-	once sync.Once
-}
-
-func (t *told) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
-	if err := t.SpanExporter.ExportSpans(ctx, spans); err != nil && !errors.Is(err, context.Canceled) {
-		t.once.Do(func() {
-			t.e.warn(fmt.Sprintf("telemetry: spans could not be sent to %s (said once): %v", t.e.endpoint, err))
-		})
-	}
-	return nil
 }
 
 // quiet routes the SDK's own complaints (a malformed OTEL_* variable) to

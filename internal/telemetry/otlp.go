@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
@@ -21,9 +23,20 @@ type otlpHTTP struct {
 	json    bool
 	gzip    bool
 	client  *http.Client
+	warn    func(string)
+	once    sync.Once
 }
 
+// ExportSpans sends spans. A failure is told the first time and kept from
+// the SDK, whose global handler would print it on the terminal every time.
 func (x *otlpHTTP) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	if err := x.send(ctx, spans); err != nil && !errors.Is(err, context.Canceled) {
+		x.once.Do(func() { x.warn(fmt.Sprintf("telemetry: spans could not be sent to %s (said once): %v", x.url, err)) })
+	}
+	return nil
+}
+
+func (x *otlpHTTP) send(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
 	if len(spans) == 0 {
 		return nil
 	}

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -111,7 +112,7 @@ func (t *Trace) start(ctx context.Context, name string, at time.Time, attrs ...a
 // Prompt is the user's prompt, as typed (its characters, and images
 // attached): a turn starts. A prompt given while a turn runs steers it.
 func (t *Trace) Prompt(at time.Time, text string, images int) {
-	attrs := []attribute.KeyValue{keyPromptChars.Int(len([]rune(text))), keyPromptImages.Int(images)}
+	attrs := []attribute.KeyValue{keyPromptChars.Int(utf8.RuneCountInString(text)), keyPromptImages.Int(images)}
 	if t.e.content {
 		attrs = append(attrs, keyPrompt.String(capText(text)))
 	}
@@ -218,7 +219,7 @@ func (t *Trace) Result(at time.Time, id string, isError bool, text string) {
 	case c.ran:
 		decision = DecisionAllowed
 	}
-	c.span.SetAttributes(keyDecision.String(decision), keyAsked.Bool(c.asked), keyResultChars.Int(len([]rune(text))))
+	c.span.SetAttributes(keyDecision.String(decision), keyAsked.Bool(c.asked), keyResultChars.Int(utf8.RuneCountInString(text)))
 	if t.e.content {
 		c.span.SetAttributes(keyResult.String(capText(text)))
 	}

@@ -173,3 +173,22 @@ func TestContentCapped(t *testing.T) {
 		t.Errorf("prompt sent as %d bytes, chars %v", len(p), spans[0].Attrs["dsh.prompt.chars"])
 	}
 }
+
+// A collector that refuses the spans is told to the user once, in the
+// user's words, and nothing else is printed.
+func TestRefusedSpansAreTold(t *testing.T) {
+	r := otlptest.New(t)
+	var warned []string
+	e, err := telemetry.Start(telemetry.Config{Protocol: telemetry.ProtocolHTTPProtobuf, Endpoint: r.Base + "/v1/wrong", Timeout: time.Minute},
+		"v", func(s string) { warned = append(warned, s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := e.Session("S")
+	tr.Prompt(time.Now(), "hi", 0)
+	tr.TurnEnd(time.Now(), "end_turn", "", telemetry.ModelCall{})
+	e.Close(time.Minute)
+	if len(warned) != 1 || !strings.Contains(warned[0], "spans could not be sent to "+r.Base+"/v1/wrong") || !strings.Contains(warned[0], "400 Bad Request") {
+		t.Errorf("warnings %q", warned)
+	}
+}
