@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bufio"
+	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,30 +14,36 @@ import (
 	"github.com/dsh-dev/dsh/internal/telemetry/otlptest"
 )
 
-// otelRun runs `dsh run` on a scripted turn that reads a file, in a home of
-// its own, with the OTEL_* variables of the test's environment left out and
-// extra added; it returns what dsh printed.
-func otelRun(t *testing.T, extra ...string) string {
+// otelWorld is a home and a workspace for a scripted turn that reads a file,
+// and the environment to run dsh in: the test's, its OTEL_* variables left
+// out, extra added.
+func otelWorld(t *testing.T, extra ...string) (work, script string, env []string) {
 	t.Helper()
 	home, work := t.TempDir(), t.TempDir()
 	if err := os.WriteFile(filepath.Join(work, "notes.txt"), []byte("SECRET-NOTES\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	script := filepath.Join(home, "script.json")
+	script = filepath.Join(home, "script.json")
 	if err := os.WriteFile(script, []byte(`{"turns": [
 		{"tool_calls": [{"id": "r1", "name": "read", "args": {"path": "notes.txt"}}], "input_tokens": 900, "output_tokens": 12},
 		{"text": "SECRET-REPLY", "input_tokens": 950, "output_tokens": 7}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "OTEL_") && !strings.HasPrefix(kv, "DSH_OTEL_") {
 			env = append(env, kv)
 		}
 	}
 	env = append(env, "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "XDG_STATE_HOME="+filepath.Join(home, "state"))
+	return work, script, append(env, extra...)
+}
+
+// otelRun runs `dsh run` in an otelWorld and returns what dsh printed.
+func otelRun(t *testing.T, extra ...string) string {
+	t.Helper()
+	work, script, env := otelWorld(t, extra...)
 	cmd := exec.Command(dsh(t), "run", "--script", script, "read SECRET-PROMPT")
-	cmd.Dir, cmd.Env = work, append(env, extra...)
+	cmd.Dir, cmd.Env = work, env
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("dsh run: %v\n%s", err, out)
@@ -76,6 +85,75 @@ func TestTelemetryRunExports(t *testing.T) {
 		t.Errorf("headers: %v", h)
 	}
 	t.Logf("received %d spans in %d request(s): %s, %s …", len(r.Spans()), r.Requests(), turn.Name, read.Name)
+}
+
+// dsh acp exports its sessions too: after a prompt, the spans reach the
+// collector when the editor closes the connection.
+func TestTelemetryACPExports(t *testing.T) {
+	r := otlptest.New(t)
+	work, script, env := otelWorld(t, "OTEL_EXPORTER_OTLP_ENDPOINT="+r.Base)
+	cmd := exec.Command(dsh(t), "acp", "--provider", "script", "--script", script)
+	cmd.Dir, cmd.Env = work, env
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	out := bufio.NewReader(outPipe)
+	request := func(id int, method string, params any) map[string]any {
+		t.Helper()
+		b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := in.Write(append(b, '\n')); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			line, err := out.ReadString('\n')
+			if err != nil {
+				t.Fatalf("%s: no answer: %v\n%s", method, err, stderr.String())
+			}
+			var msg struct {
+				ID     *int            `json:"id"`
+				Method string          `json:"method"`
+				Result map[string]any  `json:"result"`
+				Error  json.RawMessage `json:"error"`
+			}
+			if json.Unmarshal([]byte(line), &msg) != nil || msg.ID == nil || *msg.ID != id || msg.Method != "" {
+				continue
+			}
+			if msg.Error != nil {
+				t.Fatalf("%s: %s", method, msg.Error)
+			}
+			return msg.Result
+		}
+	}
+	request(1, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
+	sess := request(2, "session/new", map[string]any{"cwd": work, "mcpServers": []any{}})
+	request(3, "session/prompt", map[string]any{"sessionId": sess["sessionId"], "prompt": []map[string]any{{"type": "text", "text": "read it"}}})
+	_ = in.Close()
+	_, _ = io.Copy(io.Discard, out)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("dsh acp: %v\n%s", err, stderr.String())
+	}
+	names := map[string]otlptest.Span{}
+	for _, sp := range r.Spans() {
+		names[sp.Name] = sp
+	}
+	turn, read := names["turn"], names["execute_tool read"]
+	if turn.Attrs["gen_ai.conversation.id"] != sess["sessionId"] || read.Parent != turn.SpanID || read.Attrs["dsh.tool.decision"] != "allowed" {
+		t.Errorf("spans received: %+v\n%s", r.Spans(), stderr.String())
+	}
 }
 
 // With an endpoint set but the export turned off, or the variables asking
