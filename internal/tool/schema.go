@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-json-experiment/json/jsontext"
 	gjs "github.com/google/jsonschema-go/jsonschema"
@@ -186,6 +187,12 @@ func simpleInt(d *jsontext.Decoder) (*int, bool) {
 	return &i, err == nil
 }
 
+//go:generate go test -run TestGeneratedSchemas . -update
+
+// reflections counts the schemas reflected, for the test that opening a
+// session reflects none.
+var reflections atomic.Int64
+
 // schemas holds each parameter type's schema, built on first use and shared
 // read-only by every tool of that type in the process: reflecting, encoding and
 // resolving a schema was most of what opening a session cost, and most of what
@@ -198,8 +205,27 @@ func sharedSchema[P any]() func() (*schema, error) {
 	if f, ok := schemas.Load(t); ok {
 		return f.(func() (*schema, error))
 	}
-	f, _ := schemas.LoadOrStore(t, sync.OnceValues(schemaFor[P]))
+	build := schemaFor[P]
+	if raw := generatedSchema(schemaKey(t)); raw != "" {
+		build = func() (*schema, error) { return generated(raw) }
+	}
+	f, _ := schemas.LoadOrStore(t, sync.OnceValues(build))
 	return f.(func() (*schema, error))
+}
+
+// schemaKey names a parameter type in schemas_gen.go.
+func schemaKey(t reflect.Type) string { return t.PkgPath() + "." + t.Name() }
+
+// generated is a schema as go generate wrote it from the reflection below:
+// a fresh process that opens a session reads these bytes instead of reflecting
+// and encoding every tool's parameters to size the model's context.
+func generated(raw string) (*schema, error) {
+	b := []byte(raw)
+	g, ok := simpleSchema(b)
+	if !ok {
+		return nil, errors.New("the generated schema is not one simpleSchema decodes; run go generate ./internal/tool")
+	}
+	return &schema{raw: b, required: g.Required, resolved: sync.OnceValues(func() (*gjs.Resolved, error) { return resolve(b) })}, nil
 }
 
 // schemaFor reflects P's JSON schema: fields without omitempty are required,
@@ -207,6 +233,7 @@ func sharedSchema[P any]() func() (*schema, error) {
 // `jsonschema` struct tags. The validator is chosen for a cheap start-up: dsh acp
 // must answer initialize within milliseconds of spawning.
 func schemaFor[P any]() (*schema, error) {
+	reflections.Add(1)
 	r := &jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, Anonymous: true}
 	var p P
 	s := r.Reflect(p)
