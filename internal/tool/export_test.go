@@ -17,7 +17,7 @@ func ReflectedSchema(tl Tool) (name string, raw []byte, required []string, ok bo
 	if err != nil {
 		return name, nil, nil, true, err
 	}
-	return name, s.raw, s.required, true, nil
+	return name, s.raw, s.required(), true, nil
 }
 
 // Reflections is how many schemas were reflected so far.
@@ -32,5 +32,5 @@ func Required(tl Tool) []string {
 	if !ok {
 		return nil
 	}
-	return r.schema().required
+	return r.schema().required()
 }

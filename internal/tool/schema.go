@@ -21,8 +21,10 @@ import (
 )
 
 type schema struct {
-	raw      jsontext.Value
-	required []string // the top-level members every call has
+	raw jsontext.Value
+	// required are the top-level members every call has; a generated schema
+	// decodes them on the first call that checks them.
+	required func() []string
 	// resolved is the validator, built on the first call that is validated:
 	// opening a session needs only raw (the model's tool list), and a
 	// process that answers session/new should not pay for it.
@@ -221,11 +223,14 @@ func schemaKey(t reflect.Type) string { return t.PkgPath() + "." + t.Name() }
 // and encoding every tool's parameters to size the model's context.
 func generated(raw string) (*schema, error) {
 	b := []byte(raw)
-	g, ok := simpleSchema(b)
-	if !ok {
-		return nil, errors.New("the generated schema is not one simpleSchema decodes; run go generate ./internal/tool")
-	}
-	return &schema{raw: b, required: g.Required, resolved: sync.OnceValues(func() (*gjs.Resolved, error) { return resolve(b) })}, nil
+	required := sync.OnceValue(func() []string {
+		g, ok := simpleSchema(b)
+		if !ok { // TestSchemasNeedNoReflection keeps this from happening
+			panic("the generated schema is not one simpleSchema decodes; run go generate ./internal/tool")
+		}
+		return g.Required
+	})
+	return &schema{raw: b, required: required, resolved: sync.OnceValues(func() (*gjs.Resolved, error) { return resolve(b) })}, nil
 }
 
 // schemaFor reflects P's JSON schema: fields without omitempty are required,
@@ -242,25 +247,26 @@ func schemaFor[P any]() (*schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &schema{raw: jsontext.Value(raw), required: s.Required, resolved: sync.OnceValues(func() (*gjs.Resolved, error) { return resolve(raw) })}, nil
+	return &schema{raw: jsontext.Value(raw), required: func() []string { return s.Required }, resolved: sync.OnceValues(func() (*gjs.Resolved, error) { return resolve(raw) })}, nil
 }
 
 // complete reports whether args, an object that decoded into the parameters,
 // has every required top-level member: the cheap part of validation, which
 // tells a logged call that was refused for a missing field from one that ran.
 func (s *schema) complete(args []byte) bool {
-	if len(s.required) == 0 {
+	required := s.required()
+	if len(required) == 0 {
 		return true
 	}
 	seen := 0
 	fast := jsonfast.NewReader(args)
 	if fast.Object(func(name []byte) bool {
-		if slices.Contains(s.required, string(name)) {
+		if slices.Contains(required, string(name)) {
 			seen++ // the reader refuses duplicate names
 		}
 		return fast.Skip(0)
 	}) && fast.End() {
-		return seen == len(s.required)
+		return seen == len(required)
 	}
 	d := jsontext.NewDecoder(bytes.NewReader(args))
 	if t, err := d.ReadToken(); err != nil || t.Kind() != '{' {
@@ -272,14 +278,14 @@ func (s *schema) complete(args []byte) bool {
 		if err != nil {
 			return false
 		}
-		if slices.Contains(s.required, k.String()) {
+		if slices.Contains(required, k.String()) {
 			seen++ // the decoder refuses duplicate names
 		}
 		if err := d.SkipValue(); err != nil {
 			return false
 		}
 	}
-	return seen == len(s.required)
+	return seen == len(required)
 }
 
 // validate checks args against the schema, phrasing the problem for a model.
