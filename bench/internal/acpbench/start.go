@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -36,29 +37,36 @@ func start(dsh, before, floor string, runs int) error {
 		return err
 	}
 	type agentFigs struct {
-		init, newSess []time.Duration
-		rss, pss      []int
+		init, newSess       []time.Duration
+		initCPU, newSessCPU []time.Duration
+		rss, pss            []int
 	}
 	now, old, flo := &agentFigs{}, &agentFigs{}, &agentFigs{}
 	var syncs []time.Duration
+	type subject struct {
+		argv   []string
+		figs   *agentFigs
+		stderr io.Writer
+	}
+	subjects := []subject{
+		{[]string{dsh, "acp", "--session-dir", sessions}, now, os.Stderr},
+		{[]string{before, "acp", "--session-dir", sessions}, old, os.Stderr},
+		{[]string{floor}, flo, io.Discard}, // the floor logs its connection's end
+	}
 	for i := range runs {
-		for _, b := range []struct {
-			argv   []string
-			figs   *agentFigs
-			stderr io.Writer
-		}{
-			{[]string{dsh, "acp", "--session-dir", sessions}, now, os.Stderr},
-			{[]string{before, "acp", "--session-dir", sessions}, old, os.Stderr},
-			{[]string{floor}, flo, io.Discard}, // the floor logs its connection's end
-		} {
-			in, nw, rss, pss, err := fresh(b.argv, b.stderr, ws)
+		// Each run starts with the next subject: none always follows the same one.
+		for k := range subjects {
+			b := subjects[(i+k)%len(subjects)]
+			f, err := fresh(b.argv, b.stderr, ws)
 			if err != nil {
 				return fmt.Errorf("%s: %w", b.argv[0], err)
 			}
-			b.figs.init = append(b.figs.init, in)
-			b.figs.newSess = append(b.figs.newSess, nw)
-			b.figs.rss = append(b.figs.rss, rss)
-			b.figs.pss = append(b.figs.pss, pss)
+			b.figs.init = append(b.figs.init, f.init)
+			b.figs.newSess = append(b.figs.newSess, f.newSess)
+			b.figs.initCPU = append(b.figs.initCPU, f.initCPU)
+			b.figs.newSessCPU = append(b.figs.newSessCPU, f.newSessCPU-f.initCPU)
+			b.figs.rss = append(b.figs.rss, f.rss)
+			b.figs.pss = append(b.figs.pss, f.pss)
 		}
 		d, err := logSync(sessions, i)
 		if err != nil {
@@ -80,6 +88,8 @@ func start(dsh, before, floor string, runs int) error {
 	}
 	row("spawn → initialize", "ms", ms(median(now.init)), ms(median(old.init)), ms(median(flo.init)))
 	row("session/new (fresh process)", "ms", ms(median(now.newSess)), ms(median(old.newSess)), ms(median(flo.newSess)))
+	row("CPU, spawn → initialize", "ms", ms(median(now.initCPU)), ms(median(old.initCPU)), ms(median(flo.initCPU)))
+	row("CPU, session/new", "ms", ms(median(now.newSessCPU)), ms(median(old.newSessCPU)), ms(median(flo.newSessCPU)))
 	row("idle RSS (initialize + new)", "MiB", mib(now.rss), mib(old.rss), mib(flo.rss))
 	row("idle PSS (initialize + new)", "MiB", mib(now.pss), mib(old.pss), mib(flo.pss))
 	sync := ms(median(syncs))
@@ -94,35 +104,72 @@ func start(dsh, before, floor string, runs int) error {
 	return nil
 }
 
+// freshFigs are one fresh process's: wall times, the CPU time its threads
+// had used by each answer (what a loaded machine does not blur), and its
+// resident and proportional set in KiB.
+type freshFigs struct {
+	init, newSess, initCPU, newSessCPU time.Duration
+	rss, pss                           int
+}
+
 // fresh spawns an agent and times spawn → initialize, then session/new in the
-// same process, then reads its RSS and PSS (KiB) and stops it.
-func fresh(argv []string, stderr io.Writer, ws string) (init, newSess time.Duration, rss, pss int, err error) {
+// same process, then reads its RSS and PSS and stops it.
+func fresh(argv []string, stderr io.Writer, ws string) (f freshFigs, err error) {
 	t := time.Now()
 	a, err := spawn(argv, stderr)
 	if err != nil {
-		return 0, 0, 0, 0, err
+		return f, err
 	}
 	defer func() {
 		if serr := a.stop(); err == nil {
 			err = serr
 		}
 	}()
+	pid := a.cmd.Process.Pid
 	if _, err = a.call("initialize", `{"protocolVersion":1,"clientCapabilities":{}}`); err != nil {
-		return 0, 0, 0, 0, err
+		return f, err
 	}
-	init = time.Since(t)
+	f.init = time.Since(t)
+	if f.initCPU, err = cpuOf(pid); err != nil {
+		return f, err
+	}
 	t = time.Now()
 	if _, err = a.call("session/new", fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, ws)); err != nil {
-		return 0, 0, 0, 0, err
+		return f, err
 	}
-	newSess = time.Since(t)
-	if rss, err = vmRSS(a.cmd.Process.Pid); err != nil {
-		return 0, 0, 0, 0, err
+	f.newSess = time.Since(t)
+	if f.newSessCPU, err = cpuOf(pid); err != nil {
+		return f, err
 	}
-	if pss, err = pssOf(a.cmd.Process.Pid); err != nil {
-		return 0, 0, 0, 0, err
+	if f.rss, err = vmRSS(pid); err != nil {
+		return f, err
 	}
-	return init, newSess, rss, pss, nil
+	if f.pss, err = pssOf(pid); err != nil {
+		return f, err
+	}
+	return f, nil
+}
+
+// cpuOf is the time a process's threads have run on a CPU so far
+// (/proc/PID/task/*/schedstat, in nanoseconds).
+func cpuOf(pid int) (time.Duration, error) {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	if err != nil {
+		return 0, err
+	}
+	var sum time.Duration
+	for _, p := range tasks {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue // a thread that ended
+		}
+		ns, err := strconv.ParseInt(strings.Fields(string(b))[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", p, err)
+		}
+		sum += time.Duration(ns)
+	}
+	return sum, nil
 }
 
 // logSync is what creating a session log costs the disk, as session.Create
