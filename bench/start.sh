@@ -4,7 +4,10 @@
 # before the work) and the floor — the ACP Go SDK's example agent, a minimal Go
 # binary that answers initialize — measured run for run in turn (RUNS, default
 # 20): spawn → initialize, session/new in that process, idle RSS and PSS after
-# both, and a new log's fsync on the same disk. Prints a table, then one line
+# both, and a new log's fsync on the same disk; beside them the floor linked
+# with the libraries dsh links (bench/internal/depfloor: provider and MCP SDKs,
+# Markdown, …), which run their package initialisation in every process: what
+# dsh cannot go below while it links them. Prints a table, then one line
 # per target that bench scripts grep:
 #   RATIO start-initialize <x>x target <= 2.5x
 #   RATIO idle-rss-MiB <MiB> target <= 20
@@ -24,6 +27,7 @@ go build -o "$tmp/dsh" ./cmd/dsh
 git worktree add --detach "$tmp/before" "$before" >/dev/null 2>&1
 (cd "$tmp/before" && go build -o "$tmp/dsh-before" ./cmd/dsh)
 go build -o "$tmp/floor" github.com/coder/acp-go-sdk/example/agent
+go build -o "$tmp/depfloor" ./bench/internal/depfloor
 go build -o "$tmp/acpbench" ./bench/internal/acpbench
 
-"$tmp/acpbench" -dsh "$tmp/dsh" -before "$tmp/dsh-before" -floor "$tmp/floor" -runs "$runs"
+"$tmp/acpbench" -dsh "$tmp/dsh" -before "$tmp/dsh-before" -floor "$tmp/floor" -depfloor "$tmp/depfloor" -runs "$runs"

@@ -8,7 +8,7 @@
 // reference agent; with -before and -floor, fresh processes of both builds
 // and of the floor (bench/start.sh), and the RATIO lines of their targets.
 //
-//	acpbench -dsh ./dsh [-before ./dsh-old] [-ref ./example-agent] [-floor ./example-agent] [-runs 10] [-calls 10000]
+//	acpbench -dsh ./dsh [-before ./dsh-old] [-ref ./example-agent] [-floor ./example-agent [-depfloor ./depfloor]] [-runs 10] [-calls 10000]
 package main
 
 import (
@@ -35,6 +35,7 @@ func main() {
 	before := flag.String("before", "", "an earlier dsh binary to compare with (optional)")
 	ref := flag.String("ref", "", "a reference ACP agent binary (optional)")
 	floor := flag.String("floor", "", "with -before: a minimal Go agent, the floor of start-up; prints the RATIO lines of a fresh process (optional)")
+	depFloor := flag.String("depfloor", "", "with -floor: the floor linked with dsh's dependencies (bench/internal/depfloor), shown beside it (optional)")
 	runs := flag.Int("runs", 10, "runs per measurement; the median is reported")
 	calls := flag.Int("calls", 10000, "tool calls in the session that is loaded")
 	flag.Parse()
@@ -43,7 +44,7 @@ func main() {
 		os.Exit(2)
 	}
 	if *before != "" && *floor != "" {
-		if err := start(*dsh, *before, *floor, *runs); err != nil {
+		if err := start(*dsh, *before, *floor, *depFloor, *runs); err != nil {
 			fmt.Fprintln(os.Stderr, "acpbench:", err)
 			os.Exit(1)
 		}

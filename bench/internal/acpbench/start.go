@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,10 +19,11 @@ const (
 )
 
 // start measures, run for run in turn, spawn → initialize of dsh, of an
-// earlier build and of the floor (a minimal Go agent), dsh's session/new in
-// that fresh process and its idle RSS, and what creating and syncing a log
-// costs on the sessions' disk; it prints a table and one RATIO line per target.
-func start(dsh, before, floor string, runs int) error {
+// earlier build, of the floor (a minimal Go agent) and, if not "", of the
+// floor linked with dsh's dependencies; session/new in that fresh process and
+// its idle RSS; and what creating and syncing a log costs on the sessions'
+// disk. It prints a table and one RATIO line per target.
+func start(dsh, before, floor, depFloor string, runs int) error {
 	tmp, err := os.MkdirTemp("", "acpbench-start-")
 	if err != nil {
 		return err
@@ -36,23 +38,21 @@ func start(dsh, before, floor string, runs int) error {
 	if ws, err = filepath.EvalSymlinks(ws); err != nil {
 		return err
 	}
-	type agentFigs struct {
-		init, newSess       []time.Duration
-		initCPU, newSessCPU []time.Duration
-		rss, pss            []int
-	}
-	now, old, flo := &agentFigs{}, &agentFigs{}, &agentFigs{}
-	var syncs []time.Duration
 	type subject struct {
+		name   string
 		argv   []string
-		figs   *agentFigs
 		stderr io.Writer
+		runs   []freshFigs
 	}
-	subjects := []subject{
-		{[]string{dsh, "acp", "--session-dir", sessions}, now, os.Stderr},
-		{[]string{before, "acp", "--session-dir", sessions}, old, os.Stderr},
-		{[]string{floor}, flo, io.Discard}, // the floor logs its connection's end
+	subjects := []*subject{
+		{name: "now", argv: []string{dsh, "acp", "--session-dir", sessions}, stderr: os.Stderr},
+		{name: "before", argv: []string{before, "acp", "--session-dir", sessions}, stderr: os.Stderr},
+		{name: "floor", argv: []string{floor}, stderr: io.Discard}, // it logs its connection's end
 	}
+	if depFloor != "" {
+		subjects = append(subjects, &subject{name: "deps floor", argv: []string{depFloor}, stderr: io.Discard})
+	}
+	var syncs []time.Duration
 	for i := range runs {
 		// Each run starts with the next subject: none always follows the same one.
 		for k := range subjects {
@@ -61,12 +61,8 @@ func start(dsh, before, floor string, runs int) error {
 			if err != nil {
 				return fmt.Errorf("%s: %w", b.argv[0], err)
 			}
-			b.figs.init = append(b.figs.init, f.init)
-			b.figs.newSess = append(b.figs.newSess, f.newSess)
-			b.figs.initCPU = append(b.figs.initCPU, f.initCPU)
-			b.figs.newSessCPU = append(b.figs.newSessCPU, f.newSessCPU-f.initCPU)
-			b.figs.rss = append(b.figs.rss, f.rss)
-			b.figs.pss = append(b.figs.pss, f.pss)
+			f.newSessCPU -= f.initCPU
+			b.runs = append(b.runs, f)
 		}
 		d, err := logSync(sessions, i)
 		if err != nil {
@@ -74,33 +70,51 @@ func start(dsh, before, floor string, runs int) error {
 		}
 		syncs = append(syncs, d)
 	}
-	mib := func(kib []int) float64 { return float64(median(kib)) / 1024 }
-	fmt.Printf("dsh acp start, fresh processes, medians of %d runs interleaved (before: %s):\n", runs, filepath.Base(before))
-	fmt.Printf("  %-34s %10s %10s %10s %12s %12s\n", "", "now", "before", "floor", "now/floor", "now/before")
-	row := func(name, unit string, a, b, f float64) {
-		r := func(x, y float64) string {
-			if y == 0 {
-				return "-"
-			}
-			return fmt.Sprintf("×%.2f", x/y)
+	// med is the median of one figure of a subject's runs.
+	med := func(b *subject, fig func(freshFigs) float64) float64 {
+		xs := make([]float64, len(b.runs))
+		for i, f := range b.runs {
+			xs[i] = fig(f)
 		}
-		fmt.Printf("  %-34s %6.2f %-3s %6.2f %-3s %6.2f %-3s %12s %12s\n", name, a, unit, b, unit, f, unit, r(a, f), r(a, b))
+		slices.Sort(xs)
+		return xs[len(xs)/2]
 	}
-	row("spawn → initialize", "ms", ms(median(now.init)), ms(median(old.init)), ms(median(flo.init)))
-	row("session/new (fresh process)", "ms", ms(median(now.newSess)), ms(median(old.newSess)), ms(median(flo.newSess)))
-	row("CPU, spawn → initialize", "ms", ms(median(now.initCPU)), ms(median(old.initCPU)), ms(median(flo.initCPU)))
-	row("CPU, session/new", "ms", ms(median(now.newSessCPU)), ms(median(old.newSessCPU)), ms(median(flo.newSessCPU)))
-	row("idle RSS (initialize + new)", "MiB", mib(now.rss), mib(old.rss), mib(flo.rss))
-	row("idle PSS (initialize + new)", "MiB", mib(now.pss), mib(old.pss), mib(flo.pss))
+	fmt.Printf("dsh acp start, fresh processes, medians of %d runs interleaved (before: %s):\n", runs, filepath.Base(before))
+	fmt.Printf("  %-30s", "")
+	for _, b := range subjects {
+		fmt.Printf(" %12s", b.name)
+	}
+	fmt.Printf(" %10s %10s\n", "now/floor", "now/before")
+	row := func(what, unit string, fig func(freshFigs) float64) {
+		fmt.Printf("  %-30s", what)
+		for _, b := range subjects {
+			fmt.Printf(" %8.2f %-3s", med(b, fig), unit)
+		}
+		now, old, flo := med(subjects[0], fig), med(subjects[1], fig), med(subjects[2], fig)
+		fmt.Printf(" %10s %10s\n", fmt.Sprintf("×%.2f", now/flo), fmt.Sprintf("×%.2f", now/old))
+	}
+	msOf := func(d time.Duration) float64 { return ms(d) }
+	row("spawn → initialize", "ms", func(f freshFigs) float64 { return msOf(f.init) })
+	row("session/new (fresh process)", "ms", func(f freshFigs) float64 { return msOf(f.newSess) })
+	row("CPU, spawn → initialize", "ms", func(f freshFigs) float64 { return msOf(f.initCPU) })
+	row("CPU, session/new", "ms", func(f freshFigs) float64 { return msOf(f.newSessCPU) })
+	row("idle RSS (initialize + new)", "MiB", func(f freshFigs) float64 { return float64(f.rss) / 1024 })
+	row("idle PSS (initialize + new)", "MiB", func(f freshFigs) float64 { return float64(f.pss) / 1024 })
 	sync := ms(median(syncs))
-	fmt.Printf("  %-34s %6.2f ms (create, write, fsync the file and its directory)\n", "a new log's fsync", sync)
+	fmt.Printf("  %-30s %8.2f ms (create, write, fsync the file and its directory)\n", "a new log's fsync", sync)
+	if depFloor != "" {
+		fmt.Println("  (deps floor: the floor linked with the libraries dsh links; it answers session/new as initialize)")
+	}
 	fmt.Println()
-	initRatio := float64(median(now.init)) / float64(median(flo.init))
-	fmt.Printf("RATIO start-initialize %.2fx target <= %.1fx\n", initRatio, targetInitRatio)
-	fmt.Printf("RATIO idle-rss-MiB %.1f target <= %.0f\n", mib(now.rss), targetIdleRSS)
-	fmt.Printf("RATIO session-new-beyond-fsync-ms %.2f target <= %.0f\n", ms(median(now.newSess))-sync, targetNewBeyond)
-	fmt.Printf("RATIO start-initialize-vs-before %.2fx target <= 1.0x\n", float64(median(now.init))/float64(median(old.init)))
-	fmt.Printf("RATIO session-new-vs-before %.2fx target <= 1.0x\n", float64(median(now.newSess))/float64(median(old.newSess)))
+	now, old, flo := subjects[0], subjects[1], subjects[2]
+	initOf := func(f freshFigs) float64 { return msOf(f.init) }
+	newOf := func(f freshFigs) float64 { return msOf(f.newSess) }
+	rssOf := func(f freshFigs) float64 { return float64(f.rss) / 1024 }
+	fmt.Printf("RATIO start-initialize %.2fx target <= %.1fx\n", med(now, initOf)/med(flo, initOf), targetInitRatio)
+	fmt.Printf("RATIO idle-rss-MiB %.1f target <= %.0f\n", med(now, rssOf), targetIdleRSS)
+	fmt.Printf("RATIO session-new-beyond-fsync-ms %.2f target <= %.0f\n", med(now, newOf)-sync, targetNewBeyond)
+	fmt.Printf("RATIO start-initialize-vs-before %.2fx target <= 1.0x\n", med(now, initOf)/med(old, initOf))
+	fmt.Printf("RATIO session-new-vs-before %.2fx target <= 1.0x\n", med(now, newOf)/med(old, newOf))
 	return nil
 }
 
