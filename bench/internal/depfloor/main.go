@@ -34,7 +34,7 @@ func main() {
 	}
 }
 
-// idOf is the request's id as it was written (acpbench writes `"id":N,`).
+// idOf is the request's numeric id as it was written, "null" without one.
 func idOf(line []byte) string {
 	const key = `"id":`
 	for i := 0; i+len(key) < len(line); i++ {
@@ -42,6 +42,9 @@ func idOf(line []byte) string {
 			continue
 		}
 		j := i + len(key)
+		for j < len(line) && line[j] == ' ' {
+			j++
+		}
 		k := j
 		for k < len(line) && line[k] >= '0' && line[k] <= '9' {
 			k++
