@@ -106,7 +106,9 @@ func (a *Agent) setPeer(p peer) {
 
 // Initialize answers with what dsh supports: loading, listing, resuming,
 // closing and deleting sessions, logging out, embedded context and images in prompts (no audio), MCP
-// servers over stdio, HTTP and SSE, and sign-in with an API key.
+// servers over stdio, HTTP and SSE, and sign-in with an API key. A request of
+// the usual shape is answered by initializeFast instead, the same answer
+// (TestInitializeFastIsTheSDKs): a change here is a change there.
 func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
 	on, _ := p.ClientCapabilities.Meta["terminal_output"].(bool)
 	a.mu.Lock()

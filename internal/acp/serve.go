@@ -21,6 +21,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, o Options) error {
 	a.waiting = &announcements{fns: map[string]func(){}}
 	rpc := rpcfix.New(in, out, a.waiting.responded)
 	rpc.OnCancel(a.cancelRequest)
+	rpc.AnswerFirst(sdk.AgentMethodInitialize, a.initializeFast)
 	conn := sdk.NewAgentSideConnection(a, rpc, rpc.Reader())
 	conn.SetLogger(a.o.Logger)
 	a.setPeer(notifier{conn: conn, rpc: rpc})

@@ -35,9 +35,12 @@ func (e *FormatError) Error() string {
 // live is the same value as the one read back from the file.
 func encode(r Record) ([]byte, Record, error) {
 	r.Time = r.Time.UTC()
-	b, err := json.Marshal(r, encOpts)
-	if err != nil {
-		return nil, Record{}, fmt.Errorf("encode %s record: %w", r.Type, err)
+	b, ok := encodeHeader(r)
+	if !ok {
+		var err error
+		if b, err = json.Marshal(r, encOpts); err != nil {
+			return nil, Record{}, fmt.Errorf("encode %s record: %w", r.Type, err)
+		}
 	}
 	// Read back as a reload reads it (decodeFast, else json.Unmarshal).
 	var back Record

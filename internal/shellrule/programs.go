@@ -3,6 +3,7 @@ package shellrule
 import (
 	"slices"
 	"strings"
+	"sync"
 )
 
 // A programRule refuses to remember a call of a program: always, or when its
@@ -42,10 +43,9 @@ const (
 // programRules is every program dsh never remembers an approval for, or not with
 // some options, by the program's base name. Programs not here are remembered by
 // name (plus subcommand), whatever their literal arguments: approving `rm` is
-// approving rm.
-var programRules = map[string][]programRule{}
-
-func init() {
+// approving rm. Built on the first command checked, not at every dsh start.
+var programRules = sync.OnceValue(func() map[string][]programRule {
+	programRules := map[string][]programRule{}
 	for what, names := range map[string]string{
 		runsArgs: "eval exec env xargs sudo doas su pkexec run0 nohup timeout nice ionice chrt " +
 			"taskset numactl setsid stdbuf unbuffer script expect watch source . command builtin " +
@@ -106,7 +106,8 @@ func init() {
 	} {
 		programRules[name] = append(programRules[name], rules...)
 	}
-}
+	return programRules
+})
 
 // tarRule: tar runs programs given by option, also in its old-style first
 // argument ("tar xIf prog a.tar").

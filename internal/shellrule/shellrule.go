@@ -258,7 +258,7 @@ func (c *checker) call(ce *syntax.CallExpr) {
 		return
 	}
 	name := baseName(prog.value)
-	rules := programRules[name]
+	rules := programRules()[name]
 	for _, r := range rules {
 		if arg, ok := r.match(args); ok {
 			if arg != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"unsafe"
@@ -83,6 +84,12 @@ func (t *typed[P, M]) meta(raw jsontext.Value) *M {
 	t.memo.next = (t.memo.next + 1) % memoSize
 	t.memo.Unlock()
 	return m
+}
+
+// reflectSchema reflects P's schema afresh, and names P as schemas_gen.go does.
+func (t *typed[P, M]) reflectSchema() (string, *schema, error) {
+	s, err := schemaFor[P]()
+	return schemaKey(reflect.TypeFor[P]()), s, err
 }
 
 func (t *typed[P, M]) Name() string           { return t.spec.Name }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-json-experiment/json/jsontext"
 	gjs "github.com/google/jsonschema-go/jsonschema"
@@ -20,8 +21,10 @@ import (
 )
 
 type schema struct {
-	raw      jsontext.Value
-	required []string // the top-level members every call has
+	raw jsontext.Value
+	// required are the top-level members every call has; a generated schema
+	// decodes them on the first call that checks them.
+	required func() []string
 	// resolved is the validator, built on the first call that is validated:
 	// opening a session needs only raw (the model's tool list), and a
 	// process that answers session/new should not pay for it.
@@ -186,6 +189,12 @@ func simpleInt(d *jsontext.Decoder) (*int, bool) {
 	return &i, err == nil
 }
 
+//go:generate go test -run TestGeneratedSchemas . -update
+
+// reflections counts the schemas reflected, for the test that opening a
+// session reflects none.
+var reflections atomic.Int64
+
 // schemas holds each parameter type's schema, built on first use and shared
 // read-only by every tool of that type in the process: reflecting, encoding and
 // resolving a schema was most of what opening a session cost, and most of what
@@ -198,8 +207,30 @@ func sharedSchema[P any]() func() (*schema, error) {
 	if f, ok := schemas.Load(t); ok {
 		return f.(func() (*schema, error))
 	}
-	f, _ := schemas.LoadOrStore(t, sync.OnceValues(schemaFor[P]))
+	build := schemaFor[P]
+	if raw := generatedSchema(schemaKey(t)); raw != "" {
+		build = func() (*schema, error) { return generated(raw) }
+	}
+	f, _ := schemas.LoadOrStore(t, sync.OnceValues(build))
 	return f.(func() (*schema, error))
+}
+
+// schemaKey names a parameter type in schemas_gen.go.
+func schemaKey(t reflect.Type) string { return t.PkgPath() + "." + t.Name() }
+
+// generated is a schema as go generate wrote it from the reflection below:
+// a fresh process that opens a session reads these bytes instead of reflecting
+// and encoding every tool's parameters to size the model's context.
+func generated(raw string) (*schema, error) {
+	b := []byte(raw)
+	required := sync.OnceValue(func() []string {
+		g, ok := simpleSchema(b)
+		if !ok { // TestSchemasNeedNoReflection keeps this from happening
+			panic("the generated schema is not one simpleSchema decodes; run go generate ./internal/tool")
+		}
+		return g.Required
+	})
+	return &schema{raw: b, required: required, resolved: sync.OnceValues(func() (*gjs.Resolved, error) { return resolve(b) })}, nil
 }
 
 // schemaFor reflects P's JSON schema: fields without omitempty are required,
@@ -207,6 +238,7 @@ func sharedSchema[P any]() func() (*schema, error) {
 // `jsonschema` struct tags. The validator is chosen for a cheap start-up: dsh acp
 // must answer initialize within milliseconds of spawning.
 func schemaFor[P any]() (*schema, error) {
+	reflections.Add(1)
 	r := &jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, Anonymous: true}
 	var p P
 	s := r.Reflect(p)
@@ -215,25 +247,26 @@ func schemaFor[P any]() (*schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &schema{raw: jsontext.Value(raw), required: s.Required, resolved: sync.OnceValues(func() (*gjs.Resolved, error) { return resolve(raw) })}, nil
+	return &schema{raw: jsontext.Value(raw), required: func() []string { return s.Required }, resolved: sync.OnceValues(func() (*gjs.Resolved, error) { return resolve(raw) })}, nil
 }
 
 // complete reports whether args, an object that decoded into the parameters,
 // has every required top-level member: the cheap part of validation, which
 // tells a logged call that was refused for a missing field from one that ran.
 func (s *schema) complete(args []byte) bool {
-	if len(s.required) == 0 {
+	required := s.required()
+	if len(required) == 0 {
 		return true
 	}
 	seen := 0
 	fast := jsonfast.NewReader(args)
 	if fast.Object(func(name []byte) bool {
-		if slices.Contains(s.required, string(name)) {
+		if slices.Contains(required, string(name)) {
 			seen++ // the reader refuses duplicate names
 		}
 		return fast.Skip(0)
 	}) && fast.End() {
-		return seen == len(s.required)
+		return seen == len(required)
 	}
 	d := jsontext.NewDecoder(bytes.NewReader(args))
 	if t, err := d.ReadToken(); err != nil || t.Kind() != '{' {
@@ -245,14 +278,14 @@ func (s *schema) complete(args []byte) bool {
 		if err != nil {
 			return false
 		}
-		if slices.Contains(s.required, k.String()) {
+		if slices.Contains(required, k.String()) {
 			seen++ // the decoder refuses duplicate names
 		}
 		if err := d.SkipValue(); err != nil {
 			return false
 		}
 	}
-	return seen == len(s.required)
+	return seen == len(required)
 }
 
 // validate checks args against the schema, phrasing the problem for a model.

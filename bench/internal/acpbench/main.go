@@ -5,9 +5,10 @@
 // log of -calls calls of every built-in tool. It also times a one-shot
 // `dsh tool read`. With -before it measures an earlier dsh build the same way,
 // interleaved in the same run, and prints now / before / ratio; with -ref, a
-// reference agent.
+// reference agent; with -before and -floor, fresh processes of both builds
+// and of the floor (bench/start.sh), and the RATIO lines of their targets.
 //
-//	acpbench -dsh ./dsh [-before ./dsh-old] [-ref ./example-agent] [-runs 10] [-calls 10000]
+//	acpbench -dsh ./dsh [-before ./dsh-old] [-ref ./example-agent] [-floor ./example-agent [-depfloor ./depfloor]] [-runs 10] [-calls 10000]
 package main
 
 import (
@@ -33,12 +34,21 @@ func main() {
 	dsh := flag.String("dsh", "", "the dsh binary")
 	before := flag.String("before", "", "an earlier dsh binary to compare with (optional)")
 	ref := flag.String("ref", "", "a reference ACP agent binary (optional)")
+	floor := flag.String("floor", "", "with -before: a minimal Go agent, the floor of start-up; prints the RATIO lines of a fresh process (optional)")
+	depFloor := flag.String("depfloor", "", "with -floor: the floor linked with dsh's dependencies (bench/internal/depfloor), shown beside it (optional)")
 	runs := flag.Int("runs", 10, "runs per measurement; the median is reported")
 	calls := flag.Int("calls", 10000, "tool calls in the session that is loaded")
 	flag.Parse()
 	if *dsh == "" {
 		fmt.Fprintln(os.Stderr, "usage: acpbench -dsh BIN [-before BIN] [-ref BIN] [-runs N]")
 		os.Exit(2)
+	}
+	if *before != "" && *floor != "" {
+		if err := start(*dsh, *before, *floor, *depFloor, *runs); err != nil {
+			fmt.Fprintln(os.Stderr, "acpbench:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if *before != "" {
 		if err := compare(*dsh, *before, *runs, *calls); err != nil {

@@ -51,6 +51,9 @@ type Conn struct {
 	lastCall int                       // the last of dsh's own request ids (Call)
 	calls    map[string]chan callReply // dsh's own requests waiting, by id
 	gone     chan struct{}             // closed when the client's stream ends
+
+	// first are AnswerFirst's functions, by method.
+	first map[string]func(jsontext.Value) ([]byte, bool)
 }
 
 // batchSize is how much of a replay may wait before it is written.
@@ -199,18 +202,25 @@ func (c *Conn) filter(in io.Reader, sdkIn io.Writer) error {
 					return werr
 				}
 			} else if !c.ownReply(line) {
+				answered := false
 				if id, method, ok := request(line); ok {
 					c.mu.Lock()
 					c.pending[idKey(id)] = method
 					c.mu.Unlock()
+					var werr error
+					if answered, werr = c.answerFirst(line, id, method); werr != nil {
+						return werr
+					}
 					if method == sdk.AgentMethodSessionPrompt {
 						line = tagPrompt(line, id)
 					}
 				} else if bytes.Contains(line, []byte(`"$/cancel_request"`)) {
 					c.cancelRequest(line)
 				}
-				if _, werr := sdkIn.Write(append(line, '\n')); werr != nil {
-					return werr
+				if !answered {
+					if _, werr := sdkIn.Write(append(line, '\n')); werr != nil {
+						return werr
+					}
 				}
 			}
 		}
