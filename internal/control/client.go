@@ -226,7 +226,10 @@ func (c *Client) shut() { c.closeOnce.Do(func() { close(c.closed) }) }
 
 // pending makes a permission request or question of the wire a host one,
 // whose answer goes back over the connection.
-func (c *Client) pending(e *Event) (host.Event, error) {
+func (c *Client) pending(e *Event) (host.Event, error) { return c.pendingWith(e, c.answer) }
+
+// pendingWith is pending with answers handed to send.
+func (c *Client) pendingWith(e *Event, send func(Request)) (host.Event, error) {
 	if p := e.Permission; e.Kind == EventPermission && p != nil {
 		req, err := permissionRequest(p)
 		if err != nil {
@@ -234,7 +237,7 @@ func (c *Client) pending(e *Event) (host.Event, error) {
 		}
 		id := p.ID
 		hp, end := host.RemotePermission(req, func(d host.Decision) {
-			c.answer(Request{Op: OpPermission, Waiting: id, Decision: decisionName(d)})
+			send(Request{Op: OpPermission, Waiting: id, Decision: decisionName(d)})
 		})
 		hp.Unlogged, hp.Parent, hp.Child = p.Unlogged, p.Parent, p.Child
 		c.wait(id, end)
@@ -247,7 +250,7 @@ func (c *Client) pending(e *Event) (host.Event, error) {
 		}
 		id := q.ID
 		hq, end := host.RemoteQuestion(req, func(a card.Answer) {
-			c.answer(Request{Op: OpQuestion, Waiting: id, Answer: &a})
+			send(Request{Op: OpQuestion, Waiting: id, Answer: &a})
 		})
 		hq.Parent, hq.Child = q.Parent, q.Child
 		c.wait(id, end)

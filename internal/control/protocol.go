@@ -186,11 +186,11 @@ type Request struct {
 	// From names the client ("web", "attach" …): the log records it with
 	// the answers it gives.
 	From  string `json:"from,omitempty"`
-	Input *Input `json:"input,omitempty"`
+	Input *Input `json:"input,omitzero"`
 	// Waiting is the permission's or question's ID.
 	Waiting  string       `json:"waiting,omitempty"`
 	Decision string       `json:"decision,omitempty"`
-	Answer   *card.Answer `json:"answer,omitempty"`
+	Answer   *card.Answer `json:"answer,omitzero"`
 	Mode     string       `json:"mode,omitempty"`
 	Model    string       `json:"model,omitempty"`
 	Thinking string       `json:"thinking,omitempty"`
