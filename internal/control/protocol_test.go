@@ -167,7 +167,8 @@ func TestEventsRoundTrip(t *testing.T) {
 				if len(sent) != 1 || sent[0].Waiting != "w7" || sent[0].Answer.ID != "a" {
 					t.Errorf("answer sent as %+v", sent)
 				}
-			default:
+			case host.KindRecord, host.KindDelta, host.KindModelRequest, host.KindCallStarted, host.KindUsage,
+				host.KindStatus, host.KindChild, host.KindNotice:
 				want, _ := json.Marshal(w, recordOpts)
 				again, err := wireEvent(back, "w7")
 				if err != nil {
