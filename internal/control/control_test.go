@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/script"
@@ -286,5 +287,45 @@ func TestLongSessionDir(t *testing.T) {
 	}
 	if s.Title() != "a long one" {
 		t.Errorf("title %q after a client's rename", s.Title())
+	}
+}
+
+// TestQuestionAnsweredByAClient: a tool's question shows in a client, its
+// answer reaches the tool, and the log says who answered.
+func TestQuestionAnsweredByAClient(t *testing.T) {
+	s, dir := live(t, `{"turns": [
+		{"tool_calls": [{"id": "q1", "name": "ask_user", "args": {"question": "Which database?", "options": [{"label": "SQLite"}, {"label": "Postgres"}]}}]},
+		{"text": "done"}]}`)
+	c := dial(t, dir, s.ID(), "web")
+	turn := make(chan error, 1)
+	go func() {
+		_, err := s.Submit(context.Background(), host.Input{Text: "go", Where: host.Terminal})
+		turn <- err
+	}()
+	q := next(t, c, host.KindQuestion).Question
+	if q.Request.Question.Text != "Which database?" || len(q.Request.Question.Choices) != 2 {
+		t.Fatalf("the client was asked %+v", q.Request.Question)
+	}
+	ch := q.Request.Question.Choices[1]
+	q.Answer(card.Answer{ID: ch.ID, Text: ch.Label})
+	<-q.Done()
+	if err := <-turn; err != nil {
+		t.Fatal(err)
+	}
+	recs, err := session.ReadFile(s.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range recs {
+		if r.Type == session.TypeDecision {
+			got = append(got, r.Decision+" from "+r.From)
+		}
+		if r.Type == session.TypeToolResult && r.CallID == "q1" && !strings.Contains(r.Result.Content[0].Text, "Postgres") {
+			t.Errorf("the tool got %q, want the client's answer", r.Result.Content[0].Text)
+		}
+	}
+	if strings.Join(got, ",") != "answer from web" {
+		t.Errorf("decisions %v, want the web client's answer", got)
 	}
 }
