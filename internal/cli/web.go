@@ -52,16 +52,19 @@ func runWebCmd(ctx context.Context, io IO, args []string) error {
 			dirs[i] = filepath.Join(io.Cwd, d)
 		}
 	}
+	// Refused before listening: nothing beyond loopback is ever served in plain HTTP.
+	if !*remote && !loopbackAddr(*addr) {
+		return usageErr(io, fs, "--addr %s is not a loopback address: anyone who reaches it could run commands as you; "+
+			"add --remote to serve it over HTTPS, or use an SSH tunnel (see the README)", *addr)
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err
 	}
 	tcp, _ := ln.Addr().(*net.TCPAddr)
-	loopback := tcp != nil && tcp.IP.IsLoopback()
-	if !loopback && !*remote {
+	if tcp == nil || (!*remote && !tcp.IP.IsLoopback()) { // a name that resolved beyond loopback
 		_ = ln.Close()
-		return usageErr(io, fs, "--addr %s is not a loopback address: anyone who reaches it could run commands here; "+
-			"add --remote to serve it over HTTPS, or use an SSH tunnel (see the README)", *addr)
+		return fmt.Errorf("dsh web: %s listens on %s, not on loopback: add --remote to serve it over HTTPS", *addr, ln.Addr())
 	}
 	token := web.NewToken()
 	srv, err := web.New(web.Options{Dir: dir, Token: token, Registry: toolset.All(), Roots: dirs,
@@ -76,12 +79,12 @@ func runWebCmd(ctx context.Context, io IO, args []string) error {
 		}
 	}()
 	host := "127.0.0.1"
-	if tcp != nil && !tcp.IP.IsUnspecified() {
+	if !tcp.IP.IsUnspecified() {
 		host = tcp.IP.String()
 	}
 	scheme := "http"
 	var names []string
-	if !loopback {
+	if *remote {
 		scheme = "https"
 		names = web.LocalNames(tcp.IP)
 		cert, fp, err := web.Certificate(filepath.Join(filepath.Dir(dir), "web"), names, io.Now())
@@ -90,8 +93,10 @@ func runWebCmd(ctx context.Context, io IO, args []string) error {
 			return err
 		}
 		ln = web.TLSListener(ln, cert)
-		fmt.Fprintf(io.Err, "dsh web: warning: listening on %s, not only on loopback: anyone who can reach it and learns the URL can run commands as you\n"+
-			"dsh web: the certificate's SHA-256 fingerprint is %s — check that the browser shows the same\n", ln.Addr(), fp)
+		if !tcp.IP.IsLoopback() {
+			fmt.Fprintf(io.Err, "dsh web: warning: listening on %s, not only on loopback: anyone who can reach it and learns the URL can run commands as you\n", ln.Addr())
+		}
+		fmt.Fprintf(io.Err, "dsh web: HTTPS with a certificate dsh made; its SHA-256 fingerprint is %s — check that the browser shows the same\n", fp)
 	}
 	u := url.URL{Scheme: scheme, Host: net.JoinHostPort(host, portOf(ln.Addr())), Path: "/", RawQuery: "token=" + token}
 	fmt.Fprintf(io.Out, "dsh web: serving the sessions in %s\nOpen %s\n(Ctrl-C to stop)\n", dir, u.String())
@@ -129,6 +134,19 @@ func webOpener(ctx context.Context, io IO, f settingsFlags) func(context.Context
 		}
 		return web.Live{Session: s, Events: events(s, ctx.Done())}, nil
 	}
+}
+
+// loopbackAddr says addr (host:port) listens on loopback only.
+func loopbackAddr(addr string) bool {
+	h, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
 }
 
 func portOf(a net.Addr) string {

@@ -249,4 +249,3 @@ func totalsOf(st host.Status) (t usage.Totals) {
 	t.InputTokens, t.OutputTokens, t.Cost, t.Unpriced = st.InputTokens, st.OutputTokens, st.Cost, st.Unpriced
 	return t
 }
-
