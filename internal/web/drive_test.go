@@ -230,3 +230,57 @@ func TestAnswerChecked(t *testing.T) {
 		t.Errorf("no answer: %v %v", a, err)
 	}
 }
+
+// A finished session is continued from its page (reopened in the directory it
+// ran in, which must be one the page may use) and deleted from it through the
+// host; one live in another process is not deleted.
+func TestDriveResumeDelete(t *testing.T) {
+	d := driveServer(t, `{"turns": [{"text": "Again."}]}`)
+	c := client(t, d.ts)
+	const old, outside, busy = "20250314-093012-old00000", "20250314-093013-out00000", "20250314-093014-busy0000"
+	for id, cwd := range map[string]string{old: d.root, outside: t.TempDir(), busy: d.root} {
+		log, err := session.Create(d.dir, id, cwd, session.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range []session.Record{{Type: session.TypeUser, Text: "hello"}, {Type: session.TypeTurnEnd, StopReason: "end_turn"}} {
+			if err := log.Append(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if id == busy {
+			t.Cleanup(func() { log.Close() }) // held open: live, as in another dsh process
+		} else {
+			log.Close()
+		}
+	}
+	if _, page := get(t, c, d.ts.URL+"/s/"+old); !strings.Contains(page, `data-post="resume"`) || !strings.Contains(page, `data-post="delete"`) {
+		t.Error("a finished session's page offers neither to continue nor to delete it")
+	}
+	if _, page := get(t, c, d.ts.URL+"/s/"+busy); strings.Contains(page, `data-post="resume"`) || strings.Contains(page, `data-post="delete"`) {
+		t.Error("a live session's page offers to continue or delete it")
+	}
+	if code, body := post(t, c, d.ts.URL, "/s/"+outside+"/resume", nil); code != http.StatusForbidden {
+		t.Errorf("resume a session that ran outside the roots: %d %s", code, body)
+	}
+	if code, body := post(t, c, d.ts.URL, "/s/"+old+"/resume", nil); code != http.StatusOK || !strings.Contains(body, old) {
+		t.Fatalf("resume: %d %s", code, body)
+	}
+	if _, page := get(t, c, d.ts.URL+"/s/"+old); !strings.Contains(page, `id="composer"`) {
+		t.Error("the continued session has no composer")
+	}
+	if code, body := post(t, c, d.ts.URL, "/s/"+busy+"/delete", nil); code != http.StatusConflict {
+		t.Errorf("delete a session live elsewhere: %d %s", code, body)
+	}
+	for _, id := range []string{old, outside} { // the driven one is closed first
+		if code, body := post(t, c, d.ts.URL, "/s/"+id+"/delete", nil); code != http.StatusNoContent {
+			t.Errorf("delete %s: %d %s", id, code, body)
+		}
+		if _, err := os.Stat(filepath.Join(d.dir, id+".jsonl")); !os.IsNotExist(err) {
+			t.Errorf("%s's log after delete: %v", id, err)
+		}
+	}
+	if code, _ := post(t, c, d.ts.URL, "/s/"+old+"/delete", nil); code != http.StatusNotFound {
+		t.Errorf("delete it again: %d", code)
+	}
+}
