@@ -14,10 +14,15 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+
+	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/script"
 	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/toolset"
 )
 
@@ -282,5 +287,37 @@ func TestDriveResumeDelete(t *testing.T) {
 	}
 	if code, _ := post(t, c, d.ts.URL, "/s/"+old+"/delete", nil); code != http.StatusNotFound {
 		t.Errorf("delete it again: %d", code)
+	}
+}
+
+// A permission request's and a question's box, a notice and the status show
+// what the session holds as text: the model's tool name, its call, the
+// question, its choices and a notice make no element or attribute.
+func TestAskBoxIsText(t *testing.T) {
+	d := driveServer(t, `{"turns": [{"text": "ok"}]}`)
+	b := d.srv.newBuilder("s", false)
+	perm := &ask{key: "a1", perm: &host.Permission{Request: host.PermissionRequest{CallID: evilScript, Tool: evilScript,
+		Card: &card.GenericCall{Title: evil}}}}
+	perm.perm.Request.Approval.Label, perm.perm.Request.Approval.Remember = evilPre, true
+	q := &ask{key: "a2", q: host.NewQuestion(host.QuestionRequest{CallID: "q", Tool: "ask_user",
+		Question: tool.Question{Text: evil, Choices: []card.Choice{{ID: evilLink, Label: evilImg}}, FreeText: true}})}
+	var w bytes.Buffer
+	out{&w}.ask(b.askView(perm))
+	out{&w}.ask(b.askView(q))
+	out{&w}.notice(evil)
+	out{&w}.status(host.Status{Model: evilScript, Thinking: evilPre, Mode: host.Mode(evilImg)})
+	nodes, err := html.ParseFragment(&w, &html.Node{Type: html.ElementNode, DataAtom: atom.Body, Data: "body"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	for _, n := range nodes {
+		checkTree(t, "ask", n, 0)
+		text.WriteString(textOf(n))
+	}
+	for _, want := range []string{evilScript, evilPre, evilLink, evilImg} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("the boxes do not show %q as text", want)
+		}
 	}
 }
