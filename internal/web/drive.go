@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/dsh-dev/dsh/internal/host"
+	"github.com/dsh-dev/dsh/internal/session"
 )
 
 // Driven is what the page needs of a live session it drives: one this process
@@ -133,7 +134,19 @@ func (d *driver) event(e host.Event) {
 		d.add(&ask{q: e.Question})
 	case host.KindNotice:
 		d.notice(e.Text)
-	case host.KindRecord, host.KindDelta, host.KindModelRequest, host.KindCallStarted, host.KindUsage, host.KindChild:
+	case host.KindDelta:
+		// The model's words as they stream, until the record that holds them
+		// reaches the page through the log.
+		var w bytes.Buffer
+		out{&w}.delta(e.Delta)
+		d.send(event{"delta", w.Bytes()})
+	case host.KindModelRequest:
+		d.send(event{"stream", nil}) // what streamed before is void or logged
+	case host.KindRecord:
+		if t := e.Record.Type; t == session.TypeAssistant || t == session.TypeThinking || t == session.TypeTurnEnd {
+			d.send(event{"stream", nil})
+		}
+	case host.KindCallStarted, host.KindUsage, host.KindChild:
 		// The log holds what these lead to; the page tails it.
 	}
 }
@@ -205,8 +218,12 @@ var decisions = map[string]host.Decision{
 func (d *driver) notice(text string) {
 	var w bytes.Buffer
 	out{&w}.notice(text)
+	d.send(event{"notice", w.Bytes()})
+}
+
+func (d *driver) send(e event) {
 	d.mu.Lock()
-	d.broadcastLocked(event{"notice", w.Bytes()})
+	d.broadcastLocked(e)
 	d.mu.Unlock()
 }
 

@@ -158,6 +158,7 @@ func TestDrivePromptApproveUndo(t *testing.T) {
 	if code, body := post(t, c, d.ts.URL, "/s/"+id+"/input", map[string]any{"text": "write hello.txt"}); code != http.StatusAccepted {
 		t.Fatalf("POST input = %d %s", code, body)
 	}
+	waitEvent(t, ctx, control, "delta", regexp.MustCompile(`^<span class="delta">Wr`))
 	ask := waitEvent(t, ctx, control, "ask", regexp.MustCompile(`data-decision="allow_once"`))
 	if !strings.Contains(ask.data, `data-card="diff-call"`) || !strings.Contains(ask.data, "hello from the page") {
 		t.Errorf("the permission box does not show the write's diff: %s", ask.data)

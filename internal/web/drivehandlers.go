@@ -322,6 +322,8 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 //	event: ask     a permission request's or question's box, added
 //	event: asked   the key of a box to remove: answered here or elsewhere
 //	event: notice  something the user is told about their input
+//	event: delta   a piece of the model's text as it streams, appended
+//	event: stream  what streamed is void, or logged: cleared
 //	event: ended   the session ended; nothing more comes
 //
 // A stream starts with the status and every box still waiting.

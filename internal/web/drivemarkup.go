@@ -7,6 +7,7 @@ import (
 
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/host"
+	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/session/usage"
 )
 
@@ -119,6 +120,18 @@ func (o out) ask(a askView) {
 	o.raw("</div></section>")
 }
 
+// delta is a "delta" event: a piece of the model's text or thinking as it
+// streams.
+func (o out) delta(d provider.Delta) {
+	o.raw("<span class=\"delta")
+	if d.Type == provider.DeltaThinking {
+		o.raw(" thinking")
+	}
+	o.raw("\">")
+	o.esc(d.Text)
+	o.raw("</span>")
+}
+
 // notice is a "notice" event: what the user is told about their input.
 func (o out) notice(text string) {
 	o.raw("<p class=\"item note notice\" data-item=\"notice\">")
@@ -167,7 +180,7 @@ func (o out) composer(c composerView) {
 	o.urlPart(c.ID)
 	o.raw("\" data-control=\"/s/")
 	o.urlPart(c.ID)
-	o.raw("/control\">\n<div id=\"asks\"></div>\n")
+	o.raw("/control\">\n<div id=\"stream\" class=\"stream\"></div>\n<div id=\"asks\"></div>\n")
 	o.status(c.Status)
 	o.raw("<textarea name=\"text\" rows=\"3\" placeholder=\"A prompt, a /command or an @file — Enter sends, Shift+Enter a new line\"></textarea>\n" +
 		"<div class=\"composer-row\"><input type=\"file\" name=\"files\" multiple>" +

@@ -277,6 +277,14 @@
       const el = document.getElementById('ask-' + e.data);
       if (el) el.remove();
     });
+    // The model's words as they stream, cleared once the record that holds
+    // them comes through the log.
+    const stream = document.getElementById('stream');
+    es.addEventListener('delta', function (e) {
+      const el = fragment(e.data);
+      if (el) stream.append(el);
+    });
+    es.addEventListener('stream', function () { stream.textContent = ''; });
     es.addEventListener('notice', function (e) {
       const el = fragment(e.data);
       if (el) log.append(el);
