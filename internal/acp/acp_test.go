@@ -467,7 +467,7 @@ func TestQueuedPrompt(t *testing.T) {
 		case session.TypeHeader, session.TypeThinking, session.TypeToolCall, session.TypeProgress, session.TypeToolResult,
 			session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeCompaction, session.TypeInstructions,
 			session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeHook, session.TypeCommand,
-			session.TypeReply, session.TypeDamaged:
+			session.TypeReply, session.TypeDamaged, session.TypeDecision, session.TypeTitle:
 		}
 	}
 	want := []string{"First.", "Working.", "The first is done.", "end", "Second.", "The second is done.", "end"}

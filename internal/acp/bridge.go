@@ -158,7 +158,7 @@ func (b *bridge) updates(rec session.Record, replay bool) []sdk.SessionUpdate {
 			b.completed(session.TypeReply)
 			return one(withID(sdk.UpdateAgentMessageText(rec.Text), id))
 		}
-	case session.TypeHeader, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeDamaged, session.TypeCheckpoint:
+	case session.TypeHeader, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeDamaged, session.TypeCheckpoint, session.TypeDecision, session.TypeTitle:
 	}
 	return nil
 }

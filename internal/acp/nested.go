@@ -47,7 +47,7 @@ func (b *bridge) childUpdates(call, id string, rec session.Record, replay bool) 
 	case session.TypeToolCall, session.TypeProgress, session.TypeToolResult:
 	case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypePlan,
 		session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeCompaction, session.TypeInstructions,
-		session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeDamaged, session.TypeCommand, session.TypeReply:
+		session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeDamaged, session.TypeCommand, session.TypeReply, session.TypeDecision, session.TypeTitle:
 		return nil
 	case session.TypeHook:
 		// A hook that ran for a child's call: its card under the task too,

@@ -116,7 +116,7 @@ func (s *sess) replayRecord(r session.Record) error {
 	case session.TypeHeader, session.TypeAssistant, session.TypeThinking, session.TypeToolCall, session.TypeProgress,
 		session.TypeToolResult, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeDamaged,
 		session.TypeCompaction, session.TypeInstructions, session.TypeModel, session.TypeTurnEnd, session.TypeCheckpoint, session.TypeRestore, session.TypeHook,
-		session.TypeCommand, session.TypeReply:
+		session.TypeCommand, session.TypeReply, session.TypeDecision, session.TypeTitle:
 	}
 	return nil
 }
@@ -292,7 +292,7 @@ func (s *sess) record(r session.Record) {
 		s.settledUsage()
 	case session.TypeHeader, session.TypeToolCall, session.TypeAssistant, session.TypeThinking,
 		session.TypePlan, session.TypeAllow, session.TypeDamaged, session.TypeInstructions, session.TypeCheckpoint, session.TypeRestore, session.TypeHook,
-		session.TypeCommand, session.TypeReply:
+		session.TypeCommand, session.TypeReply, session.TypeDecision, session.TypeTitle:
 	}
 }
 

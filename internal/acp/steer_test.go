@@ -53,7 +53,7 @@ func TestSteer(t *testing.T) {
 		case session.TypeHeader, session.TypeThinking, session.TypeToolCall, session.TypeProgress,
 			session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeCompaction, session.TypeInstructions,
 			session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeHook, session.TypeCommand,
-			session.TypeReply, session.TypeDamaged:
+			session.TypeReply, session.TypeDamaged, session.TypeDecision, session.TypeTitle:
 		}
 	}
 	if got, want := strings.Join(seq, " | "), "Write notes. | result w1 | Use British spelling. | Steered. | end"; got != want {

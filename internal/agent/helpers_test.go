@@ -229,7 +229,7 @@ func summary(recs []session.Record) []string {
 			out = append(out, "model "+r.Model+" "+r.Thinking)
 		case session.TypeHook:
 			out = append(out, fmt.Sprintf("hook %s %s %s", r.Hook.Event, r.Hook.Tool, r.Hook.Decision))
-		case session.TypeDamaged:
+		case session.TypeDamaged, session.TypeDecision, session.TypeTitle:
 		}
 	}
 	return out

@@ -115,7 +115,7 @@ func (b *builder) fold(r session.Record) {
 			b.add(provider.RoleUser, p)
 		}
 	case session.TypeHeader, session.TypeProgress, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged, session.TypeCheckpoint, session.TypeRestore,
-		session.TypeCommand, session.TypeReply: // the user's and dsh's, not the model's
+		session.TypeCommand, session.TypeReply, session.TypeDecision, session.TypeTitle: // the user's and dsh's, not the model's
 		return
 	}
 	b.compacted = false

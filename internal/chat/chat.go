@@ -658,7 +658,7 @@ func (m *Model) child(c *host.Child) {
 			m.endLive(id)
 		case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypePlan,
 			session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeCompaction, session.TypeInstructions,
-			session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeDamaged, session.TypeHook, session.TypeCommand, session.TypeReply:
+			session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeDamaged, session.TypeHook, session.TypeCommand, session.TypeReply, session.TypeDecision, session.TypeTitle:
 		}
 		m.sb.child(c)
 	case host.KindDelta, host.KindModelRequest, host.KindPermission, host.KindUsage, host.KindStatus, host.KindQuestion, host.KindChild,
@@ -698,7 +698,7 @@ func (m *Model) record(rec session.Record) {
 		m.endLive(rec.CallID)
 	case session.TypeHeader, session.TypeUser, session.TypeTurnEnd, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeDamaged,
 		session.TypeCompaction, session.TypeInstructions, session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeHook,
-		session.TypeCommand, session.TypeReply:
+		session.TypeCommand, session.TypeReply, session.TypeDecision, session.TypeTitle:
 	}
 	m.release("")
 	m.sb.record(rec)

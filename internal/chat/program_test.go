@@ -118,9 +118,10 @@ func testProgram(t *testing.T, first string) {
 			types = append(types, r.Type)
 		}
 	}
-	// The prompt is checkpointed before and at its end (the host's /undo).
+	// The prompt is checkpointed before and at its end (the host's /undo);
+	// the user's answer to the call's prompt is logged, with who gave it.
 	want = append(want, session.TypeCheckpoint, session.TypeUser, session.TypeAssistant, session.TypeToolCall,
-		session.TypeToolResult, session.TypeAssistant, session.TypeTurnEnd, session.TypeCheckpoint)
+		session.TypeDecision, session.TypeToolResult, session.TypeAssistant, session.TypeTurnEnd, session.TypeCheckpoint)
 	if !equalTypes(types, want) {
 		t.Errorf("the log holds %v, want %v", types, want)
 	}

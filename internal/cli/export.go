@@ -171,7 +171,7 @@ func exportMarkdown(w io.Writer, id string, recs []session.Record, child func(st
 			continue
 		case session.TypeToolCall, session.TypeToolResult, session.TypePlan, session.TypeMode, session.TypeAllow,
 			session.TypeCompaction, session.TypeInstructions, session.TypeModel, session.TypeCheckpoint, session.TypeRestore,
-			session.TypeHook, session.TypeCommand, session.TypeReply, session.TypeDamaged:
+			session.TypeHook, session.TypeCommand, session.TypeReply, session.TypeDamaged, session.TypeDecision, session.TypeTitle:
 			// drawn as the terminal draws them, below
 		}
 		if err := fold.Record(ui, r); err != nil {

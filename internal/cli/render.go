@@ -101,7 +101,7 @@ func (j *jsonConsumer) item(rec session.Record) *jsonItem {
 		out.Call, out.Card = it.Call, it.Result // none for a reply without a diff
 	case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking,
 		session.TypeProgress, session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged, session.TypeCheckpoint,
-		session.TypeCommand:
+		session.TypeCommand, session.TypeDecision, session.TypeTitle:
 	}
 	return &out
 }

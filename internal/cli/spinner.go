@@ -96,7 +96,7 @@ func (s *spinner) record(rec session.Record, _ *termConsumer) {
 		s.set("waiting for the model")
 	case session.TypeHeader, session.TypeUser, session.TypePlan, session.TypeTurnEnd,
 		session.TypeMode, session.TypeAllow, session.TypeDamaged, session.TypeCompaction, session.TypeInstructions,
-		session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeHook, session.TypeCommand, session.TypeReply:
+		session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeHook, session.TypeCommand, session.TypeReply, session.TypeDecision, session.TypeTitle:
 	}
 }
 

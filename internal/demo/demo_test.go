@@ -149,7 +149,7 @@ func TestDemoRunsEndToEnd(t *testing.T) {
 			plans = append(plans, r.Plan)
 		case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking,
 			session.TypeProgress, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeDamaged, session.TypeCompaction, session.TypeInstructions, session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeHook,
-			session.TypeCommand, session.TypeReply:
+			session.TypeCommand, session.TypeReply, session.TypeDecision, session.TypeTitle:
 		}
 	}
 	for _, tl := range reg.Tools() {

@@ -205,7 +205,7 @@ func (t *Transcript) entries(r session.Record) []entry {
 		return []entry{e}
 	case session.TypeProgress, session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow,
 		session.TypeInstructions, session.TypeCheckpoint, session.TypeRestore, session.TypeHook, session.TypeCommand,
-		session.TypeReply, session.TypeDamaged:
+		session.TypeReply, session.TypeDamaged, session.TypeDecision, session.TypeTitle:
 	}
 	return nil
 }

@@ -248,7 +248,7 @@ func (sa *subagent) note(r session.Record) {
 		}
 	case session.TypeHeader, session.TypeUser, session.TypeThinking, session.TypeProgress, session.TypeToolResult,
 		session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeCompaction, session.TypeInstructions,
-		session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeDamaged, session.TypeHook, session.TypeCommand, session.TypeReply:
+		session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeDamaged, session.TypeHook, session.TypeCommand, session.TypeReply, session.TypeDecision, session.TypeTitle:
 	}
 }
 
@@ -273,8 +273,7 @@ func (sa *subagent) ask(ctx context.Context, child string, req agent.QuestionReq
 	req.Card = titled(req.Card, sa.agent)
 	q := NewQuestion(req)
 	q.Parent, q.Child = sa.call, child
-	sa.parent.bus.publish(Event{Kind: KindQuestion, Question: q})
-	return q.Wait(ctx)
+	return sa.parent.askQuestion(ctx, q)
 }
 
 // titled is a call card with the subagent's name in front of its title (a

@@ -157,6 +157,14 @@ type Options struct {
 	// Without one (dsh tool) the session calls no model, and its status counts
 	// the context without the system prompt and tools (agent.Config.NoModel).
 	Provider func() (provider.Provider, error)
+	// Client names the consumer this process shows the session in
+	// ("terminal", "editor"): a decision record names it when the answer
+	// came from it rather than from a client of the control socket.
+	Client string
+	// Live, if set, is called once the session is open, to let other
+	// clients join it (the control socket); what it returns is closed with
+	// the session. A subagent's session is not offered.
+	Live func(*Session) (io.Closer, error)
 	// Ask says that a consumer answers permission and question events. Without
 	// one, calls that need asking are refused and questions are not asked, with
 	// a message the model reads.
@@ -230,6 +238,9 @@ type Session struct {
 		mode agent.Mode
 	}
 	slots chan struct{}
+
+	titleMu sync.Mutex
+	title   string // the last title record's
 }
 
 func (o *Options) normalize() {
@@ -294,6 +305,7 @@ func Create(o Options) (*Session, error) {
 	}
 	s.log = log
 	s.agent.Fold(log.Header())
+	s.goLive()
 	return s, nil
 }
 
@@ -340,6 +352,7 @@ func Load(o Options, path string, replay func(*Session, session.Record) error) (
 			s.agent.Fold(r)
 		}
 		s.undo.fold(r)
+		s.foldTitle(r)
 		n := recordSize(r)
 		budget.take(n)
 		recs <- r
@@ -365,6 +378,7 @@ func Load(o Options, path string, replay func(*Session, session.Record) error) (
 		return nil, err
 	}
 	s.log = log
+	s.goLive()
 	return s, nil
 }
 
@@ -793,13 +807,13 @@ func (s *Session) permit(ctx context.Context, req agent.PermissionRequest) (agen
 }
 
 func (s *Session) askPermission(ctx context.Context, p *Permission) (agent.Decision, error) {
-	p.answer, p.done = make(chan agent.Decision, 1), make(chan struct{})
+	p.answer, p.done = make(chan decided, 1), make(chan struct{})
 	defer p.end()
 	defer s.waitsForUser()()
-	s.bus.publish(Event{Kind: KindPermission, Permission: p})
+	defer s.bus.ask(Event{Kind: KindPermission, Permission: p})()
 	select {
 	case d := <-p.answer:
-		return d, nil
+		return d.d, s.logDecision(p.Request.CallID, decisionName(d.d), d.from)
 	case <-ctx.Done():
 		return agent.Reject, ctx.Err()
 	}
@@ -807,10 +821,17 @@ func (s *Session) askPermission(ctx context.Context, p *Permission) (agent.Decis
 
 // ask puts a tool's question to the subscribers and takes the first answer.
 func (s *Session) ask(ctx context.Context, req agent.QuestionRequest) (card.Answer, error) {
-	q := NewQuestion(req)
+	return s.askQuestion(ctx, NewQuestion(req))
+}
+
+func (s *Session) askQuestion(ctx context.Context, q *Question) (card.Answer, error) {
 	defer s.waitsForUser()()
-	s.bus.publish(Event{Kind: KindQuestion, Question: q})
-	return q.Wait(ctx)
+	defer s.bus.ask(Event{Kind: KindQuestion, Question: q})()
+	a, err := q.wait(ctx)
+	if err != nil {
+		return a.a, err
+	}
+	return a.a, s.logDecision(q.Request.CallID, session.DecisionAnswer, a.from)
 }
 
 // waitsForUser marks the session as waiting for the user's answer (its

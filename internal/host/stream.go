@@ -2,7 +2,9 @@ package host
 
 import (
 	"context"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/agent"
@@ -64,6 +66,10 @@ type Question struct {
 	answer        chan answer
 	done          chan struct{}
 	once          sync.Once
+	// send, for a question another process asks (RemoteQuestion), takes
+	// the answer there instead.
+	send  func(card.Answer)
+	taken atomic.Bool // an answer was taken: later ones are not
 }
 
 // NewQuestion returns a pending question about req.
@@ -71,36 +77,76 @@ func NewQuestion(req agent.QuestionRequest) *Question {
 	return &Question{Request: req, answer: make(chan answer, 1), done: make(chan struct{})}
 }
 
+// RemoteQuestion is a question that a session in another process asks (a
+// client of its control socket shows it): Answer hands the answer to send,
+// and end, called when that session says it no longer waits, closes Done.
+func RemoteQuestion(req agent.QuestionRequest, send func(card.Answer)) (q *Question, end func()) {
+	q = &Question{Request: req, done: make(chan struct{}), send: send}
+	return q, q.end
+}
+
 // Wait waits for the answer, or for ctx to end, and then stops the question
 // waiting: it is the asking side's.
 func (q *Question) Wait(ctx context.Context) (card.Answer, error) {
+	a, err := q.wait(ctx)
+	return a.a, err
+}
+
+func (q *Question) wait(ctx context.Context) (answer, error) {
 	defer q.end()
 	select {
 	case a := <-q.answer:
-		return a.a, a.err
+		return a, a.err
 	case <-ctx.Done():
-		return card.Answer{}, ctx.Err()
+		return answer{}, ctx.Err()
 	}
 }
 
 type answer struct {
-	a   card.Answer
-	err error
+	a    card.Answer
+	err  error
+	from string
 }
 
 // Answer answers the question; later answers are ignored. The zero Answer
 // says the user chose none of the choices.
-func (q *Question) Answer(a card.Answer) { q.decide(answer{a: a}) }
+func (q *Question) Answer(a card.Answer) { q.AnswerFrom(a, "") }
+
+// AnswerFrom is Answer by the client from ("web", "attach" …), which the
+// log records with the answer; "" is the session's own consumer. It reports
+// whether the answer was taken: false when another came first or the
+// question no longer waits.
+func (q *Question) AnswerFrom(a card.Answer, from string) bool {
+	if q.send != nil {
+		q.send(a)
+		return true
+	}
+	return q.decide(answer{a: a, from: from})
+}
 
 // Unanswered says that no answer can be had, and why (dsh run's stdin is at
 // its end): the tool tells the model so.
-func (q *Question) Unanswered(why error) { q.decide(answer{err: why}) }
+func (q *Question) Unanswered(why error) {
+	if q.send != nil {
+		return // the session that asks has other clients to answer
+	}
+	q.decide(answer{err: why})
+}
 
-func (q *Question) decide(a answer) {
+func (q *Question) decide(a answer) bool {
 	select {
-	case q.answer <- a:
+	case <-q.done:
+		return false
 	default:
 	}
+	if !q.taken.CompareAndSwap(false, true) {
+		return false
+	}
+	select {
+	case q.answer <- a: // the first, into a buffer of one
+	default: // a question made without NewQuestion (a test's) takes none
+	}
+	return true
 }
 
 // Done is closed when the question stops waiting.
@@ -118,17 +164,54 @@ type Permission struct {
 	// Parent is, for a subagent's call, the parent's task call it runs under
 	// and Child the subagent's session: Request.CallID is the child's call.
 	Parent, Child string
-	answer        chan agent.Decision
+	answer        chan decided
 	done          chan struct{}
 	once          sync.Once
+	// send, for a request of a session in another process
+	// (RemotePermission), takes the decision there instead.
+	send  func(agent.Decision)
+	taken atomic.Bool // a decision was taken: later ones are not
+}
+
+type decided struct {
+	d    agent.Decision
+	from string
+}
+
+// RemotePermission is a permission request of a session in another process
+// (a client of its control socket shows it): Answer hands the decision to
+// send, and end, called when that session says it no longer waits, closes
+// Done.
+func RemotePermission(req agent.PermissionRequest, send func(agent.Decision)) (p *Permission, end func()) {
+	p = &Permission{Request: req, done: make(chan struct{}), send: send}
+	return p, p.end
 }
 
 // Answer decides the request; later answers are ignored.
-func (p *Permission) Answer(d agent.Decision) {
+func (p *Permission) Answer(d agent.Decision) { p.AnswerFrom(d, "") }
+
+// AnswerFrom is Answer by the client from ("web", "attach" …), which the
+// log records with the decision; "" is the session's own consumer. It
+// reports whether the decision was taken: false when another came first or
+// the request no longer waits.
+func (p *Permission) AnswerFrom(d agent.Decision, from string) bool {
+	if p.send != nil {
+		p.send(d)
+		return true
+	}
 	select {
-	case p.answer <- d:
+	case <-p.done:
+		return false
 	default:
 	}
+	if !p.taken.CompareAndSwap(false, true) {
+		return false
+	}
+	select {
+	case p.answer <- decided{d, from}: // the first, into a buffer of one
+	default: // a request no session asks (a test's) takes none
+	}
+	return true
 }
 
 // Done is closed when the request stops waiting.
@@ -151,9 +234,28 @@ type bus struct {
 	forward func(Event)
 	seq     uint64 // events published so far
 	closed  bool
+	// waiting are the permission requests and questions published and not
+	// yet ended, for a client that joins (Join).
+	waiting []Event
 }
 
 func newBus() *bus { return &bus{subs: map[*Subscription]struct{}{}} }
+
+// ask publishes a permission or question event and keeps it among the waiting
+// until the function it returns is called.
+func (b *bus) ask(e Event) func() {
+	b.mu.Lock()
+	b.waiting = append(b.waiting, e)
+	b.publishLocked(e)
+	b.mu.Unlock()
+	return func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.waiting = slices.DeleteFunc(b.waiting, func(w Event) bool {
+			return w.Permission == e.Permission && w.Question == e.Question
+		})
+	}
+}
 
 // put logs rec and publishes it as persisted.
 func (b *bus) put(log *session.Log, rec session.Record) (session.Record, error) {
@@ -186,10 +288,17 @@ func (b *bus) publishLocked(e Event) {
 	}
 }
 
-func (b *bus) subscribe(fn func(Event)) *Subscription {
+func (b *bus) subscribe(fn func(Event)) *Subscription { return b.subscribeAt(fn, nil) }
+
+// subscribeAt subscribes fn; at, if set, is called at the moment it starts,
+// under the lock that orders the events.
+func (b *bus) subscribeAt(fn func(Event), at func()) *Subscription {
 	s := &Subscription{fn: fn, bus: b, done: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
 	b.mu.Lock()
+	if at != nil {
+		at()
+	}
 	s.handled, s.seen = b.seq, b.seq
 	if b.closed {
 		s.stopped = true

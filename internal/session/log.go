@@ -326,3 +326,11 @@ func syncDir(dir string) {
 		_ = d.Close()
 	}
 }
+
+// Size is how many bytes of complete records the file holds: what a reader
+// that stops there has read of the records put so far.
+func (l *Log) Size() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.size
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/go-json-experiment/json"
@@ -137,6 +138,14 @@ func validate(r *Record) error {
 	case TypeReply:
 		if r.Text == "" {
 			return errors.New("reply record has no text")
+		}
+	case TypeDecision:
+		if r.CallID == "" || !slices.Contains(Decisions, r.Decision) {
+			return errors.New("decision record has no call or no decision")
+		}
+	case TypeTitle:
+		if strings.TrimSpace(r.Text) == "" {
+			return errors.New("title record has no title")
 		}
 	case TypeToolCall, TypeProgress:
 		if r.CallID == "" {
@@ -344,5 +353,17 @@ func Scan(path string, fn func(Record) error) error {
 	}
 	defer func() { _ = f.Close() }() // read-only: nothing to lose
 	_, err = scanRecords(f, path, fn)
+	return err
+}
+
+// ScanPrefix is Scan of the log's first size bytes (Log.Size at some moment),
+// leniently as a follower reads: a live session goes on appending after them.
+func ScanPrefix(path string, size int64, fn func(Record) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = f.Close() }() // read-only: nothing to lose
+	_, err = scanLog(io.LimitReader(f, size), path, true, fn)
 	return err
 }

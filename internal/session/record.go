@@ -61,11 +61,30 @@ const (
 	// TypeReply is a built-in command's answer to the user (Text), with the
 	// diff it shows (Diff: /diff); a command whose records say it all has none.
 	TypeReply RecordType = "reply"
+	// TypeDecision is the user's answer to a permission request or a
+	// question (CallID; Decision: allow, always, reject or answer), with From
+	// the client that gave it ("terminal", "editor", "web", "attach"): with
+	// many clients on a session, the first answer wins and the log says whose.
+	TypeDecision RecordType = "decision"
+	// TypeTitle names the session (Text) from here on: /rename, dsh
+	// sessions rename.
+	TypeTitle RecordType = "title"
 	// TypeDamaged is never written: lenient readers (a web page following a log)
 	// hand it out in place of a line that does not decode, with Error saying why,
 	// and go on after it.
 	TypeDamaged RecordType = "damaged"
 )
+
+// The decisions a decision record holds.
+const (
+	DecisionAllow  = "allow"  // allowed once
+	DecisionAlways = "always" // allowed, and remembered
+	DecisionReject = "reject"
+	DecisionAnswer = "answer" // a question answered
+)
+
+// Decisions are the decisions a decision record may hold.
+var Decisions = []string{DecisionAllow, DecisionAlways, DecisionReject, DecisionAnswer}
 
 // Record is one line of the log. Which fields are set depends on Type.
 type Record struct {
@@ -136,6 +155,10 @@ type Record struct {
 	// (off, adaptive, low … max or a token budget; "" the configured one).
 	Model    string `json:"model,omitempty"`
 	Thinking string `json:"thinking,omitempty"`
+
+	// decision: what was decided (see TypeDecision) and by which client.
+	Decision string `json:"decision,omitempty"`
+	From     string `json:"from,omitempty"`
 
 	// reply: the diff a command shows (/diff), in the files' order.
 	Diff []RestoredFile `json:"diff,omitempty"`

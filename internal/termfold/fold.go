@@ -132,6 +132,15 @@ func (f *Fold) Record(r *termui.Renderer, rec session.Record) error {
 		return r.Note(note)
 	case session.TypeDamaged:
 		return r.Note("a damaged log line: " + rec.Error)
+	case session.TypeDecision:
+		// The terminal's own answers show in its prompt; another client's
+		// (the web page, a second chat) is said where it happened.
+		if rec.From == "" || rec.From == "terminal" {
+			return nil
+		}
+		return r.Note(decisionNote(rec))
+	case session.TypeTitle:
+		return r.Note("renamed: " + rec.Text)
 	case session.TypeCompaction, session.TypeInstructions, session.TypeRestore, session.TypeHook:
 		// What dsh added to the model's context, shown where it happened.
 		return f.card(r, it)
@@ -191,7 +200,7 @@ func nestedShows(rec session.Record) bool {
 		return false
 	case session.TypeHeader, session.TypeToolCall, session.TypeProgress,
 		session.TypeToolResult, session.TypePlan, session.TypeAllow, session.TypeCompaction, session.TypeInstructions,
-		session.TypeCheckpoint, session.TypeRestore, session.TypeDamaged, session.TypeHook:
+		session.TypeCheckpoint, session.TypeRestore, session.TypeDamaged, session.TypeHook, session.TypeDecision, session.TypeTitle:
 	}
 	return true
 }
@@ -205,7 +214,7 @@ func (f *Fold) collapsed(r *termui.Renderer, call string, n *nested, rec session
 	case session.TypeToolResult, session.TypeHook: // a hook's run is a line, as a call is
 	case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypeProgress,
 		session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeCompaction,
-		session.TypeInstructions, session.TypeCheckpoint, session.TypeRestore, session.TypeDamaged, session.TypeCommand, session.TypeReply:
+		session.TypeInstructions, session.TypeCheckpoint, session.TypeRestore, session.TypeDamaged, session.TypeCommand, session.TypeReply, session.TypeDecision, session.TypeTitle:
 		return nil
 	}
 	it := n.fold.pres.Present(rec)
@@ -344,4 +353,11 @@ func StopWords(reason string) string {
 		return "failed"
 	}
 	return "ended: " + strings.ReplaceAll(reason, "_", " ")
+}
+
+// decisionNote says what a client other than the terminal answered.
+func decisionNote(rec session.Record) string {
+	what := map[string]string{session.DecisionAllow: "allowed once", session.DecisionAlways: "always allowed",
+		session.DecisionReject: "rejected", session.DecisionAnswer: "answered"}[rec.Decision]
+	return what + " from " + rec.From
 }

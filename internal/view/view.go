@@ -97,7 +97,7 @@ func (p *Presenter) Present(r session.Record) (it Item) {
 		}
 	case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking,
 		session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeModel, session.TypeDamaged, session.TypeCheckpoint,
-		session.TypeCommand:
+		session.TypeCommand, session.TypeDecision, session.TypeTitle:
 	}
 	if it.Err != nil && p.OnError != nil {
 		p.OnError(it.Err)

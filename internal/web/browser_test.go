@@ -385,7 +385,7 @@ func bigSession(t testing.TB, dir, id string, n int) int {
 		case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypeProgress,
 			session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeCompaction,
 			session.TypeInstructions, session.TypeDamaged, session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeHook,
-			session.TypeCommand, session.TypeReply:
+			session.TypeCommand, session.TypeReply, session.TypeDecision, session.TypeTitle:
 		}
 	}
 	log, err := session.Create(dir, id, src.root, session.Options{})

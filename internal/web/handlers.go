@@ -147,7 +147,7 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		case session.TypeProgress:
 			progress = append(progress, rec.Chunk)
 		case session.TypeHeader, session.TypeUser, session.TypeAssistant, session.TypeThinking,
-			session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeDamaged, session.TypeCompaction, session.TypeInstructions, session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeHook, session.TypeCommand, session.TypeReply:
+			session.TypePlan, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeDamaged, session.TypeCompaction, session.TypeInstructions, session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeHook, session.TypeCommand, session.TypeReply, session.TypeDecision, session.TypeTitle:
 		}
 	}
 	if len(mine) == 0 {

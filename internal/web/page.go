@@ -175,7 +175,8 @@ func (s *Server) layout(b *builder, recs []session.Record, live bool) sessionPag
 			continue
 		case session.TypeUser, session.TypeAssistant, session.TypeThinking, session.TypePlan,
 			session.TypeDamaged, session.TypeCompaction, session.TypeInstructions, session.TypeModel,
-			session.TypeMode, session.TypeAllow, session.TypeCheckpoint, session.TypeRestore, session.TypeHook, session.TypeCommand, session.TypeReply:
+			session.TypeMode, session.TypeAllow, session.TypeCheckpoint, session.TypeRestore, session.TypeHook, session.TypeCommand, session.TypeReply,
+			session.TypeDecision, session.TypeTitle:
 			// b.item decides what shows, for the page and the stream alike.
 		}
 		jobs = append(jobs, job{recs: []session.Record{r}})
@@ -337,7 +338,8 @@ func (b *builder) item(it view.Item, name string) *itemView {
 		v.Type = "note"
 		v.Note = r.Text
 	case session.TypeHeader, session.TypeProgress, session.TypeMode, session.TypeAllow,
-		session.TypePlan: // the todo_write card right before it shows the plan, as in the terminal
+		session.TypePlan, // the todo_write card right before it shows the plan, as in the terminal
+		session.TypeDecision, session.TypeTitle:
 		return nil
 	}
 	return v

@@ -99,7 +99,7 @@ func (f *Fold) Record(r session.Record) bool {
 		return f.taskResult(r)
 	case session.TypeHeader, session.TypeAssistant, session.TypeThinking, session.TypeProgress,
 		session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeInstructions,
-		session.TypeDamaged, session.TypeCheckpoint, session.TypeRestore, session.TypeHook, session.TypeCommand, session.TypeReply:
+		session.TypeDamaged, session.TypeCheckpoint, session.TypeRestore, session.TypeHook, session.TypeCommand, session.TypeReply, session.TypeDecision, session.TypeTitle:
 	}
 	return false
 }

@@ -1,0 +1,107 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/dsh-dev/dsh/internal/agent"
+	"github.com/dsh-dev/dsh/internal/session"
+)
+
+// Joined is what a client that joins a live session late (Join) needs to
+// catch up: how much of the log holds the records put before its events, and
+// the permission requests and questions that wait.
+type Joined struct {
+	LogSize int64
+	Waiting []Event // KindPermission and KindQuestion events
+}
+
+// Join is Subscribe for a client that joins the session while it lives (its
+// control socket's): at the moment fn's events start, it notes how much of
+// the log holds the records before them and what waits for an answer, so the
+// client misses nothing and sees nothing twice.
+func (s *Session) Join(fn func(Event)) (Joined, *Subscription) {
+	var j Joined
+	sub := s.bus.subscribeAt(fn, func() {
+		j.LogSize = s.log.Size()
+		j.Waiting = slices.Clone(s.bus.waiting)
+	})
+	return j, sub
+}
+
+// logDecision logs an answer to a permission request or a question, and who
+// gave it: with many clients on a session, the first answer wins, and replay
+// says whose it was.
+func (s *Session) logDecision(callID, decision, from string) error {
+	if from == "" {
+		from = s.o.Client
+	}
+	if _, err := s.put(session.Record{Type: session.TypeDecision, CallID: callID, Decision: decision, From: from}); err != nil {
+		return fmt.Errorf("log the decision: %w", err)
+	}
+	return nil
+}
+
+// decisionName is a decision as the log spells it.
+func decisionName(d agent.Decision) string {
+	switch d {
+	case agent.AllowOnce:
+		return session.DecisionAllow
+	case agent.AllowAlways:
+		return session.DecisionAlways
+	case agent.Reject:
+	}
+	return session.DecisionReject
+}
+
+// goLive lets other clients join the session (Options.Live): a session that
+// cannot be joined still works, so a failure is a warning.
+func (s *Session) goLive() {
+	if s.o.Live == nil || s.o.sub != nil {
+		return
+	}
+	c, err := s.o.Live(s)
+	if err != nil {
+		s.o.Warn(fmt.Sprintf("other clients cannot join this session: %v", err))
+		return
+	}
+	s.o.Closers = append(s.o.Closers, c)
+}
+
+// Client is the consumer this process shows the session in (Options.Client).
+func (s *Session) Client() string { return s.o.Client }
+
+// Title is the session's name, the last it was given ("" for none).
+func (s *Session) Title() string {
+	s.titleMu.Lock()
+	defer s.titleMu.Unlock()
+	return s.title
+}
+
+func (s *Session) foldTitle(r session.Record) {
+	if r.Type == session.TypeTitle {
+		s.titleMu.Lock()
+		s.title = r.Text
+		s.titleMu.Unlock()
+	}
+}
+
+// Rename names the session title (/rename, dsh sessions rename, a client's
+// rename): a title record, which lists and pickers show.
+func (s *Session) Rename(title string) error {
+	title = strings.TrimSpace(title)
+	if title == "" {
+		return errors.New("the title is empty")
+	}
+	if s.isClosed() {
+		return ErrClosed
+	}
+	r, err := s.put(session.Record{Type: session.TypeTitle, Text: title})
+	if err != nil {
+		return fmt.Errorf("rename: %w", err)
+	}
+	s.foldTitle(r)
+	return nil
+}
