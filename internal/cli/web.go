@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/dsh-dev/dsh/internal/config"
+	"github.com/dsh-dev/dsh/internal/control"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/toolset"
 	"github.com/dsh-dev/dsh/internal/web"
@@ -68,7 +69,7 @@ func runWebCmd(ctx context.Context, io IO, args []string) error {
 	}
 	token := web.NewToken()
 	srv, err := web.New(web.Options{Dir: dir, Token: token, Registry: toolset.All(), Roots: dirs,
-		Open: webOpener(ctx, io, f)})
+		Open: webOpener(ctx, io, f), Join: webJoiner(dir)})
 	if err != nil {
 		_ = ln.Close()
 		return err
@@ -147,6 +148,26 @@ func loopbackAddr(addr string) bool {
 	}
 	ip := net.ParseIP(h)
 	return ip != nil && ip.IsLoopback()
+}
+
+// webJoiner joins a session live in another dsh process through its control
+// socket; the page's answers are logged as the web's.
+func webJoiner(dir string) func(context.Context, string) (web.Live, error) {
+	return func(ctx context.Context, id string) (web.Live, error) {
+		c, err := control.DialSession(ctx, dir, id, control.DialOptions{From: "web"})
+		if err != nil {
+			return web.Live{}, err
+		}
+		return web.Live{Session: joined{c}, Events: c.Events()}, nil
+	}
+}
+
+// joined is a control client as the page drives it.
+type joined struct{ *control.Client }
+
+// Rename names the session; it waits for the session's process to log it.
+func (j joined) Rename(title string) error {
+	return j.Client.Rename(context.Background(), title)
 }
 
 func portOf(a net.Addr) string {

@@ -51,6 +51,7 @@ func TestBrowserDrives(t *testing.T) {
 		screenshot(t, ctx, shots, "drive-ask.png", false)
 		do(t, ctx, "allow once", chromedp.Click(chromedp.CSS(`#asks [data-decision="allow_once"]`)))
 		waitFor(t, ctx, "the turn's end", `document.querySelector('[data-item="turn-end"][data-stop="end_turn"]') !== null`)
+		waitFor(t, ctx, "idle again", `document.getElementById('status').dataset.state === 'idle'`)
 		waitFor(t, ctx, "the box gone", `document.querySelector('#asks .ask') === null`)
 		waitFor(t, ctx, "the prompt with its image", `document.querySelector('.msg.user img.image, .msg.user img') !== null`)
 		waitFor(t, ctx, "the write's result card", `document.querySelector('[data-tool="write"] [data-card="diff-result"]') !== null`)

@@ -24,6 +24,8 @@ type Driven interface {
 	Cancel()
 	// Models are the models the session may be set to.
 	Models() []host.Model
+	// Rename names the session (a title record).
+	Rename(title string) error
 	Close() error
 }
 

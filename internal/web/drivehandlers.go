@@ -287,6 +287,24 @@ func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+func (s *Server) handleRename(w http.ResponseWriter, r *http.Request) {
+	d := s.driverOf(w, r)
+	if d == nil {
+		return
+	}
+	var req struct {
+		Title string `json:"title"`
+	}
+	if !s.readJSON(w, r, &req) {
+		return
+	}
+	if err := d.live.Session.Rename(req.Title); err != nil {
+		http.Error(w, "400 "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
 // handleDelete deletes a session through the host; one this server drives is
 // closed first, one live in another process is refused.
 func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {

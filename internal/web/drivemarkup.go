@@ -203,7 +203,8 @@ func (o out) composer(c composerView) {
 	for _, t := range host.ThinkingLevels {
 		o.option(t.Value, t.Name, t.Value == cmp.Or(c.Status.Thinking, host.ThinkingDefault))
 	}
-	o.raw("</select></label></div>\n</form>\n")
+	o.raw("</select></label><input type=\"text\" name=\"title\" placeholder=\"a name for this session\">" +
+		"<button type=\"button\" data-action=\"rename\">Rename</button></div>\n</form>\n")
 }
 
 func (o out) option(value, label string, selected bool) {

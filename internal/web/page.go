@@ -337,9 +337,12 @@ func (b *builder) item(it view.Item, name string) *itemView {
 		}
 		v.Type = "note"
 		v.Note = r.Text
+	case session.TypeTitle:
+		v.Type = "note"
+		v.Note = "renamed: " + r.Text
 	case session.TypeHeader, session.TypeProgress, session.TypeMode, session.TypeAllow,
 		session.TypePlan, // the todo_write card right before it shows the plan, as in the terminal
-		session.TypeDecision, session.TypeTitle:
+		session.TypeDecision:
 		return nil
 	}
 	return v

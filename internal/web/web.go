@@ -118,6 +118,7 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("POST /s/{id}/cancel", s.handleCancel)
 	s.mux.HandleFunc("POST /s/{id}/answer/{key}", s.handleAnswer)
 	s.mux.HandleFunc("POST /s/{id}/delete", s.handleDelete)
+	s.mux.HandleFunc("POST /s/{id}/rename", s.handleRename)
 	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	return s, nil
 }

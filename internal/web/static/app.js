@@ -229,6 +229,13 @@
     comp.querySelector('[data-action="cancel"]').addEventListener('click', function () {
       post(base + '/cancel');
     });
+    comp.querySelector('[data-action="rename"]').addEventListener('click', function () {
+      const title = comp.elements.title;
+      post(base + '/rename', { title: title.value }).then(function (r) {
+        if (r.ok) title.value = '';
+        else r.text().then(function (t) { say(t.trim()); });
+      });
+    });
     comp.querySelectorAll('[data-command]').forEach(function (b) {
       b.addEventListener('click', function () { send({ text: b.dataset.command }); });
     });
