@@ -113,7 +113,7 @@ func (a *Agent) ListSessions(_ context.Context, p sdk.ListSessionsRequest) (sdk.
 		resp.Sessions = append(resp.Sessions, sdk.SessionInfo{
 			SessionId: sdk.SessionId(in.ID),
 			Cwd:       in.Cwd,
-			Title:     sdk.Ptr(title(in.FirstPrompt)),
+			Title:     sdk.Ptr(title(in.Name())),
 			UpdatedAt: sdk.Ptr(in.Updated.UTC().Format(time.RFC3339Nano)),
 		})
 	}

@@ -172,7 +172,7 @@ func (m *Model) sessionPicker(infos []session.Info) *picker {
 	p := &picker{title: "Resume which session?", choose: m.open}
 	now := m.cfg.Now()
 	for _, in := range infos {
-		title := oneLine(in.FirstPrompt, 60)
+		title := oneLine(in.Name(), 60)
 		if title == "" {
 			title = "(no prompt yet)"
 		}

@@ -55,7 +55,7 @@ type opener struct {
 
 func (op *opener) options() host.Options {
 	o := op.st.Options()
-	o.Ask, o.Now, o.Warn, o.DiscardEmpty = true, op.io.Now, warner(op.io), op.discardEmpty
+	o.Ask, o.Now, o.Warn, o.DiscardEmpty, o.Client = true, op.io.Now, warner(op.io), op.discardEmpty, "terminal"
 	o.MaxTurns, o.MaxCost = op.maxTurns, op.maxCost
 	if op.note != nil {
 		o.Warn = op.note.tell

@@ -70,6 +70,7 @@ func commands() []command {
 		{"demo", "", "run a scripted session that shows every card (no API key)", runDemoCmd},
 		{"run", `"PROMPT"`, "run one agent turn in the current directory", runRunCmd},
 		{"sessions", "", "list recorded sessions", runSessionsCmd},
+		{"attach", "[ID | last]", "join a live session of another dsh in this terminal", runAttachCmd},
 		{"replay", "SESSION", "print a recorded session's messages and cards", runReplayCmd},
 		{"export", "SESSION", "write a session as Markdown, a self-contained HTML page or JSON", runExportCmd},
 		{"web", "[--addr 127.0.0.1:0]", "serve a local web view of every session, live", runWebCmd},

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/dsh-dev/dsh/internal/control"
 	"github.com/dsh-dev/dsh/internal/host"
 	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/termui"
@@ -77,25 +79,34 @@ type sessionsOptions struct {
 	SessionDir string
 }
 
-func runSessionsCmd(_ context.Context, io IO, args []string) error {
+func runSessionsCmd(ctx context.Context, io IO, args []string) error {
 	var o sessionsOptions
-	fs := newFlags(io, "sessions", "[rm ID...]", "Lists recorded sessions, newest first: id, start time, cwd and first prompt.\n"+
-		"dsh sessions rm ID... deletes sessions: each log and its subagents' go; a session open in a dsh is refused.")
+	fs := newFlags(io, "sessions", "[rm ID... | rename ID TITLE]", "Lists recorded sessions, newest first: id, start time, cwd and title (else the first prompt);\n"+
+		"a live one that dsh attach can join says (live, attachable).\n"+
+		"dsh sessions rm ID... deletes sessions: each log and its subagents' go; a session open in a dsh is refused.\n"+
+		"dsh sessions rename ID TITLE names a session (/rename in a session does the same).")
 	fs.StringVar(&o.SessionDir, "session-dir", "", "session directory (default $XDG_STATE_HOME/dsh/sessions)")
 	pos, err := parseInterspersed(io, fs, args)
 	if err != nil {
 		return err
 	}
 	rm := len(pos) > 0 && pos[0] == "rm"
+	rename := len(pos) > 0 && pos[0] == "rename"
 	switch {
+	case rename && len(pos) < 3:
+		return usageErr(io, fs, "rename: want the session's ID and its title")
+	case rename:
 	case rm && len(pos) == 1:
 		return usageErr(io, fs, "rm: want the IDs of the sessions to delete")
 	case !rm && len(pos) != 0:
-		return usageErr(io, fs, "want no arguments, or rm ID...")
+		return usageErr(io, fs, "want no arguments, rm ID... or rename ID TITLE")
 	}
 	dir, err := session.Dir(o.SessionDir)
 	if err != nil {
 		return err
+	}
+	if rename {
+		return renameSession(ctx, io, dir, pos[1], strings.Join(pos[2:], " "))
 	}
 	if rm {
 		var errs []error
@@ -116,18 +127,25 @@ func runSessionsCmd(_ context.Context, io IO, args []string) error {
 		fmt.Fprintf(io.Err, "No sessions in %s yet. Try: dsh demo\n", dir)
 		return nil
 	}
+	joinable, err := control.Attachable(dir)
+	if err != nil {
+		return err
+	}
 	tw := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTARTED\tCWD\tPROMPT")
 	for _, in := range infos {
 		state := ""
-		if in.Live {
+		switch {
+		case joinable[in.ID]:
+			state = " (live, attachable)"
+		case in.Live:
 			state = " (live)"
 		}
 		if in.Parent != nil {
 			state += " (subagent " + in.Parent.Agent + ")"
 		}
 		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\n", in.ID, state, in.Start.Local().Format(time.DateTime),
-			oneLine(in.Cwd, 200), oneLine(in.FirstPrompt, 60))
+			oneLine(in.Cwd, 200), oneLine(in.Name(), 60))
 	}
 	return tw.Flush()
 }
@@ -161,4 +179,22 @@ func resolveSession(dir, idOrPath string) (string, error) {
 		return "", fmt.Errorf("no sessions in %s yet (try: dsh demo)", dir)
 	}
 	return infos[0].Path, nil
+}
+
+// renameSession is dsh sessions rename: through the session's process while
+// it lives, else in its log.
+func renameSession(ctx context.Context, io IO, dir, idOrPrefix, title string) error {
+	path, err := session.Resolve(dir, idOrPrefix)
+	if err != nil {
+		return err
+	}
+	id := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	if filepath.Dir(path) != filepath.Clean(dir) {
+		return fmt.Errorf("rename: %s is not a session of %s", path, dir)
+	}
+	if err := control.Rename(ctx, dir, id, title, "terminal"); err != nil {
+		return err
+	}
+	fmt.Fprintf(io.Out, "renamed %s: %s\n", id, oneLine(strings.TrimSpace(title), 200))
+	return nil
 }

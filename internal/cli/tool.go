@@ -180,6 +180,7 @@ func runTool(ctx context.Context, io IO, o toolOptions) (err error) {
 	ho := st.Options()
 	ho.Mode, ho.Provider, ho.Models, ho.MCP, ho.Now, ho.Warn = agent.ModeBypass, nil, nil, nil, io.Now, warner(io)
 	ho.ScratchLog = true // removed with dir below
+	ho.Live = nil        // one call, no one to join it
 	s, err := host.Create(ho)
 	if err != nil {
 		return err

@@ -218,7 +218,7 @@ const (
 	maxID   = 64
 	maxFrom = 32
 	// MaxTitle is the longest title a session may have.
-	MaxTitle = 200
+	MaxTitle = host.MaxTitle
 )
 
 // DecodeRequest reads one request line strictly: unknown members, an unknown
@@ -268,31 +268,8 @@ func DecodeRequest(line []byte) (Request, error) {
 	return r, nil
 }
 
-// CheckTitle says whether title can name a session: one line, not blank, not
-// too long.
-func CheckTitle(title string) error {
-	switch {
-	case len(title) > MaxTitle:
-		return fmt.Errorf("a title has at most %d bytes", MaxTitle)
-	case !printable(title):
-		return errors.New("a title is one line of text")
-	}
-	for _, r := range title {
-		if r != ' ' {
-			return nil
-		}
-	}
-	return errors.New("the title is empty")
-}
-
-func printable(s string) bool {
-	for _, r := range s {
-		if r < ' ' || r == 0x7f || r == 0xfffd {
-			return false
-		}
-	}
-	return true
-}
+// CheckTitle says whether title can name a session (host.CheckTitle).
+func CheckTitle(title string) error { return host.CheckTitle(title) }
 
 func validOp(op Op) bool {
 	for _, o := range ops {

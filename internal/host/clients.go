@@ -1,10 +1,14 @@
 package host
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dsh-dev/dsh/internal/agent"
 	"github.com/dsh-dev/dsh/internal/session"
@@ -88,12 +92,32 @@ func (s *Session) foldTitle(r session.Record) {
 	}
 }
 
+// MaxTitle is the longest title a session may have, in bytes.
+const MaxTitle = 200
+
+// CheckTitle says whether title can name a session: one line of text, not
+// blank, not too long.
+func CheckTitle(title string) error {
+	switch {
+	case len(title) > MaxTitle:
+		return fmt.Errorf("a title has at most %d bytes", MaxTitle)
+	case strings.TrimSpace(title) == "":
+		return errors.New("the title is empty")
+	}
+	for _, r := range title {
+		if r < ' ' || r == 0x7f || r == utf8.RuneError {
+			return errors.New("a title is one line of text")
+		}
+	}
+	return nil
+}
+
 // Rename names the session title (/rename, dsh sessions rename, a client's
 // rename): a title record, which lists and pickers show.
 func (s *Session) Rename(title string) error {
 	title = strings.TrimSpace(title)
-	if title == "" {
-		return errors.New("the title is empty")
+	if err := CheckTitle(title); err != nil {
+		return err
 	}
 	if s.isClosed() {
 		return ErrClosed
@@ -104,4 +128,44 @@ func (s *Session) Rename(title string) error {
 	}
 	s.foldTitle(r)
 	return nil
+}
+
+// renameCommand is /rename [TITLE].
+func (s *Session) renameCommand(_ context.Context, args string) (Reply, error) {
+	if args == "" {
+		if t := s.Title(); t != "" {
+			return Reply{Text: "This session is called “" + t + "”. /rename TITLE names it anew."}, nil
+		}
+		return Reply{Text: "Name this session: /rename TITLE."}, nil
+	}
+	if err := s.Rename(args); err != nil {
+		return Reply{Text: "Cannot rename the session: " + err.Error() + "."}, nil
+	}
+	return Reply{Text: "Renamed the session: " + s.Title()}, nil
+}
+
+// RenameSession names session id of dir while no dsh has it open (one that
+// has it renames it itself, asked through its control socket): a title
+// record appended under the log's writer lock.
+func RenameSession(dir, id, title string) error {
+	title = strings.TrimSpace(title)
+	if err := CheckTitle(title); err != nil {
+		return err
+	}
+	if !session.ValidID(id) {
+		return fmt.Errorf("%w %q", ErrNoSession, id)
+	}
+	path := filepath.Join(dir, id+".jsonl")
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("%w %q", ErrNoSession, id)
+	}
+	l, err := session.Open(path, session.Options{}, nil)
+	if err != nil {
+		return fmt.Errorf("rename: %w", err)
+	}
+	_, err = l.Put(session.Record{Type: session.TypeTitle, Text: title})
+	if err != nil {
+		err = fmt.Errorf("rename: %w", err)
+	}
+	return errors.Join(err, l.Close())
 }

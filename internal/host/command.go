@@ -108,6 +108,8 @@ func init() {
 			reviewReply, true},
 		{Command{Name: "diff", Description: "show what the session, or change N, changed in the files", ArgHint: "[N]", Where: Both},
 			(*Session).diffCommand, false},
+		{Command{Name: "rename", Description: "name this session (lists and pickers show the name)", ArgHint: "[title]", Where: Both},
+			(*Session).renameCommand, false},
 		{Command{Name: "exit", Description: "end the session and quit", Where: Terminal},
 			func(*Session, context.Context, string) (Reply, error) { return Reply{Action: ActionExit}, nil }, true},
 	}

@@ -249,7 +249,7 @@ func (s *Session) sessionsText() string {
 	var b strings.Builder
 	b.WriteString("Sessions of this directory (/resume ID reopens one):")
 	for _, in := range infos {
-		fmt.Fprintf(&b, "\n  %s  %s  %s", in.ID, in.Updated.Local().Format(time.DateTime), oneLine(in.FirstPrompt, 50))
+		fmt.Fprintf(&b, "\n  %s  %s  %s", in.ID, in.Updated.Local().Format(time.DateTime), oneLine(in.Name(), 50))
 	}
 	return b.String()
 }

@@ -140,6 +140,17 @@ type Info struct {
 	Records int // complete lines, header included
 	// Parent is a child session's parent (a subagent's): its header's.
 	Parent *Parent
+	// Title is the name the session was last given (a title record), if any.
+	Title string
+}
+
+// Name is what a listing calls the session: its title, else its first
+// prompt.
+func (in Info) Name() string {
+	if in.Title != "" {
+		return in.Title
+	}
+	return in.FirstPrompt
 }
 
 // List returns the sessions in dir, most recently updated first. It decodes only
@@ -221,6 +232,7 @@ func tail(f *os.File, in *Info) error {
 	}
 	buf := make([]byte, 256<<10)
 	var size, lastNL, prevNL int64 = 0, -1, -1
+	var title [2]int64 // the last title record's line: start, end
 	for {
 		n, err := f.Read(buf)
 		for i := 0; i < n; {
@@ -230,6 +242,9 @@ func tail(f *os.File, in *Info) error {
 			}
 			prevNL, lastNL = lastNL, size+int64(i+j)
 			in.Records++
+			if isTitle(f, buf[:n], size, prevNL+1, lastNL) {
+				title = [2]int64{prevNL + 1, lastNL}
+			}
 			i += j + 1
 		}
 		size += int64(n)
@@ -242,6 +257,13 @@ func tail(f *os.File, in *Info) error {
 	}
 	if lastNL < 0 {
 		return nil
+	}
+	if title[1] > 0 {
+		line := make([]byte, title[1]-title[0])
+		var r Record
+		if _, err := f.ReadAt(line, title[0]); err == nil && json.Unmarshal(line, &r) == nil {
+			in.Title = r.Text
+		}
 	}
 	line := make([]byte, lastNL-prevNL-1)
 	if _, err := f.ReadAt(line, prevNL+1); err != nil {
@@ -260,3 +282,21 @@ func tail(f *os.File, in *Info) error {
 // Live reports whether a dsh process has the log at path open for writing, as
 // Info.Live does for a listed session.
 func Live(path string) bool { return locked(path) }
+
+// titlePrefix starts every title record's line: the log writes the type first.
+var titlePrefix = []byte(`{"type":"title"`)
+
+// isTitle says the line from start to end (offsets in f) is a title record,
+// looking at buf, the bytes of f from off on, where it can: a line begun in
+// an earlier read is probed in the file.
+func isTitle(f *os.File, buf []byte, off, start, end int64) bool {
+	if end-start < int64(len(titlePrefix)) {
+		return false
+	}
+	if start >= off {
+		return bytes.HasPrefix(buf[start-off:], titlePrefix)
+	}
+	head := make([]byte, len(titlePrefix))
+	_, err := f.ReadAt(head, start)
+	return err == nil && bytes.Equal(head, titlePrefix)
+}

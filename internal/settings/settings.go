@@ -22,6 +22,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/agents"
 	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/config"
+	"github.com/dsh-dev/dsh/internal/control"
 	"github.com/dsh-dev/dsh/internal/credentials"
 	"github.com/dsh-dev/dsh/internal/hooks"
 	"github.com/dsh-dev/dsh/internal/host"
@@ -257,6 +258,9 @@ func (s Settings) Options() host.Options {
 		Hooks:             hookList(slices.Concat(cfg.Hooks, s.plugins.hooks)),
 		AgentDirs:         append(s.agentDirs(), s.plugins.agents...),
 		Version:           s.in.Version,
+		// Every live session can be joined by another client (dsh attach,
+		// the web page) over its control socket.
+		Live: control.Serve,
 	}
 	if r := cfg.Network.Rules(); r.Filtered() {
 		o.Network = netproxy.New(r, s.in.Getenv)

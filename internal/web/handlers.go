@@ -78,7 +78,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 		// A log whose end cannot be read shows as finished, as it did before.
 		tail, _ := endRecords(in.Path)
 		row := listRow{
-			ID: in.ID, Cwd: in.Cwd, Prompt: firstLine(in.FirstPrompt, 200),
+			ID: in.ID, Cwd: in.Cwd, Prompt: firstLine(in.Name(), 200),
 			Start: s.timeView(in.Start), Updated: s.timeView(in.Updated), State: sessionState(tail, in.Live), Records: in.Records,
 		}
 		if child {
