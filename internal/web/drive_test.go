@@ -268,6 +268,15 @@ func TestDriveResumeDelete(t *testing.T) {
 	if _, page := get(t, c, d.ts.URL+"/s/"+busy); strings.Contains(page, `data-post="resume"`) || strings.Contains(page, `data-post="delete"`) {
 		t.Error("a live session's page offers to continue or delete it")
 	}
+	if code, body := post(t, c, d.ts.URL, "/s/"+outside+"/rename", map[string]any{"title": "named from the page"}); code != http.StatusNoContent {
+		t.Errorf("rename a finished session: %d %s", code, body)
+	}
+	if _, page := get(t, c, d.ts.URL+"/s/"+outside); !strings.Contains(page, "renamed: named from the page") {
+		t.Error("the renamed session's page does not show its new name")
+	}
+	if code, _ := post(t, c, d.ts.URL, "/s/"+outside+"/rename", map[string]any{"title": "  "}); code != http.StatusBadRequest {
+		t.Errorf("an empty title: %d", code)
+	}
 	if code, body := post(t, c, d.ts.URL, "/s/"+outside+"/resume", nil); code != http.StatusForbidden {
 		t.Errorf("resume a session that ran outside the roots: %d %s", code, body)
 	}

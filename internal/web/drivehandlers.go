@@ -287,9 +287,13 @@ func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// handleRename names a session: through the session itself when this server
+// drives it (its clients see the title), else through the host under the
+// log's lock; one live in another process is renamed there, or once joined.
 func (s *Server) handleRename(w http.ResponseWriter, r *http.Request) {
-	d := s.driverOf(w, r)
-	if d == nil {
+	id, _, ok := s.sessionPath(r)
+	if !ok {
+		http.NotFound(w, r)
 		return
 	}
 	var req struct {
@@ -298,11 +302,22 @@ func (s *Server) handleRename(w http.ResponseWriter, r *http.Request) {
 	if !s.readJSON(w, r, &req) {
 		return
 	}
-	if err := d.live.Session.Rename(req.Title); err != nil {
-		http.Error(w, "400 "+err.Error(), http.StatusBadRequest)
+	var err error
+	if d := s.driven.get(id); d != nil {
+		err = d.live.Session.Rename(req.Title)
+	} else if s.notDriving(w) {
 		return
+	} else {
+		err = host.RenameSession(s.o.Dir, id, req.Title)
 	}
-	w.WriteHeader(http.StatusNoContent)
+	switch {
+	case errors.Is(err, host.ErrNoSession):
+		http.Error(w, err.Error(), http.StatusNotFound)
+	case err != nil:
+		http.Error(w, "400 "+err.Error(), http.StatusBadRequest)
+	default:
+		w.WriteHeader(http.StatusNoContent)
+	}
 }
 
 // handleDelete deletes a session through the host; one this server drives is

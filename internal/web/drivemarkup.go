@@ -240,7 +240,9 @@ func (o out) sessionActions(id string, resume, join, del bool) {
 		o.raw("<button type=\"button\" data-post=\"join\">Join this live session</button>")
 	}
 	if del {
-		o.raw("<button type=\"button\" data-post=\"delete\" data-confirm=\"Delete this session's log?\">Delete</button>")
+		o.raw("<input type=\"text\" name=\"title\" placeholder=\"a name for this session\">" +
+			"<button type=\"button\" data-post=\"rename\">Rename</button>" +
+			"<button type=\"button\" data-post=\"delete\">Delete</button>")
 	}
 	o.raw("</p>")
 }

@@ -172,6 +172,13 @@
         });
         return;
       }
+      if (what === 'rename') {
+        post(base + '/rename', { title: b.closest('.actions').querySelector('input[name="title"]').value }).then(function (r) {
+          if (r.ok) location.reload();
+          else r.text().then(function (t) { say(t.trim()); });
+        });
+        return;
+      }
       open(base + '/' + what, {}, b.closest('.actions'));
     });
   });
