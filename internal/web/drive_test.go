@@ -333,3 +333,48 @@ func TestAskBoxIsText(t *testing.T) {
 		}
 	}
 }
+
+// A tool's question is answered from the page with one of its choices; the
+// model's tool result holds the answer.
+func TestDriveQuestion(t *testing.T) {
+	d := driveServer(t, `{"turns": [
+		{"tool_calls": [{"id": "q1", "name": "ask_user", "args": {"question": "Which colour?", "options": [{"label": "red"}, {"label": "blue"}]}}]},
+		{"text": "Blue it is."}]}`)
+	c := client(t, d.ts)
+	id := d.start(t, c)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	control := readEvents(t, ctx, c, d.ts.URL+"/s/"+id+"/control", "")
+	records := readEvents(t, ctx, c, d.ts.URL+"/s/"+id+"/events?from=0", "")
+	if code, body := post(t, c, d.ts.URL, "/s/"+id+"/input", map[string]any{"text": "ask me"}); code != http.StatusAccepted {
+		t.Fatalf("input: %d %s", code, body)
+	}
+	ask := waitEvent(t, ctx, control, "ask", regexp.MustCompile(`Which colour\?`))
+	blue := regexp.MustCompile(`data-choice="([^"]+)">blue<`).FindStringSubmatch(ask.data)
+	if blue == nil {
+		t.Fatalf("no blue choice in %s", ask.data)
+	}
+	key := askKey.FindStringSubmatch(ask.data)[1]
+	if code, _ := post(t, c, d.ts.URL, "/s/"+id+"/answer/"+key, map[string]any{"choice": "green"}); code != http.StatusBadRequest {
+		t.Errorf("a choice it does not offer: %d", code)
+	}
+	if code, body := post(t, c, d.ts.URL, "/s/"+id+"/answer/"+key, map[string]any{"choice": blue[1]}); code != http.StatusNoContent {
+		t.Fatalf("answer: %d %s", code, body)
+	}
+	waitEvent(t, ctx, records, "item", regexp.MustCompile(`data-item="turn-end"`))
+	recs, err := session.ReadFile(filepath.Join(d.dir, id+".jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered := false
+	for _, r := range recs {
+		if r.Type == session.TypeToolResult && r.CallID == "q1" && r.Result != nil {
+			for _, c := range r.Result.Content {
+				answered = answered || strings.Contains(c.Text, "blue")
+			}
+		}
+	}
+	if !answered {
+		t.Error("the question's result does not hold the answer blue")
+	}
+}

@@ -118,9 +118,15 @@ func TestBrowserApprovesChatInTmux(t *testing.T) {
 	waitNavigated(t, ctx, "the composer of the joined session", `document.getElementById('composer') !== null`)
 	waitFor(t, ctx, "the chat's pending write, in the browser", `document.querySelector('#asks .ask [data-card="diff-call"]')?.textContent.includes('approved in the browser')`)
 	screenshot(t, ctx, shots, "headline-ask.png", false)
+	clicked := time.Now()
 	do(t, ctx, "allow once", chromedp.Click(chromedp.CSS(`#asks [data-decision="allow_once"]`)))
 	waitFor(t, ctx, "the turn's end on the page", `document.querySelector('[data-item="turn-end"][data-stop="end_turn"]') !== null`)
+	onPage := time.Since(clicked)
 	screenWait("the chat going on", regexp.MustCompile(`The note is written\.`))
+	msg := fmt.Sprintf("web: a chat's permission allowed from the browser; the turn's end on the page %.0fms after the click, in the chat's terminal by %.0fms%s",
+		float64(onPage.Microseconds())/1000, float64(time.Since(clicked).Microseconds())/1000, raceNote)
+	t.Log(msg)
+	fmt.Println(msg)
 	screenshot(t, ctx, shots, "headline-done.png", true)
 	if b, err := os.ReadFile(filepath.Join(ws, "note.txt")); err != nil || string(b) != "approved in the browser\n" {
 		t.Errorf("note.txt: %q %v", b, err)
