@@ -378,3 +378,49 @@ func TestDriveQuestion(t *testing.T) {
 		t.Error("the question's result does not hold the answer blue")
 	}
 }
+
+// /rewind N from the page shows the diff that goes back before change N, asks,
+// and puts back the files of every change since.
+func TestDriveRewind(t *testing.T) {
+	d := driveServer(t, `{"turns": [
+		{"tool_calls": [{"id": "a", "name": "write", "args": {"path": "a.txt", "content": "first\n"}}]},
+		{"text": "One."},
+		{"tool_calls": [{"id": "b", "name": "write", "args": {"path": "b.txt", "content": "second\n"}}]},
+		{"text": "Two."}]}`)
+	c := client(t, d.ts)
+	id := d.start(t, c)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	control := readEvents(t, ctx, c, d.ts.URL+"/s/"+id+"/control", "")
+	waitEvent(t, ctx, control, "status", regexp.MustCompile(`data-state="idle"`))
+	if code, body := post(t, c, d.ts.URL, "/s/"+id+"/input", map[string]any{"text": "/mode accept-edits"}); code != http.StatusAccepted {
+		t.Fatalf("/mode: %d %s", code, body)
+	}
+	waitEvent(t, ctx, control, "status", regexp.MustCompile(`data-mode="accept-edits"`))
+	for _, p := range []string{"write a", "write b"} {
+		if code, body := post(t, c, d.ts.URL, "/s/"+id+"/input", map[string]any{"text": p}); code != http.StatusAccepted {
+			t.Fatalf("%s: %d %s", p, code, body)
+		}
+		waitEvent(t, ctx, control, "status", regexp.MustCompile(`data-state="working"`))
+		waitEvent(t, ctx, control, "status", regexp.MustCompile(`data-state="idle"`))
+	}
+	if code, body := post(t, c, d.ts.URL, "/s/"+id+"/input", map[string]any{"text": "/rewind 1"}); code != http.StatusAccepted {
+		t.Fatalf("/rewind: %d %s", code, body)
+	}
+	ask := waitEvent(t, ctx, control, "ask", regexp.MustCompile(`data-decision="allow_once"`))
+	if !strings.Contains(ask.data, "first") || !strings.Contains(ask.data, "second") {
+		t.Errorf("the rewind's box does not show both files' diff: %s", ask.data)
+	}
+	key := askKey.FindStringSubmatch(ask.data)[1]
+	if code, body := post(t, c, d.ts.URL, "/s/"+id+"/answer/"+key, map[string]any{"decision": "allow_once"}); code != http.StatusNoContent {
+		t.Fatalf("answer: %d %s", code, body)
+	}
+	waitEvent(t, ctx, control, "asked", regexp.MustCompile("^"+key+"$"))
+	records := readEvents(t, ctx, c, d.ts.URL+"/s/"+id+"/events?from=0", "")
+	waitEvent(t, ctx, records, "item", regexp.MustCompile(`id="restore-`))
+	for _, f := range []string{"a.txt", "b.txt"} {
+		if _, err := os.Stat(filepath.Join(d.root, f)); !os.IsNotExist(err) {
+			t.Errorf("%s after /rewind 1: %v", f, err)
+		}
+	}
+}
