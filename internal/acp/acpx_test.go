@@ -91,11 +91,11 @@ func TestAcpx(t *testing.T) {
 	t.Cleanup(func() { waitGone(t, dir, home) })
 
 	run("sessions", "new")
-	ids, err := os.ReadDir(dir)
+	ids, err := filepath.Glob(filepath.Join(dir, "*.jsonl")) // live/ holds the control sockets
 	if err != nil || len(ids) != 1 {
 		t.Fatalf("sessions: %v, %v", ids, err)
 	}
-	id := strings.TrimSuffix(ids[0].Name(), ".jsonl")
+	id := strings.TrimSuffix(filepath.Base(ids[0]), ".jsonl")
 
 	out := run("prompt", "Use the servers.")
 	for _, want := range []string{"Echo: hi from acpx", "[FILE] notes.txt", `"stopReason":"end_turn"`} {
