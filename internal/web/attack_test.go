@@ -98,6 +98,14 @@ func TestDriveAttacks(t *testing.T) {
 			body: `{"dir": ` + quote(filepath.Join(d.root, "escape")) + `}`, want: 403},
 		{name: "a relative directory", cookie: good, headers: map[string]string{"Origin": base}, body: `{"dir": "sub"}`, want: 403},
 		{name: "a file", cookie: good, headers: map[string]string{"Origin": base}, body: `{"dir": ` + quote(filepath.Join(d.root, "file")) + `}`, want: 403},
+		{name: "CSRF: delete from another origin", path: "/s/20250314-093012-abcdefgh/delete", cookie: good,
+			headers: map[string]string{"Origin": "http://evil.example"}, want: 403},
+		{name: "CSRF: cancel from another site", path: "/s/20250314-093012-abcdefgh/cancel", cookie: good,
+			headers: map[string]string{"Sec-Fetch-Site": "cross-site"}, want: 403},
+		{name: "CSRF: an answer from another origin", path: "/s/20250314-093012-abcdefgh/answer/a1", cookie: good,
+			headers: map[string]string{"Origin": "http://evil.example"}, body: `{"decision": "allow_always"}`, want: 403},
+		{name: "a form post from another origin", cookie: good,
+			headers: map[string]string{"Origin": "http://evil.example", "Content-Type": "application/x-www-form-urlencoded"}, body: "dir=/", want: 403},
 		{name: "input to a session not driven", path: "/s/20250314-093012-abcdefgh/input", cookie: good,
 			headers: map[string]string{"Origin": base}, body: `{"text": "rm -rf"}`, want: 404},
 		{name: "an answer to a session not driven", path: "/s/20250314-093012-abcdefgh/answer/a1", cookie: good,
@@ -114,7 +122,7 @@ func TestDriveAttacks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Content-Type", "application/json") // a header below may set another
 			if tt.host != "" {
 				req.Host = tt.host
 			}
