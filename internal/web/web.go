@@ -12,6 +12,11 @@
 // renderer followed by a sanitiser, and the
 // Content-Security-Policy allows no inline script. Every request must carry the
 // server's random token (the printed URL has it; the page then keeps it in a cookie).
+//
+// Given an opener (Options.Open, Options.Join), the page also drives sessions
+// (drive*.go): it starts or joins one, hands what the user types to the host's
+// one door, and shows the permission requests and questions waiting for an
+// answer. Every POST needs the cookie and the page's own origin.
 package web
 
 import (
