@@ -17,7 +17,8 @@ import (
 const webSummary = `dsh web serves a page that lists every session and shows any of them live; from
 it you start sessions (in --dir, or a directory inside it), send prompts with
 files and images, answer permission requests and questions, cancel, /undo and
-/rewind, switch mode, model and thinking, continue and delete sessions.
+/rewind, switch mode, model and thinking, continue, rename and delete sessions,
+and join a session live in another dsh process (a chat, dsh run) to answer it.
 
 It listens on loopback. --addr with another address needs --remote: the page
 is then served over HTTPS with a certificate dsh makes (its SHA-256 fingerprint
