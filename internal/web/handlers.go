@@ -55,7 +55,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	pg := listPage{Dir: s.o.Dir}
+	pg := listPage{Dir: s.o.Dir, Roots: s.roots, Drive: s.o.Open != nil}
 	// A subagent's session goes under its parent's, as dsh sessions marks it;
 	// one whose parent is not listed stands alone.
 	listed := map[string]bool{}
@@ -111,7 +111,15 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
 	// Live is read after the records: a writer that closes in between leaves a
 	// page that follows a log no longer growing, not a finished page that misses
 	// the records written after it was read.
-	pg := s.sessionPage(id, recs, session.Live(path))
+	live := session.Live(path)
+	pg := s.sessionPage(id, recs, live)
+	if d := s.driven.get(id); d != nil {
+		pg.Composer = &composerView{ID: id, Status: d.live.Session.Status(), Models: d.live.Session.Models()}
+	} else {
+		pg.Resume = s.o.Open != nil && !live
+		pg.Join = s.o.Join != nil && live
+		pg.Delete = s.o.Open != nil && !live
+	}
 	s.stream(w, func(o out) { o.session(pg) })
 }
 

@@ -27,6 +27,9 @@ func (o out) list(pg listPage) {
 	o.raw("<body class=\"list\">\n<header class=\"top\"><h1>dsh sessions</h1><p class=\"dir\"><code>")
 	o.esc(pg.Dir)
 	o.raw("</code></p></header>\n<main>")
+	if pg.Drive {
+		o.newSession(pg.Roots)
+	}
 	if len(pg.Sessions) == 0 {
 		o.raw("\n<p class=\"empty\">No sessions yet.</p>")
 	} else {
@@ -103,6 +106,9 @@ func (o out) session(pg sessionPage) {
 		o.raw(" <span id=\"conn\" class=\"badge\">not following</span>")
 	}
 	o.raw("</p>")
+	if pg.Resume || pg.Join || pg.Delete {
+		o.sessionActions(pg.ID, pg.Resume, pg.Join, pg.Delete)
+	}
 	if pg.State.Error != "" {
 		o.raw("<pre class=\"error state-error\">")
 		o.esc(pg.State.Error)
@@ -124,7 +130,11 @@ func (o out) session(pg sessionPage) {
 		o.item(it)
 		o.raw("\n")
 	}
-	o.raw("</main>\n<footer id=\"end\"></footer>\n" + pageEnd)
+	o.raw("</main>\n")
+	if pg.Composer != nil {
+		o.composer(*pg.Composer)
+	}
+	o.raw("<footer id=\"end\"></footer>\n" + pageEnd)
 }
 
 func (o out) callPage(pg callPage) {

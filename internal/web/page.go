@@ -26,6 +26,9 @@ import (
 type listPage struct {
 	Dir      string
 	Sessions []listRow
+	// Drive says the page may start sessions, in Roots.
+	Drive bool
+	Roots []string
 }
 
 type listRow struct {
@@ -57,6 +60,11 @@ type sessionPage struct {
 	// Export is a page written to a file (dsh export): styles inline, no
 	// script, no link to a server.
 	Export bool
+	// Composer is set when this server drives the session: the page sends
+	// prompts and answers. Otherwise Resume and Join offer to drive it (a
+	// finished session, one live in another process) and Delete to delete it.
+	Composer             *composerView
+	Resume, Join, Delete bool
 }
 
 // callPage is one tool call, unfolded.
@@ -329,9 +337,12 @@ func (b *builder) item(it view.Item, name string) *itemView {
 		}
 		v.Type = "note"
 		v.Note = r.Text
+	case session.TypeTitle:
+		v.Type = "note"
+		v.Note = "renamed: " + r.Text
 	case session.TypeHeader, session.TypeProgress, session.TypeMode, session.TypeAllow,
 		session.TypePlan, // the todo_write card right before it shows the plan, as in the terminal
-		session.TypeDecision, session.TypeTitle:
+		session.TypeDecision:
 		return nil
 	}
 	return v

@@ -12,6 +12,11 @@
 // renderer followed by a sanitiser, and the
 // Content-Security-Policy allows no inline script. Every request must carry the
 // server's random token (the printed URL has it; the page then keeps it in a cookie).
+//
+// Given an opener (Options.Open, Options.Join), the page also drives sessions
+// (drive*.go): it starts or joins one, hands what the user types to the host's
+// one door, and shows the permission requests and questions waiting for an
+// answer. Every POST needs the cookie and the page's own origin.
 package web
 
 import (
@@ -25,6 +30,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -41,6 +47,18 @@ type Options struct {
 	Registry *tool.Registry
 	// Location is the time zone times are shown in; nil means time.Local.
 	Location *time.Location
+
+	// Open opens a session for the page to drive (a new one, or one to go on
+	// with); nil makes a server that only shows sessions.
+	Open func(ctx context.Context, r OpenRequest) (Live, error)
+	// Join attaches to a session live in another dsh process (its control
+	// endpoint); nil when joining is not available.
+	Join func(ctx context.Context, id string) (Live, error)
+	// Roots are the directories the page may start sessions in, or in a
+	// directory inside one.
+	Roots []string
+	// MaxBody bounds a request's body; 0 is 32 MiB.
+	MaxBody int64
 }
 
 // Server serves the web view. It is an http.Handler.
@@ -48,6 +66,11 @@ type Server struct {
 	o      Options
 	cookie string // the token cookie's name, distinct per token (cookies ignore ports)
 	mux    *http.ServeMux
+	roots  []string // Options.Roots, resolved
+	driven drivers
+	// ctx is the driven sessions' turns'; stop ends it (Close).
+	ctx  context.Context
+	stop context.CancelFunc
 }
 
 // csp allows scripts, styles and images from the server itself only (and data:
@@ -74,18 +97,42 @@ func New(o Options) (*Server, error) {
 	if o.Location == nil {
 		o.Location = time.Local
 	}
+	if o.MaxBody <= 0 {
+		o.MaxBody = defaultMaxBody
+	}
 	sum := sha256.Sum256([]byte(o.Token))
 	s := &Server{o: o, cookie: "dsh-" + hex.EncodeToString(sum[:6]), mux: http.NewServeMux()}
+	for _, r := range o.Roots {
+		real, err := filepath.EvalSymlinks(r)
+		if err != nil {
+			return nil, fmt.Errorf("web: directory %s: %w", r, err)
+		}
+		s.roots = append(s.roots, real)
+	}
+	s.ctx, s.stop = context.WithCancel(context.Background())
 	s.mux.HandleFunc("GET /{$}", s.handleList)
 	s.mux.HandleFunc("GET /s/{id}", s.handleSession)
 	s.mux.HandleFunc("GET /s/{id}/events", s.handleEvents)
 	s.mux.HandleFunc("GET /s/{id}/call/{call}", s.handleCall)
 	s.mux.HandleFunc("GET /static/{file}", s.handleStatic)
+	s.mux.HandleFunc("GET /s/{id}/control", s.handleControl)
+	s.mux.HandleFunc("POST /new", s.handleNew)
+	s.mux.HandleFunc("POST /s/{id}/resume", s.handleResume)
+	s.mux.HandleFunc("POST /s/{id}/join", s.handleJoin)
+	s.mux.HandleFunc("POST /s/{id}/input", s.handleInput)
+	s.mux.HandleFunc("POST /s/{id}/cancel", s.handleCancel)
+	s.mux.HandleFunc("POST /s/{id}/answer/{key}", s.handleAnswer)
+	s.mux.HandleFunc("POST /s/{id}/delete", s.handleDelete)
+	s.mux.HandleFunc("POST /s/{id}/rename", s.handleRename)
 	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	return s, nil
 }
 
 // ServeHTTP checks the token, sets the security headers and routes the request.
+// A request that changes anything (any method but GET and HEAD) must carry the
+// token's cookie — never the token in its URL — and come from the page's own
+// origin: a page of another site that makes the browser post here (CSRF) is
+// refused, cookie or not.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", csp)
@@ -93,6 +140,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Cache-Control", "no-store")
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		if why := crossOrigin(r); why != "" {
+			http.Error(w, "403 forbidden: "+why, http.StatusForbidden)
+			return
+		}
+		if c, err := r.Cookie(s.cookie); err != nil || !s.tokenOK(c.Value) || r.URL.Query().Has("token") {
+			forbidden(w)
+			return
+		}
+		s.mux.ServeHTTP(w, r)
+		return
+	}
 	if q := r.URL.Query().Get("token"); q != "" {
 		if !s.tokenOK(q) {
 			forbidden(w)
@@ -101,15 +160,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// The cookie carries the token from now on (static files, events, links);
 		// redirecting drops it from the address bar.
 		http.SetCookie(w, &http.Cookie{Name: s.cookie, Value: s.o.Token, Path: "/",
-			HttpOnly: true, SameSite: http.SameSiteStrictMode})
-		if r.Method == http.MethodGet || r.Method == http.MethodHead {
-			u := *r.URL
-			q := u.Query()
-			q.Del("token")
-			u.RawQuery = q.Encode()
-			http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
-			return
-		}
+			HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+		u := *r.URL
+		q := u.Query()
+		q.Del("token")
+		u.RawQuery = q.Encode()
+		http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+		return
 	} else if c, err := r.Cookie(s.cookie); err != nil || !s.tokenOK(c.Value) {
 		forbidden(w)
 		return
@@ -121,6 +178,31 @@ func (s *Server) tokenOK(t string) bool {
 	return subtle.ConstantTimeCompare([]byte(t), []byte(s.o.Token)) == 1
 }
 
+// crossOrigin says why r does not come from the page's own origin, "" when it
+// does: its Origin is this server (the Host was checked by hostGuard), or,
+// from a browser that sends no Origin, Sec-Fetch-Site says same-origin. A
+// request with neither is refused: every browser sends one of them with a POST.
+func crossOrigin(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if o := r.Header.Get("Origin"); o != "" {
+		if !strings.EqualFold(o, scheme+"://"+r.Host) {
+			return "a request from another origin (" + o + ")"
+		}
+		return ""
+	}
+	switch site := r.Header.Get("Sec-Fetch-Site"); site {
+	case "same-origin":
+		return ""
+	case "":
+		return "a request without Origin or Sec-Fetch-Site (send it from the page, or set Origin)"
+	default:
+		return "a request from another site (Sec-Fetch-Site: " + site + ")"
+	}
+}
+
 func forbidden(w http.ResponseWriter) {
 	http.Error(w, "403 forbidden: open the URL that `dsh web` printed (it carries the access token)",
 		http.StatusForbidden)
@@ -130,10 +212,15 @@ func forbidden(w http.ResponseWriter) {
 // localhost at its port): a page on another site that rebinds its DNS name to
 // 127.0.0.1 reaches the server under its own name, and is turned away before the
 // token is even looked at.
-func hostGuard(addr net.Addr, h http.Handler) http.Handler {
+//
+// names are other names the server answers to at its port (a server beyond
+// loopback: the machine's addresses and name).
+func hostGuard(addr net.Addr, h http.Handler, names ...string) http.Handler {
 	want := map[string]bool{addr.String(): true}
 	if _, port, err := net.SplitHostPort(addr.String()); err == nil {
-		want[net.JoinHostPort("localhost", port)] = true
+		for _, n := range append(names, "localhost") {
+			want[strings.ToLower(net.JoinHostPort(n, port))] = true
+		}
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !want[strings.ToLower(r.Host)] {
@@ -146,9 +233,10 @@ func hostGuard(addr net.Addr, h http.Handler) http.Handler {
 
 // Serve serves h on ln until ctx is done, then shuts down: open pages (their event
 // streams follow ctx) are given a moment to finish. It returns nil after ctx ends.
-func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
+// It answers at ln's address, localhost and names (hostGuard).
+func Serve(ctx context.Context, ln net.Listener, h http.Handler, names ...string) error {
 	srv := &http.Server{
-		Handler:           hostGuard(ln.Addr(), h),
+		Handler:           hostGuard(ln.Addr(), h, names...),
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
