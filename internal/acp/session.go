@@ -34,9 +34,13 @@ type sess struct {
 	sub  *host.Subscription
 	diag func(msg string, args ...any)
 
-	a     *Agent
-	cmds  []host.Command // the slash commands it offers
-	notes *notes         // about its MCP servers
+	a    *Agent
+	cmds []host.Command // the slash commands it offers
+	// listed is the host's MCPListed the commands were taken at; told says
+	// the client has them (announce), so a change is sent as it comes.
+	listed uint64
+	told   bool
+	notes  *notes // about its MCP servers
 	// ready is closed once the client has been told what a new session offers
 	// (after it got the session's id); a prompt waits for it.
 	ready chan struct{}
@@ -147,6 +151,7 @@ func (s *sess) say(text string) {
 func (s *sess) announce() {
 	s.mu.Lock()
 	s.send(commandsUpdate(s.cmds))
+	s.told = true
 	if st := s.h.Status(); st.InputTokens+st.OutputTokens > 0 { // a loaded session's, folded from its log
 		s.sendUsage(st, true)
 	}
@@ -221,12 +226,18 @@ func (s *sess) handle(e host.Event) {
 	case host.KindQuestion:
 		s.ask(e.Question)
 	case host.KindStatus:
+		s.mu.Lock()
+		if e.Status.MCPListed != s.listed { // a server changed its prompts: the commands follow
+			s.listed, s.cmds = e.Status.MCPListed, s.h.CommandsFor(host.Editor)
+			if s.told {
+				s.send(commandsUpdate(s.cmds))
+			}
+		}
 		if e.Status.InputTokens+e.Status.OutputTokens > 0 { // nothing counted yet tells nothing
-			s.mu.Lock()
 			s.sendUsage(e.Status, s.settle)
 			s.settle = false
-			s.mu.Unlock()
 		}
+		s.mu.Unlock()
 	case host.KindChild:
 		s.child(e.Child)
 	case host.KindNotice:

@@ -600,6 +600,9 @@ func (m *Model) event(e host.Event) tea.Cmd {
 		return m.showQuestion(e.Question)
 	case host.KindStatus:
 		ticking := m.busy()
+		if e.Status.MCPListed != m.status.MCPListed { // a server changed its prompts or resources
+			m.table, m.mentions = m.sess.CommandsFor(host.Terminal), nil
+		}
 		m.status = e.Status
 		if !ticking && m.busy() {
 			return m.spin.Tick

@@ -456,6 +456,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 	}
 	cfg.ContextWindow, cfg.CompactAt = o.ContextWindow, o.CompactAt
 	s.agent = agent.New(cfg)
+	notes.follow(s.publishStatus)
 	track(s)
 	return s
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/command"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/mcp"
@@ -31,6 +32,31 @@ type mcpNotes struct {
 	servers *mcp.Servers
 	reg     *tool.Registry
 	retool  bool
+
+	// listed counts the changes of the servers' listings (Status.MCPListed);
+	// publish, once the session is built, tells its consumers of one.
+	listed  atomic.Uint64
+	publish func()
+}
+
+// listsChanged counts a change of the servers' listings and has the
+// session's status say so: consumers that keep a listing (the commands
+// their prompts become, @ completion of their resources) list again.
+func (n *mcpNotes) listsChanged() {
+	n.listed.Add(1)
+	n.mu.Lock()
+	publish := n.publish
+	n.mu.Unlock()
+	if publish != nil {
+		publish()
+	}
+}
+
+// follow makes publish tell the session's consumers of each change.
+func (n *mcpNotes) follow(publish func()) {
+	n.mu.Lock()
+	n.publish = publish
+	n.mu.Unlock()
 }
 
 // toolsChanged offers the servers' tools as they are now in place of those
@@ -38,9 +64,12 @@ type mcpNotes struct {
 // built, once it is (useRegistry).
 func (n *mcpNotes) toolsChanged() {
 	n.mu.Lock()
-	defer n.mu.Unlock()
 	n.retool = true
-	n.retoolLocked()
+	swapped := n.retoolLocked()
+	n.mu.Unlock()
+	if swapped {
+		n.listsChanged()
+	}
 }
 
 // useRegistry is the session's registry, for the servers' changed tools.
@@ -51,13 +80,16 @@ func (n *mcpNotes) useRegistry(reg *tool.Registry) {
 	n.retoolLocked()
 }
 
-func (n *mcpNotes) retoolLocked() {
+// retoolLocked swaps the registry's MCP tools for the servers' if they
+// changed and both are known, and says whether it did.
+func (n *mcpNotes) retoolLocked() bool {
 	if !n.retool || n.reg == nil || n.servers == nil {
-		return
+		return false
 	}
 	n.retool = false
 	// Every MCP tool is named mcp__SERVER__TOOL (mcp.ToolName).
 	n.reg.Replace(func(t tool.Tool) bool { return strings.HasPrefix(t.Name(), "mcp__") }, n.servers.Tools())
+	return true
 }
 
 func (n *mcpNotes) add(msg string) {
@@ -98,6 +130,7 @@ func startMCP(o *Options, dir string) *mcpNotes {
 		Roots:          append([]string{dir}, o.Roots...),
 		Log:            o.MCPLog,
 		ToolsChanged:   n.toolsChanged,
+		ListsChanged:   n.listsChanged,
 		OnRestart: func(server string, err error) {
 			tell(fmt.Sprintf("MCP server %s stopped (%v) and was started again; a call running then failed, and the server kept nothing from before", server, err))
 		},

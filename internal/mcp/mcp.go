@@ -85,6 +85,10 @@ type Options struct {
 	// ToolsChanged is told when a server listed its tools again, changed
 	// (tools/list_changed) or started again: Tools has them.
 	ToolsChanged func()
+	// ListsChanged is told when a server's prompts were listed again
+	// (prompts/list_changed, or a restart) or it said its resources changed
+	// (resources/list_changed): Prompts and Resources have them.
+	ListsChanged func()
 	// OnRestart is told when a stdio server that stopped on its own, with
 	// why, was started again (once a session).
 	OnRestart func(server string, err error)
@@ -275,7 +279,13 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 				"data", truncate(sanitise(string(b)), 4096))
 		},
 		ProgressNotificationHandler: s.progress,
-		PromptListChangedHandler:    func(context.Context, *sdk.PromptListChangedRequest) { s.changed(cn, opts.Notice) },
+		PromptListChangedHandler:    func(context.Context, *sdk.PromptListChangedRequest) { s.changed(cn, opts.Notice, opts.ListsChanged) },
+		// Resources are listed when asked for: who keeps a listing is told.
+		ResourceListChangedHandler: func(context.Context, *sdk.ResourceListChangedRequest) {
+			if opts.ListsChanged != nil {
+				opts.ListsChanged()
+			}
+		},
 		// The model is offered the new tools from its next call. Only the
 		// debug log says so: npm's reference server changes its tools as
 		// soon as it learns the client's capabilities.
@@ -389,6 +399,9 @@ func (s *server) watch() {
 			if rerr := s.restart(); rerr == nil {
 				if s.opts.ToolsChanged != nil { // the new process may offer other tools
 					s.opts.ToolsChanged()
+				}
+				if s.opts.ListsChanged != nil { // and other prompts and resources
+					s.opts.ListsChanged()
 				}
 				if s.opts.OnRestart != nil {
 					s.opts.OnRestart(s.name, why)
