@@ -61,6 +61,12 @@ func newOAuthServer(t *testing.T) *oauthServer {
 		ResourceMetadataURL: base + "/.well-known/oauth-protected-resource/mcp"})(mcpHandler))
 	mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
 		Resource: base + "/mcp", AuthorizationServers: []string{base}, ScopesSupported: []string{"tools"}}))
+	// The same server over SSE (its POSTs go to /sse?sessionid=…).
+	sseHandler := sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return testServer() }, nil)
+	mux.Handle("/sse", auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{
+		ResourceMetadataURL: base + "/.well-known/oauth-protected-resource/sse"})(sseHandler))
+	mux.Handle("/.well-known/oauth-protected-resource/sse", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+		Resource: base + "/sse", AuthorizationServers: []string{base}, ScopesSupported: []string{"tools"}}))
 	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": base, "authorization_endpoint": base + "/authorize",
@@ -199,6 +205,40 @@ func TestSignIn(t *testing.T) {
 	}
 	if _, err := Start(ctx, []ServerConfig{cfg}, Options{Tokens: store}); !errors.Is(err, ErrNeedsSignIn) {
 		t.Errorf("after signing out = %v, want ErrNeedsSignIn", err)
+	}
+}
+
+// TestSignInSSE: a server over SSE signs in as one over streamable HTTP
+// does, though the SDK's SSE transport has no OAuth hook: the transport's
+// HTTP client signs its requests and starts the sign-in on a 401.
+func TestSignInSSE(t *testing.T) {
+	srv := newOAuthServer(t)
+	store := &credentials.MCPTokens{Path: filepath.Join(t.TempDir(), "dsh", "mcp-tokens.json")}
+	cfg := ServerConfig{Name: "old", Type: "sse", URL: srv.URL + "/sse"}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	if _, err := Start(ctx, []ServerConfig{cfg}, Options{Tokens: store}); !errors.Is(err, ErrNeedsSignIn) {
+		t.Fatalf("start without a sign-in = %v, want ErrNeedsSignIn", err)
+	}
+	var shown []string
+	asked, err := Login(ctx, cfg, Options{Tokens: store, SignIn: func(server, link string) {
+		shown = append(shown, server+" "+link)
+		approve(server, link)
+	}})
+	if err != nil || !asked {
+		t.Fatalf("Login = %v, %v", asked, err)
+	}
+	if len(shown) != 1 || !strings.HasPrefix(shown[0], "old "+srv.URL+"/authorize?") || srv.resource != cfg.URL {
+		t.Errorf("links shown = %q, resource %q", shown, srv.resource)
+	}
+	s := start(t, []ServerConfig{cfg}, Options{Tokens: store})
+	if r := run(t, find(t, s, "mcp__old__greet"), `{"name":"sse"}`); r.IsError || r.TextOf() != "Hello, sse!" {
+		t.Errorf("greet over SSE = %+v", r)
+	}
+	_ = s.Close()
+	if n := srv.hit("/authorize"); n != 1 {
+		t.Errorf("%d authorizations, want the one sign-in", n)
 	}
 }
 

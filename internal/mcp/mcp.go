@@ -239,17 +239,21 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 			return nil, err
 		}
 		transport = t
-	case "http":
-		hc := withHeaders(opts.HTTPClient, c.Headers)
+	case "http", "sse":
+		hc := bounded(withHeaders(opts.HTTPClient, c.Headers))
 		sg, err := newSigner(c, opts, hc, opts.fresh)
 		if err != nil {
 			end()
 			return nil, fmt.Errorf("signing in: %w", err)
 		}
 		cn.signer = sg
-		transport = &sdk.StreamableClientTransport{Endpoint: c.URL, HTTPClient: hc, OAuthHandler: sg}
-	case "sse":
-		transport = &sdk.SSEClientTransport{Endpoint: c.URL, HTTPClient: withHeaders(opts.HTTPClient, c.Headers)}
+		if c.Type == "http" {
+			transport = &sdk.StreamableClientTransport{Endpoint: c.URL, HTTPClient: hc, OAuthHandler: sg, MaxEventSize: maxMessage}
+		} else {
+			// The SDK's SSE transport has no OAuth hook: its client signs
+			// the requests (signed).
+			transport = &sdk.SSEClientTransport{Endpoint: c.URL, HTTPClient: signed(hc, sg), MaxEventSize: maxMessage}
+		}
 	default:
 		end()
 		return nil, fmt.Errorf("unknown transport %q (want stdio, http or sse)", c.Type)
@@ -372,7 +376,7 @@ func (s *conn) startStdio(path string, args []string, dir string, env []string) 
 		_ = errs.r.Close()
 		close(s.exited)
 	}()
-	return &sdk.IOTransport{Reader: out.r, Writer: in.w}, nil
+	return &sdk.IOTransport{Reader: out.r, Writer: in.w, MaxLineLength: maxMessage}, nil
 }
 
 // watch waits for the server's connection to end; an end nobody asked for
