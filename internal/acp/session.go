@@ -40,7 +40,8 @@ type sess struct {
 	// the client has them (announce), so a change is sent as it comes.
 	listed uint64
 	told   bool
-	notes  *notes // about its MCP servers
+	held   []sdk.SessionUpdate // what came before told, sent then
+	notes  *notes              // about its MCP servers
 	// ready is closed once the client has been told what a new session offers
 	// (after it got the session's id); a prompt waits for it.
 	ready chan struct{}
@@ -152,6 +153,10 @@ func (s *sess) announce() {
 	s.mu.Lock()
 	s.send(commandsUpdate(s.cmds))
 	s.told = true
+	for _, u := range s.held {
+		s.send(u)
+	}
+	s.held = nil
 	if st := s.h.Status(); st.InputTokens+st.OutputTokens > 0 { // a loaded session's, folded from its log
 		s.sendUsage(st, true)
 	}
@@ -268,6 +273,10 @@ func (s *sess) record(r session.Record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, u := range s.br.updates(r, false) {
+		if !s.told { // the client does not know the session yet (a sign-in's link)
+			s.held = append(s.held, u)
+			continue
+		}
 		s.send(u)
 	}
 	switch r.Type {

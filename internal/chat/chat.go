@@ -708,7 +708,7 @@ func (m *Model) record(rec session.Record) {
 	// /help's answer is the host's list of commands; the keys are the chat's.
 	if rec.Type == session.TypeCommand {
 		m.typed = rec.Text
-	} else if rec.Type == session.TypeReply && m.typed == "/help" {
+	} else if rec.Type == session.TypeReply && rec.SignIn == nil && m.typed == "/help" {
 		m.sb.note(keysHelp)
 	}
 }

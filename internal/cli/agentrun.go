@@ -168,7 +168,9 @@ func (j *jsonResult) fold(rec session.Record) {
 	case session.TypeTurnEnd:
 		j.Error = rec.Error
 	case session.TypeReply:
-		j.Text = rec.Text
+		if rec.SignIn == nil { // a sign-in's card is not the command's answer
+			j.Text = rec.Text
+		}
 	case session.TypeHeader, session.TypeUser, session.TypeThinking, session.TypeToolCall, session.TypeProgress,
 		session.TypeToolResult, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeDamaged,
 		session.TypeCompaction, session.TypeInstructions, session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeHook, session.TypeCommand:

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/mcp"
+	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
@@ -37,6 +38,43 @@ type mcpNotes struct {
 	// publish, once the session is built, tells its consumers of one.
 	listed  atomic.Uint64
 	publish func()
+
+	// signIns are the sign-in records made before anyone could see them;
+	// put, once someone subscribes, logs them and those after.
+	signIns []session.Record
+	put     func(session.Record) (session.Record, error)
+}
+
+// signedIn tells the user of a sign-in (asked for, done, failed) by a
+// record of its own, once the session has someone to show it to.
+func (n *mcpNotes) signedIn(s session.SignIn) {
+	rec := session.Record{Type: session.TypeReply, Text: signInText(s), SignIn: &s}
+	n.mu.Lock()
+	put := n.put
+	if put == nil {
+		n.signIns = append(n.signIns, rec)
+	}
+	n.mu.Unlock()
+	if put != nil {
+		_, _ = put(rec) // a session closing has no one left to tell
+	}
+}
+
+// deliver logs, through put, the sign-in records made so far and from now
+// on: the session has a subscriber.
+func (n *mcpNotes) deliver(put func(session.Record) (session.Record, error)) {
+	n.mu.Lock()
+	if n.put != nil {
+		n.mu.Unlock()
+		return
+	}
+	held := n.signIns
+	n.signIns = nil
+	for _, rec := range held {
+		_, _ = put(rec)
+	}
+	n.put = put
+	n.mu.Unlock()
 }
 
 // listsChanged counts a change of the servers' listings and has the
@@ -138,15 +176,6 @@ func startMCP(o *Options, dir string) *mcpNotes {
 			tell(fmt.Sprintf("MCP server %s stopped for good (%v); its tools fail until the session is reopened", server, err))
 		},
 	})
-	for _, e := range unjoin(err) {
-		if c, ok := needsSignIn(o, e); ok {
-			n.add(fmt.Sprintf("MCP server %s needs the user to sign in; its tools are not available in this session", c.Name))
-			n.signIn = append(n.signIn, c.Name)
-			o.Closers = append(o.Closers, signInLater(o, c))
-			continue
-		}
-		tell(e.Error() + "; its tools are not available in this session")
-	}
 	n.mu.Lock()
 	n.servers = servers
 	n.retool = false // the registry is built from the tools as they are now
@@ -154,6 +183,15 @@ func startMCP(o *Options, dir string) *mcpNotes {
 	o.Tools = append(o.Tools, servers.Tools()...)
 	o.Closers = append(o.Closers, servers)
 	o.servers = servers
+	for _, e := range unjoin(err) {
+		if c, ok := needsSignIn(o, e); ok {
+			n.add(fmt.Sprintf("MCP server %s needs the user to sign in; its tools come once they have", c.Name))
+			n.signIn = append(n.signIn, c.Name)
+			o.Closers = append(o.Closers, signInLater(servers, n, c))
+			continue
+		}
+		tell(e.Error() + "; its tools are not available in this session")
+	}
 	return n
 }
 

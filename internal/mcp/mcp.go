@@ -123,7 +123,18 @@ func (e *StartError) Unwrap() error { return e.Err }
 
 // Servers is a session's running MCP servers.
 type Servers struct {
+	opts Options // Start's, for the servers that join later
+
+	mu      sync.Mutex
 	servers []*server
+	closed  bool
+}
+
+// all is the servers now.
+func (s *Servers) all() []*server {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.servers)
 }
 
 // server is one configured server, over its connections: a stdio server
@@ -173,7 +184,7 @@ func (s *server) conn() *conn {
 // started and, joined, a *StartError for each one that did not; the caller
 // reports those to the user and the model. Servers is never nil.
 func Start(ctx context.Context, cfgs []ServerConfig, opts Options) (*Servers, error) {
-	s := &Servers{servers: make([]*server, len(cfgs))}
+	s := &Servers{opts: opts, servers: make([]*server, len(cfgs))}
 	errs := make([]error, len(cfgs))
 	var wg sync.WaitGroup
 	for i, c := range cfgs {
@@ -587,10 +598,44 @@ func (s *conn) kill() {
 	}
 }
 
+// Join connects to c, which Start could not start because it needs the
+// user to sign in: signIn shows the link, and the connection waits for the
+// browser until ctx ends. Once connected, c is one of the servers, told as a
+// change of tools and lists.
+func (s *Servers) Join(ctx context.Context, c ServerConfig, signIn func(server, url string)) error {
+	opts := s.opts
+	opts.SignIn = signIn
+	if d, ok := ctx.Deadline(); ok {
+		opts.ConnectTimeout = time.Until(d)
+	}
+	srv, err := connect(ctx, c, opts)
+	if err != nil {
+		return &StartError{Server: c.Name, Err: err}
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		srv.stop()
+		return &StartError{Server: c.Name, Err: errors.New("the session closed")}
+	}
+	s.servers = append(s.servers, srv)
+	s.mu.Unlock()
+	if opts.ToolsChanged != nil {
+		opts.ToolsChanged()
+	}
+	if opts.ListsChanged != nil {
+		opts.ListsChanged()
+	}
+	return nil
+}
+
 // Close stops every server and every process they started.
 func (s *Servers) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
 	var wg sync.WaitGroup
-	for _, srv := range s.servers {
+	for _, srv := range s.all() {
 		wg.Go(srv.stop)
 	}
 	wg.Wait()
@@ -603,7 +648,7 @@ func (s *Servers) Close() error {
 func (s *Servers) Tools() []tool.Tool {
 	var out []tool.Tool
 	seen := map[string]bool{}
-	for _, srv := range s.servers {
+	for _, srv := range s.all() {
 		out = append(out, srv.adapt(seen)...)
 	}
 	return out
@@ -624,7 +669,7 @@ type PromptArg struct {
 // Prompts returns every server's prompts, in server then prompt order.
 func (s *Servers) Prompts() []Prompt {
 	var out []Prompt
-	for _, srv := range s.servers {
+	for _, srv := range s.all() {
 		srv.mu.Lock()
 		prompts := srv.prompts
 		srv.mu.Unlock()
@@ -648,7 +693,7 @@ const maxPromptText = 256 << 10
 // GetPrompt asks server for its prompt name with args and returns its
 // messages' text, which becomes the user's prompt.
 func (s *Servers) GetPrompt(ctx context.Context, server, name string, args map[string]string) (string, error) {
-	for _, srv := range s.servers {
+	for _, srv := range s.all() {
 		if srv.name != server {
 			continue
 		}
@@ -685,7 +730,7 @@ func (s *Servers) GetPrompt(ctx context.Context, server, name string, args map[s
 // Names returns the names of the running servers.
 func (s *Servers) Names() []string {
 	var out []string
-	for _, srv := range s.servers {
+	for _, srv := range s.all() {
 		out = append(out, srv.name)
 	}
 	return out
@@ -694,7 +739,7 @@ func (s *Servers) Names() []string {
 // ToolNames returns the names server gives its tools.
 func (s *Servers) ToolNames(server string) []string {
 	var out []string
-	for _, srv := range s.servers {
+	for _, srv := range s.all() {
 		if srv.name == server {
 			srv.mu.Lock()
 			tools := srv.tools
@@ -709,7 +754,7 @@ func (s *Servers) ToolNames(server string) []string {
 
 // Stopped says whether server stopped on its own.
 func (s *Servers) Stopped(server string) bool {
-	for _, srv := range s.servers {
+	for _, srv := range s.all() {
 		if srv.name == server {
 			srv.mu.Lock()
 			defer srv.mu.Unlock()
