@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/dsh-dev/dsh/internal/command"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -136,6 +137,18 @@ func (n *mcpNotes) add(msg string) {
 	n.mu.Unlock()
 }
 
+// replace puts msg in place of the note old if the model has not been
+// given it yet (it would say what is no longer so), else adds msg.
+func (n *mcpNotes) replace(old, msg string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if i := slices.Index(n.model, old); i >= 0 {
+		n.model[i] = msg
+		return
+	}
+	n.model = append(n.model, msg)
+}
+
 // take takes the notes the model has not been given yet.
 func (n *mcpNotes) take() []string {
 	n.mu.Lock()
@@ -185,7 +198,7 @@ func startMCP(o *Options, dir string) *mcpNotes {
 	o.servers = servers
 	for _, e := range unjoin(err) {
 		if c, ok := needsSignIn(o, e); ok {
-			n.add(fmt.Sprintf("MCP server %s needs the user to sign in; its tools come once they have", c.Name))
+			n.add(signInNote(c.Name))
 			n.signIn = append(n.signIn, c.Name)
 			o.Closers = append(o.Closers, signInLater(servers, n, c))
 			continue

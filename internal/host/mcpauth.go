@@ -45,7 +45,7 @@ func signInLater(servers *mcp.Servers, n *mcpNotes, c mcp.ServerConfig) io.Close
 		})
 		switch {
 		case err == nil:
-			n.add(fmt.Sprintf("The user signed in to MCP server %s: its tools are available now", c.Name))
+			n.replace(signInNote(c.Name), fmt.Sprintf("The user signed in to MCP server %s: its tools are available now", c.Name))
 			n.signedIn(session.SignIn{Server: c.Name, State: session.SignInDone})
 		case errors.Is(ctx.Err(), context.DeadlineExceeded):
 			n.signedIn(session.SignIn{Server: c.Name, State: session.SignInFailed,
@@ -59,6 +59,11 @@ func signInLater(servers *mcp.Servers, n *mcpNotes, c mcp.ServerConfig) io.Close
 		<-done
 		return nil
 	})
+}
+
+// signInNote tells the model that server waits for the user's sign-in.
+func signInNote(server string) string {
+	return fmt.Sprintf("MCP server %s needs the user to sign in; its tools come once they have", server)
 }
 
 // signInText is what a sign-in record says to a consumer that shows text.
