@@ -119,7 +119,8 @@ func TestMCPSignInInTmux(t *testing.T) {
 		ws, strings.Join(env, " "), bin, script)
 	tmux("new-session", "-d", "-s", "chat", "-x", "120", "-y", "40", cmd)
 
-	// The card's body wraps the link at the pane's width: its rows, joined.
+	// The card's body wraps the link at the pane's width (with colour it is
+	// one OSC 8 hyperlink still): its rows, joined.
 	m := waitFor("the sign-in card", regexp.MustCompile(`● Sign in to MCP server remote\n((?: +\S+\n)+?) +waiting for you.*`))
 	link := strings.Join(strings.Fields(m[1]), "")
 	t.Logf("the chat shows:\n%s", m[0])

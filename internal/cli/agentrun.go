@@ -47,6 +47,9 @@ func runAgentTurn(ctx context.Context, io IO, s *host.Session, r agentRun) (host
 			switch e.Kind {
 			case host.KindRecord:
 				result.fold(e.Record)
+				if e.Record.SignIn != nil { // the link must reach someone: stdout holds the JSON
+					warner(io)(e.Record.Text)
+				}
 			case host.KindPermission:
 				ask.ask(e.Permission)
 			case host.KindQuestion:
