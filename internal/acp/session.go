@@ -233,9 +233,12 @@ func (s *sess) handle(e host.Event) {
 	case host.KindStatus:
 		s.mu.Lock()
 		if e.Status.MCPListed != s.listed { // a server changed its prompts: the commands follow
-			s.listed, s.cmds = e.Status.MCPListed, s.h.CommandsFor(host.Editor)
-			if s.told {
-				s.send(commandsUpdate(s.cmds))
+			s.listed = e.Status.MCPListed
+			if cmds := s.h.CommandsFor(host.Editor); !sameOffer(cmds, s.cmds) {
+				s.cmds = cmds
+				if s.told {
+					s.send(commandsUpdate(s.cmds))
+				}
 			}
 		}
 		if e.Status.InputTokens+e.Status.OutputTokens > 0 { // nothing counted yet tells nothing
