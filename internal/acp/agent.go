@@ -200,7 +200,7 @@ func (a *Agent) ignored(st host.Setup) *notes {
 // it) and notes.
 func (a *Agent) equip(s *sess, h *host.Session, n *notes) {
 	s.notes = n
-	s.cmds = h.CommandsFor(host.Editor)
+	s.cmds, s.listed = h.CommandsFor(host.Editor), h.Status().MCPListed
 }
 
 // LoadSession replays a session's log as updates — the same cards it showed

@@ -1,6 +1,8 @@
 package acp
 
 import (
+	"slices"
+
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/dsh-dev/dsh/internal/host"
@@ -16,4 +18,12 @@ func commandsUpdate(cmds []host.Command) sdk.SessionUpdate {
 		out = append(out, ac)
 	}
 	return sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{AvailableCommands: out}}
+}
+
+// sameOffer says whether two tables offer the client the same commands: a
+// server that relisted (tools/list_changed) may leave them as they were.
+func sameOffer(a, b []host.Command) bool {
+	return slices.EqualFunc(a, b, func(x, y host.Command) bool {
+		return x.Name == y.Name && x.Description == y.Description && x.ArgHint == y.ArgHint
+	})
 }

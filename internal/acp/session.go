@@ -34,9 +34,14 @@ type sess struct {
 	sub  *host.Subscription
 	diag func(msg string, args ...any)
 
-	a     *Agent
-	cmds  []host.Command // the slash commands it offers
-	notes *notes         // about its MCP servers
+	a    *Agent
+	cmds []host.Command // the slash commands it offers
+	// listed is the host's MCPListed the commands were taken at; told says
+	// the client has them (announce), so a change is sent as it comes.
+	listed uint64
+	told   bool
+	held   []sdk.SessionUpdate // what came before told, sent then
+	notes  *notes              // about its MCP servers
 	// ready is closed once the client has been told what a new session offers
 	// (after it got the session's id); a prompt waits for it.
 	ready chan struct{}
@@ -147,6 +152,11 @@ func (s *sess) say(text string) {
 func (s *sess) announce() {
 	s.mu.Lock()
 	s.send(commandsUpdate(s.cmds))
+	s.told = true
+	for _, u := range s.held {
+		s.send(u)
+	}
+	s.held = nil
 	if st := s.h.Status(); st.InputTokens+st.OutputTokens > 0 { // a loaded session's, folded from its log
 		s.sendUsage(st, true)
 	}
@@ -221,12 +231,21 @@ func (s *sess) handle(e host.Event) {
 	case host.KindQuestion:
 		s.ask(e.Question)
 	case host.KindStatus:
+		s.mu.Lock()
+		if e.Status.MCPListed != s.listed { // a server changed its prompts: the commands follow
+			s.listed = e.Status.MCPListed
+			if cmds := s.h.CommandsFor(host.Editor); !sameOffer(cmds, s.cmds) {
+				s.cmds = cmds
+				if s.told {
+					s.send(commandsUpdate(s.cmds))
+				}
+			}
+		}
 		if e.Status.InputTokens+e.Status.OutputTokens > 0 { // nothing counted yet tells nothing
-			s.mu.Lock()
 			s.sendUsage(e.Status, s.settle)
 			s.settle = false
-			s.mu.Unlock()
 		}
+		s.mu.Unlock()
 	case host.KindChild:
 		s.child(e.Child)
 	case host.KindNotice:
@@ -257,6 +276,10 @@ func (s *sess) record(r session.Record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, u := range s.br.updates(r, false) {
+		if !s.told { // the client does not know the session yet (a sign-in's link)
+			s.held = append(s.held, u)
+			continue
+		}
 		s.send(u)
 	}
 	switch r.Type {

@@ -600,6 +600,9 @@ func (m *Model) event(e host.Event) tea.Cmd {
 		return m.showQuestion(e.Question)
 	case host.KindStatus:
 		ticking := m.busy()
+		if e.Status.MCPListed != m.status.MCPListed { // a server changed its prompts or resources
+			m.table, m.mentions = m.sess.CommandsFor(host.Terminal), nil
+		}
 		m.status = e.Status
 		if !ticking && m.busy() {
 			return m.spin.Tick
@@ -705,7 +708,7 @@ func (m *Model) record(rec session.Record) {
 	// /help's answer is the host's list of commands; the keys are the chat's.
 	if rec.Type == session.TypeCommand {
 		m.typed = rec.Text
-	} else if rec.Type == session.TypeReply && m.typed == "/help" {
+	} else if rec.Type == session.TypeReply && rec.SignIn == nil && m.typed == "/help" {
 		m.sb.note(keysHelp)
 	}
 }

@@ -3,6 +3,7 @@ package chat
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -136,12 +137,17 @@ func (m *Model) askView() string {
 		}
 	}
 	body := a.card
-	title := req.Text
+	title, more, _ := strings.Cut(req.Text, "\n")
 	if body == nil { // a question: it heads the box, the choices under it
 		title = "Question"
 		body = bodyLines(bold.Render(wrapText(req.Text, w)))
 	} else {
 		keys += " · Ctrl-E: review all"
+		// Its first line heads the box; the rest (a form's fields) comes
+		// before the call's card.
+		if more = strings.TrimSpace(more); more != "" {
+			body = append(append(bodyLines(wrapText(more, w)), ""), body...)
+		}
 	}
 	rows := m.boxRows(keys)
 	if room := rows - len(choices) - 1; len(body) > room {

@@ -24,6 +24,7 @@ type NoteMsg string
 // SERVER:URI, without the @.
 type resourcesMsg struct {
 	gen       int
+	listed    uint64 // the session's MCPListed when the listing began
 	mentions  []string
 	listError error
 }
@@ -36,7 +37,7 @@ func (m *Model) listResources() tea.Cmd {
 		return nil
 	}
 	m.listing = true
-	gen := m.gen
+	gen, listed := m.gen, m.status.MCPListed
 	return func() tea.Msg {
 		rs, err := rl.Resources(context.Background())
 		mentions := []string{} // listed, if empty: not listed again
@@ -45,13 +46,17 @@ func (m *Model) listResources() tea.Cmd {
 				mentions = append(mentions, host.Mention(r.Server, r.URI)[1:])
 			}
 		}
-		return resourcesMsg{gen: gen, mentions: mentions, listError: err}
+		return resourcesMsg{gen: gen, listed: listed, mentions: mentions, listError: err}
 	}
 }
 
 // listed keeps a session's resources for @ completion.
 func (m *Model) mentionsListed(msg resourcesMsg) {
 	if msg.gen != m.gen {
+		return
+	}
+	if msg.listed != m.status.MCPListed { // the servers changed them meanwhile: list again when asked
+		m.listing = false
 		return
 	}
 	m.mentions, m.listing = msg.mentions, false

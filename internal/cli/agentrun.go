@@ -47,6 +47,9 @@ func runAgentTurn(ctx context.Context, io IO, s *host.Session, r agentRun) (host
 			switch e.Kind {
 			case host.KindRecord:
 				result.fold(e.Record)
+				if e.Record.SignIn != nil { // the link must reach someone: stdout holds the JSON
+					warner(io)(e.Record.Text)
+				}
 			case host.KindPermission:
 				ask.ask(e.Permission)
 			case host.KindQuestion:
@@ -168,7 +171,9 @@ func (j *jsonResult) fold(rec session.Record) {
 	case session.TypeTurnEnd:
 		j.Error = rec.Error
 	case session.TypeReply:
-		j.Text = rec.Text
+		if rec.SignIn == nil { // a sign-in's card is not the command's answer
+			j.Text = rec.Text
+		}
 	case session.TypeHeader, session.TypeUser, session.TypeThinking, session.TypeToolCall, session.TypeProgress,
 		session.TypeToolResult, session.TypePlan, session.TypeMode, session.TypeAllow, session.TypeDamaged,
 		session.TypeCompaction, session.TypeInstructions, session.TypeModel, session.TypeCheckpoint, session.TypeRestore, session.TypeHook, session.TypeCommand, session.TypeDecision, session.TypeTitle:

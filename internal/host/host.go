@@ -476,6 +476,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 	cfg.ContextWindow, cfg.CompactAt = o.ContextWindow, o.CompactAt
 	s.agent = agent.New(cfg)
 	s.startTelemetry()
+	notes.follow(s.publishStatus)
 	track(s)
 	return s
 }
@@ -563,7 +564,11 @@ func (s *Session) Provider() (provider.Provider, error) {
 // goroutine of its own. fn may block (a permission prompt waits for the user)
 // without holding up the session: events queue, and under pressure running
 // commands' progress is dropped — never records that replay would show.
-func (s *Session) Subscribe(fn func(Event)) *Subscription { return s.bus.subscribe(fn) }
+func (s *Session) Subscribe(fn func(Event)) *Subscription {
+	sub := s.bus.subscribe(fn)
+	s.notes.deliver(s.put) // what waited for someone to see it (a sign-in's link)
+	return sub
+}
 
 // Prompt runs one turn on text and the images attached to it. It returns
 // ErrBusy while another turn runs and ErrClosed after Close; a missing provider

@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"github.com/dsh-dev/dsh/internal/command"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/mcp"
+	"github.com/dsh-dev/dsh/internal/session"
 	"github.com/dsh-dev/dsh/internal/tool"
 )
 
@@ -31,6 +34,68 @@ type mcpNotes struct {
 	servers *mcp.Servers
 	reg     *tool.Registry
 	retool  bool
+
+	// listed counts the changes of the servers' listings (Status.MCPListed);
+	// publish, once the session is built, tells its consumers of one.
+	listed  atomic.Uint64
+	publish func()
+
+	// signIns are the sign-in records made before anyone could see them;
+	// put, once someone subscribes, logs them and those after.
+	signIns []session.Record
+	put     func(session.Record) (session.Record, error)
+}
+
+// signedIn tells the user of a sign-in (asked for, done, failed) by a
+// record of its own, once the session has someone to show it to.
+func (n *mcpNotes) signedIn(s session.SignIn) {
+	rec := session.Record{Type: session.TypeReply, Text: signInText(s), SignIn: &s}
+	n.mu.Lock()
+	put := n.put
+	if put == nil {
+		n.signIns = append(n.signIns, rec)
+	}
+	n.mu.Unlock()
+	if put != nil {
+		_, _ = put(rec) // a session closing has no one left to tell
+	}
+}
+
+// deliver logs, through put, the sign-in records made so far and from now
+// on: the session has a subscriber.
+func (n *mcpNotes) deliver(put func(session.Record) (session.Record, error)) {
+	n.mu.Lock()
+	if n.put != nil {
+		n.mu.Unlock()
+		return
+	}
+	held := n.signIns
+	n.signIns = nil
+	for _, rec := range held {
+		_, _ = put(rec)
+	}
+	n.put = put
+	n.mu.Unlock()
+}
+
+// listsChanged counts a change of the servers' listings and has the
+// session's status say so: consumers that keep a listing (the commands
+// their prompts become, @ completion of their resources) list again.
+func (n *mcpNotes) listsChanged() {
+	n.listed.Add(1)
+	n.mu.Lock()
+	publish := n.publish
+	n.mu.Unlock()
+	if publish != nil {
+		publish()
+	}
+}
+
+// follow makes publish tell the session's consumers of each change.
+func (n *mcpNotes) follow(publish func()) {
+	n.mu.Lock()
+	n.publish = publish
+	n.mu.Unlock()
 }
 
 // toolsChanged offers the servers' tools as they are now in place of those
@@ -38,9 +103,12 @@ type mcpNotes struct {
 // built, once it is (useRegistry).
 func (n *mcpNotes) toolsChanged() {
 	n.mu.Lock()
-	defer n.mu.Unlock()
 	n.retool = true
-	n.retoolLocked()
+	swapped := n.retoolLocked()
+	n.mu.Unlock()
+	if swapped {
+		n.listsChanged()
+	}
 }
 
 // useRegistry is the session's registry, for the servers' changed tools.
@@ -51,19 +119,34 @@ func (n *mcpNotes) useRegistry(reg *tool.Registry) {
 	n.retoolLocked()
 }
 
-func (n *mcpNotes) retoolLocked() {
+// retoolLocked swaps the registry's MCP tools for the servers' if they
+// changed and both are known, and says whether it did.
+func (n *mcpNotes) retoolLocked() bool {
 	if !n.retool || n.reg == nil || n.servers == nil {
-		return
+		return false
 	}
 	n.retool = false
 	// Every MCP tool is named mcp__SERVER__TOOL (mcp.ToolName).
 	n.reg.Replace(func(t tool.Tool) bool { return strings.HasPrefix(t.Name(), "mcp__") }, n.servers.Tools())
+	return true
 }
 
 func (n *mcpNotes) add(msg string) {
 	n.mu.Lock()
 	n.model = append(n.model, msg)
 	n.mu.Unlock()
+}
+
+// replace puts msg in place of the note old if the model has not been
+// given it yet (it would say what is no longer so), else adds msg.
+func (n *mcpNotes) replace(old, msg string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if i := slices.Index(n.model, old); i >= 0 {
+		n.model[i] = msg
+		return
+	}
+	n.model = append(n.model, msg)
 }
 
 // take takes the notes the model has not been given yet.
@@ -98,6 +181,7 @@ func startMCP(o *Options, dir string) *mcpNotes {
 		Roots:          append([]string{dir}, o.Roots...),
 		Log:            o.MCPLog,
 		ToolsChanged:   n.toolsChanged,
+		ListsChanged:   n.listsChanged,
 		OnRestart: func(server string, err error) {
 			tell(fmt.Sprintf("MCP server %s stopped (%v) and was started again; a call running then failed, and the server kept nothing from before", server, err))
 		},
@@ -105,15 +189,6 @@ func startMCP(o *Options, dir string) *mcpNotes {
 			tell(fmt.Sprintf("MCP server %s stopped for good (%v); its tools fail until the session is reopened", server, err))
 		},
 	})
-	for _, e := range unjoin(err) {
-		if c, ok := needsSignIn(o, e); ok {
-			n.add(fmt.Sprintf("MCP server %s needs the user to sign in; its tools are not available in this session", c.Name))
-			n.signIn = append(n.signIn, c.Name)
-			o.Closers = append(o.Closers, signInLater(o, c))
-			continue
-		}
-		tell(e.Error() + "; its tools are not available in this session")
-	}
 	n.mu.Lock()
 	n.servers = servers
 	n.retool = false // the registry is built from the tools as they are now
@@ -121,6 +196,15 @@ func startMCP(o *Options, dir string) *mcpNotes {
 	o.Tools = append(o.Tools, servers.Tools()...)
 	o.Closers = append(o.Closers, servers)
 	o.servers = servers
+	for _, e := range unjoin(err) {
+		if c, ok := needsSignIn(o, e); ok {
+			n.add(signInNote(c.Name))
+			n.signIn = append(n.signIn, c.Name)
+			o.Closers = append(o.Closers, signInLater(servers, n, c))
+			continue
+		}
+		tell(e.Error() + "; its tools are not available in this session")
+	}
 	return n
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dsh-dev/dsh/internal/mcp"
+	"github.com/dsh-dev/dsh/internal/session"
 )
 
 // mcpSignInWait bounds how long a session waits, in the background, for the
@@ -29,26 +30,28 @@ func needsSignIn(o *Options, err error) (mcp.ServerConfig, bool) {
 	return mcp.ServerConfig{}, false
 }
 
-// signInLater signs in to server c in the background: the user is shown the
-// link (every consumer shows MCPNotice), and the sign-in is kept for the
-// sessions after. Closing the closer gives up waiting.
-func signInLater(o *Options, c mcp.ServerConfig) io.Closer {
+// signInLater signs in to server c in the background and then has it join
+// the session's servers. The user is shown the link, and then how it ended,
+// as sign-in records (signedIn), which every consumer draws as one card; the
+// sign-in is kept for the sessions after. Closing the closer gives up
+// waiting.
+func signInLater(servers *mcp.Servers, n *mcpNotes, c mcp.ServerConfig) io.Closer {
 	ctx, cancel := context.WithTimeout(context.Background(), mcpSignInWait)
 	done := make(chan struct{})
-	notice := o.MCPNotice
 	go func() {
 		defer close(done)
-		_, err := mcp.Login(ctx, c, mcp.Options{ClientVersion: o.Version, Tokens: o.MCPTokens,
-			SignIn: func(server, url string) {
-				notice(fmt.Sprintf("MCP server %s needs you to sign in: open %s (or run dsh mcp login %s)", server, url, server))
-			}})
+		err := servers.Join(ctx, c, func(server, url string) {
+			n.signedIn(session.SignIn{Server: server, State: session.SignInWaiting, URL: url})
+		})
 		switch {
 		case err == nil:
-			notice(fmt.Sprintf("Signed in to MCP server %s; its tools come with the next session", c.Name))
+			n.replace(signInNote(c.Name), fmt.Sprintf("The user signed in to MCP server %s: its tools are available now", c.Name))
+			n.signedIn(session.SignIn{Server: c.Name, State: session.SignInDone})
 		case errors.Is(ctx.Err(), context.DeadlineExceeded):
-			notice(fmt.Sprintf("MCP server %s: the sign-in link expired; dsh mcp login %s signs in", c.Name, c.Name))
+			n.signedIn(session.SignIn{Server: c.Name, State: session.SignInFailed,
+				Error: fmt.Sprintf("the link expired; dsh mcp login %s signs in", c.Name)})
 		case ctx.Err() == nil:
-			notice(fmt.Sprintf("MCP server %s: the sign-in failed: %v", c.Name, err))
+			n.signedIn(session.SignIn{Server: c.Name, State: session.SignInFailed, Error: errors.Unwrap(err).Error()})
 		}
 	}()
 	return closerFunc(func() error {
@@ -56,6 +59,22 @@ func signInLater(o *Options, c mcp.ServerConfig) io.Closer {
 		<-done
 		return nil
 	})
+}
+
+// signInNote tells the model that server waits for the user's sign-in.
+func signInNote(server string) string {
+	return fmt.Sprintf("MCP server %s needs the user to sign in; its tools come once they have", server)
+}
+
+// signInText is what a sign-in record says to a consumer that shows text.
+func signInText(s session.SignIn) string {
+	switch s.State {
+	case session.SignInWaiting:
+		return fmt.Sprintf("MCP server %s needs you to sign in: open %s (or run dsh mcp login %s)", s.Server, s.URL, s.Server)
+	case session.SignInDone:
+		return fmt.Sprintf("Signed in to MCP server %s: its tools are ready", s.Server)
+	}
+	return fmt.Sprintf("MCP server %s: the sign-in failed: %s", s.Server, s.Error)
 }
 
 type closerFunc func() error

@@ -39,6 +39,11 @@ type Status struct {
 	// State is what the session is doing: a turn running (a job_output waiting
 	// for its job included), waiting for the user's answer, or idle.
 	State State
+	// MCPListed counts the times an MCP server changed what it offers (its
+	// tools, prompts or resources: list_changed) during the session. A
+	// consumer that keeps the session's commands (CommandsFor) or resources
+	// takes them again when it grows.
+	MCPListed uint64
 }
 
 // State is whether a session works, waits for the user or is idle.
@@ -88,7 +93,7 @@ func (s *Session) Status() Status {
 	model, thinking := s.agent.Model()
 	cu := s.agent.ContextUsage()
 	st := Status{Model: model, Thinking: thinking, Window: cu.Window, ContextTokens: cu.Tokens,
-		Mode: s.agent.Mode(), Cwd: s.ws.Cwd(), Sandbox: s.o.Sandbox, Confined: s.agent.AutoAvailable()}
+		Mode: s.agent.Mode(), Cwd: s.ws.Cwd(), Sandbox: s.o.Sandbox, Confined: s.agent.AutoAvailable(), MCPListed: s.notes.listed.Load()}
 	switch {
 	case s.asking.Load() > 0:
 		st.State = StateWaiting

@@ -326,8 +326,8 @@ func SignOut(c ServerConfig, store TokenStore) error {
 // shows the link, and the sign-in is waited for until ctx ends. It returns
 // whether the server asked for one at all.
 func Login(ctx context.Context, c ServerConfig, opts Options) (bool, error) {
-	if c.Type != "http" {
-		return false, fmt.Errorf("MCP server %s is not an http server: only those sign in", c.Name)
+	if c.Type != "http" && c.Type != "sse" {
+		return false, fmt.Errorf("MCP server %s is not an http or sse server: only those sign in", c.Name)
 	}
 	if opts.SignIn == nil {
 		return false, errors.New("no one to show the sign-in link to")

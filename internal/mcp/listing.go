@@ -203,10 +203,15 @@ func (s *server) listPrompts(ctx context.Context, c *conn, tell func(string)) {
 }
 
 // changed answers a server's prompts/list_changed notifications, one
-// listing at a time however many come: its prompts are listed again, and the
-// session's commands follow.
-func (s *server) changed(c *conn, notice func(server, msg string)) {
-	relist(&s.relisting, c, func() { s.listPrompts(s.life, c, s.teller(notice)) })
+// listing at a time however many come: its prompts are listed again, and then
+// told to done, so the session's commands follow.
+func (s *server) changed(c *conn, notice func(server, msg string), done func()) {
+	relist(&s.relisting, c, func() {
+		s.listPrompts(s.life, c, s.teller(notice))
+		if done != nil {
+			done()
+		}
+	})
 }
 
 // toolsChanged answers a server's tools/list_changed notifications, like

@@ -85,6 +85,10 @@ type Options struct {
 	// ToolsChanged is told when a server listed its tools again, changed
 	// (tools/list_changed) or started again: Tools has them.
 	ToolsChanged func()
+	// ListsChanged is told when a server's prompts were listed again
+	// (prompts/list_changed, or a restart) or it said its resources changed
+	// (resources/list_changed): Prompts and Resources have them.
+	ListsChanged func()
 	// OnRestart is told when a stdio server that stopped on its own, with
 	// why, was started again (once a session).
 	OnRestart func(server string, err error)
@@ -119,7 +123,18 @@ func (e *StartError) Unwrap() error { return e.Err }
 
 // Servers is a session's running MCP servers.
 type Servers struct {
+	opts Options // Start's, for the servers that join later
+
+	mu      sync.Mutex
 	servers []*server
+	closed  bool
+}
+
+// all is the servers now.
+func (s *Servers) all() []*server {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.servers)
 }
 
 // server is one configured server, over its connections: a stdio server
@@ -169,7 +184,7 @@ func (s *server) conn() *conn {
 // started and, joined, a *StartError for each one that did not; the caller
 // reports those to the user and the model. Servers is never nil.
 func Start(ctx context.Context, cfgs []ServerConfig, opts Options) (*Servers, error) {
-	s := &Servers{servers: make([]*server, len(cfgs))}
+	s := &Servers{opts: opts, servers: make([]*server, len(cfgs))}
 	errs := make([]error, len(cfgs))
 	var wg sync.WaitGroup
 	for i, c := range cfgs {
@@ -235,17 +250,21 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 			return nil, err
 		}
 		transport = t
-	case "http":
-		hc := withHeaders(opts.HTTPClient, c.Headers)
+	case "http", "sse":
+		hc := bounded(withHeaders(opts.HTTPClient, c.Headers))
 		sg, err := newSigner(c, opts, hc, opts.fresh)
 		if err != nil {
 			end()
 			return nil, fmt.Errorf("signing in: %w", err)
 		}
 		cn.signer = sg
-		transport = &sdk.StreamableClientTransport{Endpoint: c.URL, HTTPClient: hc, OAuthHandler: sg}
-	case "sse":
-		transport = &sdk.SSEClientTransport{Endpoint: c.URL, HTTPClient: withHeaders(opts.HTTPClient, c.Headers)}
+		if c.Type == "http" {
+			transport = &sdk.StreamableClientTransport{Endpoint: c.URL, HTTPClient: hc, OAuthHandler: sg, MaxEventSize: maxMessage}
+		} else {
+			// The SDK's SSE transport has no OAuth hook: its client signs
+			// the requests (signed).
+			transport = &sdk.SSEClientTransport{Endpoint: c.URL, HTTPClient: signed(hc, sg), MaxEventSize: maxMessage}
+		}
 	default:
 		end()
 		return nil, fmt.Errorf("unknown transport %q (want stdio, http or sse)", c.Type)
@@ -275,7 +294,13 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 				"data", truncate(sanitise(string(b)), 4096))
 		},
 		ProgressNotificationHandler: s.progress,
-		PromptListChangedHandler:    func(context.Context, *sdk.PromptListChangedRequest) { s.changed(cn, opts.Notice) },
+		PromptListChangedHandler:    func(context.Context, *sdk.PromptListChangedRequest) { s.changed(cn, opts.Notice, opts.ListsChanged) },
+		// Resources are listed when asked for: who keeps a listing is told.
+		ResourceListChangedHandler: func(context.Context, *sdk.ResourceListChangedRequest) {
+			if opts.ListsChanged != nil {
+				opts.ListsChanged()
+			}
+		},
 		// The model is offered the new tools from its next call. Only the
 		// debug log says so: npm's reference server changes its tools as
 		// soon as it learns the client's capabilities.
@@ -362,7 +387,7 @@ func (s *conn) startStdio(path string, args []string, dir string, env []string) 
 		_ = errs.r.Close()
 		close(s.exited)
 	}()
-	return &sdk.IOTransport{Reader: out.r, Writer: in.w}, nil
+	return &sdk.IOTransport{Reader: out.r, Writer: in.w, MaxLineLength: maxMessage}, nil
 }
 
 // watch waits for the server's connection to end; an end nobody asked for
@@ -389,6 +414,9 @@ func (s *server) watch() {
 			if rerr := s.restart(); rerr == nil {
 				if s.opts.ToolsChanged != nil { // the new process may offer other tools
 					s.opts.ToolsChanged()
+				}
+				if s.opts.ListsChanged != nil { // and other prompts and resources
+					s.opts.ListsChanged()
 				}
 				if s.opts.OnRestart != nil {
 					s.opts.OnRestart(s.name, why)
@@ -570,10 +598,44 @@ func (s *conn) kill() {
 	}
 }
 
+// Join connects to c, which Start could not start because it needs the
+// user to sign in: signIn shows the link, and the connection waits for the
+// browser until ctx ends. Once connected, c is one of the servers, told as a
+// change of tools and lists.
+func (s *Servers) Join(ctx context.Context, c ServerConfig, signIn func(server, url string)) error {
+	opts := s.opts
+	opts.SignIn = signIn
+	if d, ok := ctx.Deadline(); ok {
+		opts.ConnectTimeout = time.Until(d)
+	}
+	srv, err := connect(ctx, c, opts)
+	if err != nil {
+		return &StartError{Server: c.Name, Err: err}
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		srv.stop()
+		return &StartError{Server: c.Name, Err: errors.New("the session closed")}
+	}
+	s.servers = append(s.servers, srv)
+	s.mu.Unlock()
+	if opts.ToolsChanged != nil {
+		opts.ToolsChanged()
+	}
+	if opts.ListsChanged != nil {
+		opts.ListsChanged()
+	}
+	return nil
+}
+
 // Close stops every server and every process they started.
 func (s *Servers) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
 	var wg sync.WaitGroup
-	for _, srv := range s.servers {
+	for _, srv := range s.all() {
 		wg.Go(srv.stop)
 	}
 	wg.Wait()
@@ -586,7 +648,7 @@ func (s *Servers) Close() error {
 func (s *Servers) Tools() []tool.Tool {
 	var out []tool.Tool
 	seen := map[string]bool{}
-	for _, srv := range s.servers {
+	for _, srv := range s.all() {
 		out = append(out, srv.adapt(seen)...)
 	}
 	return out
@@ -607,7 +669,7 @@ type PromptArg struct {
 // Prompts returns every server's prompts, in server then prompt order.
 func (s *Servers) Prompts() []Prompt {
 	var out []Prompt
-	for _, srv := range s.servers {
+	for _, srv := range s.all() {
 		srv.mu.Lock()
 		prompts := srv.prompts
 		srv.mu.Unlock()
@@ -631,7 +693,7 @@ const maxPromptText = 256 << 10
 // GetPrompt asks server for its prompt name with args and returns its
 // messages' text, which becomes the user's prompt.
 func (s *Servers) GetPrompt(ctx context.Context, server, name string, args map[string]string) (string, error) {
-	for _, srv := range s.servers {
+	for _, srv := range s.all() {
 		if srv.name != server {
 			continue
 		}
@@ -668,7 +730,7 @@ func (s *Servers) GetPrompt(ctx context.Context, server, name string, args map[s
 // Names returns the names of the running servers.
 func (s *Servers) Names() []string {
 	var out []string
-	for _, srv := range s.servers {
+	for _, srv := range s.all() {
 		out = append(out, srv.name)
 	}
 	return out
@@ -677,7 +739,7 @@ func (s *Servers) Names() []string {
 // ToolNames returns the names server gives its tools.
 func (s *Servers) ToolNames(server string) []string {
 	var out []string
-	for _, srv := range s.servers {
+	for _, srv := range s.all() {
 		if srv.name == server {
 			srv.mu.Lock()
 			tools := srv.tools
@@ -692,7 +754,7 @@ func (s *Servers) ToolNames(server string) []string {
 
 // Stopped says whether server stopped on its own.
 func (s *Servers) Stopped(server string) bool {
-	for _, srv := range s.servers {
+	for _, srv := range s.all() {
 		if srv.name == server {
 			srv.mu.Lock()
 			defer srv.mu.Unlock()

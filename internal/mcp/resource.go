@@ -47,7 +47,7 @@ type Resource struct {
 func (s *Servers) Resources(ctx context.Context) ([]Resource, error) {
 	var out []Resource
 	var errs []error
-	for _, srv := range s.servers {
+	for _, srv := range s.all() {
 		rs, err := srv.resources(ctx)
 		out = append(out, rs...)
 		if err != nil {
@@ -107,7 +107,7 @@ var ErrNoResource = errors.New("no such resource")
 // an image block, and any other binary content as a resource block that says
 // what it was.
 func (s *Servers) ReadResource(ctx context.Context, server, uri string) ([]card.Content, error) {
-	for _, srv := range s.servers {
+	for _, srv := range s.all() {
 		if srv.name == server {
 			return srv.read(ctx, uri)
 		}

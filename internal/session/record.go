@@ -60,6 +60,8 @@ const (
 	TypeCommand RecordType = "command"
 	// TypeReply is a built-in command's answer to the user (Text), with the
 	// diff it shows (Diff: /diff); a command whose records say it all has none.
+	// dsh's own word to the user is one too: a sign-in to an MCP server
+	// (SignIn), asked for and then how it ended.
 	TypeReply RecordType = "reply"
 	// TypeDecision is the user's answer to a permission request or a
 	// question (CallID; Decision: allow, always, reject or answer), with From
@@ -163,6 +165,9 @@ type Record struct {
 	// reply: the diff a command shows (/diff), in the files' order.
 	Diff []RestoredFile `json:"diff,omitempty"`
 
+	// reply: a sign-in to an MCP server the user is asked for, or its end.
+	SignIn *SignIn `json:"signIn,omitempty"`
+
 	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
 	Restore    *Restore    `json:"restore,omitempty"`
 	Hook       *Hook       `json:"hook,omitempty"`
@@ -192,6 +197,22 @@ type Hook struct {
 	// stop was blocked.
 	Context string `json:"context,omitempty"`
 }
+
+// SignIn is a sign-in to an MCP server: the link the user is asked to open,
+// then whether it happened. It never holds a token.
+type SignIn struct {
+	Server string `json:"server"`
+	State  string `json:"state"`         // SignInWaiting, SignInDone or SignInFailed
+	URL    string `json:"url,omitempty"` // the link to open (waiting)
+	Error  string `json:"error,omitempty"`
+}
+
+// The states of a sign-in.
+const (
+	SignInWaiting = "waiting"
+	SignInDone    = "signed_in"
+	SignInFailed  = "failed"
+)
 
 // Parent is the session and call a child session (a subagent's) belongs to,
 // and the agent it runs.

@@ -136,7 +136,13 @@ func (r *Renderer) contentRows(content []card.Content, sgr string) []row {
 		case card.ContentText:
 			var body []row
 			for _, l := range splitLines(c.Text) {
-				body = append(body, textRow(indented, sgr, l))
+				rw := textRow(indented, sgr, l)
+				if webLink(l) {
+					// Wrapped at the width, it still opens whole (OSC 8): a
+					// sign-in's link.
+					rw.link = l
+				}
+				body = append(body, rw)
 			}
 			rows = append(rows, r.foldRows(body)...)
 		case card.ContentImage:
@@ -153,6 +159,20 @@ func (r *Renderer) contentRows(content []card.Content, sgr string) []row {
 		}
 	}
 	return rows
+}
+
+// webLink says whether a line is a web link alone, with nothing in it that
+// could end the hyperlink sequence it goes in.
+func webLink(l string) bool {
+	if !strings.HasPrefix(l, "https://") && !strings.HasPrefix(l, "http://") {
+		return false
+	}
+	for _, c := range []byte(l) {
+		if c <= ' ' || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // base64Len is the decoded size of standard base64 data.

@@ -423,3 +423,33 @@ func TestFoldCountsAllTheOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestLinkOpensWhole: a card's line that is a web link alone is one OSC 8
+// hyperlink however the width wraps it (a sign-in's link still opens
+// whole); a line with more in it, or without colour, is plain text.
+func TestLinkOpensWhole(t *testing.T) {
+	link := "http://127.0.0.1:8123/authorize?client_id=dsh&state=abc&scope=tools"
+	tests := []struct {
+		name  string
+		color bool
+		text  string
+		links int
+	}{
+		{"a link, wrapped", true, link, 1},
+		{"a link in a sentence", true, "open " + link, 0},
+		{"a link with an escape", true, link + "\x1b\\", 0},
+		{"no colour", false, link, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			r := New(&b, Options{Color: tt.color, Width: 40})
+			if err := r.Call(&card.GenericCall{Title: "Sign in to MCP server docs", Content: []card.Content{card.Text(tt.text)}}); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Count(b.String(), "\x1b]8;;"+link+"\x1b\\"); got != tt.links {
+				t.Errorf("%d hyperlinks to the link, want %d:\n%q", got, tt.links, b.String())
+			}
+		})
+	}
+}

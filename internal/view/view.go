@@ -86,9 +86,13 @@ func (p *Presenter) Present(r session.Record) (it Item) {
 			it.Call, it.Result = RestoreCards(*r.Restore, true)
 		}
 	case session.TypeReply:
-		if len(r.Diff) > 0 { // /diff: the change it shows, as hunks
+		switch {
+		case len(r.Diff) > 0: // /diff: the change it shows, as hunks
 			it.Name = "diff"
 			it.Call, it.Result = DiffCards(r.Text, r.Diff)
+		case r.SignIn != nil:
+			it.Name = "sign-in"
+			it.Call, it.Result = SignInCards(*r.SignIn)
 		}
 	case session.TypeHook:
 		it.Name = "hook"

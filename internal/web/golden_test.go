@@ -174,7 +174,16 @@ func goldenCases() []goldenCase {
 			Checkpoint: &session.Checkpoint{Prompt: 3, Phase: session.PhaseBefore, Note: "git is not installed: <no undo>"}}}},
 		restoreCase(),
 		hookCase(),
+		signInCase(),
 	}
+}
+
+// signInCase is a sign-in to an MCP server waiting for the user: the link
+// to open (a hostile server name is escaped).
+func signInCase() goldenCase {
+	r := session.Record{Type: session.TypeReply, Time: t0, Text: "MCP server <docs> needs you to sign in",
+		SignIn: &session.SignIn{Server: "<docs>", State: session.SignInWaiting, URL: "http://127.0.0.1:8123/authorize?client_id=dsh&state=a<b"}}
+	return goldenCase{name: "signin", item: view.NewPresenter(toolset.New(toolset.Options{})).Present(r)}
 }
 
 // hookCase is a hook's run as the page draws it: a small finished call (a

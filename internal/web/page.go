@@ -309,10 +309,11 @@ func (b *builder) item(it view.Item, name string) *itemView {
 		v.Type = string(session.TypeUser)
 		v.Markdown = markdown("`" + strings.ReplaceAll(r.Text, "`", "'") + "`")
 	case session.TypeReply:
-		// Its answer: dsh's, not the model's; /diff's, the change it shows.
+		// Its answer: dsh's, not the model's; /diff's, the change it shows;
+		// a sign-in's, its card.
 		if it.Call != nil {
 			v.Type = "tool"
-			v.Tool = b.diffTool("diff-"+strconv.FormatInt(r.Time.UnixNano(), 10), it)
+			v.Tool = b.diffTool(it.Name+"-"+strconv.FormatInt(r.Time.UnixNano(), 10), it)
 			break
 		}
 		v.Type = "note"

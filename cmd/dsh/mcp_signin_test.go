@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-dev/dsh/internal/mcp/mcptest"
+)
+
+// TestMCPSignInRun: dsh run, on the real binary, against a server behind a
+// local OAuth sign-in: the sign-in card with its link is printed while the
+// turn runs (the model asks the user a question, which holds the turn);
+// the test follows the link as a browser would, the card says signed in,
+// and once the question is answered the model's call of the server's tool
+// runs in the same run.
+func TestMCPSignInRun(t *testing.T) {
+	srv := mcptest.NewOAuthServer(t, func() *mcpsdk.Server {
+		s := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "remote", Version: "v0"}, nil)
+		mcpsdk.AddTool(s, &mcpsdk.Tool{Name: "greet", Description: "Greets."},
+			func(context.Context, *mcpsdk.CallToolRequest, struct{}) (*mcpsdk.CallToolResult, any, error) {
+				return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: "Hello from behind the sign-in"}}}, nil, nil
+			})
+		return s
+	})
+	tmp := t.TempDir()
+	ws, config := filepath.Join(tmp, "ws"), filepath.Join(tmp, "config")
+	for _, d := range []string{ws, filepath.Join(config, "dsh")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(config, "dsh", "config.toml"),
+		[]byte(fmt.Sprintf("[mcp.remote]\nurl = %q\n", srv.URL+"/mcp")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(tmp, "script.json")
+	if err := os.WriteFile(script, []byte(`{"turns": [
+		{"tool_calls": [{"id": "q1", "name": "ask_user", "args": {"question": "Signed in yet?", "options": [{"label": "yes"}, {"label": "no"}]}}]},
+		{"tool_calls": [{"id": "g1", "name": "mcp__remote__greet", "args": {}}]},
+		{"text": "Greeted."}
+	]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(dsh(t), "run", "--color", "never", "--provider", "script", "--script", script, "--mode", "bypass", "greet me")
+	cmd.Dir = ws
+	cmd.Env = append(os.Environ(), "HOME="+filepath.Join(tmp, "home"), "XDG_CONFIG_HOME="+config, "XDG_STATE_HOME="+filepath.Join(tmp, "state"))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errs strings.Builder
+	cmd.Stderr = &errs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	lines := make(chan string, 256)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var out strings.Builder
+	until := func(what string, re *regexp.Regexp) []string {
+		t.Helper()
+		timeout := time.After(time.Minute)
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("dsh run ended before %s:\n%s%s", what, out.String(), errs.String())
+				}
+				out.WriteString(l + "\n")
+				if m := re.FindStringSubmatch(l); m != nil {
+					return m
+				}
+			case <-timeout:
+				t.Fatalf("no %s:\n%s%s", what, out.String(), errs.String())
+			}
+		}
+	}
+	until("sign-in card", regexp.MustCompile(`^● Sign in to MCP server remote$`))
+	// The link, wrapped at dsh run's width: its rows up to the card's state.
+	var link string
+	for {
+		l := until("link", regexp.MustCompile(`^ +(\S+)$|waiting for you`))
+		if strings.Contains(l[0], "waiting for you") {
+			break
+		}
+		link += l[1]
+	}
+	if !strings.HasPrefix(link, srv.URL+"/authorize?") {
+		t.Fatalf("the card's link = %q", link)
+	}
+	if page, err := mcptest.Follow(link); err != nil || !strings.Contains(page, "Signed in to remote") {
+		t.Fatalf("following the link: %q, %v", page, err)
+	}
+	until("signed-in card", regexp.MustCompile(`signed in: its tools are ready`))
+	if _, err := io.WriteString(stdin, "yes\n"); err != nil {
+		t.Fatal(err)
+	}
+	until("the tool's answer", regexp.MustCompile(`Hello from behind the sign-in`))
+	until("the model's text", regexp.MustCompile(`Greeted\.`))
+	for l := range lines {
+		out.WriteString(l + "\n")
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("dsh run: %v\n%s", err, errs.String())
+	}
+	t.Logf("dsh run printed:\n%s", out.String())
+}
