@@ -2,7 +2,8 @@
 # Benchmark of the bash tool.
 # 1. Per-command cost: `bash -c true` through `dsh tool --json -` against plain
 #    os/exec of the same, in interleaved rounds (the best counts), the ratio
-#    (target <= 1.25, RATIO lines), and a running background job's supervisor
+#    (target <= 1.25, RATIO lines), the voluntary context switches a command
+#    costs against os/exec's, and a running background job's supervisor
 #    memory (target <= 3 MiB private). BEFORE=<git revision> (or BEFORE_BIN=<a
 #    dsh binary>) also runs that build and prints now / before.
 # 2. The output path: a command printing 1 GiB, run through `dsh tool bash` (live
