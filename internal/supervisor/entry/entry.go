@@ -109,20 +109,12 @@ func supervise(parent string) int {
 	if ppid, _ := atoi(parent); os.Getppid() != ppid {
 		return 1
 	}
-	// Children are reaped when the command's pidfd says it exited (or, on a
-	// kernel without pidfds, on SIGCHLD), and the control socket is read
-	// through the runtime's poller: a goroutine blocked in wait4 or recvmsg
-	// would keep the supervisor's one P (GOMAXPROCS=1, fewer thread
-	// wake-ups) from the goroutine it just woke until sysmon takes it back,
-	// milliseconds later. A notified SIGCHLD is not free either: its
-	// delivery wakes the runtime's signal thread, which wakes sysmon, which
-	// then polls while the supervisor works (a third of its context
-	// switches per command).
-	var chld chan os.Signal
-	if !pidfds() {
-		chld = make(chan os.Signal, 1)
-		signal.Notify(chld, syscall.SIGCHLD)
-	}
+	// Children are reaped on SIGCHLD, and the control socket is read through
+	// the runtime's poller: a goroutine blocked in wait4 or recvmsg would keep
+	// the supervisor's one P (GOMAXPROCS=1, fewer thread wake-ups) from the
+	// goroutine it just woke until sysmon takes it back, milliseconds later.
+	chld := make(chan os.Signal, 1)
+	signal.Notify(chld, syscall.SIGCHLD)
 	if err := syscall.SetNonblock(ControlFD, true); err != nil {
 		return fail(wrap("control socket", err))
 	}
@@ -374,32 +366,8 @@ func (s *supervisor) watch(cmd int, sigs, chld <-chan os.Signal, ctl <-chan mess
 			}
 		}
 	}
-	// Without SIGCHLD, the command's pidfd says when it exits, and the
-	// orphans it left are reaped on a timer: often once it has exited (they
-	// decide how long the command lasts), seldom while it runs (a zombie
-	// costs a process slot; a language server runs for hours, and a tick
-	// would wake the supervisor all through).
-	var exited <-chan struct{}
-	watched := false
-	if chld == nil {
-		exited, watched = exitOf(cmd)
-	}
-	poll := time.NewTimer(time.Hour)
-	defer poll.Stop()
 	for !reap() {
-		var tick <-chan time.Time
-		if chld == nil {
-			every := orphansAfter
-			if watched && !cmdDone {
-				every = orphansWhileRunning
-			}
-			poll.Reset(every)
-			tick = poll.C
-		}
 		select {
-		case <-exited:
-			exited = nil
-		case <-tick:
 		case <-chld:
 		case sig := <-sigs:
 			if sig != syscall.SIGHUP {
@@ -436,63 +404,6 @@ func (s *supervisor) watch(cmd int, sigs, chld <-chan os.Signal, ctl <-chan mess
 		}
 	}
 	return ws, leftovers, ended
-}
-
-// How often orphans the command left are looked for when there is no SIGCHLD
-// to say they exited: while it runs, and once it has exited.
-const (
-	orphansWhileRunning = 10 * time.Second
-	orphansAfter        = 2 * time.Millisecond
-)
-
-// pidfds reports whether the kernel has pidfd_open (Linux 5.3).
-func pidfds() bool {
-	fd, _, errno := syscall.RawSyscall(sysPidfdOpen, uintptr(os.Getpid()), 0, 0)
-	if errno != 0 {
-		return false
-	}
-	_ = syscall.Close(int(fd))
-	return true
-}
-
-// sysPidfdOpen is pidfd_open's number, the same on every architecture.
-const sysPidfdOpen = 434
-
-// exitOf returns a channel closed when process pid exits (before it is
-// reaped), read through the runtime's poller; ok is false, and the channel
-// nil, if pid cannot be watched (the caller then looks often).
-func exitOf(pid int) (_ <-chan struct{}, ok bool) {
-	fd, _, errno := syscall.RawSyscall(sysPidfdOpen, uintptr(pid), 0, 0)
-	if errno != 0 {
-		return nil, false
-	}
-	if syscall.SetNonblock(int(fd), true) != nil {
-		_ = syscall.Close(int(fd))
-		return nil, false
-	}
-	done := make(chan struct{})
-	f := os.NewFile(fd, "pidfd") // polled: it is non-blocking
-	go func() {
-		defer close(done)
-		defer func() { _ = f.Close() }()
-		rc, err := f.SyscallConn()
-		if err != nil {
-			return
-		}
-		_ = rc.Read(func(fd uintptr) bool { return readable(int(fd)) })
-	}()
-	return done, true
-}
-
-// readable polls fd without waiting.
-func readable(fd int) bool {
-	pfd := struct {
-		fd             int32
-		events, revent int16
-	}{fd: int32(fd), events: 1} // POLLIN
-	var zero syscall.Timespec
-	n, _, errno := syscall.RawSyscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, uintptr(unsafe.Pointer(&zero)), 0, 0, 0)
-	return errno != 0 || n > 0
 }
 
 // signalAll sends sig to the command's process group and to every descendant
