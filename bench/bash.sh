@@ -2,13 +2,15 @@
 # Benchmark of the bash tool.
 # 1. Per-command cost: `bash -c true` through `dsh tool --json -` against plain
 #    os/exec of the same, in interleaved rounds (the best counts), the ratio
-#    (target <= 1.5), and a running background job's supervisor memory (target
-#    <= 3 MiB private). BEFORE=<git revision> also builds that revision and
-#    prints now / before.
+#    (target <= 1.25, RATIO lines), the voluntary context switches a command
+#    costs against os/exec's, and a running background job's supervisor
+#    memory (target <= 3 MiB private). BEFORE=<git revision> (or BEFORE_BIN=<a
+#    dsh binary>) also runs that build and prints now / before.
 # 2. The output path: a command printing 1 GiB, run through `dsh tool bash` (live
 #    output rendered, as a user sees it), against the same stream into
 #    `cat > /dev/null`. Prints the throughput ratio (target >= 0.5) and dsh's peak
 #    RSS (target <= 64 MiB). Each side runs RUNS times; the best counts.
+#    OUTPUT=0 skips it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CGO_ENABLED=0 # dsh as the README builds it: static
@@ -22,13 +24,16 @@ mkdir "$tmp/ws"
 go build -o "$tmp/dsh" ./cmd/dsh
 go build -o "$tmp/cmdbench" ./bench/internal/cmdbench
 before=()
-if [ -n "${BEFORE:-}" ]; then
+if [ -n "${BEFORE_BIN:-}" ]; then
+  before=(-before "$BEFORE_BIN")
+elif [ -n "${BEFORE:-}" ]; then
   mkdir "$tmp/before"
   git archive "$BEFORE" | tar -x -C "$tmp/before"
   (cd "$tmp/before" && go build -o "$tmp/dsh-before" ./cmd/dsh)
   before=(-before "$tmp/dsh-before")
 fi
 "$tmp/cmdbench" -dsh "$tmp/dsh" "${before[@]}" -n "${COMMANDS:-100}" -rounds "${ROUNDS:-5}"
+[ "${OUTPUT:-1}" = 0 ] && exit 0
 
 now() { date +%s%N; }
 

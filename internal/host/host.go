@@ -345,7 +345,9 @@ func Load(o Options, path string, replay func(*Session, session.Record) error) (
 		}
 		replayed <- err
 	}()
-	log, err := session.Open(path, session.Options{Now: o.Now}, func(r session.Record) error {
+	// Each result's meta is decoded as its record is read, into the tools' memos
+	// that the fold and the replay then hit.
+	log, err := session.Open(path, session.Options{Now: o.Now, Meta: s.reg}, func(r session.Record) error {
 		if r.Type == session.TypeHeader && r.SessionID != id {
 			return fmt.Errorf("session log %s belongs to session %s", path, r.SessionID)
 		}

@@ -21,6 +21,14 @@ import (
 // are always false. A logged tool result's meta is decoded this way on every
 // reload: reflection-driven decoding was most of what a reload cost.
 func Decode(b []byte, v any) bool {
+	d := Reader{b: b}
+	return DecodeValue(&d, v) && d.End()
+}
+
+// DecodeValue is Decode of the one value at d's position, which d then moves
+// past: a value inside a larger input (a tool result's meta inside its log
+// record) is decoded where it is, without a pass to find its end first.
+func DecodeValue(d *Reader, v any) bool {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return false
@@ -29,8 +37,7 @@ func Decode(b []byte, v any) bool {
 	if p.dec == nil {
 		return false
 	}
-	d := Reader{b: b}
-	return p.dec(&d, rv.UnsafePointer()) && d.End()
+	return p.dec(d, rv.UnsafePointer())
 }
 
 // decoder reads one value into the Go value at p.

@@ -37,6 +37,19 @@ type Reader struct {
 // NewReader reads b from its start.
 func NewReader(b []byte) *Reader { return &Reader{b: b} }
 
+// Offset is where the next value starts; Seek goes back there and Since
+// returns the input read from there.
+func (d *Reader) Offset() int {
+	d.Space()
+	return d.i
+}
+
+// Seek moves the reader back to an Offset.
+func (d *Reader) Seek(off int) { d.i = off }
+
+// Since is the input from an Offset to the reader's position, not a copy.
+func (d *Reader) Since(off int) []byte { return d.b[off:d.i] }
+
 // End reports whether nothing but whitespace is left.
 func (d *Reader) End() bool {
 	d.Space()

@@ -1,6 +1,8 @@
 package session
 
 import (
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/jsonfast"
 	"github.com/dsh-dev/dsh/internal/tool"
@@ -14,7 +16,11 @@ import (
 // decodes, or refuses, as it always did. What it does accept, it decodes to
 // exactly what json.Unmarshal makes of it (FuzzDecodeFast compares the two),
 // invalid JSON, duplicate names and invalid UTF-8 included.
-func decodeFast(line []byte, r *Record) bool {
+//
+// meta, if not nil, is asked to read a result's meta first (its call's id is
+// known by then: dsh writes callId before result), which it then decodes in
+// this pass (see MetaReader).
+func decodeFast(line []byte, r *Record, meta func(id string, d *jsonfast.Reader) (jsontext.Value, bool)) bool {
 	d := jsonfast.NewReader(line)
 	ok := d.Object(func(name []byte) bool {
 		switch string(name) {
@@ -38,7 +44,12 @@ func decodeFast(line []byte, r *Record) bool {
 			return d.Raw(&r.Preview)
 		case "result":
 			r.Result = new(tool.Result)
-			return result(d, r.Result)
+			var own func(d *jsonfast.Reader) (jsontext.Value, bool)
+			if meta != nil && r.CallID != "" {
+				id := r.CallID
+				own = func(d *jsonfast.Reader) (jsontext.Value, bool) { return meta(id, d) }
+			}
+			return result(d, r.Result, own)
 		case "usage":
 			r.Usage = new(Usage)
 			return usage(d, r.Usage)
@@ -98,7 +109,7 @@ func (r *Record) stringField(name []byte) *string {
 	return nil
 }
 
-func result(d *jsonfast.Reader, res *tool.Result) bool {
+func result(d *jsonfast.Reader, res *tool.Result, meta func(d *jsonfast.Reader) (jsontext.Value, bool)) bool {
 	return d.Object(func(name []byte) bool {
 		switch string(name) {
 		case "content":
@@ -132,6 +143,12 @@ func result(d *jsonfast.Reader, res *tool.Result) bool {
 		case "isError":
 			return d.Bool(&res.IsError)
 		case "meta":
+			if meta != nil {
+				if raw, ok := meta(d); ok {
+					res.Meta = raw
+					return true
+				}
+			}
 			return d.Raw(&res.Meta)
 		}
 		return false

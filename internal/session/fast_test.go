@@ -16,7 +16,7 @@ import (
 func checkFast(t *testing.T, line []byte) bool {
 	t.Helper()
 	var fast Record
-	if !decodeFast(line, &fast) {
+	if !decodeFast(line, &fast, nil) {
 		return false
 	}
 	var want Record
@@ -109,7 +109,7 @@ func BenchmarkDecode(b *testing.B) {
 			for b.Loop() {
 				for _, l := range lines {
 					var r Record
-					if fast && decodeFast(l, &r) {
+					if fast && decodeFast(l, &r, nil) {
 						continue
 					}
 					r = Record{}

@@ -7,6 +7,10 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/dsh-dev/dsh/internal/jsonfast"
 )
 
 // DefaultProgressCap is how many bytes of progress output one call persists.
@@ -29,6 +33,16 @@ type Options struct {
 	// DiscardEmpty removes, on Close, a log Create started that holds nothing
 	// but its header: a session opened and left without a word leaves nothing.
 	DiscardEmpty bool
+	// Meta, if set, decodes each tool result's meta as Open reads it (the
+	// session's tool registry): each record is then decoded once.
+	Meta MetaReader
+}
+
+// MetaReader reads, at d's position, the meta of a logged result of the tool
+// called name, decoding it for later use in the same pass; ok is false, d
+// where it was, when it does not (the meta is then read as raw JSON).
+type MetaReader interface {
+	ReadMeta(name string, d *jsonfast.Reader) (raw jsontext.Value, ok bool)
 }
 
 // Log is an open session log, the append-only writer. It keeps no records in
@@ -120,7 +134,8 @@ func Open(path string, o Options, each func(Record) error) (_ *Log, err error) {
 	}
 	l := newLog(path, f, o)
 	n := 0
-	off, err := scanRecords(f, path, func(r Record) error {
+	d := &decoder{name: path, meta: o.Meta}
+	off, err := d.scan(f, func(r Record) error {
 		if n == 0 {
 			l.header = r
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/jsonfast"
 )
 
 // encOpts is the one encoder every line is written with: sorted map keys, and
@@ -45,7 +46,7 @@ func encode(r Record) ([]byte, Record, error) {
 	}
 	// Read back as a reload reads it (decodeFast, else json.Unmarshal).
 	var back Record
-	if !decodeFast(b, &back) {
+	if !decodeFast(b, &back, nil) {
 		back = Record{}
 		if err := json.Unmarshal(b, &back); err != nil {
 			return nil, Record{}, fmt.Errorf("encode %s record: it would not read back: %w", r.Type, err)
@@ -178,6 +179,10 @@ type decoder struct {
 	line    int
 	header  bool
 	lenient bool // a bad line after the header is a TypeDamaged record
+	// meta, if set, decodes a result's meta in the record's pass; calls are
+	// the tool names of the calls without a result yet, which it needs.
+	meta  MetaReader
+	calls map[string]string
 }
 
 // decode decodes one line (without its newline). Blank lines are counted but
@@ -203,7 +208,7 @@ func (d *decoder) decodeStrict(line []byte) (r Record, ok bool, err error) {
 			return r, false, err
 		}
 	}
-	if !decodeFast(line, &r) {
+	if !decodeFast(line, &r, d.metaOf) {
 		r = Record{}
 		if err := json.Unmarshal(line, &r); err != nil {
 			return r, false, d.errorf("%w", err)
@@ -211,6 +216,14 @@ func (d *decoder) decodeStrict(line []byte) (r Record, ok bool, err error) {
 	}
 	if err := validate(&r); err != nil {
 		return r, false, d.errorf("%w", err)
+	}
+	if d.meta != nil && r.Type == TypeToolCall {
+		if d.calls == nil {
+			d.calls = map[string]string{}
+		}
+		d.calls[r.CallID] = r.Name
+	} else if d.meta != nil && r.Type == TypeToolResult {
+		delete(d.calls, r.CallID)
 	}
 	switch {
 	case !d.header && r.Type != TypeHeader:
@@ -241,6 +254,16 @@ func (d *decoder) probeHeader(line []byte) error {
 		return &FormatError{Session: name, Version: h.Version}
 	}
 	return nil
+}
+
+// metaOf reads the meta of the result of call id with d.meta; ok is false
+// when it does not (see MetaReader).
+func (d *decoder) metaOf(id string, r *jsonfast.Reader) (jsontext.Value, bool) {
+	name, ok := d.calls[id]
+	if !ok || d.meta == nil {
+		return nil, false
+	}
+	return d.meta.ReadMeta(name, r)
 }
 
 func (d *decoder) errorf(format string, args ...any) error {
@@ -287,7 +310,13 @@ func scanRecords(r io.Reader, name string, fn func(Record) error) (int64, error)
 // scanLog is scanRecords; lenient turns a line after the header that does not
 // decode into a TypeDamaged record instead of an error.
 func scanLog(r io.Reader, name string, lenient bool, fn func(Record) error) (int64, error) {
-	d := decoder{name: name, lenient: lenient}
+	d := &decoder{name: name, lenient: lenient}
+	return d.scan(r, fn)
+}
+
+// scan is scanLog with d.
+func (d *decoder) scan(r io.Reader, fn func(Record) error) (int64, error) {
+	name := d.name
 	n := 0
 	// A big buffer: whole logs are read for replay, and speed matters there.
 	off, err := scan(r, 1<<20, func(line []byte) error {

@@ -102,6 +102,24 @@ func testExitStatus(t *testing.T, start starter) {
 	}
 }
 
+// TestOrphansThatEndAreNotLeftovers: what the command left that ends by
+// itself within the drain time is reaped as it ends, not killed as a
+// leftover, whether it ends after the command or before.
+func TestOrphansThatEndAreNotLeftovers(t *testing.T) { modes(t, testOrphansThatEnd) }
+
+func testOrphansThatEnd(t *testing.T, start starter) {
+	for _, command := range []string{
+		"(sleep 0.03 &) ; true",                   // an orphan that ends after the command
+		"(setsid sh -c 'sleep 0.03' &) ; true",    // in a session of its own
+		"(true &) ; (true &) ; sleep 0.05 ; true", // orphans that end while it runs
+	} {
+		e := start(t, command).Wait()
+		if got := statusString(e.Status); got != "exit status 0" || e.Leftovers {
+			t.Errorf("%s: %s, leftovers %v; want exit status 0 and none", command, got, e.Leftovers)
+		}
+	}
+}
+
 func statusString(ws syscall.WaitStatus) string {
 	if ws.Signaled() {
 		return "signal: " + map[syscall.Signal]string{syscall.SIGKILL: "killed", syscall.SIGTERM: "terminated"}[ws.Signal()]

@@ -75,6 +75,12 @@ func (t *typed[P, M]) meta(raw jsontext.Value) *M {
 	}
 	t.memo.Unlock()
 	m := DecodeMeta[M](raw)
+	t.remember(raw, m)
+	return m
+}
+
+// remember puts m, the meta decoded from raw, in the memo.
+func (t *typed[P, M]) remember(raw jsontext.Value, m *M) {
 	t.memo.Lock()
 	if t.memo.ent == nil {
 		t.memo.ent = new([memoSize]memoEntry[M])
@@ -83,7 +89,30 @@ func (t *typed[P, M]) meta(raw jsontext.Value) *M {
 	e.raw, e.m = raw, m
 	t.memo.next = (t.memo.next + 1) % memoSize
 	t.memo.Unlock()
-	return m
+}
+
+// readMeta decodes the meta at d's position as DecodeMeta would, in the same
+// pass that finds its end, into the memo, and returns its bytes (a copy); ok
+// is false, d back where it was, for meta that is not in the plainest form
+// (DecodeMeta decodes it later, when it is asked for).
+func (t *typed[P, M]) readMeta(d *jsonfast.Reader) (raw jsontext.Value, ok bool) {
+	start := d.Offset()
+	m := new(M)
+	if f, fast := any(m).(FastDecoder); fast {
+		ok = f.DecodeFast(d)
+	} else {
+		ok = jsonfast.DecodeValue(d, m)
+	}
+	if !ok {
+		d.Seek(start)
+		return nil, false
+	}
+	raw = append(jsontext.Value(nil), d.Since(start)...)
+	if v, check := any(m).(Validator); check && v.Validate() != nil {
+		m = nil
+	}
+	t.remember(raw, m)
+	return raw, true
 }
 
 // reflectSchema reflects P's schema afresh, and names P as schemas_gen.go does.
@@ -273,14 +302,17 @@ func DecodeMeta[M any](raw jsontext.Value) *M {
 // decoding: DecodeFast decodes the plainest input to what UnmarshalJSON makes
 // of it, without reflection (jsonfast.Decode into a copy of the type without
 // the method), and reports false for the rest, which UnmarshalJSON decides.
-type FastDecoder interface{ DecodeFast(b []byte) bool }
+//
+// It decodes the one value at d's position and moves past it.
+type FastDecoder interface{ DecodeFast(d *jsonfast.Reader) bool }
 
 // decodeFast decodes b into a fresh *v as json.Unmarshal would, if b is plain
 // enough to do it without reflection: every reload decodes every logged call's
 // arguments and meta, which was most of what it cost.
 func decodeFast(b []byte, v any) bool {
 	if f, ok := v.(FastDecoder); ok {
-		return f.DecodeFast(b)
+		d := jsonfast.NewReader(b)
+		return f.DecodeFast(d) && d.End()
 	}
 	return jsonfast.Decode(b, v)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/dsh-dev/dsh/internal/card"
+	"github.com/dsh-dev/dsh/internal/jsonfast"
 )
 
 // Registry holds the tools a session offers, in a stable order. Replace
@@ -101,6 +102,25 @@ func (r *Registry) Fold(s *Session, name string, args []byte, res Result) {
 	if t, ok := r.Get(name); ok {
 		t.Fold(s, args, res)
 	}
+}
+
+// ReadMeta reads, at d's position, the meta of a logged result of the tool
+// called name, decoded into the tool's memo in the same pass, so that folding
+// and presenting the result decode nothing again (session.MetaReader). ok is
+// false, d where it was, for a tool without typed meta or meta not in the
+// plainest form.
+func (r *Registry) ReadMeta(name string, d *jsonfast.Reader) (jsontext.Value, bool) {
+	t, ok := r.Get(name)
+	if !ok {
+		return nil, false
+	}
+	m, ok := t.(interface {
+		readMeta(*jsonfast.Reader) (jsontext.Value, bool)
+	})
+	if !ok {
+		return nil, false
+	}
+	return m.readMeta(d)
 }
 
 // PresentResult presents a result; an unknown tool's is presented as a

@@ -3,6 +3,9 @@
 // -runs), and the peak RSS of loading a log of about -big MB made of
 // -result-byte tool results. It prints each as now / target, and, with
 // -before, the mixed load of that binary too, interleaved, and the ratios.
+// The floor is a bare decode of the mixed log (session.Scan, in this
+// process, interleaved too): RATIO lines give each load's latency over it
+// (issue 39: <= 1.3x).
 //
 //	loadbench -dsh ./dsh [-before ./dsh-old] [-runs 5] [-calls 10000] [-big 500] [-result 4194304]
 package main
@@ -16,12 +19,14 @@ import (
 	"time"
 
 	"github.com/dsh-dev/dsh/bench/internal/acpload"
+	"github.com/dsh-dev/dsh/internal/session"
 )
 
-// The targets (issue 20 item 3, issue 19 item 9).
+// The targets (issue 20 item 3, issue 19 item 9, issue 39 item 4).
 const (
-	loadTarget = 300 * time.Millisecond
-	rssTarget  = 100 << 20
+	loadTarget   = 300 * time.Millisecond
+	rssTarget    = 100 << 20
+	decodeTarget = 1.3 // load / bare decode
 )
 
 func main() {
@@ -75,7 +80,13 @@ func run(dsh, before string, runs, calls, big, result int) error {
 			bins = append(bins, before)
 		}
 		figs := make([]figures, len(bins))
+		var decodes []time.Duration
 		for range runs {
+			t0 := time.Now()
+			if err := session.Scan(filepath.Join(sessions, id+".jsonl"), func(session.Record) error { return nil }); err != nil {
+				return fmt.Errorf("decoding the log: %w", err)
+			}
+			decodes = append(decodes, time.Since(t0))
 			for i, bin := range bins { // interleaved: a loaded machine disturbs both alike
 				st, err := acpload.LoadStats(bin, ws, sessions, id)
 				if err != nil {
@@ -93,10 +104,14 @@ func run(dsh, before string, runs, calls, big, result int) error {
 		lat, cpu := median(figs[0].lats), median(figs[0].cpus)
 		fmt.Printf("session/load, %d mixed calls (median of %d): %7.1f ms / %v target  %s  (CPU %.0f ms, peak RSS %.1f MiB)\n",
 			calls, runs, float64(lat)/1e6, loadTarget, verdict(lat <= loadTarget), float64(cpu)/1e6, float64(figs[0].rss)/(1<<20))
+		dec := median(decodes)
+		fmt.Printf("  a bare decode of the log (session.Scan, median of %d): %.1f ms\n", runs, float64(dec)/1e6)
+		fmt.Printf("RATIO session-load/decode %.2fx target <= %.2fx\n", float64(lat)/float64(dec), decodeTarget)
 		if before != "" {
 			blat, bcpu := median(figs[1].lats), median(figs[1].cpus)
 			fmt.Printf("  before: %7.1f ms (CPU %.0f ms, peak RSS %.1f MiB); now / before: latency ×%.2f, CPU ×%.2f\n",
 				float64(blat)/1e6, float64(bcpu)/1e6, float64(figs[1].rss)/(1<<20), float64(lat)/float64(blat), float64(cpu)/float64(bcpu))
+			fmt.Printf("RATIO session-load/decode(before) %.2fx target <= %.2fx\n", float64(blat)/float64(dec), decodeTarget)
 		}
 	}
 	if big > 0 {

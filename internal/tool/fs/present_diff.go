@@ -67,9 +67,9 @@ func (m *diffMeta) UnmarshalJSON(b []byte) error {
 }
 
 // DecodeFast is UnmarshalJSON for the plainest input, without reflection.
-func (m *diffMeta) DecodeFast(b []byte) bool {
+func (m *diffMeta) DecodeFast(d *jsonfast.Reader) bool {
 	type plain diffMeta
-	return jsonfast.Decode(b, (*plain)(m))
+	return jsonfast.DecodeValue(d, (*plain)(m))
 }
 
 // Validate checks what well-typed JSON can still get wrong: 1-based starts,

@@ -5,17 +5,19 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/dsh-dev/dsh/internal/jsonfast"
 )
 
 // checkFast fails if DecodeFast takes what UnmarshalJSON refuses or decodes
 // to anything else; it reports whether DecodeFast took b.
 func checkFast[M any, PM interface {
 	*M
-	DecodeFast([]byte) bool
+	DecodeFast(*jsonfast.Reader) bool
 }](t *testing.T, b []byte) bool {
 	t.Helper()
 	var fast M
-	if !PM(&fast).DecodeFast(b) {
+	if d := jsonfast.NewReader(b); !PM(&fast).DecodeFast(d) || !d.End() {
 		return false
 	}
 	var want M

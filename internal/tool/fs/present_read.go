@@ -119,9 +119,9 @@ func (m *readMeta) UnmarshalJSON(b []byte) error {
 }
 
 // DecodeFast is UnmarshalJSON for the plainest input, without reflection.
-func (m *readMeta) DecodeFast(b []byte) bool {
+func (m *readMeta) DecodeFast(d *jsonfast.Reader) bool {
 	type plain readMeta
-	return jsonfast.Decode(b, (*plain)(m))
+	return jsonfast.DecodeValue(d, (*plain)(m))
 }
 
 // Validate checks what well-typed JSON can still get wrong: a non-empty path, a
