@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -36,6 +37,10 @@ func TestMain(m *testing.M) {
 	}
 	if line, ok := os.LookupEnv("DSH_TEST_TIOCSTI"); ok {
 		tiocstiAttack(line)
+		return
+	}
+	if file, ok := os.LookupEnv("DSH_TEST_PEAK"); ok {
+		peak(file, os.Args[1:])
 		return
 	}
 	os.Exit(m.Run())
@@ -366,4 +371,31 @@ func attach(pid int) string {
 	_, _ = unix.Wait4(pid, &ws, 0, nil)
 	_ = unix.PtraceDetach(pid)
 	return "attached"
+}
+
+// peak runs args and writes the peak RSS of that process alone, in bytes, to
+// file. A child started straight from the test process cannot be measured:
+// Linux folds the memory it shared with its parent before exec (Go starts a
+// child with vfork) into the child's maxrss, so a test process grown large by
+// earlier tests would be counted as the child's. This process is fresh.
+func peak(file string, args []string) {
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	err := cmd.Run()
+	if cmd.ProcessState != nil {
+		rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
+		if werr := os.WriteFile(file, []byte(strconv.FormatInt(rss, 10)), 0o600); werr != nil {
+			fmt.Fprintln(os.Stderr, werr)
+			os.Exit(125)
+		}
+	}
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		os.Exit(exit.ExitCode())
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(125)
+	}
+	os.Exit(0)
 }

@@ -8,9 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 )
 
@@ -87,15 +87,23 @@ done
 	if err := os.WriteFile(filepath.Join(cfg, "config.toml"), []byte(toml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(dsh(t), "mcp", "list")
+	peakFile := filepath.Join(t.TempDir(), "peak")
+	cmd := exec.Command(os.Args[0], dsh(t), "mcp", "list")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
+	cmd.Env = append(os.Environ(), "DSH_TEST_PEAK="+peakFile, "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
 	var out, errs strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errs
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("dsh mcp list: %v\n%s%s", err, out.String(), errs.String())
 	}
-	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
+	data, err := os.ReadFile(peakFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rss, err := strconv.ParseInt(string(data), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Logf("dsh mcp list printed:\n%s%s(the HTTP server sent %d of its %d bytes; dsh's peak RSS %d MiB)",
 		out.String(), errs.String(), sent.Load(), hugePage, rss>>20)
 	for _, want := range []string{

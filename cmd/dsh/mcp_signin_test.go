@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,12 +11,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-dev/dsh/internal/mcp/mcptest"
+	"github.com/dsh-dev/dsh/internal/session"
 )
 
 // TestMCPSignInRun: dsh run, on the real binary, against a server behind a
@@ -63,7 +66,7 @@ func TestMCPSignInRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var errs strings.Builder
+	var errs lockedBuilder // written by exec's copier while a failure reads it
 	cmd.Stderr = &errs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -113,10 +116,27 @@ func TestMCPSignInRun(t *testing.T) {
 	if page, err := mcptest.Follow(link); err != nil || !strings.Contains(page, "Signed in to remote") {
 		t.Fatalf("following the link: %q, %v", page, err)
 	}
-	until("signed-in card", regexp.MustCompile(`signed in: its tools are ready`))
+	// dsh run prints while no question is open: the model may have asked
+	// already, so the log, not the terminal, says when the server has joined.
+	logs, _ := filepath.Glob(filepath.Join(tmp, "state", "dsh", "sessions", "*.jsonl"))
+	if len(logs) != 1 {
+		t.Fatalf("session logs: %v", logs)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	signedIn := errors.New("signed in")
+	if err := session.Follow(ctx, logs[0], func(r session.Record) error {
+		if r.SignIn != nil && r.SignIn.State == session.SignInDone {
+			return signedIn
+		}
+		return nil
+	}); !errors.Is(err, signedIn) {
+		t.Fatalf("the log holds no sign-in that ended: %v", err)
+	}
 	if _, err := io.WriteString(stdin, "yes\n"); err != nil {
 		t.Fatal(err)
 	}
+	until("signed-in card", regexp.MustCompile(`signed in: its tools are ready`))
 	until("the tool's answer", regexp.MustCompile(`Hello from behind the sign-in`))
 	until("the model's text", regexp.MustCompile(`Greeted\.`))
 	for l := range lines {
@@ -126,4 +146,23 @@ func TestMCPSignInRun(t *testing.T) {
 		t.Fatalf("dsh run: %v\n%s", err, errs.String())
 	}
 	t.Logf("dsh run printed:\n%s", out.String())
+}
+
+// lockedBuilder is a strings.Builder that one goroutine writes while another
+// reads it.
+type lockedBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuilder) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuilder) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
