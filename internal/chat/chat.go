@@ -59,6 +59,9 @@ type Opened struct {
 	Session  Session
 	Registry *tool.Registry
 	Events   <-chan host.Event
+	// Joined says the session is live in another dsh process (dsh attach):
+	// leaving this chat leaves it running there.
+	Joined bool
 }
 
 // Replay receives the records of a resumed session's log, in order.

@@ -86,6 +86,8 @@ func (m *Model) opened(msg openedMsg) tea.Cmd {
 	m.sb.adopt(msg.history)
 	m.attach(msg.o)
 	switch {
+	case msg.o.Joined:
+		m.sb.note("joined session " + msg.o.Session.ID() + ", live in another dsh: leaving here leaves it running")
 	case msg.id != "":
 		m.sb.note("resumed session " + msg.o.Session.ID())
 	case hadSession:

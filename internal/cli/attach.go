@@ -122,7 +122,7 @@ func attachChat(ctx context.Context, io IO, dir, id string, color bool) error {
 			return chat.Opened{}, err
 		}
 		client, hello = c, c.Hello()
-		return chat.Opened{Session: c, Registry: reg, Events: c.Events()}, nil
+		return chat.Opened{Session: c, Registry: reg, Events: c.Events(), Joined: true}, nil
 	}
 	m := chat.New(cfg, chat.Opened{})
 	if err := m.Open(id); err != nil {

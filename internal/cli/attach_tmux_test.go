@@ -46,7 +46,7 @@ func TestAttachAnswersTheChatsPrompt(t *testing.T) {
 	chat.waitFor("the permission prompt", regexp.MustCompile(`Allow bash\?[\s\S]*\[y\] yes, once`))
 
 	start(att, "attach --color never")
-	att.waitFor("the conversation so far and the same prompt", regexp.MustCompile(`› hello from the chat[\s\S]*Allow bash\?[\s\S]*\[y\] yes, once`))
+	att.waitFor("the conversation so far and the same prompt", regexp.MustCompile(`› hello from the chat[\s\S]*joined session \S+, live in another dsh[\s\S]*Allow bash\?[\s\S]*\[y\] yes, once`))
 	time.Sleep(time.Second) // a deliberate answer: keys typed at once are typing ahead
 	att.typeText("y")
 	att.waitFor("the approved command's result", regexp.MustCompile(`allowed once from attach[\s\S]*approved-and-ran[\s\S]*The first turn is done\.`))
