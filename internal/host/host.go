@@ -294,6 +294,7 @@ func Create(o Options) (*Session, error) {
 	}
 	s.log = log
 	s.agent.Fold(log.Header())
+	s.startCheckpoints()
 	return s, nil
 }
 
@@ -365,6 +366,7 @@ func Load(o Options, path string, replay func(*Session, session.Record) error) (
 		return nil, err
 	}
 	s.log = log
+	s.startCheckpoints()
 	return s, nil
 }
 
@@ -440,6 +442,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 		Auto:          auto,
 		OnDelta:       func(d provider.Delta) { s.bus.publish(Event{Kind: KindDelta, Delta: d}) },
 		OnCallStart:   func(id string) { s.bus.publish(Event{Kind: KindCallStarted, CallID: id}) },
+		Effect:        s.effect,
 		OnUsage:       s.onUsage,
 		Folded:        s.folded,
 		Window:        s.window,
@@ -560,7 +563,7 @@ func (s *Session) prompt(ctx context.Context, turn agent.Turn, text string, imag
 	s.undo.early = 0
 	s.undo.mu.Unlock()
 	if early > 0 {
-		defer s.checkpoint(s.ctx, early, session.PhaseAfter)
+		defer s.endCheckpoint(early)
 	}
 	if _, err := s.Provider(); err != nil {
 		return agent.StopError, err
@@ -583,7 +586,7 @@ func (s *Session) prompt(ctx context.Context, turn agent.Turn, text string, imag
 	// changed can be undone, and what the user changes after it told apart.
 	if early == 0 {
 		n := s.beginCheckpoint(tctx)
-		defer s.checkpoint(s.ctx, n, session.PhaseAfter)
+		defer s.endCheckpoint(n)
 	}
 	return s.agent.PromptTurn(tctx, turn, withNotes(text, s.notes.take()), images...)
 }
@@ -731,6 +734,7 @@ func (s *Session) finish(now bool) error {
 	}
 	err = errors.Join(err, closeAll(s.o.Closers))
 	s.hooks.Close()
+	s.endCheckpoints(now)
 	if s.log != nil {
 		err = errors.Join(err, s.log.Close())
 	}

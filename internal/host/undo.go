@@ -49,6 +49,8 @@ type undoState struct {
 	once     sync.Once
 	store    *checkpoint.Store
 	storeErr error
+
+	chain chain
 }
 
 // fold keeps what r says about the workspace's checkpoints.
@@ -61,11 +63,24 @@ func (u *undoState) fold(r session.Record) {
 		u.prompts = c.Prompt
 		u.spans = append(u.spans, span{prompt: c.Prompt, before: c.Tree, note: c.Note})
 	case r.Type == session.TypeCheckpoint:
-		if i := len(u.spans) - 1; i >= 0 && u.spans[i].prompt == r.Checkpoint.Prompt {
-			u.spans[i].after = r.Checkpoint.Tree
-			if u.spans[i].note == "" {
-				u.spans[i].note = r.Checkpoint.Note
+		// An "after" is logged when it is ready: a restore's records may
+		// come between.
+		for i := len(u.spans) - 1; i >= 0; i-- {
+			sp := &u.spans[i]
+			if sp.prompt != r.Checkpoint.Prompt {
+				continue
 			}
+			sp.after = r.Checkpoint.Tree
+			if b := r.Checkpoint.Before; b != "" {
+				sp.before = b
+				if sp.note == pendingNote {
+					sp.note = ""
+				}
+			}
+			if sp.note == "" || sp.note == pendingNote {
+				sp.note = r.Checkpoint.Note
+			}
+			break
 		}
 	case r.Type == session.TypeUser:
 		if i := len(u.spans) - 1; i >= 0 && u.spans[i].prompt > 0 && u.spans[i].text == "" && u.spans[i].after == "" {
@@ -125,45 +140,6 @@ func openStore(dir, root, index string, o checkpoint.Options) (*checkpoint.Store
 	return st, nil
 }
 
-// beginCheckpoint snapshots the workspace as the next prompt's "before" and
-// returns that prompt's number.
-func (s *Session) beginCheckpoint(ctx context.Context) int {
-	s.undo.mu.Lock()
-	n := s.undo.prompts + 1
-	s.undo.mu.Unlock()
-	s.checkpoint(ctx, n, session.PhaseBefore)
-	return n
-}
-
-// checkpoint snapshots the workspace and logs it as prompt's phase. A snapshot
-// that fails is logged with the reason, and a prompt runs all the same; one that
-// takes too long turns snapshots off for the session.
-func (s *Session) checkpoint(ctx context.Context, prompt int, phase string) {
-	c := &session.Checkpoint{Prompt: prompt, Phase: phase}
-	s.undo.mu.Lock()
-	off := s.undo.off
-	s.undo.mu.Unlock()
-	if off != "" {
-		c.Note = off
-	} else if st, err := s.checkpointStore(); err != nil {
-		c.Note = err.Error()
-	} else if snap, err := st.Snapshot(ctx); err != nil {
-		c.Note = err.Error()
-		if errors.Is(err, checkpoint.ErrTimeout) {
-			s.undo.mu.Lock()
-			s.undo.off = err.Error()
-			s.undo.mu.Unlock()
-			s.o.Warn(err.Error() + "; no more checkpoints are taken in this session")
-		}
-	} else {
-		c.Tree, c.Skipped = snap.Tree, append(snap.Skipped, snap.Secrets...)
-		s.tellLeftOut(snap)
-	}
-	if _, err := s.put(session.Record{Type: session.TypeCheckpoint, Checkpoint: c}); err != nil {
-		s.o.Warn(fmt.Sprintf("logging a checkpoint: %v", err))
-	}
-}
-
 // tellLeftOut says, once until it changes, which files snapshots leave out
 // because they look like secrets, and which of the repository's ignore rules
 // they could not use.
@@ -206,6 +182,7 @@ func (s *Session) undoCommand(ctx context.Context, args string) (Reply, error) {
 	if rest != "" {
 		return Reply{Text: "Cannot undo: want /undo [--overwrite]."}, nil
 	}
+	s.settle(ctx)
 	n := len(s.undo.list())
 	if n == 0 {
 		return Reply{Text: "There is nothing to undo yet."}, nil
@@ -243,6 +220,7 @@ func (s *Session) rewindCommand(ctx context.Context, args string) (Reply, error)
 // forkCommand forks the conversation before change n, a prompt, leaving the
 // files as they are.
 func (s *Session) forkCommand(n int) (Reply, error) {
+	s.settle(context.Background())
 	spans := s.undo.list()
 	if n < 1 || n > len(spans) || spans[n-1].prompt == 0 {
 		return Reply{Text: fmt.Sprintf("Cannot rewind the conversation: change %d is not a prompt (/rewind lists them).", n)}, nil
@@ -293,6 +271,7 @@ type Point struct {
 
 // Points lists the session's changes with the files each changed.
 func (s *Session) Points(ctx context.Context) ([]Point, error) {
+	s.settle(ctx)
 	spans := s.undo.list()
 	points := make([]Point, len(spans))
 	st, stErr := s.checkpointStore()
@@ -372,6 +351,7 @@ func (s *Session) Restore(ctx context.Context, n int, overwrite bool) (Reply, er
 // restore is Restore that also forks the conversation before change n, a
 // prompt, when fork is set.
 func (s *Session) restore(ctx context.Context, n int, overwrite, fork bool) (Reply, error) {
+	s.settle(ctx)
 	spans := s.undo.list()
 	if fork && n >= 1 && n <= len(spans) && spans[n-1].prompt == 0 {
 		return Reply{Text: fmt.Sprintf("Cannot rewind the conversation: change %d is not a prompt (/rewind lists them).", n)}, nil
@@ -449,6 +429,8 @@ func (s *Session) restore(ctx context.Context, n int, overwrite, fork bool) (Rep
 	after, err := st.Snapshot(s.ctx)
 	if err != nil {
 		s.o.Warn(fmt.Sprintf("the snapshot after the undo: %v", err))
+	} else {
+		s.rebase(after)
 	}
 	rs.After = after.Tree
 	if fork {

@@ -1,0 +1,102 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Files changed by dsh's own tools, laid over the last snapshot as they were
+// before and after, give the trees a walk gives: the same ids, the same
+// modes, nothing a walk leaves out (ignored, secret, .git, too big).
+func TestLayIsAWalk(t *testing.T) {
+	root, s := newRepo(t)
+	write(t, root, "run.sh", "#!/bin/sh\n")
+	if err := os.Chmod(filepath.Join(root, "run.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	base := snap(t, s)
+	paths := []string{"a.txt", "dir/b.txt", "new/c.txt", "run.sh", "link", "build/out.o", ".env", ".git/config", "dir/big.bin"}
+	states := func() map[string]State {
+		m := map[string]State{}
+		for _, p := range paths {
+			st, ok := s.ReadState(p)
+			if ok {
+				m[p] = st
+			}
+		}
+		return m
+	}
+	pre := states()
+	write(t, root, "a.txt", "changed\n")
+	if err := os.Remove(filepath.Join(root, "dir", "b.txt")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, root, "new/c.txt", "new\n")
+	write(t, root, "run.sh", "#!/bin/sh\necho\n")
+	if err := os.Symlink("a.txt", filepath.Join(root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, root, "build/out.o", "ignored\n")
+	write(t, root, ".env", "KEY=1\n")
+	write(t, root, "dir/big.bin", string(make([]byte, 2<<20)))
+	post := states()
+	if _, ok := post["dir/big.bin"]; ok {
+		t.Error("a file over the cap was read")
+	}
+	before, after, err := s.Lay(context.Background(), base, pre, post)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before != base {
+		t.Errorf("nothing changed before: before %s, want the base %s", before, base)
+	}
+	if walked := snap(t, s); after != walked {
+		t.Errorf("laid %v, walked %v", treePaths(t, s, after), treePaths(t, s, walked))
+	}
+	es, err := s.Entries(context.Background(), after, []string{"run.sh", "link"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if es["run.sh"].Mode != "100755" || es["link"].Mode != "120000" {
+		t.Errorf("modes: %+v", es)
+	}
+
+	// What the user changed since the base, before the tools did, is the
+	// "before"'s; the blobs are stored (Blobs reads them back).
+	user := map[string]State{"a.txt": {Content: []byte("the user's\n")}}
+	before, _, err = s.Lay(context.Background(), base, user, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	es, err = s.Entries(context.Background(), before, []string{"a.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blobs, err := s.Blobs(context.Background(), []string{es["a.txt"].ID})
+	if err != nil || string(blobs[es["a.txt"].ID]) != "the user's\n" {
+		t.Errorf("the before holds a.txt as %q, %v", blobs[es["a.txt"].ID], err)
+	}
+}
+
+// A snapshot the last caller stops waiting for is stopped, and has ended
+// when the wait does; the next one is taken as usual.
+func TestSnapshotStopsWithItsLastCaller(t *testing.T) {
+	root, s := newRepo(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.Snapshot(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want cancelled", err)
+	}
+	write(t, root, "a.txt", "after\n")
+	tree := snap(t, s)
+	es, err := s.Entries(context.Background(), tree, []string{"a.txt"})
+	if err != nil || es["a.txt"].ID == "" {
+		t.Fatalf("the next snapshot: %+v, %v", es, err)
+	}
+	if _, err := os.Stat(s.index + ".lock"); !os.IsNotExist(err) {
+		t.Errorf("the index lock is left: %v", err)
+	}
+}
