@@ -40,11 +40,11 @@ func (st State) mode() string {
 	}
 }
 
-// blobID is the id git gives content, in the hash of an id like like (SHA-1
-// or SHA-256 stores), computed here: most files are found unchanged without
-// asking git.
-func blobID(content []byte, like string) string {
-	head := fmt.Appendf(nil, "blob %d\x00", len(content))
+// objectID is the id git gives an object of type typ, in the hash of an id
+// like like (SHA-1 or SHA-256 stores), computed here: most files are found
+// unchanged without asking git.
+func objectID(typ string, content []byte, like string) string {
+	head := fmt.Appendf(nil, "%s %d\x00", typ, len(content))
 	if len(like) == 64 {
 		h := sha256.New()
 		h.Write(head)
@@ -58,10 +58,11 @@ func blobID(content []byte, like string) string {
 }
 
 // Lay returns tree with the states pre (by slash path) laid over it, and
-// tree with post laid over it: a prompt's "before" and "after" when dsh knows
+// that with post laid over it: a prompt's "before" and "after" when dsh knows
 // which files it changed and how they were before and after. Paths that
 // snapshots leave out stay out: one tree does not hold that is inside a .git
-// directory, named like a secret, too big, or ignored.
+// directory, named like a secret, or ignored (a state over the size cap is
+// not read).
 func (s *Store) Lay(ctx context.Context, tree string, pre, post map[string]State) (before, after string, err error) {
 	paths := slices.Sorted(maps.Keys(pre))
 	for p := range post {
@@ -72,7 +73,16 @@ func (s *Store) Lay(ctx context.Context, tree string, pre, post map[string]State
 	if len(paths) == 0 {
 		return tree, tree, nil
 	}
-	have, err := s.Entries(ctx, tree, paths)
+	have := make(map[string]Entry, len(paths))
+	for _, p := range paths {
+		if have[p], err = s.lookup(tree, p); err != nil {
+			break
+		}
+	}
+	packed := errors.Is(err, errPacked)
+	if packed {
+		have, err = s.Entries(ctx, tree, paths)
+	}
 	if err != nil {
 		return "", "", err
 	}
@@ -80,43 +90,85 @@ func (s *Store) Lay(ctx context.Context, tree string, pre, post map[string]State
 	if err != nil {
 		return "", "", err
 	}
-	over := func(cur map[string]Entry, states map[string]State) ([]byte, error) {
-		var info bytes.Buffer
-		for _, p := range slices.Sorted(maps.Keys(states)) {
-			if out[p] {
-				continue
-			}
-			st := states[p]
-			want := Entry{}
-			if !st.Absent {
-				want = Entry{Mode: st.mode(), ID: blobID(st.Content, tree)}
-			}
-			if want == cur[p] {
-				continue
-			}
-			cur[p] = want
-			if want.ID == "" {
-				fmt.Fprintf(&info, "0 %s\t%s\x00", strings.Repeat("0", len(tree)), p)
-				continue
-			}
-			if err := s.store(want.ID, st.Content); err != nil {
+	cur := maps.Clone(have)
+	preEdits, err := s.edits(cur, pre, out, tree)
+	if err != nil {
+		return "", "", err
+	}
+	postEdits, err := s.edits(cur, post, out, tree)
+	if err != nil {
+		return "", "", err
+	}
+	if !packed {
+		before, err = s.applyHere(tree, preEdits)
+		if err == nil {
+			after, err = s.applyHere(before, postEdits)
+		}
+		if !errors.Is(err, errPacked) {
+			return before, after, err
+		}
+	}
+	return s.applyGit(ctx, tree, preEdits, postEdits)
+}
+
+// edits are the entries states make that differ from cur (which they
+// update), their contents stored; paths out are left out.
+func (s *Store) edits(cur map[string]Entry, states map[string]State, out map[string]bool, like string) ([]pathEntry, error) {
+	var es []pathEntry
+	for _, p := range slices.Sorted(maps.Keys(states)) {
+		if out[p] {
+			continue
+		}
+		st := states[p]
+		want := Entry{}
+		if !st.Absent {
+			want = Entry{Mode: st.mode(), ID: objectID("blob", st.Content, like)}
+		}
+		if want == cur[p] {
+			continue
+		}
+		cur[p] = want
+		if want.ID != "" {
+			if err := s.store("blob", want.ID, st.Content); err != nil {
 				return nil, err
 			}
-			fmt.Fprintf(&info, "%s %s\t%s\x00", want.Mode, want.ID, p)
 		}
-		return info.Bytes(), nil
+		es = append(es, pathEntry{p, want})
 	}
-	cur := maps.Clone(have)
-	infoPre, err := over(cur, pre)
-	if err != nil {
-		return "", "", err
+	return es, nil
+}
+
+type pathEntry struct {
+	path string
+	Entry
+}
+
+// applyHere edits tree in the loose objects.
+func (s *Store) applyHere(tree string, es []pathEntry) (string, error) {
+	for _, e := range es {
+		var err error
+		if tree, err = s.edit(tree, e.path, e.Entry); err != nil {
+			return "", err
+		}
 	}
-	infoPost, err := over(cur, post)
-	if err != nil {
-		return "", "", err
+	return tree, nil
+}
+
+// applyGit is Lay's edits made by git, in a temporary index.
+func (s *Store) applyGit(ctx context.Context, tree string, pre, post []pathEntry) (before, after string, err error) {
+	info := func(es []pathEntry) []byte {
+		var b bytes.Buffer
+		for _, e := range es {
+			if e.ID == "" {
+				fmt.Fprintf(&b, "0 %s\t%s\x00", strings.Repeat("0", len(tree)), e.path)
+			} else {
+				fmt.Fprintf(&b, "%s %s\t%s\x00", e.Mode, e.ID, e.path)
+			}
+		}
+		return b.Bytes()
 	}
 	before, after = tree, tree
-	if len(infoPre) == 0 && len(infoPost) == 0 {
+	if len(pre) == 0 && len(post) == 0 {
 		return before, after, nil
 	}
 	f, err := os.CreateTemp(s.dir, "lay-*.lock")
@@ -130,21 +182,21 @@ func (s *Store) Lay(ctx context.Context, tree string, pre, post map[string]State
 	if _, err := s.runIndex(ctx, index, nil, "read-tree", tree); err != nil {
 		return "", "", err
 	}
-	write := func(info []byte) (string, error) {
-		if _, err := s.runIndex(ctx, index, info, "update-index", "-z", "--index-info"); err != nil {
+	write := func(es []pathEntry) (string, error) {
+		if _, err := s.runIndex(ctx, index, info(es), "update-index", "-z", "--index-info"); err != nil {
 			return "", err
 		}
 		out, err := s.runIndex(ctx, index, nil, "write-tree")
 		return strings.TrimSpace(string(out)), err
 	}
-	if len(infoPre) > 0 {
-		if before, err = write(infoPre); err != nil {
+	if len(pre) > 0 {
+		if before, err = write(pre); err != nil {
 			return "", "", err
 		}
 		after = before
 	}
-	if len(infoPost) > 0 {
-		if after, err = write(infoPost); err != nil {
+	if len(post) > 0 {
+		if after, err = write(post); err != nil {
 			return "", "", err
 		}
 	}
@@ -182,16 +234,16 @@ func (s *Store) outside(ctx context.Context, have map[string]Entry, paths []stri
 	return out, nil
 }
 
-// store writes content as the loose object id, unless the store has it: a
-// file's content is hashed here, without a process per file.
-func (s *Store) store(id string, content []byte) error {
+// store writes content as the loose object id of type typ, unless the store
+// has it: a file's content is hashed here, without a process per file.
+func (s *Store) store(typ, id string, content []byte) error {
 	name := filepath.Join(s.dir, "objects", id[:2], id[2:])
 	if _, err := os.Stat(name); err == nil {
 		return nil
 	}
 	var z bytes.Buffer
 	w := zlib.NewWriter(&z)
-	fmt.Fprintf(w, "blob %d\x00", len(content))
+	fmt.Fprintf(w, "%s %d\x00", typ, len(content))
 	if _, err := w.Write(content); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -55,6 +56,18 @@ func TestLayIsAWalk(t *testing.T) {
 	}
 	if walked := snap(t, s); after != walked {
 		t.Errorf("laid %v, walked %v", treePaths(t, s, after), treePaths(t, s, walked))
+	}
+	// A store whose objects git packed is laid over by git, alike.
+	pack := exec.Command("sh", "-c", `git --git-dir="$1" cat-file --batch-all-objects --batch-check='%(objectname)' |
+		git --git-dir="$1" pack-objects -q "$1/objects/pack/pack" >/dev/null && git --git-dir="$1" prune-packed`, "sh", s.dir)
+	if out, err := pack.CombinedOutput(); err != nil {
+		t.Fatalf("packing the store: %v: %s", err, out)
+	}
+	if _, err := s.readTree(base); !errors.Is(err, errPacked) {
+		t.Fatalf("the base is still loose after a repack: %v", err)
+	}
+	if b2, a2, err := s.Lay(context.Background(), base, pre, post); err != nil || b2 != before || a2 != after {
+		t.Errorf("in a packed store: %s, %s, %v; want %s, %s", b2, a2, err, before, after)
 	}
 	es, err := s.Entries(context.Background(), after, []string{"run.sh", "link"})
 	if err != nil {

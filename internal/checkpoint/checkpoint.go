@@ -245,6 +245,9 @@ func (s *Store) snapshot(parent context.Context) (Snapshot, error) {
 	bound := s.o.Timeout
 	if _, err := os.Stat(s.index); err != nil {
 		bound = max(bound, ColdTimeout)
+		// It hashes every file, seconds of CPU, mostly while nobody waits
+		// for it: the session's own work goes first.
+		parent = context.WithValue(parent, niceKey{}, true)
 	}
 	ctx, cancel := context.WithTimeout(parent, bound)
 	defer cancel()
@@ -646,6 +649,11 @@ func putFile(root *os.Root, p string, e Entry, content []byte) error {
 	return nil
 }
 
+// niceKey marks the context of a snapshot whose git runs at niceness.
+type niceKey struct{}
+
+const niceness = 10
+
 // run runs git on the store with stdin in (nil: none) and returns its output.
 func (s *Store) run(ctx context.Context, in []byte, args ...string) ([]byte, error) {
 	return s.runIndex(ctx, s.index, in, args...)
@@ -677,7 +685,16 @@ func (s *Store) runIndex(ctx context.Context, index string, in []byte, args ...s
 	// Past the deadline git is killed; nothing it left running may hold the
 	// pipes and so the snapshot, which other sessions wait for.
 	cmd.WaitDelay = time.Second
-	out, err := cmd.Output()
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	err := cmd.Start()
+	if err == nil {
+		if ctx.Value(niceKey{}) != nil {
+			_ = syscall.Setpriority(syscall.PRIO_PROCESS, cmd.Process.Pid, niceness) // only slower without it
+		}
+		err = cmd.Wait()
+	}
+	out := stdout.Bytes()
 	if err != nil {
 		verb := args[slices.IndexFunc(args, func(a string) bool { return !strings.HasPrefix(a, "-") })]
 		return nil, fmt.Errorf("checkpoint: git %s: %w: %s", verb, err, strings.TrimSpace(stderr.String()))

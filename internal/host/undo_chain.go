@@ -77,31 +77,43 @@ type chain struct {
 	named   string // the tree the open prompt's before record named
 	pending int    // "after"s being taken
 	jobs    sync.WaitGroup
+	closing bool   // Close waits for jobs: none starts in the background
 	root    string // the workspace root, links resolved
 }
 
-// startCheckpoints takes the first snapshot in the background, at open.
+// startCheckpoints takes the first snapshot in the background, at open: the
+// store is opened (made, the first time in a workspace) there too.
 func (s *Session) startCheckpoints() {
 	if s.o.sub != nil || s.o.Provider == nil {
 		return // no prompt here takes checkpoints
 	}
 	ch := &s.undo.chain
-	if st, err := s.checkpointStore(); err == nil {
-		ch.mu.Lock()
-		ch.base = s.walkJob(st)
-		ch.mu.Unlock()
-	}
+	ch.mu.Lock()
+	ch.base = s.walkJob()
+	ch.mu.Unlock()
 }
 
 // walkJob starts a spare walk of the tree; it stops at Close unless a
-// prompt waits for it.
-func (s *Session) walkJob(st *checkpoint.Store) *snapJob {
+// prompt waits for it. The chain's lock is held.
+func (s *Session) walkJob() *snapJob {
 	ch := &s.undo.chain
 	ctx, stop := context.WithCancel(context.Background())
 	j := &snapJob{done: make(chan struct{}), logged: make(chan struct{}), spare: true, stop: stop}
 	close(j.logged)
+	if ch.closing {
+		stop()
+		j.err = ErrClosed
+		close(j.done)
+		return j
+	}
 	ch.jobs.Go(func() {
 		defer stop()
+		st, err := s.checkpointStore()
+		if err != nil {
+			j.err = err
+			close(j.done)
+			return
+		}
 		j.snap, j.err = st.Snapshot(ctx)
 		close(j.done)
 		if j.err == nil {
@@ -139,12 +151,12 @@ func (s *Session) beginCheckpoint(context.Context) int {
 	ch := &s.undo.chain
 	if off != "" {
 		c.Note = off
-	} else if st, err := s.checkpointStore(); err != nil {
+	} else if _, err := s.checkpointStore(); err != nil {
 		c.Note = err.Error()
 	} else {
 		ch.mu.Lock()
 		if ch.base == nil || ch.dirty {
-			ch.base, ch.dirty = s.walkJob(st), false
+			ch.base, ch.dirty = s.walkJob(), false
 		}
 		ch.open, ch.walk, ch.pre, ch.start = true, false, map[string]*checkpoint.State{}, ch.base
 		start := ch.start
@@ -327,16 +339,25 @@ func (s *Session) endCheckpoint(n int) {
 		finish()
 		return
 	}
-	if crowded {
-		// Prompts faster than their snapshots: at most two wait in line.
-		<-start.logged
-	}
-	ch.jobs.Go(func() {
+	job := func() {
 		defer finish()
 		<-start.done
 		j.err = start.err
 		s.logTaken(st, n, start, j, before, after, named)
-	})
+	}
+	ch.mu.Lock()
+	closing := ch.closing
+	if !closing {
+		ch.jobs.Go(job)
+	}
+	ch.mu.Unlock()
+	switch {
+	case closing:
+		job()
+	case crowded:
+		// Prompts faster than their snapshots: at most two wait in line.
+		<-start.logged
+	}
 }
 
 // logTaken logs prompt n's "after": j's snapshot, or, when it is not taken
@@ -383,6 +404,7 @@ func (s *Session) logAfter(c *session.Checkpoint) {
 func (s *Session) endCheckpoints(now bool) {
 	ch := &s.undo.chain
 	ch.mu.Lock()
+	ch.closing = true
 	if j := ch.base; j != nil && j.stop != nil && !j.claimed {
 		j.stop()
 	}
