@@ -269,11 +269,11 @@ func (s *Store) store(typ, id string, content []byte) error {
 	return nil
 }
 
-// ReadState reads the file at slash path p of the workspace as it is now;
-// ok is false for what a snapshot cannot hold (a directory, a special file,
-// one over the size cap, one that cannot be read).
-func (s *Store) ReadState(p string) (State, bool) {
-	name := filepath.Join(s.root, filepath.FromSlash(p))
+// ReadState reads the file at slash path p of the workspace root as it is
+// now; ok is false for what a snapshot cannot hold (a directory, a special
+// file, one over the size cap maxFile, one that cannot be read).
+func ReadState(root, p string, maxFile int64) (State, bool) {
+	name := filepath.Join(root, filepath.FromSlash(p))
 	fi, err := os.Lstat(name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -283,11 +283,11 @@ func (s *Store) ReadState(p string) (State, bool) {
 	case fi.Mode()&os.ModeSymlink != 0:
 		t, err := os.Readlink(name)
 		return State{Link: true, Content: []byte(t)}, err == nil
-	case !fi.Mode().IsRegular() || fi.Size() > s.o.MaxFile:
+	case !fi.Mode().IsRegular() || fi.Size() > maxFile:
 		return State{}, false
 	}
 	// Read as any repository file is: inside it, regular, capped, never
 	// waiting on a FIFO swapped in since the Lstat.
-	b, more, err := workspace.ReadProjectFile(s.root, p, int(s.o.MaxFile))
+	b, more, err := workspace.ReadProjectFile(root, p, int(maxFile))
 	return State{Exec: fi.Mode()&0o111 != 0, Content: b}, err == nil && !more
 }

@@ -23,7 +23,7 @@ func TestLayIsAWalk(t *testing.T) {
 	states := func() map[string]State {
 		m := map[string]State{}
 		for _, p := range paths {
-			st, ok := s.ReadState(p)
+			st, ok := ReadState(root, p, s.o.MaxFile)
 			if ok {
 				m[p] = st
 			}

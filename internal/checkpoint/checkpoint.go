@@ -117,7 +117,8 @@ func Open(dir, root, index string, o Options) (*Store, error) {
 		if err := os.MkdirAll(filepath.Join(dir, "indexes"), 0o700); err != nil {
 			return nil, fmt.Errorf("checkpoint store: %w", err)
 		}
-		if _, err := s.run(context.Background(), nil, "init", "--quiet"); err != nil {
+		// In the background of a session's start, behind its own work.
+		if _, err := s.run(context.WithValue(context.Background(), niceKey{}, true), nil, "init", "--quiet"); err != nil {
 			// Another process may have made it meanwhile (git init locks the
 			// config it writes).
 			if _, serr := os.Stat(filepath.Join(dir, "HEAD")); serr != nil {
@@ -649,9 +650,11 @@ func putFile(root *os.Root, p string, e Entry, content []byte) error {
 	return nil
 }
 
-// niceKey marks the context of a snapshot whose git runs at niceness.
+// niceKey marks the context of a snapshot whose git runs when nothing else
+// wants the CPU.
 type niceKey struct{}
 
+// niceness is git's where idle scheduling is not to be had.
 const niceness = 10
 
 // run runs git on the store with stdin in (nil: none) and returns its output.
@@ -690,7 +693,7 @@ func (s *Store) runIndex(ctx context.Context, index string, in []byte, args ...s
 	err := cmd.Start()
 	if err == nil {
 		if ctx.Value(niceKey{}) != nil {
-			_ = syscall.Setpriority(syscall.PRIO_PROCESS, cmd.Process.Pid, niceness) // only slower without it
+			idle(cmd.Process.Pid) // only slower without it
 		}
 		err = cmd.Wait()
 	}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/dsh-dev/dsh/internal/agent"
@@ -49,6 +50,7 @@ type undoState struct {
 	once     sync.Once
 	store    *checkpoint.Store
 	storeErr error
+	opened   atomic.Bool // once is done: store or storeErr is set
 
 	chain chain
 }
@@ -108,6 +110,7 @@ func (s *Session) checkpointStore() (*checkpoint.Store, error) {
 		key := sha256.Sum256([]byte(s.ws.Root()))
 		dir := filepath.Join(s.o.SessionDir, "checkpoints", hex.EncodeToString(key[:8]))
 		u.store, u.storeErr = openStore(dir, s.ws.Root(), s.ID(), checkpoint.Options{Exclude: []string{s.o.SessionDir}, Ignore: s.o.CheckpointExclude})
+		u.opened.Store(true)
 	})
 	return u.store, u.storeErr
 }
@@ -115,29 +118,49 @@ func (s *Session) checkpointStore() (*checkpoint.Store, error) {
 // stores are the process's open checkpoint stores, by directory.
 var stores struct {
 	sync.Mutex
-	m map[string]*checkpoint.Store
+	m map[string]*storeOpen
+}
+
+// storeOpen is one directory's store, opened once by whoever asks first.
+type storeOpen struct {
+	once sync.Once
+	done atomic.Bool // st or err is set
+	st   *checkpoint.Store
+	err  error
 }
 
 // openStore is the process's store dir, opened if it is not yet (or was
-// removed since). Opening under the lock keeps sessions that start together
-// from each initialising it.
+// removed since). Sessions that start together in a workspace wait for one
+// of them to open it; in other workspaces, they do not wait.
 func openStore(dir, root, index string, o checkpoint.Options) (*checkpoint.Store, error) {
 	stores.Lock()
-	defer stores.Unlock()
-	if st := stores.m[dir]; st != nil {
-		if _, err := os.Stat(filepath.Join(dir, "HEAD")); err == nil {
-			return st, nil
+	so := stores.m[dir]
+	if so != nil && so.done.Load() {
+		// Opened: still there?
+		if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil {
+			so = nil
 		}
 	}
-	st, err := checkpoint.Open(dir, root, index, o)
-	if err != nil {
-		return nil, err
+	if so == nil {
+		so = &storeOpen{}
+		if stores.m == nil {
+			stores.m = map[string]*storeOpen{}
+		}
+		stores.m[dir] = so
 	}
-	if stores.m == nil {
-		stores.m = map[string]*checkpoint.Store{}
+	stores.Unlock()
+	so.once.Do(func() {
+		so.st, so.err = checkpoint.Open(dir, root, index, o)
+		so.done.Store(true)
+	})
+	if so.err != nil {
+		stores.Lock()
+		if stores.m[dir] == so {
+			delete(stores.m, dir) // tried again by the next session
+		}
+		stores.Unlock()
 	}
-	stores.m[dir] = st
-	return st, nil
+	return so.st, so.err
 }
 
 // tellLeftOut says, once until it changes, which files snapshots leave out

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -81,6 +82,11 @@ type chain struct {
 	root    string // the workspace root, links resolved
 }
 
+// spareWalks bounds the spare walks the process takes at once: many sessions
+// opened together (an editor's threads, each in its own workspace) take
+// theirs one after another, behind the sessions' own work, not all at once.
+var spareWalks = make(chan struct{}, max(1, runtime.NumCPU()/2))
+
 // startCheckpoints takes the first snapshot in the background, at open: the
 // store is opened (made, the first time in a workspace) there too.
 func (s *Session) startCheckpoints() {
@@ -108,6 +114,14 @@ func (s *Session) walkJob() *snapJob {
 	}
 	ch.jobs.Go(func() {
 		defer stop()
+		select {
+		case spareWalks <- struct{}{}:
+			defer func() { <-spareWalks }()
+		case <-ctx.Done():
+			j.err = fmt.Errorf("checkpoint: %w", ctx.Err())
+			close(j.done)
+			return
+		}
 		st, err := s.checkpointStore()
 		if err != nil {
 			j.err = err
@@ -122,6 +136,16 @@ func (s *Session) walkJob() *snapJob {
 		s.noteTimeout(j.err)
 	})
 	return j
+}
+
+// storeFailed is why the checkpoint store could not be opened, once it is
+// known; it does not wait for the store being opened.
+func (s *Session) storeFailed() error {
+	u := &s.undo
+	if !u.opened.Load() {
+		return nil
+	}
+	return u.storeErr
 }
 
 // noteTimeout turns snapshots off for the session after one took too long.
@@ -151,7 +175,7 @@ func (s *Session) beginCheckpoint(context.Context) int {
 	ch := &s.undo.chain
 	if off != "" {
 		c.Note = off
-	} else if _, err := s.checkpointStore(); err != nil {
+	} else if err := s.storeFailed(); err != nil {
 		c.Note = err.Error()
 	} else {
 		ch.mu.Lock()
@@ -222,13 +246,12 @@ func (s *Session) effect(ctx context.Context, paths []string, all bool) {
 		}
 	}
 	ch.mu.Unlock()
-	st, err := s.checkpointStore()
-	if len(fresh) == 0 || base == nil || err != nil {
+	if len(fresh) == 0 || base == nil {
 		return
 	}
 	states := make(map[string]*checkpoint.State, len(fresh))
 	for _, r := range fresh {
-		if state, ok := st.ReadState(r); ok {
+		if state, ok := checkpoint.ReadState(s.ws.Root(), r, checkpoint.DefaultMaxFile); ok {
 			states[r] = &state
 		} else {
 			states[r] = nil
@@ -294,11 +317,6 @@ func (s *Session) endCheckpoint(n int) {
 	running := s.tools.Running() // a job still running changes files after it
 	start, walk, pre, named := ch.start, ch.walk || running, ch.pre, ch.named
 	ch.mu.Unlock()
-	st, err := s.checkpointStore()
-	if err != nil {
-		s.logAfter(&session.Checkpoint{Prompt: n, Phase: session.PhaseAfter, Note: err.Error()})
-		return
-	}
 	before := map[string]checkpoint.State{}
 	for p, state := range pre {
 		if state != nil {
@@ -307,7 +325,7 @@ func (s *Session) endCheckpoint(n int) {
 	}
 	after := map[string]checkpoint.State{}
 	for p := range pre {
-		state, ok := st.ReadState(p)
+		state, ok := checkpoint.ReadState(s.ws.Root(), p, checkpoint.DefaultMaxFile)
 		if !ok {
 			walk = true // what a walk would leave out (too big, not a file)
 			break
@@ -330,7 +348,10 @@ func (s *Session) endCheckpoint(n int) {
 		// Taken before the prompt is done: what the user changes after it
 		// is not the prompt's.
 		<-start.done
-		j.snap, j.err = st.Snapshot(context.Background())
+		st, err := s.checkpointStore()
+		if j.err = err; err == nil {
+			j.snap, j.err = st.Snapshot(context.Background())
+		}
 		close(j.done)
 		if j.err == nil {
 			s.tellLeftOut(j.snap)
@@ -342,7 +363,8 @@ func (s *Session) endCheckpoint(n int) {
 	job := func() {
 		defer finish()
 		<-start.done
-		j.err = start.err
+		st, err := s.checkpointStore()
+		j.err = cmp.Or(start.err, err)
 		s.logTaken(st, n, start, j, before, after, named)
 	}
 	ch.mu.Lock()
