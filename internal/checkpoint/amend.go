@@ -64,6 +64,11 @@ func objectID(typ string, content []byte, like string) string {
 // directory, named like a secret, or ignored (a state over the size cap is
 // not read).
 func (s *Store) Lay(ctx context.Context, tree string, pre, post map[string]State) (before, after string, err error) {
+	return s.lay(ctx, tree, pre, post, true)
+}
+
+// lay is Lay, which leaves out what snapshots do when filter is set.
+func (s *Store) lay(ctx context.Context, tree string, pre, post map[string]State, filter bool) (before, after string, err error) {
 	paths := slices.Sorted(maps.Keys(pre))
 	for p := range post {
 		if _, ok := pre[p]; !ok {
@@ -86,9 +91,11 @@ func (s *Store) Lay(ctx context.Context, tree string, pre, post map[string]State
 	if err != nil {
 		return "", "", err
 	}
-	out, err := s.outside(ctx, have, paths)
-	if err != nil {
-		return "", "", err
+	out := map[string]bool{}
+	if filter {
+		if out, err = s.outside(ctx, have, paths); err != nil {
+			return "", "", err
+		}
 	}
 	cur := maps.Clone(have)
 	preEdits, err := s.edits(cur, pre, out, tree)

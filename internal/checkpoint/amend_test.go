@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -111,5 +112,28 @@ func TestSnapshotStopsWithItsLastCaller(t *testing.T) {
 	}
 	if _, err := os.Stat(s.index + ".lock"); !os.IsNotExist(err) {
 		t.Errorf("the index lock is left: %v", err)
+	}
+}
+
+// A walk that finds few files changed lays them over the index's tree
+// without updating the index: a file grown past the cap, or renamed like a
+// secret, leaves the tree as git's update-index would make it leave it.
+func TestWalkLaysWhatLeaves(t *testing.T) {
+	root, s := newRepo(t)
+	write(t, root, "grows.txt", "small\n")
+	write(t, root, "key.txt", "not yet a secret\n")
+	snap(t, s)
+	write(t, root, "grows.txt", string(make([]byte, 2<<20)))
+	if err := os.Rename(filepath.Join(root, "key.txt"), filepath.Join(root, "id_rsa")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, root, "dir/b.txt", "changed\n")
+	sn, err := s.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := treePaths(t, s, sn.Tree)
+	if want := []string{".gitignore", "a.txt", "dir/b.txt"}; !slices.Equal(got, want) {
+		t.Errorf("the tree holds %q, want %q (skipped %q, secrets %q)", got, want, sn.Skipped, sn.Secrets)
 	}
 }

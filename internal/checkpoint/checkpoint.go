@@ -297,6 +297,10 @@ func (s *Store) snapshot(parent context.Context) (Snapshot, error) {
 		}
 		add = append(append(add, p...), 0)
 	}
+	if tree, ok := s.layWalked(ctx, add, gone); ok {
+		snap.Tree = tree
+		return snap, nil
+	}
 	if len(gone) > 0 {
 		if _, err := s.run(ctx, gone, "update-index", "-z", "--force-remove", "--stdin"); err != nil {
 			return Snapshot{}, s.bound(ctx, err)
@@ -324,6 +328,45 @@ func (s *Store) snapshot(parent context.Context) (Snapshot, error) {
 		s.last.fi = fi
 	}
 	return snap, nil
+}
+
+// maxLaid is the most files a walk lays over the index's tree without
+// updating the index; past it, the index is brought up to date.
+const maxLaid = 64
+
+// layWalked is the tree of the index (as its last write left it) with the
+// files a walk found changed since (add, gone: NUL-terminated paths) laid
+// over it, in-process: git's update-index and write-tree read and rewrite the
+// whole index, twice a walk's own time on Go's src for one changed file.
+// The index stays as it was, so a later walk finds them again; ok is false
+// when it must be updated (too many changes, a file that cannot be read).
+func (s *Store) layWalked(ctx context.Context, add, gone []byte) (string, bool) {
+	if s.last.fi == nil || bytes.Count(add, []byte{0})+bytes.Count(gone, []byte{0}) > maxLaid {
+		return "", false
+	}
+	if fi, err := os.Stat(s.index); err != nil || !sameFile(fi, s.last.fi) {
+		return "", false
+	}
+	states := map[string]State{}
+	for p := range strings.SplitSeq(strings.TrimSuffix(string(gone), "\x00"), "\x00") {
+		if p != "" {
+			states[p] = State{Absent: true}
+		}
+	}
+	for p := range strings.SplitSeq(strings.TrimSuffix(string(add), "\x00"), "\x00") {
+		if p == "" {
+			continue
+		}
+		st, ok := ReadState(s.root, p, s.o.MaxFile)
+		if !ok {
+			// A directory now (its files are listed on their own), or a file
+			// that cannot be read: git says which.
+			return "", false
+		}
+		states[p] = st
+	}
+	_, tree, err := s.lay(ctx, s.last.tree, nil, states, false)
+	return tree, err == nil
 }
 
 // sweep lists what the index holds from earlier snapshots (an index seeded
