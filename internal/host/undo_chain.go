@@ -21,9 +21,9 @@ import (
 // derives its "after" from its "before" and the paths they named; one that
 // changed nothing takes none. The snapshots are taken in the background: the
 // first, at open, is waited for only before something unaccounted runs; a
-// prompt's "after" is logged when it is ready, and waited for by the next
-// prompt only where that one is about to change the same files or run a
-// command, and by undo, rewind and diff.
+// prompt's "after" is logged when it is ready, and waited for only before
+// something unaccounted runs in the next prompt, and by undo, rewind and
+// diff.
 //
 // The files a file tool changes are read as they are before it first
 // changes them in a prompt, and laid over the prompt's "before": what the
@@ -48,6 +48,16 @@ type snapJob struct {
 	// Close); claimed is set under the chain's lock.
 	stop    context.CancelFunc
 	claimed bool
+	// urgent lets a spare walk skip the line: someone waits for it.
+	urgent chan struct{}
+	hurry  sync.Once
+}
+
+// rush has j taken now, if it waits in line.
+func (j *snapJob) rush() {
+	if j.urgent != nil {
+		j.hurry.Do(func() { close(j.urgent) })
+	}
 }
 
 func (j *snapJob) ready() bool {
@@ -104,7 +114,7 @@ func (s *Session) startCheckpoints() {
 func (s *Session) walkJob() *snapJob {
 	ch := &s.undo.chain
 	ctx, stop := context.WithCancel(context.Background())
-	j := &snapJob{done: make(chan struct{}), logged: make(chan struct{}), spare: true, stop: stop}
+	j := &snapJob{done: make(chan struct{}), logged: make(chan struct{}), spare: true, stop: stop, urgent: make(chan struct{})}
 	close(j.logged)
 	if ch.closing {
 		stop()
@@ -117,6 +127,7 @@ func (s *Session) walkJob() *snapJob {
 		select {
 		case spareWalks <- struct{}{}:
 			defer func() { <-spareWalks }()
+		case <-j.urgent:
 		case <-ctx.Done():
 			j.err = fmt.Errorf("checkpoint: %w", ctx.Err())
 			close(j.done)
@@ -293,6 +304,7 @@ func (ch *chain) rel(root, abs string) (string, bool) {
 }
 
 func waitJob(ctx context.Context, j *snapJob) {
+	j.rush()
 	select {
 	case <-j.done:
 	case <-ctx.Done():
@@ -347,6 +359,7 @@ func (s *Session) endCheckpoint(n int) {
 	if walk {
 		// Taken before the prompt is done: what the user changes after it
 		// is not the prompt's.
+		start.rush()
 		<-start.done
 		st, err := s.checkpointStore()
 		if j.err = err; err == nil {
@@ -430,6 +443,9 @@ func (s *Session) endCheckpoints(now bool) {
 	if j := ch.base; j != nil && j.stop != nil && !j.claimed {
 		j.stop()
 	}
+	if j := ch.start; j != nil {
+		j.rush() // a prompt's "after" waits for it: the session ends once it is taken
+	}
 	ch.mu.Unlock()
 	if !now {
 		ch.jobs.Wait()
@@ -441,10 +457,13 @@ func (s *Session) endCheckpoints(now bool) {
 func (s *Session) settle(ctx context.Context) {
 	ch := &s.undo.chain
 	ch.mu.Lock()
-	j := ch.base
+	j, start := ch.base, ch.start
 	ch.mu.Unlock()
 	if j == nil {
 		return
+	}
+	if start != nil {
+		start.rush()
 	}
 	select {
 	case <-j.logged:
