@@ -152,13 +152,14 @@ type pathEntry struct {
 
 // applyHere edits tree in the loose objects.
 func (s *Store) applyHere(tree string, es []pathEntry) (string, error) {
-	for _, e := range es {
-		var err error
-		if tree, err = s.edit(tree, e.path, e.Entry); err != nil {
-			return "", err
-		}
+	if len(es) == 0 {
+		return tree, nil
 	}
-	return tree, nil
+	want := make(map[string]Entry, len(es))
+	for _, e := range es {
+		want[e.path] = e.Entry
+	}
+	return s.edit(tree, want)
 }
 
 // applyGit is Lay's edits made by git, in a temporary index.

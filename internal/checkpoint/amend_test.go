@@ -64,10 +64,14 @@ func TestLayIsAWalk(t *testing.T) {
 	if out, err := pack.CombinedOutput(); err != nil {
 		t.Fatalf("packing the store: %v: %s", err, out)
 	}
-	if _, err := s.readTree(base); !errors.Is(err, errPacked) {
+	fresh, err := Open(s.dir, root, "s1", Options{MaxFile: 1 << 20}) // nothing decoded yet
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fresh.readTree(base); !errors.Is(err, errPacked) {
 		t.Fatalf("the base is still loose after a repack: %v", err)
 	}
-	if b2, a2, err := s.Lay(context.Background(), base, pre, post); err != nil || b2 != before || a2 != after {
+	if b2, a2, err := fresh.Lay(context.Background(), base, pre, post); err != nil || b2 != before || a2 != after {
 		t.Errorf("in a packed store: %s, %s, %v; want %s, %s", b2, a2, err, before, after)
 	}
 	es, err := s.Entries(context.Background(), after, []string{"run.sh", "link"})

@@ -88,6 +88,7 @@ type Store struct {
 	swept bool
 	// walks counts the snapshots taken (each walks the tree).
 	walks atomic.Int64
+	trees treeCache
 }
 
 // flight is one snapshot and the callers waiting for it.

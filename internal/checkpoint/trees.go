@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Trees are edited here, in the store's loose objects, without git: laying a
@@ -32,8 +34,39 @@ type treeEntry struct {
 
 func (e treeEntry) dir() bool { return e.mode == "40000" }
 
-// readTree reads the loose tree object id.
+// maxCached is the most trees a Store keeps decoded.
+const maxCached = 4096
+
+// treeCache keeps trees decoded: an object never changes, and a walk lays its
+// files over the same few trees again and again.
+type treeCache struct {
+	sync.Mutex
+	m map[string][]treeEntry
+}
+
+// readTree reads the loose tree object id; the entries are shared, not to
+// be changed.
 func (s *Store) readTree(id string) ([]treeEntry, error) {
+	s.trees.Lock()
+	es, ok := s.trees.m[id]
+	s.trees.Unlock()
+	if ok {
+		return es, nil
+	}
+	es, err := s.decodeTree(id)
+	if err != nil {
+		return nil, err
+	}
+	s.trees.Lock()
+	if s.trees.m == nil || len(s.trees.m) >= maxCached {
+		s.trees.m = map[string][]treeEntry{}
+	}
+	s.trees.m[id] = es
+	s.trees.Unlock()
+	return es, nil
+}
+
+func (s *Store) decodeTree(id string) ([]treeEntry, error) {
 	f, err := os.Open(filepath.Join(s.dir, "objects", id[:2], id[2:]))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, errPacked
@@ -116,10 +149,11 @@ func (s *Store) lookup(tree, path string) (Entry, error) {
 	return Entry{}, nil
 }
 
-// edit returns tree with path set to want (absent: removed, and the
-// directories it leaves empty with it).
-func (s *Store) edit(tree, path string, want Entry) (string, error) {
-	id, _, err := s.editIn(tree, strings.Split(path, "/"), want, tree)
+// edit returns tree with each path of want set to its entry (absent:
+// removed, and the directories it leaves empty with it), each tree on the
+// way rewritten once.
+func (s *Store) edit(tree string, want map[string]Entry) (string, error) {
+	id, _, err := s.editIn(tree, want, tree)
 	if err != nil {
 		return "", err
 	}
@@ -129,53 +163,78 @@ func (s *Store) edit(tree, path string, want Entry) (string, error) {
 	return id, nil
 }
 
-// editIn edits tree (EmptyTree-like "" for none) at parts; it returns ""
-// for a tree left empty.
-func (s *Store) editIn(tree string, parts []string, want Entry, like string) (string, bool, error) {
+// editIn edits tree ("" for none) at the paths of want, relative to it; it
+// returns "" for a tree left empty, and whether anything changed.
+func (s *Store) editIn(tree string, want map[string]Entry, like string) (string, bool, error) {
 	var es []treeEntry
 	if tree != "" {
-		var err error
-		if es, err = s.readTree(tree); err != nil {
-			return "", false, err
-		}
-	}
-	name := parts[0]
-	k := slices.IndexFunc(es, func(e treeEntry) bool { return e.name == name })
-	var ne *treeEntry
-	if len(parts) == 1 {
-		if want.ID != "" {
-			raw, err := hex.DecodeString(want.ID)
-			if err != nil {
-				return "", false, fmt.Errorf("checkpoint: %w", err)
-			}
-			ne = &treeEntry{mode: want.Mode, name: name, id: raw}
-		}
-	} else {
-		sub := ""
-		if k >= 0 && es[k].dir() {
-			sub = hex.EncodeToString(es[k].id)
-		}
-		id, changed, err := s.editIn(sub, parts[1:], want, like)
+		shared, err := s.readTree(tree)
 		if err != nil {
 			return "", false, err
 		}
-		if !changed {
-			return tree, false, nil
-		}
-		if id != "" {
-			raw, _ := hex.DecodeString(id)
-			ne = &treeEntry{mode: "40000", name: name, id: raw}
-		}
+		es = slices.Clone(shared)
 	}
-	switch {
-	case k >= 0 && ne == nil:
-		es = slices.Delete(es, k, k+1)
-	case k >= 0:
-		es[k] = *ne
-	case ne != nil:
-		es = append(es, *ne)
-	default:
-		return tree, false, nil // nothing there, nothing wanted
+	here := map[string]Entry{}
+	below := map[string]map[string]Entry{}
+	for p, e := range want {
+		name, rest, deeper := strings.Cut(p, "/")
+		if !deeper {
+			here[name] = e
+			continue
+		}
+		if below[name] == nil {
+			below[name] = map[string]Entry{}
+		}
+		below[name][rest] = e
+	}
+	changed := false
+	set := func(name string, ne *treeEntry) {
+		k := slices.IndexFunc(es, func(e treeEntry) bool { return e.name == name })
+		switch {
+		case k >= 0 && ne == nil:
+			es = slices.Delete(es, k, k+1)
+		case k >= 0:
+			es[k] = *ne
+		case ne != nil:
+			es = append(es, *ne)
+		default:
+			return // nothing there, nothing wanted
+		}
+		changed = true
+	}
+	for _, name := range slices.Sorted(maps.Keys(below)) {
+		sub := ""
+		if k := slices.IndexFunc(es, func(e treeEntry) bool { return e.name == name }); k >= 0 && es[k].dir() {
+			sub = hex.EncodeToString(es[k].id)
+		}
+		id, subChanged, err := s.editIn(sub, below[name], like)
+		if err != nil {
+			return "", false, err
+		}
+		if !subChanged {
+			continue
+		}
+		if id == "" {
+			set(name, nil)
+			continue
+		}
+		raw, _ := hex.DecodeString(id)
+		set(name, &treeEntry{mode: "40000", name: name, id: raw})
+	}
+	for _, name := range slices.Sorted(maps.Keys(here)) {
+		w := here[name]
+		if w.ID == "" {
+			set(name, nil)
+			continue
+		}
+		raw, err := hex.DecodeString(w.ID)
+		if err != nil {
+			return "", false, fmt.Errorf("checkpoint: %w", err)
+		}
+		set(name, &treeEntry{mode: w.Mode, name: name, id: raw})
+	}
+	if !changed {
+		return tree, false, nil
 	}
 	if len(es) == 0 {
 		return "", true, nil
