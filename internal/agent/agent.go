@@ -834,6 +834,9 @@ func (a *Agent) env(t *turnState, c call) tool.Env {
 
 // execute runs one permitted call.
 func (a *Agent) execute(ctx context.Context, t *turnState, c call) outcome {
+	if a.c.OnCallStart != nil {
+		a.c.OnCallStart(c.id)
+	}
 	if a.c.Effect != nil && c.tool != nil && !readOnly(c) && c.tool.Permission() != tool.PermNone {
 		ap := c.tool.Approval(c.args)
 		files := c.tool.Permission() == tool.PermEdit && !ap.Opaque && len(ap.Paths) > 0
@@ -846,9 +849,6 @@ func (a *Agent) execute(ctx context.Context, t *turnState, c call) outcome {
 		} else {
 			a.c.Effect(ctx, nil, true)
 		}
-	}
-	if a.c.OnCallStart != nil {
-		a.c.OnCallStart(c.id)
 	}
 	res, err := a.c.Registry.Run(ctx, a.env(t, c), c.name, c.args, c.preview)
 	if err != nil {
