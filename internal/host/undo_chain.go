@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dsh-dev/dsh/internal/checkpoint"
 	"github.com/dsh-dev/dsh/internal/session"
@@ -51,12 +52,17 @@ type snapJob struct {
 	// urgent lets a spare walk skip the line: someone waits for it.
 	urgent chan struct{}
 	hurry  sync.Once
+	// after is the snapshot a prompt's "after" is taken after, its
+	// "before", until that is taken (no chain of them is kept).
+	after atomic.Pointer[snapJob]
 }
 
-// rush has j taken now, if it waits in line.
+// rush has j, and what it is taken after, taken now if it waits in line.
 func (j *snapJob) rush() {
-	if j.urgent != nil {
-		j.hurry.Do(func() { close(j.urgent) })
+	for ; j != nil; j = j.after.Load() {
+		if j.urgent != nil {
+			j.hurry.Do(func() { close(j.urgent) })
+		}
 	}
 }
 
@@ -345,6 +351,7 @@ func (s *Session) endCheckpoint(n int) {
 		after[p] = state
 	}
 	j := &snapJob{done: make(chan struct{}), logged: make(chan struct{})}
+	j.after.Store(start)
 	ch.mu.Lock()
 	ch.base, ch.dirty = j, running
 	ch.pending++
@@ -361,6 +368,7 @@ func (s *Session) endCheckpoint(n int) {
 		// is not the prompt's.
 		start.rush()
 		<-start.done
+		j.after.Store(nil)
 		st, err := s.checkpointStore()
 		if j.err = err; err == nil {
 			j.snap, j.err = st.Snapshot(context.Background())
@@ -376,6 +384,7 @@ func (s *Session) endCheckpoint(n int) {
 	job := func() {
 		defer finish()
 		<-start.done
+		j.after.Store(nil)
 		st, err := s.checkpointStore()
 		j.err = cmp.Or(start.err, err)
 		s.logTaken(st, n, start, j, before, after, named)
