@@ -64,7 +64,9 @@ func objectID(typ string, content []byte, like string) string {
 // directory, named like a secret, or ignored (a state over the size cap is
 // not read).
 func (s *Store) Lay(ctx context.Context, tree string, pre, post map[string]State) (before, after string, err error) {
-	return s.lay(ctx, tree, pre, post, true)
+	// Taken after a prompt, while its answer goes out: what git it runs
+	// runs behind.
+	return s.lay(context.WithValue(ctx, niceKey{}, true), tree, pre, post, true)
 }
 
 // lay is Lay, which leaves out what snapshots do when filter is set.

@@ -639,6 +639,7 @@ func (s *Session) beginTurn(ctx context.Context) (context.Context, func(), error
 	s.turn, s.turnEnd = cancel, end
 	s.working.Store(true)
 	s.mu.Unlock()
+	turnStarted()
 	s.publishStatus() // not under mu: the status reads the session
 	return tctx, func() {
 		stop()
@@ -647,6 +648,7 @@ func (s *Session) beginTurn(ctx context.Context) (context.Context, func(), error
 		s.turn = nil
 		s.working.Store(false)
 		s.mu.Unlock()
+		turnEnded()
 		s.publishStatus()
 		close(end)
 	}, nil

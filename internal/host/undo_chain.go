@@ -103,6 +103,48 @@ type chain struct {
 // theirs one after another, behind the sessions' own work, not all at once.
 var spareWalks = make(chan struct{}, max(1, runtime.NumCPU()/2))
 
+// turns counts the process's running turns: a spare walk starts when none
+// runs (or when someone waits for it), so sessions at work do not share the
+// CPU with walks nobody waits for.
+var turns struct {
+	sync.Mutex
+	n    int
+	idle chan struct{} // closed when n drops to 0
+}
+
+// turnStarted and turnEnded count a turn of any session of the process.
+func turnStarted() {
+	turns.Lock()
+	if turns.n == 0 {
+		turns.idle = make(chan struct{})
+	}
+	turns.n++
+	turns.Unlock()
+}
+
+func turnEnded() {
+	turns.Lock()
+	if turns.n--; turns.n == 0 {
+		close(turns.idle)
+	}
+	turns.Unlock()
+}
+
+// quiet returns once no turn runs in the process, j is rushed, or ctx ends.
+func quiet(ctx context.Context, j *snapJob) {
+	turns.Lock()
+	n, idle := turns.n, turns.idle
+	turns.Unlock()
+	if n == 0 {
+		return
+	}
+	select {
+	case <-idle:
+	case <-j.urgent:
+	case <-ctx.Done():
+	}
+}
+
 // startCheckpoints takes the first snapshot in the background, at open: the
 // store is opened (made, the first time in a workspace) there too.
 func (s *Session) startCheckpoints() {
@@ -130,6 +172,7 @@ func (s *Session) walkJob() *snapJob {
 	}
 	ch.jobs.Go(func() {
 		defer stop()
+		quiet(ctx, j)
 		select {
 		case spareWalks <- struct{}{}:
 			defer func() { <-spareWalks }()
