@@ -744,6 +744,12 @@ func (a *Agent) runCalls(ctx context.Context, t *turnState, calls []call) error 
 		// goroutine for one is only a hand-off there and back.
 		var wg sync.WaitGroup
 		alone := len(group) == 1
+		// Told started in the calls' order: those of a group start together.
+		for k, c := range group {
+			if run[k] && a.c.OnCallStart != nil {
+				a.c.OnCallStart(c.id)
+			}
+		}
 		for k, c := range group {
 			switch {
 			case !run[k]:
@@ -834,9 +840,6 @@ func (a *Agent) env(t *turnState, c call) tool.Env {
 
 // execute runs one permitted call.
 func (a *Agent) execute(ctx context.Context, t *turnState, c call) outcome {
-	if a.c.OnCallStart != nil {
-		a.c.OnCallStart(c.id)
-	}
 	if a.c.Effect != nil && c.tool != nil && !readOnly(c) && c.tool.Permission() != tool.PermNone {
 		ap := c.tool.Approval(c.args)
 		files := c.tool.Permission() == tool.PermEdit && !ap.Opaque && len(ap.Paths) > 0
