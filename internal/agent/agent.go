@@ -121,6 +121,11 @@ type Config struct {
 	// moment between its tool_call and tool_result records that the log does
 	// not hold, which a UI shows as "in progress".
 	OnCallStart func(callID string)
+	// Effect, if set, is told before a call or a hook runs what it may change
+	// in the files: those a file tool names (absolute, links resolved), or, with all,
+	// anything (a command, a job, a hook, a tool dsh cannot see into). It may
+	// wait: the host's checkpoint of the files as they are comes first.
+	Effect func(ctx context.Context, paths []string, all bool)
 	// OutputCap is how many characters of a tool's output the model gets; the log
 	// keeps all the tool returned. 0 means DefaultOutputCap.
 	OutputCap int
@@ -739,6 +744,12 @@ func (a *Agent) runCalls(ctx context.Context, t *turnState, calls []call) error 
 		// goroutine for one is only a hand-off there and back.
 		var wg sync.WaitGroup
 		alone := len(group) == 1
+		// Told started in the calls' order: those of a group start together.
+		for k, c := range group {
+			if run[k] && a.c.OnCallStart != nil {
+				a.c.OnCallStart(c.id)
+			}
+		}
 		for k, c := range group {
 			switch {
 			case !run[k]:
@@ -829,8 +840,18 @@ func (a *Agent) env(t *turnState, c call) tool.Env {
 
 // execute runs one permitted call.
 func (a *Agent) execute(ctx context.Context, t *turnState, c call) outcome {
-	if a.c.OnCallStart != nil {
-		a.c.OnCallStart(c.id)
+	if a.c.Effect != nil && c.tool != nil && !readOnly(c) && c.tool.Permission() != tool.PermNone {
+		ap := c.tool.Approval(c.args)
+		files := c.tool.Permission() == tool.PermEdit && !ap.Opaque && len(ap.Paths) > 0
+		if files {
+			real := make([]string, len(ap.Paths))
+			for i, p := range ap.Paths {
+				real[i] = a.realPath(p)
+			}
+			a.c.Effect(ctx, real, false)
+		} else {
+			a.c.Effect(ctx, nil, true)
+		}
 	}
 	res, err := a.c.Registry.Run(ctx, a.env(t, c), c.name, c.args, c.preview)
 	if err != nil {

@@ -48,6 +48,9 @@ func (a *Agent) hookOutcome(ctx context.Context, in hooks.Input) hooks.Outcome {
 		in.AgentID, in.AgentType, in.AgentTranscriptPath = b.AgentID, b.AgentType, b.AgentTranscriptPath
 	}
 	in.PermissionMode = string(a.Mode())
+	if a.c.Effect != nil {
+		a.c.Effect(ctx, nil, true) // a hook is a program of the user's
+	}
 	return a.c.Hooks.Run(ctx, in, a.askModel)
 }
 

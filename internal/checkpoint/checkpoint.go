@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -85,13 +86,18 @@ type Store struct {
 	// swept says the index was cleared of what it holds and must not (only
 	// the running snapshot reads or writes it).
 	swept bool
+	// walks counts the snapshots taken (each walks the tree).
+	walks atomic.Int64
+	trees treeCache
 }
 
 // flight is one snapshot and the callers waiting for it.
 type flight struct {
-	done chan struct{}
-	snap Snapshot
-	err  error
+	done    chan struct{}
+	waiters int
+	stop    context.CancelFunc // set once it runs: the last waiter gone, it is not finished
+	snap    Snapshot
+	err     error
 }
 
 // Open opens (creating it if needed) the shadow store dir for the workspace
@@ -112,7 +118,8 @@ func Open(dir, root, index string, o Options) (*Store, error) {
 		if err := os.MkdirAll(filepath.Join(dir, "indexes"), 0o700); err != nil {
 			return nil, fmt.Errorf("checkpoint store: %w", err)
 		}
-		if _, err := s.run(context.Background(), nil, "init", "--quiet"); err != nil {
+		// In the background of a session's start, behind its own work.
+		if _, err := s.run(context.WithValue(context.Background(), niceKey{}, true), nil, "init", "--quiet"); err != nil {
 			// Another process may have made it meanwhile (git init locks the
 			// config it writes).
 			if _, serr := os.Stat(filepath.Join(dir, "HEAD")); serr != nil {
@@ -170,8 +177,8 @@ type Snapshot struct {
 //
 // Callers at the same time share one snapshot that starts after each of them
 // called (many sessions of a workspace that start their prompts together take
-// one or two, not one each); the snapshot is not stopped by ctx, which only
-// ends the wait.
+// one or two, not one each). A caller's ctx ends its wait; when the last
+// caller waiting has gone, the snapshot is stopped, and waited for.
 func (s *Store) Snapshot(ctx context.Context) (Snapshot, error) {
 	s.mu.Lock()
 	f := s.next
@@ -183,6 +190,7 @@ func (s *Store) Snapshot(ctx context.Context) (Snapshot, error) {
 			go s.fly()
 		}
 	}
+	f.waiters++
 	s.mu.Unlock()
 	select {
 	case <-f.done:
@@ -190,9 +198,23 @@ func (s *Store) Snapshot(ctx context.Context) (Snapshot, error) {
 		sn.Skipped, sn.Secrets = slices.Clone(sn.Skipped), slices.Clone(sn.Secrets)
 		return sn, f.err
 	case <-ctx.Done():
+		s.mu.Lock()
+		f.waiters--
+		stop := f.waiters == 0 && f.stop != nil
+		if stop {
+			f.stop()
+		}
+		s.mu.Unlock()
+		if stop {
+			// Nothing it started outlives the last one who wanted it.
+			<-f.done
+		}
 		return Snapshot{}, fmt.Errorf("checkpoint: %w", ctx.Err())
 	}
 }
+
+// Walks is how many snapshots walked the tree.
+func (s *Store) Walks() int64 { return s.walks.Load() }
 
 // fly takes the snapshots waited for, one after another, until none is.
 func (s *Store) fly() {
@@ -205,18 +227,31 @@ func (s *Store) fly() {
 			s.mu.Unlock()
 			return
 		}
+		if f.waiters == 0 { // all gone before it started
+			s.mu.Unlock()
+			f.err = context.Canceled
+			close(f.done)
+			continue
+		}
+		ctx, stop := context.WithCancel(context.Background())
+		f.stop = stop
 		s.mu.Unlock()
-		f.snap, f.err = s.snapshot()
+		f.snap, f.err = s.snapshot(ctx)
+		stop()
 		close(f.done)
 	}
 }
 
-func (s *Store) snapshot() (Snapshot, error) {
+func (s *Store) snapshot(parent context.Context) (Snapshot, error) {
+	s.walks.Add(1)
 	bound := s.o.Timeout
 	if _, err := os.Stat(s.index); err != nil {
 		bound = max(bound, ColdTimeout)
+		// It hashes every file, seconds of CPU, mostly while nobody waits
+		// for it: the session's own work goes first.
+		parent = context.WithValue(parent, niceKey{}, true)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	ctx, cancel := context.WithTimeout(parent, bound)
 	defer cancel()
 	var snap Snapshot
 	notice, err := s.syncExcludes()
@@ -228,7 +263,7 @@ func (s *Store) snapshot() (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, s.bound(ctx, err)
 	}
-	var paths, gone []byte
+	var add, gone []byte
 	seen := map[string]bool{}
 	if !s.swept {
 		held, err := s.sweep(ctx)
@@ -261,20 +296,24 @@ func (s *Store) snapshot() (Snapshot, error) {
 			gone = append(append(gone, p...), 0)
 			continue
 		}
-		paths = append(append(paths, p...), 0)
+		add = append(append(add, p...), 0)
+	}
+	if tree, ok := s.layWalked(ctx, add, gone); ok {
+		snap.Tree = tree
+		return snap, nil
 	}
 	if len(gone) > 0 {
 		if _, err := s.run(ctx, gone, "update-index", "-z", "--force-remove", "--stdin"); err != nil {
 			return Snapshot{}, s.bound(ctx, err)
 		}
 	}
-	if len(paths) > 0 {
-		if _, err := s.run(ctx, paths, "update-index", "-z", "--add", "--remove", "--replace", "--stdin"); err != nil {
+	if len(add) > 0 {
+		if _, err := s.run(ctx, add, "update-index", "-z", "--add", "--remove", "--replace", "--stdin"); err != nil {
 			return Snapshot{}, s.bound(ctx, err)
 		}
 	}
 	// Nothing added and the index as the last write left it: the same tree.
-	if len(paths) == 0 && s.last.fi != nil {
+	if len(add) == 0 && s.last.fi != nil {
 		if fi, err := os.Stat(s.index); err == nil && sameFile(fi, s.last.fi) {
 			snap.Tree = s.last.tree
 			return snap, nil
@@ -290,6 +329,45 @@ func (s *Store) snapshot() (Snapshot, error) {
 		s.last.fi = fi
 	}
 	return snap, nil
+}
+
+// maxLaid is the most files a walk lays over the index's tree without
+// updating the index; past it, the index is brought up to date.
+const maxLaid = 64
+
+// layWalked is the tree of the index (as its last write left it) with the
+// files a walk found changed since (add, gone: NUL-terminated paths) laid
+// over it, in-process: git's update-index and write-tree read and rewrite the
+// whole index, twice a walk's own time on Go's src for one changed file.
+// The index stays as it was, so a later walk finds them again; ok is false
+// when it must be updated (too many changes, a file that cannot be read).
+func (s *Store) layWalked(ctx context.Context, add, gone []byte) (string, bool) {
+	if s.last.fi == nil || bytes.Count(add, []byte{0})+bytes.Count(gone, []byte{0}) > maxLaid {
+		return "", false
+	}
+	if fi, err := os.Stat(s.index); err != nil || !sameFile(fi, s.last.fi) {
+		return "", false
+	}
+	states := map[string]State{}
+	for p := range strings.SplitSeq(strings.TrimSuffix(string(gone), "\x00"), "\x00") {
+		if p != "" {
+			states[p] = State{Absent: true}
+		}
+	}
+	for p := range strings.SplitSeq(strings.TrimSuffix(string(add), "\x00"), "\x00") {
+		if p == "" {
+			continue
+		}
+		st, ok := ReadState(s.root, p, s.o.MaxFile)
+		if !ok {
+			// A directory now (its files are listed on their own), or a file
+			// that cannot be read: git says which.
+			return "", false
+		}
+		states[p] = st
+	}
+	_, tree, err := s.lay(ctx, s.last.tree, nil, states, false)
+	return tree, err == nil
 }
 
 // sweep lists what the index holds from earlier snapshots (an index seeded
@@ -326,10 +404,12 @@ func sameFile(a, b os.FileInfo) bool {
 
 // bound turns a failure past the deadline into ErrTimeout.
 func (s *Store) bound(ctx context.Context, err error) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	if ctx.Err() != nil {
 		// The killed git leaves its lock behind, which would fail every later
 		// snapshot.
 		_ = os.Remove(s.index + ".lock")
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return ErrTimeout
 	}
 	return err
@@ -614,8 +694,20 @@ func putFile(root *os.Root, p string, e Entry, content []byte) error {
 	return nil
 }
 
+// niceKey marks the context of a snapshot whose git runs when nothing else
+// wants the CPU.
+type niceKey struct{}
+
+// niceness is git's where idle scheduling is not to be had.
+const niceness = 10
+
 // run runs git on the store with stdin in (nil: none) and returns its output.
 func (s *Store) run(ctx context.Context, in []byte, args ...string) ([]byte, error) {
+	return s.runIndex(ctx, s.index, in, args...)
+}
+
+// runIndex is run with the index file index.
+func (s *Store) runIndex(ctx context.Context, index string, in []byte, args ...string) ([]byte, error) {
 	base := []string{
 		// The store is dsh's own: no hooks, no monitor, no line-ending rewriting,
 		// no background gc of objects a session log still names.
@@ -624,7 +716,7 @@ func (s *Store) run(ctx context.Context, in []byte, args ...string) ([]byte, err
 	}
 	cmd := exec.CommandContext(ctx, s.git, append(base, args...)...)
 	cmd.Dir = s.root
-	cmd.Env = append(os.Environ(), "GIT_DIR="+s.dir, "GIT_WORK_TREE="+s.root, "GIT_INDEX_FILE="+s.index,
+	cmd.Env = append(os.Environ(), "GIT_DIR="+s.dir, "GIT_WORK_TREE="+s.root, "GIT_INDEX_FILE="+index,
 		"GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
 	cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool {
 		// The user's repository settings must not leak in from the environment.
@@ -640,7 +732,16 @@ func (s *Store) run(ctx context.Context, in []byte, args ...string) ([]byte, err
 	// Past the deadline git is killed; nothing it left running may hold the
 	// pipes and so the snapshot, which other sessions wait for.
 	cmd.WaitDelay = time.Second
-	out, err := cmd.Output()
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	err := cmd.Start()
+	if err == nil {
+		if ctx.Value(niceKey{}) != nil {
+			idle(cmd.Process.Pid) // only slower without it
+		}
+		err = cmd.Wait()
+	}
+	out := stdout.Bytes()
 	if err != nil {
 		verb := args[slices.IndexFunc(args, func(a string) bool { return !strings.HasPrefix(a, "-") })]
 		return nil, fmt.Errorf("checkpoint: git %s: %w: %s", verb, err, strings.TrimSpace(stderr.String()))

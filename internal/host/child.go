@@ -189,6 +189,7 @@ func (sa *subagent) configure(s *Session, cfg *agent.Config) {
 		cfg.Ask = func(ctx context.Context, req agent.QuestionRequest) (card.Answer, error) { return sa.ask(ctx, id, req) }
 	}
 	cfg.MaxTurns, cfg.TokenBudget = childTurns, childTokens
+	cfg.Effect = sa.parent.effect // what it changes is the parent's prompt's
 	s.bus.forward = func(e Event) { sa.forward(id, e) }
 }
 

@@ -19,6 +19,7 @@ const maxDiffTotal = 4 << 20
 // (as /rewind lists them: a prompt's, or an undo's) changed, as a diff the
 // consumers show as hunks.
 func (s *Session) diffCommand(ctx context.Context, args string) (Reply, error) {
+	s.settle(ctx)
 	spans := s.undo.list()
 	if len(spans) == 0 {
 		return Reply{Text: "There is no change to show yet."}, nil

@@ -15,7 +15,6 @@ import (
 	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/rules"
-	"github.com/dsh-dev/dsh/internal/session"
 )
 
 // vars are what ${NAME} in a command's body expands to for every command.
@@ -150,7 +149,7 @@ func (s *Session) submitCommand(ctx context.Context, in Input, c Command, args s
 			s.undo.mu.Lock()
 			s.undo.early = 0
 			s.undo.mu.Unlock()
-			s.checkpoint(s.ctx, n, session.PhaseAfter)
+			s.endCheckpoint(n)
 			if ctx.Err() != nil {
 				return Answer{Turn: true, Stop: StopCancelled}, nil
 			}

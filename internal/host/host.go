@@ -310,6 +310,7 @@ func Create(o Options) (*Session, error) {
 	}
 	s.log = log
 	s.agent.Fold(log.Header())
+	s.startCheckpoints()
 	s.goLive()
 	return s, nil
 }
@@ -385,6 +386,7 @@ func Load(o Options, path string, replay func(*Session, session.Record) error) (
 		return nil, err
 	}
 	s.log = log
+	s.startCheckpoints()
 	s.goLive()
 	return s, nil
 }
@@ -461,6 +463,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 		Auto:          auto,
 		OnDelta:       func(d provider.Delta) { s.bus.publish(Event{Kind: KindDelta, Delta: d}) },
 		OnCallStart:   func(id string) { s.bus.publish(Event{Kind: KindCallStarted, CallID: id}) },
+		Effect:        s.effect,
 		OnUsage:       s.onUsage,
 		Folded:        s.folded,
 		Window:        s.window,
@@ -587,7 +590,7 @@ func (s *Session) prompt(ctx context.Context, turn agent.Turn, text string, imag
 	s.undo.early = 0
 	s.undo.mu.Unlock()
 	if early > 0 {
-		defer s.checkpoint(s.ctx, early, session.PhaseAfter)
+		defer s.endCheckpoint(early)
 	}
 	if _, err := s.Provider(); err != nil {
 		return agent.StopError, err
@@ -610,7 +613,7 @@ func (s *Session) prompt(ctx context.Context, turn agent.Turn, text string, imag
 	// changed can be undone, and what the user changes after it told apart.
 	if early == 0 {
 		n := s.beginCheckpoint(tctx)
-		defer s.checkpoint(s.ctx, n, session.PhaseAfter)
+		defer s.endCheckpoint(n)
 	}
 	return s.agent.PromptTurn(tctx, turn, withNotes(text, s.notes.take()), images...)
 }
@@ -663,6 +666,7 @@ func (s *Session) beginTurn(ctx context.Context) (context.Context, func(), error
 	s.turn, s.turnEnd = cancel, end
 	s.working.Store(true)
 	s.mu.Unlock()
+	turnStarted()
 	s.publishStatus() // not under mu: the status reads the session
 	return tctx, func() {
 		stop()
@@ -671,6 +675,7 @@ func (s *Session) beginTurn(ctx context.Context) (context.Context, func(), error
 		s.turn = nil
 		s.working.Store(false)
 		s.mu.Unlock()
+		turnEnded()
 		s.publishStatus()
 		close(end)
 	}, nil
@@ -758,6 +763,7 @@ func (s *Session) finish(now bool) error {
 	}
 	err = errors.Join(err, closeAll(s.o.Closers))
 	s.hooks.Close()
+	s.endCheckpoints(now)
 	if s.log != nil {
 		err = errors.Join(err, s.log.Close())
 	}

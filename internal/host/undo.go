@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/dsh-dev/dsh/internal/agent"
@@ -49,6 +50,9 @@ type undoState struct {
 	once     sync.Once
 	store    *checkpoint.Store
 	storeErr error
+	opened   atomic.Bool // once is done: store or storeErr is set
+
+	chain chain
 }
 
 // fold keeps what r says about the workspace's checkpoints.
@@ -61,11 +65,24 @@ func (u *undoState) fold(r session.Record) {
 		u.prompts = c.Prompt
 		u.spans = append(u.spans, span{prompt: c.Prompt, before: c.Tree, note: c.Note})
 	case r.Type == session.TypeCheckpoint:
-		if i := len(u.spans) - 1; i >= 0 && u.spans[i].prompt == r.Checkpoint.Prompt {
-			u.spans[i].after = r.Checkpoint.Tree
-			if u.spans[i].note == "" {
-				u.spans[i].note = r.Checkpoint.Note
+		// An "after" is logged when it is ready: a restore's records may
+		// come between.
+		for i := len(u.spans) - 1; i >= 0; i-- {
+			sp := &u.spans[i]
+			if sp.prompt != r.Checkpoint.Prompt {
+				continue
 			}
+			sp.after = r.Checkpoint.Tree
+			if b := r.Checkpoint.Before; b != "" {
+				sp.before = b
+				if sp.note == pendingNote {
+					sp.note = ""
+				}
+			}
+			if sp.note == "" || sp.note == pendingNote {
+				sp.note = r.Checkpoint.Note
+			}
+			break
 		}
 	case r.Type == session.TypeUser:
 		if i := len(u.spans) - 1; i >= 0 && u.spans[i].prompt > 0 && u.spans[i].text == "" && u.spans[i].after == "" {
@@ -93,6 +110,7 @@ func (s *Session) checkpointStore() (*checkpoint.Store, error) {
 		key := sha256.Sum256([]byte(s.ws.Root()))
 		dir := filepath.Join(s.o.SessionDir, "checkpoints", hex.EncodeToString(key[:8]))
 		u.store, u.storeErr = openStore(dir, s.ws.Root(), s.ID(), checkpoint.Options{Exclude: []string{s.o.SessionDir}, Ignore: s.o.CheckpointExclude})
+		u.opened.Store(true)
 	})
 	return u.store, u.storeErr
 }
@@ -100,68 +118,49 @@ func (s *Session) checkpointStore() (*checkpoint.Store, error) {
 // stores are the process's open checkpoint stores, by directory.
 var stores struct {
 	sync.Mutex
-	m map[string]*checkpoint.Store
+	m map[string]*storeOpen
+}
+
+// storeOpen is one directory's store, opened once by whoever asks first.
+type storeOpen struct {
+	once sync.Once
+	done atomic.Bool // st or err is set
+	st   *checkpoint.Store
+	err  error
 }
 
 // openStore is the process's store dir, opened if it is not yet (or was
-// removed since). Opening under the lock keeps sessions that start together
-// from each initialising it.
+// removed since). Sessions that start together in a workspace wait for one
+// of them to open it; in other workspaces, they do not wait.
 func openStore(dir, root, index string, o checkpoint.Options) (*checkpoint.Store, error) {
 	stores.Lock()
-	defer stores.Unlock()
-	if st := stores.m[dir]; st != nil {
-		if _, err := os.Stat(filepath.Join(dir, "HEAD")); err == nil {
-			return st, nil
+	so := stores.m[dir]
+	if so != nil && so.done.Load() {
+		// Opened: still there?
+		if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil {
+			so = nil
 		}
 	}
-	st, err := checkpoint.Open(dir, root, index, o)
-	if err != nil {
-		return nil, err
-	}
-	if stores.m == nil {
-		stores.m = map[string]*checkpoint.Store{}
-	}
-	stores.m[dir] = st
-	return st, nil
-}
-
-// beginCheckpoint snapshots the workspace as the next prompt's "before" and
-// returns that prompt's number.
-func (s *Session) beginCheckpoint(ctx context.Context) int {
-	s.undo.mu.Lock()
-	n := s.undo.prompts + 1
-	s.undo.mu.Unlock()
-	s.checkpoint(ctx, n, session.PhaseBefore)
-	return n
-}
-
-// checkpoint snapshots the workspace and logs it as prompt's phase. A snapshot
-// that fails is logged with the reason, and a prompt runs all the same; one that
-// takes too long turns snapshots off for the session.
-func (s *Session) checkpoint(ctx context.Context, prompt int, phase string) {
-	c := &session.Checkpoint{Prompt: prompt, Phase: phase}
-	s.undo.mu.Lock()
-	off := s.undo.off
-	s.undo.mu.Unlock()
-	if off != "" {
-		c.Note = off
-	} else if st, err := s.checkpointStore(); err != nil {
-		c.Note = err.Error()
-	} else if snap, err := st.Snapshot(ctx); err != nil {
-		c.Note = err.Error()
-		if errors.Is(err, checkpoint.ErrTimeout) {
-			s.undo.mu.Lock()
-			s.undo.off = err.Error()
-			s.undo.mu.Unlock()
-			s.o.Warn(err.Error() + "; no more checkpoints are taken in this session")
+	if so == nil {
+		so = &storeOpen{}
+		if stores.m == nil {
+			stores.m = map[string]*storeOpen{}
 		}
-	} else {
-		c.Tree, c.Skipped = snap.Tree, append(snap.Skipped, snap.Secrets...)
-		s.tellLeftOut(snap)
+		stores.m[dir] = so
 	}
-	if _, err := s.put(session.Record{Type: session.TypeCheckpoint, Checkpoint: c}); err != nil {
-		s.o.Warn(fmt.Sprintf("logging a checkpoint: %v", err))
+	stores.Unlock()
+	so.once.Do(func() {
+		so.st, so.err = checkpoint.Open(dir, root, index, o)
+		so.done.Store(true)
+	})
+	if so.err != nil {
+		stores.Lock()
+		if stores.m[dir] == so {
+			delete(stores.m, dir) // tried again by the next session
+		}
+		stores.Unlock()
 	}
+	return so.st, so.err
 }
 
 // tellLeftOut says, once until it changes, which files snapshots leave out
@@ -206,6 +205,7 @@ func (s *Session) undoCommand(ctx context.Context, args string) (Reply, error) {
 	if rest != "" {
 		return Reply{Text: "Cannot undo: want /undo [--overwrite]."}, nil
 	}
+	s.settle(ctx)
 	n := len(s.undo.list())
 	if n == 0 {
 		return Reply{Text: "There is nothing to undo yet."}, nil
@@ -243,6 +243,7 @@ func (s *Session) rewindCommand(ctx context.Context, args string) (Reply, error)
 // forkCommand forks the conversation before change n, a prompt, leaving the
 // files as they are.
 func (s *Session) forkCommand(n int) (Reply, error) {
+	s.settle(context.Background())
 	spans := s.undo.list()
 	if n < 1 || n > len(spans) || spans[n-1].prompt == 0 {
 		return Reply{Text: fmt.Sprintf("Cannot rewind the conversation: change %d is not a prompt (/rewind lists them).", n)}, nil
@@ -293,6 +294,7 @@ type Point struct {
 
 // Points lists the session's changes with the files each changed.
 func (s *Session) Points(ctx context.Context) ([]Point, error) {
+	s.settle(ctx)
 	spans := s.undo.list()
 	points := make([]Point, len(spans))
 	st, stErr := s.checkpointStore()
@@ -372,6 +374,7 @@ func (s *Session) Restore(ctx context.Context, n int, overwrite bool) (Reply, er
 // restore is Restore that also forks the conversation before change n, a
 // prompt, when fork is set.
 func (s *Session) restore(ctx context.Context, n int, overwrite, fork bool) (Reply, error) {
+	s.settle(ctx)
 	spans := s.undo.list()
 	if fork && n >= 1 && n <= len(spans) && spans[n-1].prompt == 0 {
 		return Reply{Text: fmt.Sprintf("Cannot rewind the conversation: change %d is not a prompt (/rewind lists them).", n)}, nil
@@ -449,6 +452,8 @@ func (s *Session) restore(ctx context.Context, n int, overwrite, fork bool) (Rep
 	after, err := st.Snapshot(s.ctx)
 	if err != nil {
 		s.o.Warn(fmt.Sprintf("the snapshot after the undo: %v", err))
+	} else {
+		s.rebase(after)
 	}
 	rs.After = after.Tree
 	if fork {

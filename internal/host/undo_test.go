@@ -353,11 +353,13 @@ func TestCheckpointsTellSecretsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = s.Close() }()
 	for _, text := range []string{"first", "second"} {
 		if _, err := s.Prompt(t.Context(), text); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := s.Close(); err != nil { // the snapshots are taken in the background
+		t.Fatal(err)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -374,10 +376,19 @@ func TestCheckpointsTellSecretsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var trees int
 	for _, r := range recs {
-		if r.Type == session.TypeCheckpoint && !slices.Contains(r.Checkpoint.Skipped, ".env") {
+		// A before still being taken as its prompt began names no tree.
+		if r.Type != session.TypeCheckpoint || r.Checkpoint.Tree == "" {
+			continue
+		}
+		trees++
+		if !slices.Contains(r.Checkpoint.Skipped, ".env") {
 			t.Errorf("checkpoint %+v does not log .env as left out", r.Checkpoint)
 		}
+	}
+	if trees < 2 {
+		t.Errorf("%d checkpoints name a snapshot, want both prompts' afters at least", trees)
 	}
 }
 
@@ -410,18 +421,25 @@ func TestPlantedFIFOStallsNoSession(t *testing.T) {
 	if _, err := b.Prompt(ctx, "edit"); err != nil {
 		t.Fatal(err)
 	}
+	settled(t, b)
 	recs, err := session.ReadFile(b.Path())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var trees int
+	pending := false
 	for _, r := range recs {
-		if r.Type == session.TypeCheckpoint {
-			if r.Checkpoint.Tree == "" {
-				t.Errorf("checkpoint without a snapshot: %+v", r.Checkpoint)
-			}
-			trees++
+		if r.Type != session.TypeCheckpoint {
+			continue
 		}
+		c := r.Checkpoint
+		switch {
+		case c.Phase == session.PhaseBefore && c.Tree == "" && c.Note == pendingNote:
+			pending = true // the after names it
+		case c.Tree == "" || pending && c.Before == "":
+			t.Errorf("checkpoint without a snapshot: %+v", c)
+		}
+		trees++
 	}
 	if trees != 2 {
 		t.Errorf("%d checkpoints, want 2", trees)

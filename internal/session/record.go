@@ -248,6 +248,10 @@ type Checkpoint struct {
 	// Skipped are files left out of the snapshot (over the size cap, or named
 	// like a secret).
 	Skipped []string `json:"skipped,omitempty"`
+	// Before, on an after, is the prompt's "before" when its before record
+	// could not name it: the snapshot was still being taken as the prompt
+	// began, or the files the prompt changed were found changed since it.
+	Before string `json:"before,omitempty"`
 }
 
 // Restore is an undo or a rewind of the workspace.

@@ -7,7 +7,14 @@
 // and left open. With -before it measures an earlier build the same way, in the
 // same run, and prints now / before / ratio.
 //
-//	concbench -dsh ./dsh [-before ./dsh-old] [-n 100] [-runs 3]
+// With -separate, each session has a workspace of its own (a small project of
+// 200 files), so each takes its first snapshot of a workspace: the wall time
+// with checkpoints on, over the same with checkpoints off (git not on PATH),
+// target <= 1.15x, printed as
+//
+//	RATIO conc_separate <value>x target <= 1.15x
+//
+//	concbench -dsh ./dsh [-before ./dsh-old] [-n 100] [-runs 3] [-separate]
 package main
 
 import (
@@ -32,10 +39,15 @@ func main() {
 	before := flag.String("before", "", "an earlier dsh binary to compare with (optional)")
 	n := flag.Int("n", 100, "concurrent sessions")
 	runs := flag.Int("runs", 3, "runs of each measurement; the median is reported")
+	separate := flag.Bool("separate", false, "each session in a workspace of its own, checkpoints on and off")
 	flag.Parse()
 	if *dsh == "" {
-		fmt.Fprintln(os.Stderr, "usage: concbench -dsh BIN [-before BIN] [-n 100]")
+		fmt.Fprintln(os.Stderr, "usage: concbench -dsh BIN [-before BIN] [-n 100] [-separate]")
 		os.Exit(2)
+	}
+	run := run
+	if *separate {
+		run = runSeparate
 	}
 	if err := run(*dsh, *before, *n, *runs); err != nil {
 		fmt.Fprintln(os.Stderr, "concbench:", err)
@@ -338,4 +350,115 @@ func (a *agent) stop() error {
 		<-done
 		return errors.New("the agent did not exit after stdin closed")
 	}
+}
+
+// runSeparate is the -separate case: n sessions at once, each in a workspace
+// of its own, for this build with checkpoints on and off, and the build
+// before with them on; wall times, medians of runs interleaved.
+func runSeparate(dsh, before string, n, runs int) error {
+	tmp, err := os.MkdirTemp("", "concbench-")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(tmp) }()
+	if tmp, err = filepath.EvalSymlinks(tmp); err != nil {
+		return err
+	}
+	script := filepath.Join(tmp, "script.json")
+	if err := writeScript(script, 2*n+200); err != nil {
+		return err
+	}
+	// Checkpoints off: a PATH with the shell and without git.
+	nogit := filepath.Join(tmp, "nogit")
+	if err := os.MkdirAll(nogit, 0o755); err != nil {
+		return err
+	}
+	for _, name := range []string{"bash", "sh"} {
+		p, err := exec.LookPath(name)
+		if err != nil {
+			return err
+		}
+		if err := os.Symlink(p, filepath.Join(nogit, name)); err != nil {
+			return err
+		}
+	}
+	type config struct {
+		name, bin string
+		env       []string
+	}
+	configs := []config{{"now, checkpoints on", dsh, nil}, {"now, checkpoints off", dsh, []string{"PATH=" + nogit}}}
+	if before != "" {
+		configs = append(configs, config{"before, checkpoints on", before, nil})
+	}
+	walls := make([][]float64, len(configs))
+	for r := range runs {
+		for i, c := range configs {
+			// New workspaces each time: every session's first snapshot is cold.
+			wss := make([]string, n)
+			for k := range wss {
+				wss[k] = filepath.Join(tmp, fmt.Sprintf("ws-%d-%d-%d", r, i, k))
+				if err := project(wss[k]); err != nil {
+					return err
+				}
+			}
+			sessions := filepath.Join(tmp, fmt.Sprintf("sessions-%d-%d", r, i))
+			a, err := spawn([]string{c.bin, "acp", "--session-dir", sessions, "--mode", "bypass", "--provider", "script", "--script", script}, c.env)
+			if err != nil {
+				return err
+			}
+			if _, err := a.call("initialize", `{"protocolVersion":1,"clientCapabilities":{}}`); err != nil {
+				_ = a.stop()
+				return err
+			}
+			start := time.Now()
+			var wg sync.WaitGroup
+			errs := make(chan error, n)
+			for _, ws := range wss {
+				wg.Go(func() { errs <- a.session(ws) })
+			}
+			wg.Wait()
+			walls[i] = append(walls[i], float64(time.Since(start).Microseconds())/1000)
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					_ = a.stop()
+					return fmt.Errorf("%s: %w", c.name, err)
+				}
+			}
+			if err := a.stop(); err != nil {
+				return err
+			}
+		}
+	}
+	med := func(xs []float64) float64 {
+		s := slices.Clone(xs)
+		slices.Sort(s)
+		return s[len(s)/2]
+	}
+	fmt.Printf("dsh acp, %d concurrent sessions in separate workspaces (200 files each), wall, medians of %d runs:\n", n, runs)
+	for i, c := range configs {
+		fmt.Printf("  %-28s %8.2f ms\n", c.name, med(walls[i]))
+	}
+	ratio := med(walls[0]) / med(walls[1])
+	if before != "" {
+		fmt.Printf("  %-28s %8.2fx\n", "before: on / now off", med(walls[2])/med(walls[1]))
+	}
+	fmt.Printf("RATIO conc_separate %.2fx target <= 1.15x\n", ratio)
+	return nil
+}
+
+// project makes a small project at dir: 200 files in 10 directories.
+func project(dir string) error {
+	for d := range 10 {
+		sub := filepath.Join(dir, fmt.Sprintf("pkg%d", d))
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			return err
+		}
+		for f := range 20 {
+			if err := os.WriteFile(filepath.Join(sub, fmt.Sprintf("f%d.go", f)), []byte(strings.Repeat("// a line of code\n", 40)), 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	return os.WriteFile(filepath.Join(dir, "a.txt"), []byte(strings.Repeat("a line of text\n", 20)), 0o644)
 }
