@@ -93,7 +93,8 @@ func (s *Session) export(tr *telemetry.Trace, e Event, child bool) {
 			tr.TurnEnd(at, r.StopReason, r.Error, used)
 		case session.TypeHeader, session.TypeThinking, session.TypeProgress, session.TypePlan, session.TypeMode,
 			session.TypeAllow, session.TypeCompaction, session.TypeInstructions, session.TypeModel, session.TypeCheckpoint,
-			session.TypeRestore, session.TypeHook, session.TypeCommand, session.TypeReply, session.TypeDamaged:
+			session.TypeRestore, session.TypeHook, session.TypeCommand, session.TypeReply, session.TypeDamaged,
+			session.TypeDecision, session.TypeTitle:
 		}
 	case KindModelRequest:
 		tr.ModelRequest(at)
