@@ -205,6 +205,7 @@ func (s *Session) undoCommand(ctx context.Context, args string) (Reply, error) {
 	if rest != "" {
 		return Reply{Text: "Cannot undo: want /undo [--overwrite]."}, nil
 	}
+	s.promptEnded(ctx)
 	s.settle(ctx)
 	n := len(s.undo.list())
 	if n == 0 {
@@ -243,6 +244,7 @@ func (s *Session) rewindCommand(ctx context.Context, args string) (Reply, error)
 // forkCommand forks the conversation before change n, a prompt, leaving the
 // files as they are.
 func (s *Session) forkCommand(n int) (Reply, error) {
+	s.promptEnded(context.Background())
 	s.settle(context.Background())
 	spans := s.undo.list()
 	if n < 1 || n > len(spans) || spans[n-1].prompt == 0 {
@@ -374,6 +376,7 @@ func (s *Session) Restore(ctx context.Context, n int, overwrite bool) (Reply, er
 // restore is Restore that also forks the conversation before change n, a
 // prompt, when fork is set.
 func (s *Session) restore(ctx context.Context, n int, overwrite, fork bool) (Reply, error) {
+	s.promptEnded(ctx)
 	s.settle(ctx)
 	spans := s.undo.list()
 	if fork && n >= 1 && n <= len(spans) && spans[n-1].prompt == 0 {

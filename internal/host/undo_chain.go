@@ -5,11 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/dsh-dev/dsh/internal/checkpoint"
 	"github.com/dsh-dev/dsh/internal/session"
@@ -91,8 +93,10 @@ type chain struct {
 	walk    bool
 	pre     map[string]*checkpoint.State
 	start   *snapJob
-	named   string // the tree the open prompt's before record named
-	pending int    // "after"s being taken
+	since   time.Time     // when the open prompt began, less the file clock's lag (userEdits)
+	ended   chan struct{} // closed when the open prompt's span ends
+	named   string        // the tree the open prompt's before record named
+	pending int           // "after"s being taken
 	jobs    sync.WaitGroup
 	closing bool   // Close waits for jobs: none starts in the background
 	root    string // the workspace root, links resolved
@@ -243,6 +247,8 @@ func (s *Session) beginCheckpoint(context.Context) int {
 			ch.base, ch.dirty = s.walkJob(), false
 		}
 		ch.open, ch.walk, ch.pre, ch.start = true, false, map[string]*checkpoint.State{}, ch.base
+		ch.ended = make(chan struct{})
+		ch.since = time.Now().Add(-fileClockLag)
 		start := ch.start
 		start.claimed = true
 		switch {
@@ -375,8 +381,9 @@ func (s *Session) endCheckpoint(n int) {
 		return
 	}
 	ch.open = false
+	close(ch.ended)
 	running := s.tools.Running() // a job still running changes files after it
-	start, walk, pre, named := ch.start, ch.walk || running, ch.pre, ch.named
+	start, walk, pre, named, since := ch.start, ch.walk || running, ch.pre, ch.named, ch.since
 	ch.mu.Unlock()
 	before := map[string]checkpoint.State{}
 	for p, state := range pre {
@@ -419,6 +426,9 @@ func (s *Session) endCheckpoint(n int) {
 		close(j.done)
 		if j.err == nil {
 			s.tellLeftOut(j.snap)
+			if start.err == nil {
+				s.userEdits(st, start.snap.Tree, j.snap.Tree, since, before)
+			}
 		}
 		s.logTaken(st, n, start, j, before, nil, named)
 		finish()
@@ -444,6 +454,38 @@ func (s *Session) endCheckpoint(n int) {
 	case crowded:
 		// Prompts faster than their snapshots: at most two wait in line.
 		<-start.logged
+	}
+}
+
+// fileClockLag is how far a file's modification time may lag the clock:
+// the kernel stamps files with a coarse clock, a tick or so behind.
+const fileClockLag = 50 * time.Millisecond
+
+// userEdits adds to before the files that changed between a walked prompt's
+// "before" (the previous prompt's "after") and its "after" but were last
+// modified before the prompt began: the user's edits between prompts, which
+// are not the prompt's to undo. A file the prompt's command also changed is
+// its, and one the user deleted between prompts cannot be told apart (an
+// undo brings it back: nothing is lost).
+func (s *Session) userEdits(st *checkpoint.Store, from, to string, since time.Time, before map[string]checkpoint.State) {
+	if from == "" || from == to {
+		return
+	}
+	changes, err := st.Changes(context.Background(), from, to)
+	if err != nil {
+		return // the prompt's "before" stays the previous "after": as before this check
+	}
+	for _, c := range changes {
+		if _, ok := before[c.Path]; ok {
+			continue // a file tool read it before it changed it
+		}
+		fi, err := os.Lstat(filepath.Join(s.ws.Root(), filepath.FromSlash(c.Path)))
+		if err != nil || !fi.ModTime().Before(since) {
+			continue
+		}
+		if state, ok := checkpoint.ReadState(s.ws.Root(), c.Path, checkpoint.DefaultMaxFile); ok {
+			before[c.Path] = state
+		}
 	}
 }
 
@@ -501,6 +543,23 @@ func (s *Session) endCheckpoints(now bool) {
 	ch.mu.Unlock()
 	if !now {
 		ch.jobs.Wait()
+	}
+}
+
+// promptEnded waits for the open prompt's span to end: its turn_end record
+// is logged before its "after" is begun, and an undo sent on seeing it must
+// undo that prompt, not the one before.
+func (s *Session) promptEnded(ctx context.Context) {
+	ch := &s.undo.chain
+	ch.mu.Lock()
+	open, ended := ch.open, ch.ended
+	ch.mu.Unlock()
+	if !open {
+		return
+	}
+	select {
+	case <-ended:
+	case <-ctx.Done():
 	}
 }
 

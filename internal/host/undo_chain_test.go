@@ -223,3 +223,89 @@ func TestUndoKeepsTheUsersChangeBetweenPrompts(t *testing.T) {
 		t.Errorf("after /undo of the second prompt the workspace is %q", got)
 	}
 }
+
+// A file the user changed between two prompts, when the second runs a
+// command: the walk after the command sees the user's change too, but the
+// file was last written before the prompt began, so undoing the prompt
+// leaves it as the user made it and takes back only what the command did.
+func TestUndoOfACommandKeepsTheUsersChangeBetweenPrompts(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir()
+	put(t, root, "a.txt", "one\n")
+	p := scripted(t, `{"turns": [
+		{"tool_calls": [{"id": "b1", "name": "bash", "args": {"command": "echo b > b.txt"}}]},
+		{"text": "One."},
+		{"tool_calls": [{"id": "b2", "name": "bash", "args": {"command": "echo c > c.txt"}}]},
+		{"text": "Two."}]}`)
+	o := options(t, root, dir, p)
+	o.Ask = true
+	s, err := Create(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	sub := (&approver{d: agent.AllowOnce}).watch(s)
+	defer sub.Close()
+	if _, err := s.Prompt(t.Context(), "first"); err != nil {
+		t.Fatal(err)
+	}
+	settled(t, s)
+	put(t, root, "a.txt", "the user\n")
+	// The user's edit was made a while before the next prompt.
+	earlier := time.Now().Add(-time.Minute)
+	if err := os.Chtimes(filepath.Join(root, "a.txt"), earlier, earlier); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prompt(t.Context(), "second"); err != nil {
+		t.Fatal(err)
+	}
+	settled(t, s)
+	if _, err := s.Submit(t.Context(), Input{Text: "/undo", Where: Both}); err != nil {
+		t.Fatal(err)
+	}
+	if got := files(t, root); !equal(got, map[string]string{"a.txt": "the user\n", "b.txt": "b\n"}) {
+		t.Errorf("after /undo of the second prompt the workspace is %q", got)
+	}
+}
+
+// An /undo sent while a prompt's span is still open (a consumer saw its
+// turn_end record, logged before the prompt's "after" is begun) waits for the
+// span to end and undoes that prompt, not the one before it.
+func TestUndoWaitsForTheOpenPrompt(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir()
+	p := scripted(t, `{"turns": [
+		{"tool_calls": [{"id": "w1", "name": "write", "args": {"path": "a.txt", "content": "a\n"}}]},
+		{"text": "One."}]}`)
+	o := options(t, root, dir, p)
+	o.Ask = true
+	s, err := Create(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	approve := (&approver{d: agent.AllowOnce}).watch(s)
+	defer approve.Close()
+	if _, err := s.Prompt(t.Context(), "first"); err != nil {
+		t.Fatal(err)
+	}
+	// The second prompt's span, as a turn opens it, with a command's change.
+	n := s.beginCheckpoint(t.Context())
+	s.effect(t.Context(), nil, true)
+	put(t, root, "b.txt", "b\n")
+	undone := make(chan error, 1)
+	go func() {
+		_, err := s.Submit(context.Background(), Input{Text: "/undo", Where: Both})
+		undone <- err
+	}()
+	select {
+	case err := <-undone:
+		t.Fatalf("/undo returned (%v) while the prompt's span was open", err)
+	case <-time.After(200 * time.Millisecond): // it waits: nothing to wait on but time
+	}
+	s.endCheckpoint(n)
+	if err := <-undone; err != nil {
+		t.Fatal(err)
+	}
+	if got := files(t, root); !equal(got, map[string]string{"a.txt": "a\n"}) {
+		t.Errorf("after an /undo sent while the second prompt's span was open the workspace is %q", got)
+	}
+}
