@@ -133,7 +133,7 @@ type Info struct {
 	ID, Path, Cwd string
 	FirstPrompt   string    // the text of the first user record, if any
 	Start         time.Time // the header's time
-	Updated       time.Time // the time of the last complete record
+	Updated       time.Time // the time of the last complete record that is not a checkpoint
 	// Live is true while a dsh process has the log open for writing (it holds the
 	// writer's lock), so more records may come: a viewer should follow it.
 	Live    bool
@@ -225,7 +225,8 @@ func summarize(path string) (Info, error) {
 	return in, nil
 }
 
-// tail counts the complete lines of f and takes Updated from the last one.
+// tail counts the complete lines of f and takes Updated from the last one
+// that is not a checkpoint.
 func tail(f *os.File, in *Info) error {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return err
@@ -233,6 +234,9 @@ func tail(f *os.File, in *Info) error {
 	buf := make([]byte, 256<<10)
 	var size, lastNL, prevNL int64 = 0, -1, -1
 	var title [2]int64 // the last title record's line: start, end
+	// The last line that is not a checkpoint's: a prompt's "after" is logged
+	// in the background, and must not make its session look the newest.
+	var when [2]int64
 	for {
 		n, err := f.Read(buf)
 		for i := 0; i < n; {
@@ -242,8 +246,11 @@ func tail(f *os.File, in *Info) error {
 			}
 			prevNL, lastNL = lastNL, size+int64(i+j)
 			in.Records++
-			if isTitle(f, buf[:n], size, prevNL+1, lastNL) {
+			if isType(f, buf[:n], size, prevNL+1, lastNL, titlePrefix) {
 				title = [2]int64{prevNL + 1, lastNL}
+			}
+			if !isType(f, buf[:n], size, prevNL+1, lastNL, checkpointPrefix) {
+				when = [2]int64{prevNL + 1, lastNL}
 			}
 			i += j + 1
 		}
@@ -265,8 +272,11 @@ func tail(f *os.File, in *Info) error {
 			in.Title = r.Text
 		}
 	}
-	line := make([]byte, lastNL-prevNL-1)
-	if _, err := f.ReadAt(line, prevNL+1); err != nil {
+	if when[1] == 0 {
+		return nil
+	}
+	line := make([]byte, when[1]-when[0])
+	if _, err := f.ReadAt(line, when[0]); err != nil {
 		return err
 	}
 	// Only the time is needed: a probe skips decoding the record's body.
@@ -283,20 +293,25 @@ func tail(f *os.File, in *Info) error {
 // Info.Live does for a listed session.
 func Live(path string) bool { return locked(path) }
 
-// titlePrefix starts every title record's line: the log writes the type first.
-var titlePrefix = []byte(`{"type":"title"`)
+// titlePrefix and checkpointPrefix start every title and checkpoint record's
+// line: the log writes the type first.
+var (
+	titlePrefix      = []byte(`{"type":"title"`)
+	checkpointPrefix = []byte(`{"type":"checkpoint"`)
+)
 
-// isTitle says the line from start to end (offsets in f) is a title record,
+// isType says the line from start to end (offsets in f) is a record of the
+// type its prefix names (titlePrefix, checkpointPrefix),
 // looking at buf, the bytes of f from off on, where it can: a line begun in
 // an earlier read is probed in the file.
-func isTitle(f *os.File, buf []byte, off, start, end int64) bool {
-	if end-start < int64(len(titlePrefix)) {
+func isType(f *os.File, buf []byte, off, start, end int64, prefix []byte) bool {
+	if end-start < int64(len(prefix)) {
 		return false
 	}
 	if start >= off {
-		return bytes.HasPrefix(buf[start-off:], titlePrefix)
+		return bytes.HasPrefix(buf[start-off:], prefix)
 	}
-	head := make([]byte, len(titlePrefix))
+	head := make([]byte, len(prefix))
 	_, err := f.ReadAt(head, start)
-	return err == nil && bytes.Equal(head, titlePrefix)
+	return err == nil && bytes.Equal(head, prefix)
 }

@@ -117,9 +117,13 @@ func TestList(t *testing.T) {
 	old.Close()
 	// open: still being written, no prompt yet.
 	open := create(t, dir, "b-open", Options{Now: at(5)})
-	// mid: closed, a torn last line (its time must not count).
+	// mid: closed, a prompt's "after" logged later in the background and a
+	// torn last line (neither's time counts).
 	mid := create(t, dir, "c-mid", Options{Now: at(10)})
-	appendAll(t, mid, []Record{{Type: TypeUser, Text: "fix it", Time: at(11)()}})
+	appendAll(t, mid, []Record{
+		{Type: TypeUser, Text: "fix it", Time: at(11)()},
+		{Type: TypeCheckpoint, Checkpoint: &Checkpoint{Prompt: 1, Phase: PhaseAfter, Note: "late"}, Time: at(40)()},
+	})
 	mid.Close()
 	f, _ := os.OpenFile(mid.Path(), os.O_WRONLY|os.O_APPEND, 0)
 	f.WriteString(`{"type":"assistant","time":"2030-01-01T00:00:00Z","te`)
@@ -137,7 +141,7 @@ func TestList(t *testing.T) {
 	}
 	want := []Info{
 		{ID: "a-old", Path: old.Path(), Cwd: "/work/project", FirstPrompt: "first prompt", Start: at(0)(), Updated: at(30)(), Records: 5},
-		{ID: "c-mid", Path: mid.Path(), Cwd: "/work/project", FirstPrompt: "fix it", Start: at(10)(), Updated: at(11)(), Records: 2},
+		{ID: "c-mid", Path: mid.Path(), Cwd: "/work/project", FirstPrompt: "fix it", Start: at(10)(), Updated: at(11)(), Records: 3},
 		{ID: "b-open", Path: open.Path(), Cwd: "/work/project", Start: at(5)(), Updated: at(5)(), Live: true, Records: 1},
 	}
 	if d := cmp.Diff(want, got); d != "" {
