@@ -232,7 +232,8 @@ func tail(f *os.File, in *Info) error {
 		return err
 	}
 	buf := make([]byte, 256<<10)
-	var size, lastNL, prevNL int64 = 0, -1, -1
+	var size, lastNL int64 = 0, -1
+	var prevNL int64
 	var title [2]int64 // the last title record's line: start, end
 	// The last line that is not a checkpoint's: a prompt's "after" is logged
 	// in the background, and must not make its session look the newest.
