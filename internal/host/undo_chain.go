@@ -57,6 +57,11 @@ type snapJob struct {
 	// after is the snapshot a prompt's "after" is taken after, its
 	// "before", until that is taken (no chain of them is kept).
 	after atomic.Pointer[snapJob]
+	// early are, for a spare walk, the files the file tools of any prompt
+	// changed before it was taken, as they were at first (under the chain's
+	// lock): a walk that waits in line past prompts sees their changes, which
+	// are laid back out of it.
+	early map[string]checkpoint.State
 }
 
 // rush has j, and what it is taken after, taken now if it waits in line.
@@ -331,6 +336,19 @@ func (s *Session) effect(ctx context.Context, paths []string, all bool) {
 			}
 		}
 	}
+	for j := base; j != nil; j = j.after.Load() {
+		if !j.spare || j.ready() {
+			continue
+		}
+		for r, state := range states {
+			if _, ok := j.early[r]; !ok && state != nil {
+				if j.early == nil {
+					j.early = map[string]checkpoint.State{}
+				}
+				j.early[r] = *state
+			}
+		}
+	}
 	ch.mu.Unlock()
 }
 
@@ -495,6 +513,12 @@ func (s *Session) userEdits(st *checkpoint.Store, from, to string, since time.Ti
 // tree its before record named.
 func (s *Session) logTaken(st *checkpoint.Store, n int, start, j *snapJob, before, after map[string]checkpoint.State, named string) {
 	c := &session.Checkpoint{Prompt: n, Phase: session.PhaseAfter}
+	ch := &s.undo.chain
+	ch.mu.Lock()
+	for p, state := range start.early { // what the walk saw of later prompts
+		before[p] = state
+	}
+	ch.mu.Unlock()
 	s.noteTimeout(j.err)
 	if start.err != nil || j.err != nil {
 		if after != nil {

@@ -309,3 +309,50 @@ func TestUndoWaitsForTheOpenPrompt(t *testing.T) {
 		t.Errorf("after an /undo sent while the second prompt's span was open the workspace is %q", got)
 	}
 }
+
+// Two prompts of file tools while the walk at open is held: the walk, taken
+// after both, sees both prompts' files, which are laid back out of it, so
+// undoing the second prompt, then rewinding to before the first, each take
+// back exactly what they did.
+func TestLateWalkKeepsEachPromptsChanges(t *testing.T) {
+	release := gatedGit(t)
+	root, dir := t.TempDir(), t.TempDir()
+	put(t, root, "a.txt", "one\n")
+	p := scripted(t, `{"turns": [
+		{"tool_calls": [{"id": "w1", "name": "write", "args": {"path": "b.txt", "content": "b\n"}}]},
+		{"text": "One."},
+		{"tool_calls": [{"id": "w2", "name": "write", "args": {"path": "c.txt", "content": "c\n"}},
+			{"id": "e2", "name": "write", "args": {"path": "a.txt", "content": "two\n"}}]},
+		{"text": "Two."}]}`)
+	o := options(t, root, dir, p)
+	o.Ask = true
+	s, err := Create(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	sub := (&approver{d: agent.AllowOnce}).watch(s)
+	defer sub.Close()
+	for _, text := range []string{"first", "second"} {
+		if _, err := s.Prompt(t.Context(), text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release()
+	settled(t, s)
+	for _, step := range []struct {
+		text string
+		want map[string]string
+	}{
+		{"/undo", map[string]string{"a.txt": "one\n", "b.txt": "b\n"}},
+		{"/rewind 1", map[string]string{"a.txt": "one\n"}},
+	} {
+		want := step.want
+		if _, err := s.Submit(t.Context(), Input{Text: step.text, Where: Both}); err != nil {
+			t.Fatal(err)
+		}
+		if got := files(t, root); !equal(got, want) {
+			t.Errorf("after an /undo the workspace is %q, want %q", got, want)
+		}
+	}
+}
