@@ -100,43 +100,42 @@ func TestMCPSignInRun(t *testing.T) {
 			}
 		}
 	}
-	until("sign-in card", regexp.MustCompile(`^● Sign in to MCP server remote$`))
-	// The link, wrapped at dsh run's width: its rows up to the card's state.
-	var link string
-	for {
-		l := until("link", regexp.MustCompile(`^ +(\S+)$|waiting for you`))
-		if strings.Contains(l[0], "waiting for you") {
-			break
-		}
-		link += l[1]
+	// dsh run prints nothing while a question is open, and the model may
+	// ask before the sign-in's card is logged: the log, not the terminal,
+	// gives the link and says when the server has joined.
+	until("a first line", regexp.MustCompile(`.`))
+	logs, _ := filepath.Glob(filepath.Join(tmp, "state", "dsh", "sessions", "*.jsonl"))
+	if len(logs) != 1 {
+		t.Fatalf("session logs: %v", logs)
 	}
+	signIn := func(state string) *session.SignIn {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		var found *session.SignIn
+		stop := errors.New("found")
+		if err := session.Follow(ctx, logs[0], func(r session.Record) error {
+			if r.SignIn != nil && r.SignIn.State == state {
+				found = r.SignIn
+				return stop
+			}
+			return nil
+		}); !errors.Is(err, stop) {
+			t.Fatalf("the log holds no sign-in %s: %v\n%s%s", state, err, out.String(), errs.String())
+		}
+		return found
+	}
+	link := signIn(session.SignInWaiting).URL
 	if !strings.HasPrefix(link, srv.URL+"/authorize?") {
 		t.Fatalf("the card's link = %q", link)
 	}
 	if page, err := mcptest.Follow(link); err != nil || !strings.Contains(page, "Signed in to remote") {
 		t.Fatalf("following the link: %q, %v", page, err)
 	}
-	// dsh run prints while no question is open: the model may have asked
-	// already, so the log, not the terminal, says when the server has joined.
-	logs, _ := filepath.Glob(filepath.Join(tmp, "state", "dsh", "sessions", "*.jsonl"))
-	if len(logs) != 1 {
-		t.Fatalf("session logs: %v", logs)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	signedIn := errors.New("signed in")
-	if err := session.Follow(ctx, logs[0], func(r session.Record) error {
-		if r.SignIn != nil && r.SignIn.State == session.SignInDone {
-			return signedIn
-		}
-		return nil
-	}); !errors.Is(err, signedIn) {
-		t.Fatalf("the log holds no sign-in that ended: %v", err)
-	}
+	signIn(session.SignInDone)
 	if _, err := io.WriteString(stdin, "yes\n"); err != nil {
 		t.Fatal(err)
 	}
-	until("signed-in card", regexp.MustCompile(`signed in: its tools are ready`))
 	until("the tool's answer", regexp.MustCompile(`Hello from behind the sign-in`))
 	until("the model's text", regexp.MustCompile(`Greeted\.`))
 	for l := range lines {
@@ -146,6 +145,13 @@ func TestMCPSignInRun(t *testing.T) {
 		t.Fatalf("dsh run: %v\n%s", err, errs.String())
 	}
 	t.Logf("dsh run printed:\n%s", out.String())
+	// The card, drawn as the sign-in went: the link wrapped at the width.
+	unwrapped := regexp.MustCompile(`\n +`).ReplaceAllString(out.String(), "")
+	for _, want := range []string{"● Sign in to MCP server remote", link, "waiting for you: open the link", "signed in: its tools are ready"} {
+		if !strings.Contains(out.String(), want) && !strings.Contains(unwrapped, want) {
+			t.Errorf("dsh run did not print %q", want)
+		}
+	}
 }
 
 // lockedBuilder is a strings.Builder that one goroutine writes while another
