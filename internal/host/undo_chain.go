@@ -35,7 +35,7 @@ import (
 
 // pendingNote is a before record's note while its snapshot is being taken;
 // the prompt's after record names it.
-const pendingNote = "the snapshot is being taken; the prompt's end logs it"
+const pendingNote = session.CheckpointPending
 
 // snapJob is one snapshot of the chain, taken or being taken.
 type snapJob struct {

@@ -207,6 +207,10 @@ type SignIn struct {
 	Error  string `json:"error,omitempty"`
 }
 
+// CheckpointPending is a "before" checkpoint's note while its snapshot is
+// still being taken: the prompt's "after" record names the tree.
+const CheckpointPending = "the snapshot is being taken; the prompt's end logs it"
+
 // The states of a sign-in.
 const (
 	SignInWaiting = "waiting"

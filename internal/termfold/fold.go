@@ -138,7 +138,7 @@ func (f *Fold) Record(r *termui.Renderer, rec session.Record) error {
 		if rec.From == "" || rec.From == "terminal" {
 			return nil
 		}
-		return r.Note(decisionNote(rec))
+		return r.Note(view.DecisionNote(rec))
 	case session.TypeTitle:
 		return r.Note("renamed: " + rec.Text)
 	case session.TypeCompaction, session.TypeInstructions, session.TypeRestore, session.TypeHook:
@@ -353,11 +353,4 @@ func StopWords(reason string) string {
 		return "failed"
 	}
 	return "ended: " + strings.ReplaceAll(reason, "_", " ")
-}
-
-// decisionNote says what a client other than the terminal answered.
-func decisionNote(rec session.Record) string {
-	what := map[string]string{session.DecisionAllow: "allowed once", session.DecisionAlways: "always allowed",
-		session.DecisionReject: "rejected", session.DecisionAnswer: "answered"}[rec.Decision]
-	return what + " from " + rec.From
 }

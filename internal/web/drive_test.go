@@ -173,7 +173,10 @@ func TestDrivePromptApproveUndo(t *testing.T) {
 		t.Errorf("a second answer = %d, want 409", code)
 	}
 	waitEvent(t, ctx, records, "item", regexp.MustCompile(`data-item="turn-end"`))
-	// Idle once the turn's end checkpoint is taken: what /undo undoes.
+	// Idle once the turn's end checkpoint is taken: what /undo undoes. The
+	// ask's end may be told after the turn's, its idle status already
+	// passed: a fresh stream starts from the status as it is.
+	control = readEvents(t, ctx, c, d.ts.URL+"/s/"+id+"/control", "")
 	waitEvent(t, ctx, control, "status", regexp.MustCompile(`data-state="idle"`))
 	if b, err := os.ReadFile(filepath.Join(d.root, "hello.txt")); err != nil || string(b) != "hello from the page\n" {
 		t.Fatalf("hello.txt: %q %v", b, err)

@@ -103,6 +103,10 @@ func TestDriveJoin(t *testing.T) {
 	if from != "web" {
 		t.Errorf("the decision was logged from %q, want web", from)
 	}
+	// The page says who answered, as the terminal does.
+	if _, page := get(t, c, ts.URL+"/s/"+id); !strings.Contains(page, "allowed once from web") {
+		t.Error("the session's page does not say the call was allowed from web")
+	}
 }
 
 func newTestServer(t *testing.T, srv *Server) *httptest.Server {

@@ -327,7 +327,7 @@ func (b *builder) item(it view.Item, name string) *itemView {
 		v.Type = "checkpoint"
 		v.Title = fmt.Sprintf("Checkpoint %d", c.Prompt)
 		v.Note = "/rewind goes back here"
-		if c.Tree == "" {
+		if c.Tree == "" && c.Note != session.CheckpointPending {
 			v.Note = "no snapshot: " + c.Note
 		}
 	case session.TypeModel:
@@ -341,9 +341,16 @@ func (b *builder) item(it view.Item, name string) *itemView {
 	case session.TypeTitle:
 		v.Type = "note"
 		v.Note = "renamed: " + r.Text
+	case session.TypeDecision:
+		// Who answered, as the terminal says it: a page that watches a chat
+		// shows that the web page, or a second chat, decided.
+		if r.From == "" {
+			return nil
+		}
+		v.Type = "note"
+		v.Note = view.DecisionNote(r)
 	case session.TypeHeader, session.TypeProgress, session.TypeMode, session.TypeAllow,
-		session.TypePlan, // the todo_write card right before it shows the plan, as in the terminal
-		session.TypeDecision:
+		session.TypePlan: // the todo_write card right before it shows the plan, as in the terminal
 		return nil
 	}
 	return v
