@@ -345,7 +345,7 @@ func (a *Agent) hostOptions(st host.Setup, client []sdk.McpServer, dirs []string
 	o.MCP = mcpFor(o.MCP, client, n)
 	o.MCPNotice = n.add
 	o.MCPLog = a.o.Logger
-	o.Ask, o.Now, o.Client = true, a.o.Now, "editor"
+	o.Ask, o.Now, o.Client = true, a.o.Now, clientName
 	o.Warn = func(msg string) { a.o.Logger.Warn(msg); n.add(msg) }
 	if o.Model == "" {
 		o.Model = a.o.Model

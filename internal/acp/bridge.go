@@ -158,10 +158,22 @@ func (b *bridge) updates(rec session.Record, replay bool) []sdk.SessionUpdate {
 			b.completed(session.TypeReply)
 			return one(withID(sdk.UpdateAgentMessageText(rec.Text), id))
 		}
-	case session.TypeHeader, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeDamaged, session.TypeCheckpoint, session.TypeDecision, session.TypeTitle:
+	case session.TypeDecision:
+		// Another client's answer (the web page, a chat) is said where it
+		// happened, as the terminal and the web page say it; the editor's
+		// own shows in its permission dialog.
+		if rec.From != "" && rec.From != clientName {
+			id := b.messageID(session.TypeReply)
+			b.completed(session.TypeReply)
+			return one(withID(sdk.UpdateAgentMessageText(view.DecisionNote(rec)), id))
+		}
+	case session.TypeHeader, session.TypeTurnEnd, session.TypeMode, session.TypeAllow, session.TypeDamaged, session.TypeCheckpoint, session.TypeTitle:
 	}
 	return nil
 }
+
+// clientName is how the log names this consumer in a decision record.
+const clientName = "editor"
 
 // contextCard shows what dsh added to the model's context (a compaction's
 // summary, a nested AGENTS.md) as a finished call, where it happened.

@@ -356,3 +356,28 @@ func bridgeGolden(t *testing.T, name string, got []string) {
 		t.Errorf("%s differs (run with -update to accept):\n%s", path, text)
 	}
 }
+
+// Another client's answer to a call is said in the editor, as the terminal
+// and the web page say it; the editor's own answer is not repeated.
+func TestDecisionFromAnotherClient(t *testing.T) {
+	for _, tc := range []struct {
+		from, want string
+	}{
+		{"web", "allowed once from web"},
+		{"attach", "allowed once from attach"},
+		{"editor", ""},
+		{"", ""},
+	} {
+		b := bridgeFor(false)
+		r := session.Record{Type: session.TypeDecision, CallID: "c1", Decision: session.DecisionAllow, From: tc.from}
+		got := ""
+		for _, u := range b.updates(r, false) {
+			if u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil {
+				got += u.AgentMessageChunk.Content.Text.Text
+			}
+		}
+		if got != tc.want {
+			t.Errorf("a decision from %q showed %q, want %q", tc.from, got, tc.want)
+		}
+	}
+}
