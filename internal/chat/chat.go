@@ -332,23 +332,28 @@ func (m *Model) Init() tea.Cmd {
 	if m.cfg.Print != nil {
 		return tea.Batch(m.waitEvents(), m.flush(), m.openNew())
 	}
-	if m.pending.Len() == 0 && m.sb.out.Len() == 0 {
-		// Bubble Tea's inline renderer leaves a copy of the view in the
-		// scrollback when the view first grows (the input wrapping onto a
-		// second line) unless something was printed above it before: a line
-		// that looks empty is, apart from the shell's prompt.
-		return tea.Batch(m.waitEvents(), tea.Println(" "), m.openNew())
-	}
-	// Until the renderer has drawn its first frame it takes the frame to be
-	// the whole screen, and a print scrolls that many blank lines into the
-	// scrollback (a resumed session's history came after a screenful of
-	// them): a history waits a few frames.
-	m.printing = true
-	return tea.Batch(m.waitEvents(), tea.Tick(firstPrint, func(time.Time) tea.Msg { return printedMsg{} }), m.openNew())
+	return tea.Batch(m.waitEvents(), m.flush(), m.openNew())
 }
 
-// firstPrint is how long after the start the first print waits: a few frames.
-const firstPrint = 100 * time.Millisecond
+// TakeBacklog returns what is to be printed before the chat starts (a
+// resumed session's history), for the caller to write to the terminal before
+// the program runs: Bubble Tea's renderer does not know where the cursor is
+// until it has drawn its first frame, and a print before that scrolls the
+// terminal's screen away.
+func (m *Model) TakeBacklog() string {
+	if t := m.sb.take(); t != "" {
+		if m.pending.Len() > 0 {
+			m.pending.WriteByte('\n')
+		}
+		m.pending.WriteString(t)
+	}
+	if m.pending.Len() == 0 {
+		return ""
+	}
+	s := m.pending.String() + "\n"
+	m.pending.Reset()
+	return s
+}
 
 // maxBatch is how many queued events one message carries, so a flood of
 // output costs one update and one frame per batch, not per chunk.

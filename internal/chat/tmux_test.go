@@ -16,7 +16,8 @@ import (
 // it, and reads the pane's whole history (capture-pane -S -): every prompt is
 // there once with its › marker, the paste as its placeholder, and of the
 // input and the status line only the live ones, at the bottom, of the
-// approval box nothing: no frame is left behind in the scrollback.
+// approval box nothing: no frame is left behind in the scrollback. What the
+// terminal showed before is kept.
 func TestScrollbackInTmux(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
@@ -71,7 +72,7 @@ func TestScrollbackInTmux(t *testing.T) {
 	}
 	env := "XDG_STATE_HOME=" + filepath.Join(tmp, "state") + " HOME=" + filepath.Join(tmp, "home") + " TERM=xterm-256color"
 	tmux("new-session", "-d", "-s", "chat", "-x", "60", "-y", "30",
-		fmt.Sprintf("cd %s && env %s %s --color never --provider script --script %s; sleep 600", ws, env, bin, script))
+		fmt.Sprintf("cd %s && for i in 1 2 3 4 5; do echo the shell said line $i; done && env %s %s --color never --provider script --script %s; sleep 600", ws, env, bin, script))
 	waitFor("the input", "Ask dsh")
 	prompt := func(text, answer string) {
 		t.Helper()
@@ -118,6 +119,9 @@ func TestScrollbackInTmux(t *testing.T) {
 		if n := strings.Count(h, want); n != 1 {
 			t.Errorf("%q is in the history %d times, want once", want, n)
 		}
+	}
+	if !strings.Contains(h, "the shell said line 1\nthe shell said line 2\nthe shell said line 3\nthe shell said line 4\nthe shell said line 5\n") {
+		t.Errorf("what the terminal showed before dsh started is gone:\n%s", h)
 	}
 	if strings.Contains(h, "pasted log line 3") {
 		t.Error("the paste is echoed in full, not as its placeholder")

@@ -128,6 +128,7 @@ func attachChat(ctx context.Context, io IO, dir, id string, color bool) error {
 	if err := m.Open(id); err != nil {
 		return err
 	}
+	printBacklog(io, m, color)
 	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithOutput(io.Out), tea.WithoutSignalHandler(), tea.WithFPS(chatFPS)}
 	if f, ok := io.In.(*os.File); ok {
 		opts = append(opts, tea.WithInput(f))

@@ -261,6 +261,7 @@ func runChat(ctx context.Context, io IO, op *opener, pick bool) error {
 		m.Pick()
 	}
 
+	printBacklog(io, m, cfg.Color)
 	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithOutput(io.Out), tea.WithoutSignalHandler(), tea.WithFPS(chatFPS)}
 	if f, ok := io.In.(*os.File); ok {
 		opts = append(opts, tea.WithInput(f))
@@ -319,3 +320,28 @@ func goOnHint(id string, sessions func() ([]session.Info, error)) string {
 
 // isTerminal reports whether f is a terminal.
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
+
+// printBacklog writes the chat's backlog (a resumed session's history) to the
+// terminal before the chat starts, in the colours the chat's renderer would
+// use for it; with none, an empty line. Either way the chat's frame does not
+// start at the screen's top row, where tmux (scroll-on-clear) takes the
+// renderer's clearing of the frame for clearing the screen and keeps a copy
+// of the frame in the scrollback.
+func printBacklog(io IO, m *chat.Model, color bool) {
+	text := m.TakeBacklog()
+	if text == "" {
+		_, _ = fmt.Fprintln(io.Out)
+		return
+	}
+	var env []string
+	for _, k := range []string{"TERM", "COLORTERM", "NO_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "TERM_PROGRAM", "TMUX"} {
+		if v := io.Getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	w := colorprofile.NewWriter(io.Out, env)
+	if !color {
+		w.Profile = colorprofile.Ascii
+	}
+	_, _ = w.WriteString(text)
+}

@@ -398,10 +398,9 @@ func (s *Session) endCheckpoint(n int) {
 		s.logAfter(&session.Checkpoint{Prompt: n, Phase: session.PhaseAfter, Note: cmp.Or(note, "no snapshot was taken")})
 		return
 	}
-	ch.open = false
-	close(ch.ended)
 	running := s.tools.Running() // a job still running changes files after it
 	start, walk, pre, named, since := ch.start, ch.walk || running, ch.pre, ch.named, ch.since
+	ch.pre = map[string]*checkpoint.State{} // read below without the lock
 	ch.mu.Unlock()
 	before := map[string]checkpoint.State{}
 	for p, state := range pre {
@@ -421,6 +420,10 @@ func (s *Session) endCheckpoint(n int) {
 	j := &snapJob{done: make(chan struct{}), logged: make(chan struct{})}
 	j.after.Store(start)
 	ch.mu.Lock()
+	// The span ends once its "after" is the newest job: an undo waiting on
+	// it then settles on this prompt's records, not the one before.
+	ch.open = false
+	close(ch.ended)
 	ch.base, ch.dirty = j, running
 	ch.pending++
 	crowded := ch.pending > 2
