@@ -329,9 +329,6 @@ func (m *Model) warn(s string) { m.sb.note("dsh: " + s) }
 
 // Init starts reading the session's events.
 func (m *Model) Init() tea.Cmd {
-	if m.cfg.Print != nil {
-		return tea.Batch(m.waitEvents(), m.flush(), m.openNew())
-	}
 	return tea.Batch(m.waitEvents(), m.flush(), m.openNew())
 }
 
