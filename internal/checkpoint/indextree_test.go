@@ -121,3 +121,51 @@ func TestSweptStaysOutOfLaterWalks(t *testing.T) {
 		}
 	}
 }
+
+// The files two trees differ in, read without git, are the ones git's
+// diff-tree lists: changed, added, removed, a mode changed, a file become
+// a directory, from and to the empty tree.
+func TestChangedPathsIsDiffTree(t *testing.T) {
+	root, s := newRepo(t)
+	write(t, root, "x/y.txt", "y\n")
+	write(t, root, "f", "a file\n")
+	from := snap(t, s)
+	write(t, root, "a.txt", "changed\n")
+	write(t, root, "new/deep/c.txt", "c\n")
+	if err := os.RemoveAll(filepath.Join(root, "x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(root, "dir", "b.txt"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	to := snap(t, s)
+	// The file f become a directory, laid over it (a walk of that fails:
+	// git's update-index will not replace a file it holds by a directory).
+	id := objectID("blob", []byte("inside\n"), to)
+	if err := s.store("blob", id, []byte("inside\n")); err != nil {
+		t.Fatal(err)
+	}
+	to, err := s.edit(to, map[string]Entry{"f": {}, "f/inside.txt": {Mode: "100644", ID: id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pair := range [][2]string{{from, to}, {to, from}, {EmptyTree, to}, {from, EmptyTree}, {to, to}} {
+		got, err := s.ChangedPaths(context.Background(), pair[0], pair[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := s.Changes(context.Background(), pair[0], pair[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, c := range cs {
+			want = append(want, c.Path)
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s..%s: %q, git's diff-tree %q", pair[0][:7], pair[1][:7], got, want)
+		}
+	}
+}

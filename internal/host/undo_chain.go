@@ -532,20 +532,20 @@ func (s *Session) userEdits(st *checkpoint.Store, from, to string, since time.Ti
 	if from == "" || from == to {
 		return
 	}
-	changes, err := st.Changes(context.Background(), from, to)
+	changed, err := st.ChangedPaths(context.Background(), from, to)
 	if err != nil {
 		return // the prompt's "before" stays the previous "after": as before this check
 	}
-	for _, c := range changes {
-		if _, ok := before[c.Path]; ok {
+	for _, p := range changed {
+		if _, ok := before[p]; ok {
 			continue // a file tool read it before it changed it
 		}
-		fi, err := os.Lstat(filepath.Join(s.ws.Root(), filepath.FromSlash(c.Path)))
+		fi, err := os.Lstat(filepath.Join(s.ws.Root(), filepath.FromSlash(p)))
 		if err != nil || !fi.ModTime().Before(since) {
 			continue
 		}
-		if state, ok := checkpoint.ReadState(s.ws.Root(), c.Path, checkpoint.DefaultMaxFile); ok {
-			before[c.Path] = state
+		if state, ok := checkpoint.ReadState(s.ws.Root(), p, checkpoint.DefaultMaxFile); ok {
+			before[p] = state
 		}
 	}
 }
