@@ -368,6 +368,10 @@ func appendMap(dst []byte, m map[string]any, depth int) ([]byte, bool) {
 				break
 			}
 			dst = append(dst, v...)
+		case WireAppender:
+			if dst, ok = v.AppendWire(dst); !ok {
+				return dst, false
+			}
 		default:
 			return dst, false
 		}
@@ -399,6 +403,15 @@ func (w WireJSON) MarshalJSON() ([]byte, error) {
 		return []byte("null"), nil
 	}
 	return w, nil
+}
+
+// WireAppender is a _meta value that appends itself to the line in the form
+// WireJSON holds, without a copy of its own (a replayed card is most of its
+// update); ok false sends the notification the general way, which writes what
+// MarshalJSON returns as it writes raw JSON, and must come to the same bytes.
+type WireAppender interface {
+	AppendWire(dst []byte) ([]byte, bool)
+	MarshalJSON() ([]byte, error)
 }
 
 // appendRaw appends valid JSON as wireOpts' encoding writes raw JSON:
