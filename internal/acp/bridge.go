@@ -80,7 +80,7 @@ func (b *bridge) messageID(t session.RecordType) string {
 	if t == session.TypeReply {
 		t = session.TypeAssistant
 	}
-	return fmt.Sprintf("%s-%s%d", b.session, kind, b.messages[t]+1)
+	return b.session + "-" + kind + strconv.Itoa(b.messages[t]+1) // one a message of a replay
 }
 
 // completed counts the record of kind t that ends a message; the next
@@ -929,13 +929,15 @@ func (b *bridge) diffLocations(ds []card.FileDiff) []sdk.ToolCallLocation {
 }
 
 func (b *bridge) locations(ls []card.Location) []sdk.ToolCallLocation {
-	var out []sdk.ToolCallLocation
-	for _, l := range ls {
-		loc := sdk.ToolCallLocation{Path: b.abs(l.Path)}
+	if len(ls) == 0 {
+		return nil
+	}
+	out := make([]sdk.ToolCallLocation, len(ls))
+	for i, l := range ls {
+		out[i] = sdk.ToolCallLocation{Path: b.abs(l.Path)}
 		if l.Line != nil {
-			loc.Line = sdk.Ptr(*l.Line)
+			out[i].Line = sdk.Ptr(*l.Line)
 		}
-		out = append(out, loc)
 	}
 	return out
 }

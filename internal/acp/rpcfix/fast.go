@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/dsh-dev/dsh/internal/jsonfast"
 )
 
 // appendFast appends the params of the updates dsh sends by the ten thousand
@@ -512,6 +514,7 @@ func appendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		i = jsonfast.PlainWords(s, i, true)
 		for i < len(s) && !stringStop[s[i]] {
 			i++
 		}
