@@ -7,7 +7,10 @@ import (
 
 // plainByte is PlainWords' rule for one byte.
 func plainByte(c byte, html bool) bool {
-	return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' && !(html && (c == '<' || c == '>' || c == '&'))
+	if html && (c == '<' || c == '>' || c == '&') {
+		return false
+	}
+	return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'
 }
 
 // plainWordsSlow is PlainWords a byte at a time.
