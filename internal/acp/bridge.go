@@ -80,7 +80,7 @@ func (b *bridge) messageID(t session.RecordType) string {
 	if t == session.TypeReply {
 		t = session.TypeAssistant
 	}
-	return fmt.Sprintf("%s-%s%d", b.session, kind, b.messages[t]+1)
+	return b.session + "-" + kind + strconv.Itoa(b.messages[t]+1) // one a message of a replay
 }
 
 // completed counts the record of kind t that ends a message; the next
@@ -495,7 +495,7 @@ func (b *bridge) viewResult(u *sdk.SessionToolCallUpdate, call callView, lc *liv
 			line = r.Lines[0].Number
 		}
 		u.Locations = []sdk.ToolCallLocation{{Path: b.abs(r.Path), Line: sdk.Ptr(line)}}
-		u.Meta = cardMeta(r)
+		u.Meta = cardMeta(r, b.replaying)
 	case *card.DiffResult:
 		setTitle(u, r.Title)
 		u.Content = b.diffs(r.Diffs)
@@ -513,7 +513,7 @@ func (b *bridge) viewResult(u *sdk.SessionToolCallUpdate, call callView, lc *liv
 		setTitle(u, r.Title)
 		u.Content = []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(searchText(r)))}
 		u.Locations = searchLocations(r)
-		u.Meta = cardMeta(r)
+		u.Meta = cardMeta(r, b.replaying)
 	case *card.PlanResult:
 		// The update's content replaces the call's: the plan, then the answer.
 		setTitle(u, r.Title)
@@ -534,11 +534,12 @@ func (b *bridge) viewResult(u *sdk.SessionToolCallUpdate, call callView, lc *liv
 // cardMeta is the _meta of a read or search result: the card, for clients
 // that can do more with it. It is encoded as the line carries it, so the line
 // takes it as it is (a card is most of its update); nil if it cannot be
-// encoded.
-func cardMeta(r interface {
-	HTMLSafeJSON() ([]byte, bool)
-	MarshalJSON() ([]byte, error)
-}) map[string]any {
+// encoded. A replayed card is encoded straight onto its line: its text was
+// decoded from the log, so it is UTF-8, which is all the hand encoding needs.
+func cardMeta(r wireResult, replay bool) map[string]any {
+	if replay {
+		return map[string]any{"dsh": map[string]any{"card": wireCard{r}}}
+	}
 	if w, ok := r.HTMLSafeJSON(); ok {
 		return map[string]any{"dsh": map[string]any{"card": rpcfix.WireJSON(w)}}
 	}
@@ -547,6 +548,23 @@ func cardMeta(r interface {
 	}
 	return nil
 }
+
+// wireResult is a card that is encoded by hand for the line.
+type wireResult interface {
+	HTMLSafeJSON() ([]byte, bool)
+	AppendHTMLSafeJSON(dst []byte) ([]byte, bool)
+	MarshalJSON() ([]byte, error)
+}
+
+// wireCard writes a card onto the line where its update's _meta holds it.
+type wireCard struct{ r wireResult }
+
+// AppendWire appends the card as WireJSON would hold it.
+func (w wireCard) AppendWire(dst []byte) ([]byte, bool) { return w.r.AppendHTMLSafeJSON(dst) }
+
+// MarshalJSON is the card for the general way, which escapes it as the line
+// wants it.
+func (w wireCard) MarshalJSON() ([]byte, error) { return w.r.MarshalJSON() }
 
 // planText is a plan card as Markdown: the plan, the files it touches, its steps.
 func planText(plan string, files, steps []string) string {
@@ -911,13 +929,15 @@ func (b *bridge) diffLocations(ds []card.FileDiff) []sdk.ToolCallLocation {
 }
 
 func (b *bridge) locations(ls []card.Location) []sdk.ToolCallLocation {
-	var out []sdk.ToolCallLocation
-	for _, l := range ls {
-		loc := sdk.ToolCallLocation{Path: b.abs(l.Path)}
+	if len(ls) == 0 {
+		return nil
+	}
+	out := make([]sdk.ToolCallLocation, len(ls))
+	for i, l := range ls {
+		out[i] = sdk.ToolCallLocation{Path: b.abs(l.Path)}
 		if l.Line != nil {
-			loc.Line = sdk.Ptr(*l.Line)
+			out[i].Line = sdk.Ptr(*l.Line)
 		}
-		out = append(out, loc)
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package acp
 
 import (
 	"fmt"
+	"strconv"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -84,14 +85,21 @@ func (a *Agent) configOptionsFor(s *sess, model, thinking string) []sdk.SessionC
 	}
 }
 
+// modelDesc is what the picker says of a model: its window and prices, as
+// "%dk context, $%.2f/$%.2f per million tokens in/out" formats them (strconv,
+// not fmt: every session/new describes every model).
 func modelDesc(m host.Model) *string {
 	if !m.Known {
 		return nil
 	}
-	d := fmt.Sprintf("%dk context", m.ContextWindow/1000)
+	b := strconv.AppendInt(make([]byte, 0, 64), m.ContextWindow/1000, 10)
+	b = append(b, "k context"...)
 	if m.Priced {
-		d += fmt.Sprintf(", $%.2f/$%.2f per million tokens in/out", m.InputPrice, m.OutputPrice)
+		b = strconv.AppendFloat(append(b, ", $"...), m.InputPrice, 'f', 2, 64)
+		b = strconv.AppendFloat(append(b, "/$"...), m.OutputPrice, 'f', 2, 64)
+		b = append(b, " per million tokens in/out"...)
 	}
+	d := string(b)
 	return &d
 }
 

@@ -992,6 +992,15 @@ func (a *Agent) allAllowed(keys []string) bool {
 // capContent cuts a result's text to limit characters for the model, keeping the
 // head and the tail (where tools put their summaries and "resume at" footers).
 func capContent(content []card.Content, limit int) []card.Content {
+	byteLen := 0
+	for _, c := range content {
+		if c.Type == "text" {
+			byteLen += len(c.Text)
+		}
+	}
+	if byteLen <= limit { // no more characters than bytes: nothing to count (a reload folds every result)
+		return content
+	}
 	total := 0
 	for _, c := range content {
 		if c.Type == "text" {

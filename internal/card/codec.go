@@ -78,7 +78,13 @@ func (c *ReadResult) MarshalJSON() ([]byte, error) {
 // line can take it as it is. ok is false for a card MarshalJSON does not
 // write by hand (text that is not UTF-8).
 func (c *ReadResult) HTMLSafeJSON() ([]byte, bool) {
-	return appendReadResult(make([]byte, 0, c.sizeHint()), c, true)
+	return c.AppendHTMLSafeJSON(make([]byte, 0, c.sizeHint()))
+}
+
+// AppendHTMLSafeJSON appends HTMLSafeJSON's encoding to dst: a replay writes
+// each read card straight onto its JSON-RPC line, without a copy of its own.
+func (c *ReadResult) AppendHTMLSafeJSON(dst []byte) ([]byte, bool) {
+	return appendReadResult(dst, c, true)
 }
 
 // MarshalJSON writes the card with its "card" discriminator.
@@ -96,7 +102,12 @@ func (c *SearchResult) MarshalJSON() ([]byte, error) {
 
 // HTMLSafeJSON is as ReadResult's.
 func (c *SearchResult) HTMLSafeJSON() ([]byte, bool) {
-	return appendSearchResult(make([]byte, 0, c.sizeHint()), c, true)
+	return c.AppendHTMLSafeJSON(make([]byte, 0, c.sizeHint()))
+}
+
+// AppendHTMLSafeJSON is as ReadResult's.
+func (c *SearchResult) AppendHTMLSafeJSON(dst []byte) ([]byte, bool) {
+	return appendSearchResult(dst, c, true)
 }
 
 // ErrDecode is wrapped by every decoding error.

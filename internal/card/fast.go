@@ -3,6 +3,8 @@ package card
 import (
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/dsh-dev/dsh/internal/jsonfast"
 )
 
 // The read and search results carry a file's lines and are encoded for every
@@ -169,6 +171,7 @@ func appendString(dst []byte, s string, ok, html bool) ([]byte, bool) {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
+		i = jsonfast.PlainWords(s, i, html)
 		for i < len(s) && !stop[s[i]] {
 			i++
 		}

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/dsh-dev/dsh/internal/workspace"
 )
@@ -226,6 +227,10 @@ func (s *Store) outside(ctx context.Context, have map[string]Entry, paths []stri
 			out[p] = true
 			continue
 		}
+		if ignored, known := s.ignoredHere(p); known {
+			out[p] = ignored
+			continue
+		}
 		ask.WriteString(p + "\x00")
 	}
 	if ask.Len() == 0 {
@@ -244,6 +249,14 @@ func (s *Store) outside(ctx context.Context, have map[string]Entry, paths []stri
 	return out, nil
 }
 
+// zlibs are writers of loose objects, at git's own level for them
+// (core.looseCompression): each holds most of a megabyte of state, which a
+// prompt's few objects would otherwise allocate, clear and collect again.
+var zlibs = sync.Pool{New: func() any {
+	w, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed) // a valid level: no error
+	return w
+}}
+
 // store writes content as the loose object id of type typ, unless the store
 // has it: a file's content is hashed here, without a process per file.
 func (s *Store) store(typ, id string, content []byte) error {
@@ -252,7 +265,9 @@ func (s *Store) store(typ, id string, content []byte) error {
 		return nil
 	}
 	var z bytes.Buffer
-	w := zlib.NewWriter(&z)
+	w := zlibs.Get().(*zlib.Writer)
+	defer zlibs.Put(w)
+	w.Reset(&z)
 	fmt.Fprintf(w, "%s %d\x00", typ, len(content))
 	if _, err := w.Write(content); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)

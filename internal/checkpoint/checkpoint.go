@@ -128,6 +128,7 @@ func Open(dir, root, index string, o Options) (*Store, error) {
 		}
 	}
 	seedIndex(s.index)
+	s.recallTree()
 	return s, nil
 }
 
@@ -144,7 +145,8 @@ func seedIndex(index string) {
 	var newest string
 	var at time.Time
 	for _, e := range ents {
-		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() && !strings.HasSuffix(e.Name(), ".lock") && fi.ModTime().After(at) {
+		name := e.Name()
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() && !strings.HasSuffix(name, ".lock") && !strings.HasSuffix(name, treeSuffix) && fi.ModTime().After(at) {
 			newest, at = filepath.Join(filepath.Dir(index), e.Name()), fi.ModTime()
 		}
 	}
@@ -155,6 +157,7 @@ func seedIndex(index string) {
 		if os.WriteFile(tmp, b, 0o600) == nil && os.Rename(tmp, index) != nil {
 			_ = os.Remove(tmp)
 		}
+		seedTree(newest, index)
 	}
 }
 
@@ -245,7 +248,9 @@ func (s *Store) fly() {
 func (s *Store) snapshot(parent context.Context) (Snapshot, error) {
 	s.walks.Add(1)
 	bound := s.o.Timeout
-	if _, err := os.Stat(s.index); err != nil {
+	_, err := os.Stat(s.index)
+	cold := err != nil
+	if cold {
 		bound = max(bound, ColdTimeout)
 		// It hashes every file, seconds of CPU, mostly while nobody waits
 		// for it: the session's own work goes first.
@@ -265,11 +270,18 @@ func (s *Store) snapshot(parent context.Context) (Snapshot, error) {
 	}
 	var add, gone []byte
 	seen := map[string]bool{}
+	if cold {
+		s.swept = true // an index not made yet holds nothing
+	}
+	// What the sweep takes out of the index must go from it: a tree laid
+	// over the index's would keep it at the next walk.
+	lay := true
 	if !s.swept {
 		held, err := s.sweep(ctx)
 		if err != nil {
 			return Snapshot{}, s.bound(ctx, err)
 		}
+		lay = len(held) == 0
 		for _, p := range held {
 			seen[p] = true
 			gone = append(append(gone, p...), 0)
@@ -298,9 +310,11 @@ func (s *Store) snapshot(parent context.Context) (Snapshot, error) {
 		}
 		add = append(append(add, p...), 0)
 	}
-	if tree, ok := s.layWalked(ctx, add, gone); ok {
-		snap.Tree = tree
-		return snap, nil
+	if lay {
+		if tree, ok := s.layWalked(ctx, add, gone); ok {
+			snap.Tree = tree
+			return snap, nil
+		}
 	}
 	if len(gone) > 0 {
 		if _, err := s.run(ctx, gone, "update-index", "-z", "--force-remove", "--stdin"); err != nil {
@@ -327,6 +341,7 @@ func (s *Store) snapshot(parent context.Context) (Snapshot, error) {
 	s.last.tree, s.last.fi = snap.Tree, nil
 	if fi, err := os.Stat(s.index); err == nil {
 		s.last.fi = fi
+		s.noteTree(snap.Tree)
 	}
 	return snap, nil
 }

@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"bytes"
 	"compress/zlib"
+	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -242,3 +243,82 @@ func (s *Store) editIn(tree string, want map[string]Entry, like string) (string,
 	id, err := s.writeTree(es, like)
 	return id, true, err
 }
+
+// ChangedPaths lists the files that differ between trees from and to, as
+// Changes does without the line counts: read here from the loose trees
+// (only the trees on changed paths are read), by git when one is packed.
+func (s *Store) ChangedPaths(ctx context.Context, from, to string) ([]string, error) {
+	var out []string
+	err := s.diffTrees(from, to, "", &out)
+	if errors.Is(err, errPacked) {
+		cs, err := s.Changes(ctx, from, to)
+		if err != nil {
+			return nil, err
+		}
+		out = out[:0]
+		for _, c := range cs {
+			out = append(out, c.Path)
+		}
+		return out, nil
+	}
+	return out, err
+}
+
+// diffTrees appends to out the files (below prefix) that differ between
+// trees a and b ("" for none).
+func (s *Store) diffTrees(a, b, prefix string, out *[]string) error {
+	if a == b {
+		return nil
+	}
+	entries := func(id string) (map[string]treeEntry, error) {
+		m := map[string]treeEntry{}
+		if id == "" || id == EmptyTree || id == emptyTree256 {
+			return m, nil // git's empty tree need not be stored
+		}
+		es, err := s.readTree(id)
+		for _, e := range es {
+			m[e.name] = e
+		}
+		return m, err
+	}
+	ea, err := entries(a)
+	if err != nil {
+		return err
+	}
+	eb, err := entries(b)
+	if err != nil {
+		return err
+	}
+	names := slices.Sorted(maps.Keys(ea))
+	for n := range eb {
+		if _, ok := ea[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	for _, n := range names {
+		x, inA := ea[n]
+		y, inB := eb[n]
+		if inA && inB && x.mode == y.mode && bytes.Equal(x.id, y.id) {
+			continue
+		}
+		if inA && !x.dir() || inB && !y.dir() {
+			*out = append(*out, prefix+n)
+		}
+		var subA, subB string
+		if inA && x.dir() {
+			subA = hex.EncodeToString(x.id)
+		}
+		if inB && y.dir() {
+			subB = hex.EncodeToString(y.id)
+		}
+		if subA != "" || subB != "" {
+			if err := s.diffTrees(subA, subB, prefix+n+"/", out); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// emptyTree256 is git's empty tree in a SHA-256 store.
+const emptyTree256 = "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321"

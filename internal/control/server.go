@@ -80,11 +80,10 @@ func listen(d *os.File, name string) (*net.UnixListener, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("control socket: %w", err)
 	}
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: short(d, name), Net: "unix"})
+	ln, err := listenAt(d, name)
 	if err != nil {
 		return nil, fmt.Errorf("control socket: %w", err)
 	}
-	ln.SetUnlinkOnClose(false) // its address is /proc/self/fd/…: Close unlinks it in d
 	if err := chmodAt(d, name, 0o600); err != nil {
 		_ = ln.Close()
 		_ = unlinkAt(d, name)

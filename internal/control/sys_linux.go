@@ -24,6 +24,36 @@ func openNoFollow(dir string) (*os.File, error) {
 // that cannot be redirected by renaming what is above d.
 func short(d *os.File, name string) string { return fmt.Sprintf("/proc/self/fd/%d/%s", d.Fd(), name) }
 
+// listenAt binds and listens on a socket at name in d, which Close does not
+// unlink (Server.Close unlinks it in d). Made with the system calls rather
+// than net.ListenUnix, which first reads the largest backlog from
+// /proc/sys/net/core/somaxconn (a file opened, a 64 KiB buffer): a fresh
+// process pays that on its first session/new. The kernel caps SOMAXCONN at
+// that value as it caps Go's.
+func listenAt(d *os.File, name string) (*net.UnixListener, error) {
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, os.NewSyscallError("socket", err)
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer func() { _ = f.Close() }() // the listener has its own descriptor
+	if err := unix.Bind(fd, &unix.SockaddrUnix{Name: short(d, name)}); err != nil {
+		return nil, os.NewSyscallError("bind", err)
+	}
+	err = unix.Listen(fd, unix.SOMAXCONN)
+	var l net.Listener
+	if err == nil {
+		l, err = net.FileListener(f)
+	} else {
+		err = os.NewSyscallError("listen", err)
+	}
+	if err != nil {
+		_ = unlinkAt(d, name) // bound: the socket file is there
+		return nil, err
+	}
+	return l.(*net.UnixListener), nil
+}
+
 func unlinkAt(d *os.File, name string) error { return unix.Unlinkat(int(d.Fd()), name, 0) }
 
 func chmodAt(d *os.File, name string, mode uint32) error {

@@ -15,6 +15,8 @@ func openNoFollow(string) (*os.File, error) { return nil, errUnsupported }
 
 func short(*os.File, string) string { return "" }
 
+func listenAt(*os.File, string) (*net.UnixListener, error) { return nil, errUnsupported }
+
 func unlinkAt(*os.File, string) error { return errUnsupported }
 
 func chmodAt(*os.File, string, uint32) error { return errUnsupported }

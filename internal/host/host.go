@@ -332,20 +332,36 @@ func Load(o Options, path string, replay func(*Session, session.Record) error) (
 	noteRoots(ws, notes)
 	s := assemble(o, ws, nil, id, notes)
 	// The consumer's replay runs beside the scan and the fold, in order: a long
-	// history loads on two cores.
-	recs := make(chan session.Record, 32)
+	// history loads on two cores. Records go over in batches: one hand-over
+	// (and, when the replay waits, one wake-up) for many records.
+	recs := make(chan []session.Record, 4)
+	free := make(chan []session.Record, 6) // replayed batches, emptied, for reuse
 	replayed := make(chan error, 1)
 	budget := newInflight()
 	go func() {
 		var err error
-		for r := range recs {
-			if err == nil && replay != nil {
-				err = replay(s, r)
+		for batch := range recs {
+			for i, r := range batch {
+				if err == nil && replay != nil {
+					err = replay(s, r)
+				}
+				budget.give(recordSize(r))
+				batch[i] = session.Record{} // a batch kept for reuse holds nothing
 			}
-			budget.give(recordSize(r))
+			select {
+			case free <- batch[:0]:
+			default:
+			}
 		}
 		replayed <- err
 	}()
+	var batch []session.Record
+	send := func() {
+		if len(batch) > 0 {
+			recs <- batch
+			batch = nil
+		}
+	}
 	// Each result's meta is decoded as its record is read, into the tools' memos
 	// that the fold and the replay then hit.
 	log, err := session.Open(path, session.Options{Now: o.Now, Meta: s.reg}, func(r session.Record) error {
@@ -362,8 +378,21 @@ func Load(o Options, path string, replay func(*Session, session.Record) error) (
 		s.undo.fold(r)
 		s.foldTitle(r)
 		n := recordSize(r)
-		budget.take(n)
-		recs <- r
+		if !budget.tryTake(n) {
+			send() // what holds the budget must be on its way to give it back
+			budget.take(n)
+		}
+		if batch == nil {
+			select {
+			case batch = <-free:
+			default:
+				batch = make([]session.Record, 0, replayBatch)
+			}
+		}
+		batch = append(batch, r)
+		if len(batch) == cap(batch) || n > maxInflight {
+			send()
+		}
 		if n > maxInflight {
 			budget.drain()
 		}
@@ -376,6 +405,7 @@ func Load(o Options, path string, replay func(*Session, session.Record) error) (
 		}
 		return nil
 	})
+	send()
 	close(recs)
 	err = errors.Join(err, <-replayed)
 	if err != nil {

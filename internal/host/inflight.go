@@ -11,6 +11,9 @@ import (
 // output, several MiB each) must not fill memory with records in a queue.
 const maxInflight = 1 << 20
 
+// replayBatch is how many records a load hands its replay at once.
+const replayBatch = 64
+
 // bigRecord is the size from which a load gives the memory of a record back
 // once it is replayed: a forced collection costs little beside handling it.
 const bigRecord = 2 << 20
@@ -37,6 +40,17 @@ func (f *inflight) take(n int) {
 	}
 	f.used += n
 	f.mu.Unlock()
+}
+
+// tryTake takes n bytes if they fit without waiting.
+func (f *inflight) tryTake(n int) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.used > 0 && f.used+n > maxInflight {
+		return false
+	}
+	f.used += n
+	return true
 }
 
 // drain waits until nothing is in flight: after a record larger than the

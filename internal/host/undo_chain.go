@@ -139,6 +139,45 @@ func turnEnded() {
 	turns.Unlock()
 }
 
+// lineUp waits for spare walk j's turn: a slot free while no turn runs in
+// the process, or someone waiting for it (it goes at once, held false). Its
+// place in line may come long after the process was quiet: walks queued at
+// one pause of the sessions' turns start one by one, each only while none
+// runs.
+func lineUp(ctx context.Context, j *snapJob) (held bool, err error) {
+	for {
+		quiet(ctx, j)
+		select {
+		case spareWalks <- struct{}{}:
+		case <-j.urgent:
+			return false, nil
+		case <-ctx.Done():
+			return false, fmt.Errorf("checkpoint: %w", ctx.Err())
+		}
+		if !busy() || hurried(j) {
+			return true, nil
+		}
+		<-spareWalks
+	}
+}
+
+// busy says a turn runs in the process.
+func busy() bool {
+	turns.Lock()
+	defer turns.Unlock()
+	return turns.n > 0
+}
+
+// hurried says someone waits for j.
+func hurried(j *snapJob) bool {
+	select {
+	case <-j.urgent:
+		return true
+	default:
+		return false
+	}
+}
+
 // quiet returns once no turn runs in the process, j is rushed, or ctx ends.
 func quiet(ctx context.Context, j *snapJob) {
 	turns.Lock()
@@ -181,15 +220,14 @@ func (s *Session) walkJob() *snapJob {
 	}
 	ch.jobs.Go(func() {
 		defer stop()
-		quiet(ctx, j)
-		select {
-		case spareWalks <- struct{}{}:
-			defer func() { <-spareWalks }()
-		case <-j.urgent:
-		case <-ctx.Done():
-			j.err = fmt.Errorf("checkpoint: %w", ctx.Err())
+		held, err := lineUp(ctx, j)
+		if err != nil {
+			j.err = err
 			close(j.done)
 			return
+		}
+		if held {
+			defer func() { <-spareWalks }()
 		}
 		st, err := s.checkpointStore()
 		if err != nil {
@@ -473,7 +511,9 @@ func (s *Session) endCheckpoint(n int) {
 	case closing:
 		job()
 	case crowded:
-		// Prompts faster than their snapshots: at most two wait in line.
+		// Prompts faster than their snapshots: at most two wait in line,
+		// and the walk they wait for does not wait for this turn to end.
+		start.rush()
 		<-start.logged
 	}
 }
@@ -492,20 +532,20 @@ func (s *Session) userEdits(st *checkpoint.Store, from, to string, since time.Ti
 	if from == "" || from == to {
 		return
 	}
-	changes, err := st.Changes(context.Background(), from, to)
+	changed, err := st.ChangedPaths(context.Background(), from, to)
 	if err != nil {
 		return // the prompt's "before" stays the previous "after": as before this check
 	}
-	for _, c := range changes {
-		if _, ok := before[c.Path]; ok {
+	for _, p := range changed {
+		if _, ok := before[p]; ok {
 			continue // a file tool read it before it changed it
 		}
-		fi, err := os.Lstat(filepath.Join(s.ws.Root(), filepath.FromSlash(c.Path)))
+		fi, err := os.Lstat(filepath.Join(s.ws.Root(), filepath.FromSlash(p)))
 		if err != nil || !fi.ModTime().Before(since) {
 			continue
 		}
-		if state, ok := checkpoint.ReadState(s.ws.Root(), c.Path, checkpoint.DefaultMaxFile); ok {
-			before[c.Path] = state
+		if state, ok := checkpoint.ReadState(s.ws.Root(), p, checkpoint.DefaultMaxFile); ok {
+			before[p] = state
 		}
 	}
 }

@@ -27,8 +27,11 @@ func Refused(model, user string) Result {
 // RefusedCard is the card of a Refused result, in the user's words; nil for
 // any other result.
 func RefusedCard(r Result) card.Result {
+	if !r.IsError || len(r.Meta) == 0 { // before the refusal escapes: a replay asks for every result
+		return nil
+	}
 	var ref refusal
-	if !r.IsError || len(r.Meta) == 0 || json.Unmarshal(r.Meta, &ref) != nil || ref.Refused == "" {
+	if json.Unmarshal(r.Meta, &ref) != nil || ref.Refused == "" {
 		return nil
 	}
 	return &card.GenericResult{Content: []card.Content{card.Text(ref.Refused)}}

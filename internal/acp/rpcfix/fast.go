@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/dsh-dev/dsh/internal/jsonfast"
 )
 
 // appendFast appends the params of the updates dsh sends by the ten thousand
@@ -368,6 +370,10 @@ func appendMap(dst []byte, m map[string]any, depth int) ([]byte, bool) {
 				break
 			}
 			dst = append(dst, v...)
+		case WireAppender:
+			if dst, ok = v.AppendWire(dst); !ok {
+				return dst, false
+			}
 		default:
 			return dst, false
 		}
@@ -399,6 +405,15 @@ func (w WireJSON) MarshalJSON() ([]byte, error) {
 		return []byte("null"), nil
 	}
 	return w, nil
+}
+
+// WireAppender is a _meta value that appends itself to the line in the form
+// WireJSON holds, without a copy of its own (a replayed card is most of its
+// update); ok false sends the notification the general way, which writes what
+// MarshalJSON returns as it writes raw JSON, and must come to the same bytes.
+type WireAppender interface {
+	AppendWire(dst []byte) ([]byte, bool)
+	MarshalJSON() ([]byte, error)
 }
 
 // appendRaw appends valid JSON as wireOpts' encoding writes raw JSON:
@@ -499,6 +514,7 @@ func appendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		i = jsonfast.PlainWords(s, i, true)
 		for i < len(s) && !stringStop[s[i]] {
 			i++
 		}

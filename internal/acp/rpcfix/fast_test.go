@@ -131,6 +131,10 @@ func FuzzFastEncoding(f *testing.F) {
 			if got, ok := appendFast(nil, meta); !ok || !bytes.Equal(got, general(t, meta)) {
 				t.Errorf("WireJSON: fast (%v) %s\ngeneral %s", ok, got, general(t, meta))
 			}
+			meta.Update.ToolCallUpdate.Meta = map[string]any{"dsh": map[string]any{"card": appender{wire: w, raw: []byte(raw)}}}
+			if got, ok := appendFast(nil, meta); !ok || !bytes.Equal(got, general(t, meta)) {
+				t.Errorf("WireAppender: fast (%v) %s\ngeneral %s", ok, got, general(t, meta))
+			}
 		}
 		got, ok := appendFast(nil, note)
 		if !ok {
@@ -141,6 +145,12 @@ func FuzzFastEncoding(f *testing.F) {
 		}
 	})
 }
+
+// appender is a WireAppender of raw JSON: wire is it in the form WireJSON holds.
+type appender struct{ wire, raw []byte }
+
+func (a appender) AppendWire(dst []byte) ([]byte, bool) { return append(dst, a.wire...), true }
+func (a appender) MarshalJSON() ([]byte, error)         { return a.raw, nil }
 
 // wireForm is raw JSON in the form WireJSON holds.
 func wireForm(raw stdjson.RawMessage) WireJSON {

@@ -5,11 +5,7 @@
 // openai.Models), which merges these figures in.
 package models
 
-import (
-	"regexp"
-	"strings"
-	"sync"
-)
+import "strings"
 
 // Info is what dsh knows of one model.
 type Info struct {
@@ -103,8 +99,8 @@ func Lookup(model string) Info {
 	if i := strings.LastIndexByte(id, '/'); i >= 0 {
 		id = id[i+1:]
 	}
-	if m := cloudID().FindStringSubmatch(id); m != nil {
-		id = m[1]
+	if m, ok := cloudID(id); ok {
+		id = m
 	}
 	id = strings.Replace(id, "@", "-", 1)
 	var best *Info
@@ -115,7 +111,7 @@ func Lookup(model string) Info {
 			break
 		}
 		rest, ok := strings.CutPrefix(id, e.ID+"-")
-		if ok && snapshot().MatchString(rest) && (best == nil || len(e.ID) > len(best.ID)) {
+		if ok && snapshot(rest) && (best == nil || len(e.ID) > len(best.ID)) {
 			best = e
 		}
 	}
@@ -127,18 +123,63 @@ func Lookup(model string) Info {
 	return out
 }
 
-// cloudID matches a Bedrock model id around Anthropic's: a region or global
-// prefix, anthropic., and a version suffix.
-var cloudID = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^(?:[a-z]{2,6}\.)?anthropic\.(.+?)(?:-v[0-9]+(?::[0-9]+)?)?$`)
-})
+// cloudID is the Claude id inside a Bedrock model id: after a region or
+// global prefix and anthropic., before a version suffix — what
+// ^(?:[a-z]{2,6}\.)?anthropic\.(.+?)(?:-v[0-9]+(?::[0-9]+)?)?$ captures, matched
+// by hand: a new session's first status looks its model up, and compiling the
+// expression was a part of what session/new cost a fresh process.
+func cloudID(s string) (string, bool) {
+	if i := strings.IndexByte(s, '.'); i >= 2 && i <= 6 && lowerLetters(s[:i]) {
+		s = s[i+1:]
+	}
+	rest, ok := strings.CutPrefix(s, "anthropic.")
+	if !ok || rest == "" || strings.IndexByte(rest, '\n') >= 0 {
+		return "", false
+	}
+	if i := strings.LastIndex(rest, "-v"); i > 0 && versionSuffix(rest[i+2:]) {
+		rest = rest[:i]
+	}
+	return rest, true
+}
 
-// snapshot matches a snapshot suffix: a date (20250929,
+// versionSuffix says whether s, what follows "-v", is [0-9]+(?::[0-9]+)?.
+func versionSuffix(s string) bool {
+	major, minor, colon := strings.Cut(s, ":")
+	return digits(major) && (!colon || digits(minor))
+}
+
+// snapshot says whether a suffix is a snapshot's: a date (20250929,
 // 2024-08-06) or "latest". Anything else (gpt-5 + "-mini", claude-opus-4 +
 // "-7") is another model.
-var snapshot = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^(latest|[0-9]{8}|[0-9]{4}-[0-9]{2}-[0-9]{2})$`)
-})
+func snapshot(s string) bool {
+	switch len(s) {
+	case 8:
+		return digits(s)
+	case 10:
+		return digits(s[:4]) && s[4] == '-' && digits(s[5:7]) && s[7] == '-' && digits(s[8:])
+	}
+	return s == "latest"
+}
+
+// digits says whether s is one or more ASCII digits.
+func digits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// lowerLetters says whether s is ASCII lower-case letters only.
+func lowerLetters(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 'a' || s[i] > 'z' {
+			return false
+		}
+	}
+	return true
+}
 
 // Builtin returns the table's models of provider ("anthropic" or "openai"),
 // newest first; every model for "".
