@@ -11,8 +11,11 @@ import (
 // output, several MiB each) must not fill memory with records in a queue.
 const maxInflight = 1 << 20
 
-// replayBatch is how many records a load hands its replay at once.
-const replayBatch = 64
+// replayBatch is how many records a load hands its replay at once. The batch
+// being replayed and the one handed over next (the hand-over waits for the
+// replay) are at most 64 records: the tools' memos of decoded meta hold 64
+// each, and the replay must still find its record's there.
+const replayBatch = 32
 
 // bigRecord is the size from which a load gives the memory of a record back
 // once it is replayed: a forced collection costs little beside handling it.
