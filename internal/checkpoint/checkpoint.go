@@ -308,6 +308,12 @@ func (s *Store) snapshot(parent context.Context) (Snapshot, error) {
 			gone = append(append(gone, p...), 0)
 			continue
 		}
+		if err == nil && fi.IsDir() {
+			// A file the index holds, a directory now: update-index will
+			// not take it (its files are listed on their own).
+			gone = append(append(gone, p...), 0)
+			continue
+		}
 		add = append(append(add, p...), 0)
 	}
 	if lay {

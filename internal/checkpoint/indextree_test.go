@@ -169,3 +169,32 @@ func TestChangedPathsIsDiffTree(t *testing.T) {
 		}
 	}
 }
+
+// A file the index holds that a command made a directory is walked like
+// any change: the walk does not fail, and the tree holds the directory's
+// files, at the first walk after and the next.
+func TestFileBecomeADirectoryIsWalked(t *testing.T) {
+	for _, many := range []bool{false, true} {
+		root, s := newRepo(t)
+		write(t, root, "f", "a file\n")
+		snap(t, s)
+		if err := os.Remove(filepath.Join(root, "f")); err != nil {
+			t.Fatal(err)
+		}
+		write(t, root, "f/inside.txt", "now a directory\n")
+		if many { // past what a walk lays over the index's tree
+			for i := range maxLaid + 1 {
+				write(t, root, fmt.Sprintf("more/%d.txt", i), "x\n")
+			}
+		}
+		for i := range 2 {
+			sn, err := s.Snapshot(context.Background())
+			if err != nil {
+				t.Fatalf("many %v, walk %d: %v", many, i, err)
+			}
+			if paths := treePaths(t, s, sn.Tree); !slices.Contains(paths, "f/inside.txt") || slices.Contains(paths, "f") {
+				t.Errorf("many %v, walk %d: the tree holds %q", many, i, paths)
+			}
+		}
+	}
+}

@@ -225,7 +225,11 @@ func (s *Store) editIn(tree string, want map[string]Entry, like string) (string,
 	for _, name := range slices.Sorted(maps.Keys(here)) {
 		w := here[name]
 		if w.ID == "" {
-			set(name, nil)
+			// A file absent: not the directory of the same name that may
+			// stand in its place (laid above).
+			if k := slices.IndexFunc(es, func(e treeEntry) bool { return e.name == name }); k < 0 || !es[k].dir() {
+				set(name, nil)
+			}
 			continue
 		}
 		raw, err := hex.DecodeString(w.ID)
