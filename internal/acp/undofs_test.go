@@ -56,10 +56,12 @@ func TestUndoThroughEditor(t *testing.T) {
 
 	c.mustPrompt(id, "Spell it the American way.", sdk.StopReasonEndTurn)
 	before, _ := state()
+	mark := len(c.out.all())
 	c.mustPrompt(id, "/undo", sdk.StopReasonEndTurn)
 	after, writes := state()
 	if after.reads <= before.reads {
-		t.Errorf("/undo did not read what the editor holds (%d reads before, %d after)", before.reads, after.reads)
+		said := c.out.all()[mark:]
+		t.Errorf("/undo did not read what the editor holds (%d reads before, %d after); dsh said:\n%s", before.reads, after.reads, strings.Join(said, "\n"))
 	}
 	if want := []string{"notes.txt=color", "notes.txt=colour"}; !slices.Equal(writes, want) {
 		t.Errorf("writes through the editor %q, want the edit then the undo %q", writes, want)

@@ -240,9 +240,22 @@ func (s *Store) fly() {
 		f.stop = stop
 		s.mu.Unlock()
 		f.snap, f.err = s.snapshot(ctx)
+		for try := 1; try < walkTries && changedUnder(f.err); try++ {
+			f.snap, f.err = s.snapshot(ctx)
+		}
 		stop()
 		close(f.done)
 	}
+}
+
+// walkTries is how many times a walk is taken while files change under it.
+const walkTries = 3
+
+// changedUnder says git failed a walk because a file changed while it read
+// it (a file tool or a command writing it as the walk passed): the next walk
+// reads it whole.
+func changedUnder(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "short read while indexing")
 }
 
 func (s *Store) snapshot(parent context.Context) (Snapshot, error) {
@@ -715,11 +728,12 @@ func putFile(root *os.Root, p string, e Entry, content []byte) error {
 	return nil
 }
 
-// niceKey marks the context of a snapshot whose git runs when nothing else
-// wants the CPU.
+// niceKey marks the context of a snapshot whose git runs behind the
+// session's own work.
 type niceKey struct{}
 
-// niceness is git's where idle scheduling is not to be had.
+// niceness is that git's: about a tenth of the CPU's share of a process
+// beside it, never starved.
 const niceness = 10
 
 // run runs git on the store with stdin in (nil: none) and returns its output.

@@ -458,3 +458,38 @@ func TestStoreExcludeFIFO(t *testing.T) {
 		t.Errorf("the store's exclude is %v, %v; want a regular file", fi, err)
 	}
 }
+
+// A file written while a walk reads it fails git's update-index ("short
+// read"); the walk is taken again rather than given up, which left the
+// prompt with nothing to undo.
+func TestWalkTakenAgainWhenAFileChangesUnderIt(t *testing.T) {
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git")
+	}
+	bin := t.TempDir()
+	once := filepath.Join(bin, "once")
+	script := fmt.Sprintf(`#!/bin/sh
+for a in "$@"; do
+	if [ "$a" = --add ] && mkdir %q 2>/dev/null; then
+		echo "error: short read while indexing a.txt" >&2
+		echo "fatal: Unable to process path a.txt." >&2
+		exit 128
+	fi
+done
+exec %q "$@"
+`, once, real)
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	root, s := newRepo(t)
+	write(t, root, "a.txt", "changed\n")
+	tree := snap(t, s)
+	if _, err := os.Stat(once); err != nil {
+		t.Fatal("the walk never ran update-index --add: the test tests nothing")
+	}
+	if got := git(t, root, "--git-dir", s.dir, "show", tree+":a.txt"); got != "changed\n" {
+		t.Errorf("a.txt in the walk taken again = %q", got)
+	}
+}

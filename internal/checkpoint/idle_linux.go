@@ -1,16 +1,11 @@
 package checkpoint
 
-import (
-	"syscall"
-	"unsafe"
-)
+import "syscall"
 
-// idle makes process pid run only when nothing else wants the CPU
-// (SCHED_IDLE), or, where that is refused, at a low priority.
+// idle lowers process pid's priority, so its work goes behind the session's
+// own. Not SCHED_IDLE: on a busy machine an idle-class git can wait past the
+// snapshot's bound, which turns checkpoints off for the session, and an
+// unprivileged process cannot raise it back once a prompt waits for it.
 func idle(pid int) {
-	param := struct{ priority int32 }{}
-	const schedIdle = 5
-	if _, _, e := syscall.RawSyscall(syscall.SYS_SCHED_SETSCHEDULER, uintptr(pid), schedIdle, uintptr(unsafe.Pointer(&param))); e != 0 {
-		_ = syscall.Setpriority(syscall.PRIO_PROCESS, pid, niceness)
-	}
+	_ = syscall.Setpriority(syscall.PRIO_PROCESS, pid, niceness)
 }
