@@ -24,8 +24,14 @@ func (s *Store) noteTree(tree string) {
 		_ = os.Remove(s.index + treeSuffix)
 		return
 	}
-	tmp := s.index + treeSuffix + ".lock"
-	if os.WriteFile(tmp, fmt.Appendf(nil, "%s %s\n", sum, tree), 0o600) != nil || os.Rename(tmp, s.index+treeSuffix) != nil {
+	putNote(s.index, fmt.Appendf(nil, "%s %s\n", sum, tree))
+}
+
+// putNote replaces index's tree note with b whole: a reader sees the old
+// note or the new one.
+func putNote(index string, b []byte) {
+	tmp := index + treeSuffix + ".lock"
+	if os.WriteFile(tmp, b, 0o600) != nil || os.Rename(tmp, index+treeSuffix) != nil {
 		_ = os.Remove(tmp)
 	}
 }
@@ -82,8 +88,5 @@ func seedTree(from, index string) {
 	if err != nil {
 		return
 	}
-	tmp := index + treeSuffix + ".lock"
-	if os.WriteFile(tmp, b, 0o600) != nil || os.Rename(tmp, index+treeSuffix) != nil {
-		_ = os.Remove(tmp)
-	}
+	putNote(index, b)
 }
