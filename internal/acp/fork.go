@@ -25,7 +25,7 @@ func (a *Agent) UnstableForkSession(_ context.Context, p sdk.UnstableForkSession
 		return sdk.UnstableForkSessionResponse{}, err
 	}
 	id := session.NewID(a.o.Now())
-	if err := session.Fork(src, a.o.SessionDir, id, func(session.Record) bool { return false }); err != nil {
+	if err := session.Fork(src, a.o.SessionDir, id, func(session.Record) bool { return false }, nil); err != nil {
 		return sdk.UnstableForkSessionResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
 	}
 	s, err := a.reopen(id, p.Cwd, servers, p.AdditionalDirectories, false)

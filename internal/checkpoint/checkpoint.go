@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -89,6 +90,9 @@ type Store struct {
 	// walks counts the snapshots taken (each walks the tree).
 	walks atomic.Int64
 	trees treeCache
+	// laid are the entries of the files the last walk laid over the
+	// index's tree, by path (only the running snapshot reads or writes it).
+	laid map[string]laidFile
 }
 
 // flight is one snapshot and the callers waiting for it.
@@ -373,8 +377,9 @@ const maxLaid = 64
 // files a walk found changed since (add, gone: NUL-terminated paths) laid
 // over it, in-process: git's update-index and write-tree read and rewrite the
 // whole index, twice a walk's own time on Go's src for one changed file.
-// The index stays as it was, so a later walk finds them again; ok is false
-// when it must be updated (too many changes, a file that cannot be read).
+// The index stays as it was, so a later walk finds them again (and takes
+// their entries from s.laid while their stat is unchanged); ok is false when
+// it must be updated (too many changes, a file that cannot be read).
 func (s *Store) layWalked(ctx context.Context, add, gone []byte) (string, bool) {
 	if s.last.fi == nil || bytes.Count(add, []byte{0})+bytes.Count(gone, []byte{0}) > maxLaid {
 		return "", false
@@ -382,25 +387,36 @@ func (s *Store) layWalked(ctx context.Context, add, gone []byte) (string, bool) 
 	if fi, err := os.Stat(s.index); err != nil || !sameFile(fi, s.last.fi) {
 		return "", false
 	}
-	states := map[string]State{}
+	want, next := map[string]Entry{}, map[string]laidFile{}
 	for p := range strings.SplitSeq(strings.TrimSuffix(string(gone), "\x00"), "\x00") {
 		if p != "" {
-			states[p] = State{Absent: true}
+			want[p] = Entry{}
 		}
 	}
 	for p := range strings.SplitSeq(strings.TrimSuffix(string(add), "\x00"), "\x00") {
 		if p == "" {
 			continue
 		}
-		st, ok := ReadState(s.root, p, s.o.MaxFile)
+		e, ok := s.laidEntry(p, s.last.tree, next)
 		if !ok {
 			// A directory now (its files are listed on their own), or a file
 			// that cannot be read: git says which.
 			return "", false
 		}
-		states[p] = st
+		want[p] = e
 	}
-	_, tree, err := s.lay(ctx, s.last.tree, nil, states, false)
+	s.laid = next // none of the rest is read again: the index holds it
+	if len(want) == 0 {
+		return s.last.tree, true
+	}
+	tree, err := s.edit(s.last.tree, want)
+	if errors.Is(err, errPacked) {
+		es := make([]pathEntry, 0, len(want))
+		for _, p := range slices.Sorted(maps.Keys(want)) {
+			es = append(es, pathEntry{p, want[p]})
+		}
+		_, tree, err = s.applyGit(ctx, s.last.tree, nil, es)
+	}
 	return tree, err == nil
 }
 

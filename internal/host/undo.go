@@ -263,6 +263,9 @@ func (s *Session) fork(prompt int) (string, error) {
 	id := session.NewID(s.o.Now())
 	err := session.Fork(s.Path(), filepath.Dir(s.Path()), id, func(r session.Record) bool {
 		return r.Type == session.TypeCheckpoint && r.Checkpoint.Phase == session.PhaseBefore && r.Checkpoint.Prompt == prompt
+	}, func(r session.Record) bool {
+		// An earlier prompt's "after", logged once its snapshot was taken.
+		return r.Type == session.TypeCheckpoint && r.Checkpoint.Phase == session.PhaseAfter && r.Checkpoint.Prompt < prompt
 	})
 	return id, err
 }

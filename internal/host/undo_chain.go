@@ -424,7 +424,8 @@ func waitJob(ctx context.Context, j *snapJob) {
 
 // endCheckpoint ends prompt n's span. After something unaccounted ran, its
 // "after" is a walk, taken now; else it is its "before" with the files the
-// file tools changed laid over it, read now and stored in the background.
+// file tools changed laid over it, read now and stored. Either is logged in
+// the background.
 func (s *Session) endCheckpoint(n int) {
 	ch := &s.undo.chain
 	ch.mu.Lock()
@@ -472,9 +473,10 @@ func (s *Session) endCheckpoint(n int) {
 		ch.mu.Unlock()
 		close(j.logged)
 	}
+	var job func()
 	if walk {
 		// Taken before the prompt is done: what the user changes after it
-		// is not the prompt's.
+		// is not the prompt's. What it is logged with is found after.
 		start.rush()
 		<-start.done
 		j.after.Store(nil)
@@ -485,21 +487,23 @@ func (s *Session) endCheckpoint(n int) {
 		close(j.done)
 		if j.err == nil {
 			s.tellLeftOut(j.snap)
-			if start.err == nil {
+		}
+		job = func() {
+			defer finish()
+			if j.err == nil && start.err == nil {
 				s.userEdits(st, start.snap.Tree, j.snap.Tree, since, before)
 			}
+			s.logTaken(st, n, start, j, before, nil, named)
 		}
-		s.logTaken(st, n, start, j, before, nil, named)
-		finish()
-		return
-	}
-	job := func() {
-		defer finish()
-		<-start.done
-		j.after.Store(nil)
-		st, err := s.checkpointStore()
-		j.err = cmp.Or(start.err, err)
-		s.logTaken(st, n, start, j, before, after, named)
+	} else {
+		job = func() {
+			defer finish()
+			<-start.done
+			j.after.Store(nil)
+			st, err := s.checkpointStore()
+			j.err = cmp.Or(start.err, err)
+			s.logTaken(st, n, start, j, before, after, named)
+		}
 	}
 	ch.mu.Lock()
 	closing := ch.closing
