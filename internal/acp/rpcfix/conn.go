@@ -52,8 +52,10 @@ type Conn struct {
 	calls    map[string]chan callReply // dsh's own requests waiting, by id
 	gone     chan struct{}             // closed when the client's stream ends
 
-	// first are AnswerFirst's functions, by method.
-	first map[string]func(jsontext.Value) ([]byte, bool)
+	// first are AnswerFirst's and AnswerLater's functions, by method; now
+	// are the methods answered before the next message is read (AnswerFirst's).
+	first map[string]func(jsontext.Value) (func() ([]byte, error), bool)
+	now   map[string]bool
 }
 
 // batchSize is how much of a replay may wait before it is written.
