@@ -560,8 +560,11 @@ func chosen(q tool.Question, resp sdk.RequestPermissionResponse, err error) (car
 	return card.Answer{}, errors.New("the client chose an option that was not offered: " + id)
 }
 
-// announced tells the client what the session offers, then lets prompts run.
+// announced lets other clients join a new session (its control socket,
+// which session/new's answer does not wait for), tells the client what the
+// session offers, then lets prompts run.
 func (s *sess) announced() {
+	s.h.GoLive()
 	s.announce()
 	close(s.ready)
 }
