@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -24,12 +25,31 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, o Options) error {
 	rpc.OnCancel(a.cancelRequest)
 	rpc.AnswerFirst(sdk.AgentMethodInitialize, a.initializeFast)
 	rpc.AnswerLater(sdk.AgentMethodSessionNew, a.newSessionFast)
-	conn := sdk.NewAgentSideConnection(a, rpc, rpc.Reader())
-	conn.SetLogger(a.o.Logger)
-	a.setPeer(notifier{conn: conn, rpc: rpc})
+	// The SDK's connection is made when a message needs it (one the fast
+	// paths above do not take, or a request of dsh's own): its MiB of read
+	// buffer, made at start, put the process's first collection in its first
+	// session/new.
+	var once sync.Once
+	var made atomic.Pointer[sdk.AgentSideConnection]
+	sdkConn := func() *sdk.AgentSideConnection {
+		once.Do(func() {
+			conn := sdk.NewAgentSideConnection(a, rpc, rpc.Reader())
+			conn.SetLogger(a.o.Logger)
+			made.Store(conn)
+		})
+		return made.Load()
+	}
+	rpc.BeforeSDK(func() { sdkConn() })
+	a.setPeer(notifier{conn: sdkConn, rpc: rpc})
 	rpc.Start()
 	select {
-	case <-conn.Done():
+	case <-rpc.Gone():
+		if conn := made.Load(); conn != nil {
+			select { // it has the last messages: its end follows
+			case <-conn.Done():
+			case <-ctx.Done():
+			}
+		}
 	case <-ctx.Done():
 	}
 	err := a.Close()

@@ -1,6 +1,7 @@
 package rpcfix
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -136,4 +137,50 @@ func TestRequestError(t *testing.T) {
 			t.Errorf("%v: code %d, want %d", c.err, got.Code, c.code)
 		}
 	}
+}
+
+// BeforeSDK's function runs once, before the first message that goes to the
+// SDK: not for one answered first, not again after.
+func TestBeforeSDK(t *testing.T) {
+	in, client := io.Pipe()
+	answered := make(chan Response, 1)
+	c := New(in, &countingWriter{}, func(r Response) { answered <- r })
+	c.AnswerFirst("initialize", func(jsontext.Value) ([]byte, bool) { return []byte(`{}`), true })
+	made := make(chan struct{})
+	c.BeforeSDK(func() { close(made) }) // a second call would panic
+	c.Start()
+	send := func(line string) {
+		if _, err := client.Write([]byte(line + "\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
+	<-answered
+	select {
+	case <-made:
+		t.Fatal("the SDK was set up for a message answered first")
+	default:
+	}
+	go func() {
+		send(`{"jsonrpc":"2.0","id":2,"method":"session/list","params":{}}`)
+		send(`{"jsonrpc":"2.0","id":3,"method":"session/list","params":{}}`)
+		_ = client.Close()
+	}()
+	r := bufio.NewReader(c.Reader())
+	line, err := r.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-made:
+	default:
+		t.Fatal("the SDK read a message before it was set up")
+	}
+	if !strings.Contains(line, `"id":2`) {
+		t.Errorf("the SDK read first %s", line)
+	}
+	if rest, err := io.ReadAll(r); err != nil || !strings.Contains(string(rest), `"id":3`) {
+		t.Errorf("the SDK read then %q (%v)", rest, err)
+	}
+	<-c.Gone()
 }
