@@ -24,7 +24,7 @@ func (a *Agent) newSessionFast(params jsontext.Value) (answer func() ([]byte, er
 		return nil, false
 	}
 	return func() ([]byte, error) {
-		resp, err := a.NewSession(context.Background(), p) // as the SDK's: the request's context is never cancelled by dsh
+		resp, err := a.NewSession(context.Background(), p) // it reads no context: the SDK's went unused
 		if err != nil {
 			return nil, err
 		}
