@@ -150,6 +150,7 @@ func (a *Agent) NewSession(_ context.Context, p sdk.NewSessionRequest) (sdk.NewS
 	}
 	n := a.ignored(st)
 	o := a.hostOptions(st, p.McpServers, p.AdditionalDirectories, n)
+	o.LiveLater = true // once answered: see announced
 	files := a.files()
 	if files != nil {
 		o.Files = files

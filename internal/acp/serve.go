@@ -1,13 +1,15 @@
 package acp
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/dsh-dev/dsh/internal/acp/rpcfix"
 )
@@ -22,12 +24,32 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, o Options) error {
 	rpc := rpcfix.New(in, out, a.waiting.responded)
 	rpc.OnCancel(a.cancelRequest)
 	rpc.AnswerFirst(sdk.AgentMethodInitialize, a.initializeFast)
-	conn := sdk.NewAgentSideConnection(a, rpc, rpc.Reader())
-	conn.SetLogger(a.o.Logger)
-	a.setPeer(notifier{conn: conn, rpc: rpc})
+	rpc.AnswerLater(sdk.AgentMethodSessionNew, a.newSessionFast)
+	// The SDK's connection is made when a message needs it (one the fast
+	// paths above do not take, or a request of dsh's own): its MiB of read
+	// buffer, made at start, put the process's first collection in its first
+	// session/new.
+	var once sync.Once
+	var made atomic.Pointer[sdk.AgentSideConnection]
+	sdkConn := func() *sdk.AgentSideConnection {
+		once.Do(func() {
+			conn := sdk.NewAgentSideConnection(a, rpc, rpc.Reader())
+			conn.SetLogger(a.o.Logger)
+			made.Store(conn)
+		})
+		return made.Load()
+	}
+	rpc.BeforeSDK(func() { sdkConn() })
+	a.setPeer(notifier{conn: sdkConn, rpc: rpc})
 	rpc.Start()
 	select {
-	case <-conn.Done():
+	case <-rpc.Gone():
+		if conn := made.Load(); conn != nil {
+			select { // it has the last messages: its end follows
+			case <-conn.Done():
+			case <-ctx.Done():
+			}
+		}
 	case <-ctx.Done():
 	}
 	err := a.Close()
@@ -56,17 +78,42 @@ func (w *announcements) responded(r rpcfix.Response) {
 	if r.Method != sdk.AgentMethodSessionNew || r.Result == nil {
 		return
 	}
-	var res struct {
-		SessionID string `json:"sessionId"`
-	}
-	if json.Unmarshal(r.Result, &res) != nil {
+	id, ok := sessionID(r.Result)
+	if !ok {
 		return
 	}
 	w.mu.Lock()
-	fn := w.fns[res.SessionID]
-	delete(w.fns, res.SessionID)
+	fn := w.fns[id]
+	delete(w.fns, id)
 	w.mu.Unlock()
 	if fn != nil {
 		fn()
 	}
+}
+
+// sessionID is the sessionId member of session/new's result, read without
+// decoding the rest (its config options are most of it).
+func sessionID(result jsontext.Value) (string, bool) {
+	d := jsontext.NewDecoder(bytes.NewReader(result))
+	if t, err := d.ReadToken(); err != nil || t.Kind() != '{' {
+		return "", false
+	}
+	for d.PeekKind() == '"' {
+		k, err := d.ReadToken()
+		if err != nil {
+			return "", false
+		}
+		if k.String() != "sessionId" {
+			if d.SkipValue() != nil {
+				return "", false
+			}
+			continue
+		}
+		v, err := d.ReadToken()
+		if err != nil || v.Kind() != '"' {
+			return "", false
+		}
+		return v.String(), true
+	}
+	return "", false
 }

@@ -560,9 +560,12 @@ func chosen(q tool.Question, resp sdk.RequestPermissionResponse, err error) (car
 	return card.Answer{}, errors.New("the client chose an option that was not offered: " + id)
 }
 
-// announced tells the client what the session offers, then lets prompts run.
+// announced tells the client what the session offers, starts what a new
+// session's answer did not wait for (its control socket, which lets other
+// clients join it, and its first checkpoint walk), then lets prompts run.
 func (s *sess) announced() {
 	s.announce()
+	s.h.GoLive()
 	close(s.ready)
 }
 

@@ -9,9 +9,10 @@ import (
 )
 
 // notifier writes session/update notifications through the connection's
-// JSON-RPC layer and leaves requests (permission) to the SDK.
+// JSON-RPC layer and leaves requests (permission) to the SDK, which conn sets
+// up on first use.
 type notifier struct {
-	conn *sdk.AgentSideConnection
+	conn func() *sdk.AgentSideConnection
 	rpc  *rpcfix.Conn
 }
 
@@ -24,15 +25,15 @@ func (n notifier) Replayed(note sdk.SessionNotification) error { return n.rpc.Bu
 func (n notifier) Flush() error { return n.rpc.Flush() }
 
 func (n notifier) RequestPermission(ctx context.Context, r sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
-	return n.conn.RequestPermission(ctx, r)
+	return n.conn().RequestPermission(ctx, r)
 }
 
 func (n notifier) ReadTextFile(ctx context.Context, r sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
-	return n.conn.ReadTextFile(ctx, r)
+	return n.conn().ReadTextFile(ctx, r)
 }
 
 func (n notifier) WriteTextFile(ctx context.Context, r sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
-	return n.conn.WriteTextFile(ctx, r)
+	return n.conn().WriteTextFile(ctx, r)
 }
 
 func (n notifier) Elicit(ctx context.Context, e rpcfix.Elicitation) (rpcfix.Elicited, error) {

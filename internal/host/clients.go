@@ -63,7 +63,7 @@ func decisionName(d agent.Decision) string {
 // goLive lets other clients join the session (Options.Live): a session that
 // cannot be joined still works, so a failure is a warning.
 func (s *Session) goLive() {
-	if s.o.Live == nil || s.o.sub != nil {
+	if s.o.Live == nil || s.o.sub != nil || s.isClosed() {
 		return
 	}
 	c, err := s.o.Live(s)
@@ -71,7 +71,32 @@ func (s *Session) goLive() {
 		s.o.Warn(fmt.Sprintf("other clients cannot join this session: %v", err))
 		return
 	}
-	s.o.Closers = append(s.o.Closers, c)
+	s.mu.Lock()
+	closed := s.closed // GoLive may come after Close, which took the closers
+	if !closed {
+		s.o.Closers = append(s.o.Closers, c)
+	}
+	s.mu.Unlock()
+	if closed {
+		_ = c.Close() // nobody joined a socket that was just made
+	}
+}
+
+// GoLive starts what Create held back for LiveLater: the first checkpoint
+// walk, and the control socket, before which other clients are told the
+// session is not live. It does nothing after the first call, for a session
+// without LiveLater, or once the session is closed.
+func (s *Session) GoLive() {
+	if !s.o.LiveLater {
+		return
+	}
+	s.liveOnce.Do(func() {
+		if s.isClosed() {
+			return
+		}
+		s.startCheckpoints()
+		s.goLive()
+	})
 }
 
 // Client is the consumer this process shows the session in (Options.Client).

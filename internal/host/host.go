@@ -166,6 +166,12 @@ type Options struct {
 	// clients join it (the control socket); what it returns is closed with
 	// the session. A subagent's session is not offered.
 	Live func(*Session) (io.Closer, error)
+	// LiveLater holds back what runs beside a new session's consumer — Live
+	// and the first checkpoint walk — until the consumer calls GoLive: one
+	// that answers a request for the session (ACP's session/new) does not make
+	// the answer wait for the control socket, nor share the CPU with the walk.
+	// Create only.
+	LiveLater bool
 	// Ask says that a consumer answers permission and question events. Without
 	// one, calls that need asking are refused and questions are not asked, with
 	// a message the model reads.
@@ -246,6 +252,8 @@ type Session struct {
 
 	titleMu sync.Mutex
 	title   string // the last title record's
+
+	liveOnce sync.Once // GoLive's
 }
 
 func (o *Options) normalize() {
@@ -310,8 +318,10 @@ func Create(o Options) (*Session, error) {
 	}
 	s.log = log
 	s.agent.Fold(log.Header())
-	s.startCheckpoints()
-	s.goLive()
+	if !o.LiveLater {
+		s.startCheckpoints()
+		s.goLive()
+	}
 	return s, nil
 }
 

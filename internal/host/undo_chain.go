@@ -201,7 +201,9 @@ func (s *Session) startCheckpoints() {
 	}
 	ch := &s.undo.chain
 	ch.mu.Lock()
-	ch.base = s.walkJob()
+	if ch.base == nil { // a prompt that came before a late GoLive began its own
+		ch.base = s.walkJob()
+	}
 	ch.mu.Unlock()
 }
 

@@ -52,8 +52,15 @@ type Conn struct {
 	calls    map[string]chan callReply // dsh's own requests waiting, by id
 	gone     chan struct{}             // closed when the client's stream ends
 
-	// first are AnswerFirst's functions, by method.
-	first map[string]func(jsontext.Value) ([]byte, bool)
+	// beforeSDK, if set, runs once before the first message goes to the SDK
+	// (BeforeSDK).
+	beforeSDK func()
+	sdkOnce   sync.Once
+
+	// first are AnswerFirst's and AnswerLater's functions, by method; now
+	// are the methods answered before the next message is read (AnswerFirst's).
+	first map[string]func(jsontext.Value) (func() ([]byte, error), bool)
+	now   map[string]bool
 }
 
 // batchSize is how much of a replay may wait before it is written.
@@ -85,6 +92,16 @@ func (c *Conn) Start() {
 
 // Reader is what the SDK reads: the client's well-formed messages.
 func (c *Conn) Reader() io.Reader { return c.sdkIn }
+
+// BeforeSDK has the connection run fn once, before the first message that goes
+// to the SDK (one no AnswerFirst or AnswerLater function took): fn sets the
+// SDK up on Reader then rather than before any message needs it (its read
+// buffer alone is a MiB). It must be called before Start.
+func (c *Conn) BeforeSDK(fn func()) { c.beforeSDK = fn }
+
+// Gone is closed once the client's stream has ended and everything read from
+// it has been handed on.
+func (c *Conn) Gone() <-chan struct{} { return c.gone }
 
 // Write writes one whole message of the SDK's, and anything buffered before it.
 func (c *Conn) Write(p []byte) (int, error) {
@@ -218,6 +235,9 @@ func (c *Conn) filter(in io.Reader, sdkIn io.Writer) error {
 					c.cancelRequest(line)
 				}
 				if !answered {
+					if c.beforeSDK != nil {
+						c.sdkOnce.Do(c.beforeSDK)
+					}
 					if _, werr := sdkIn.Write(append(line, '\n')); werr != nil {
 						return werr
 					}

@@ -45,6 +45,8 @@ func appendFast(dst []byte, note sdk.SessionNotification) ([]byte, bool) {
 		dst, ok = appendToolCallUpdate(dst, u.ToolCallUpdate)
 	case u.Plan != nil:
 		dst, ok = appendPlan(dst, u.Plan)
+	case u.AvailableCommandsUpdate != nil:
+		dst, ok = appendCommands(dst, u.AvailableCommandsUpdate)
 	}
 	if !ok || !onlyOne(note.Update) {
 		return dst, false
@@ -205,6 +207,45 @@ func appendPlan(dst []byte, p *sdk.SessionUpdatePlan) ([]byte, bool) {
 		dst = append(dst, ']')
 	}
 	return append(dst, `,"sessionUpdate":"plan"}`...), true
+}
+
+// appendCommands appends the commands a session offers: sent once per new
+// session, right after session/new's answer, where the general way's first use
+// of these types cost as much as the answer.
+func appendCommands(dst []byte, u *sdk.SessionAvailableCommandsUpdate) ([]byte, bool) {
+	if u.AvailableCommands == nil {
+		return dst, false
+	}
+	dst = append(dst, '{')
+	dst, ok := appendMetaMember(dst, u.Meta)
+	if !ok {
+		return dst, false
+	}
+	dst = append(dst, `"availableCommands":[`...)
+	for i, c := range u.AvailableCommands {
+		if len(c.Meta) > 0 {
+			return dst, false
+		}
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"description":`...)
+		dst = appendString(dst, c.Description)
+		if in := c.Input; in != nil {
+			// The SDK's own encoding of the union (it has no discriminator):
+			// through a map, so invalid UTF-8 comes out as U+FFFD itself.
+			if in.Unstructured == nil || len(in.Unstructured.Meta) > 0 {
+				return dst, false
+			}
+			dst = append(dst, `,"input":{"hint":`...)
+			dst = appendString(dst, in.Unstructured.Hint)
+			dst = append(dst, '}')
+		}
+		dst = append(dst, `,"name":`...)
+		dst = appendString(dst, c.Name)
+		dst = append(dst, '}')
+	}
+	return append(dst, `],"sessionUpdate":"available_commands_update"}`...), true
 }
 
 // appendContents appends a non-empty content member and its comma.

@@ -66,6 +66,14 @@ func fastCorpus() []sdk.SessionUpdate {
 		{Plan: &sdk.SessionUpdatePlan{Entries: []sdk.PlanEntry{{Content: "do it <now>", Status: sdk.PlanEntryStatusInProgress, Priority: sdk.PlanEntryPriorityHigh},
 			{Content: "then", Status: sdk.PlanEntryStatusPending, Priority: sdk.PlanEntryPriorityLow}}}},
 		{Plan: &sdk.SessionUpdatePlan{Entries: []sdk.PlanEntry{}}},
+		{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{AvailableCommands: []sdk.AvailableCommand{
+			{Name: "mode", Description: "show or set the permission mode", Input: &sdk.AvailableCommandInput{
+				Unstructured: &sdk.UnstructuredCommandInput{Hint: "[default|accept-edits|auto]"}}},
+			{Name: "cost", Description: "tokens <used> & " + nasty},
+			{Name: nasty, Description: "", Input: &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: nasty}}},
+		}}},
+		{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{AvailableCommands: []sdk.AvailableCommand{}}},
+		{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{Meta: map[string]any{"n": 1}, AvailableCommands: []sdk.AvailableCommand{{Name: "x"}}}},
 	}
 }
 
@@ -98,6 +106,12 @@ func TestFastEncodingLeavesTheRest(t *testing.T) {
 		{SessionId: "s", Update: sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{ToolCallId: "c",
 			Locations: []sdk.ToolCallLocation{{Path: "/a", Meta: map[string]any{"k": "v"}}}}}},
 		{SessionId: "s", Update: sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{CurrentModeId: "bypass"}}},
+		{SessionId: "s", Update: sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{
+			AvailableCommands: []sdk.AvailableCommand{{Name: "a", Meta: map[string]any{"k": "v"}}}}}},
+		{SessionId: "s", Update: sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{
+			AvailableCommands: []sdk.AvailableCommand{{Name: "a", Input: &sdk.AvailableCommandInput{
+				Unstructured: &sdk.UnstructuredCommandInput{Hint: "h", Meta: map[string]any{"k": "v"}}}}}}}},
+		{SessionId: "s", Update: sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{}}},
 	}
 	for i, note := range others {
 		if _, ok := appendFast(nil, note); ok {
