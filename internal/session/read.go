@@ -183,6 +183,9 @@ type decoder struct {
 	// the tool names of the calls without a result yet, which it needs.
 	meta  MetaReader
 	calls map[string]string
+	// rec is what a line is decoded into: the decoding's closures hold it,
+	// which would move a record of every line to the heap.
+	rec Record
 }
 
 // decode decodes one line (without its newline). Blank lines are counted but
@@ -208,12 +211,15 @@ func (d *decoder) decodeStrict(line []byte) (r Record, ok bool, err error) {
 			return r, false, err
 		}
 	}
-	if !decodeFast(line, &r, d.metaOf) {
-		r = Record{}
-		if err := json.Unmarshal(line, &r); err != nil {
+	rec := &d.rec
+	*rec = Record{}
+	if !decodeFast(line, rec, d.metaOf) {
+		*rec = Record{}
+		if err := json.Unmarshal(line, rec); err != nil {
 			return r, false, d.errorf("%w", err)
 		}
 	}
+	r = *rec
 	if err := validate(&r); err != nil {
 		return r, false, d.errorf("%w", err)
 	}
