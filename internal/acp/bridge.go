@@ -267,7 +267,14 @@ type callView struct {
 // viewCall translates a call card. This and viewResult are the bridge's switch on
 // the card kind; nothing here knows a tool's name.
 func (b *bridge) viewCall(id string, args []byte, c card.Call) callView {
-	v := callView{id: id, rawInput: rawInput(args)}
+	v := callView{id: id}
+	if b.replaying && len(args) > 0 {
+		// A logged call's arguments were checked as they were read (valid
+		// JSON, stricter than json.Valid's): a replay sends tens of thousands.
+		v.rawInput = json.RawMessage(args)
+	} else {
+		v.rawInput = rawInput(args)
+	}
 	if c == nil { // presenters always return a card; a nil one shows as a bare call
 		c = &card.GenericCall{Title: "Tool call"}
 	}

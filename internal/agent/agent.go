@@ -165,8 +165,8 @@ type Agent struct {
 	model   string // the model and thinking level in force (Config's until a model record)
 	think   string
 	allowed map[string]bool
-	open    map[string]session.Record // logged calls without a result yet
-	calls   int                       // calls logged, to number the user's own (RunTool)
+	open    map[string]openCall // logged calls without a result yet
+	calls   int                 // calls logged, to number the user's own (RunTool)
 	// last is the last result logged while RunTool waits for it (direct): a
 	// reload does not hold a result (several MiB, maybe) for nobody.
 	last   tool.Result
@@ -219,7 +219,7 @@ func New(c Config) *Agent {
 		c.CompactAt = DefaultCompactAt
 	}
 	return &Agent{c: c, defs: defs, ctx: builder{outputCap: c.OutputCap}, mode: c.Mode, model: c.Model, think: c.Thinking,
-		allowed: map[string]bool{}, open: map[string]session.Record{}, nested: map[string]bool{},
+		allowed: map[string]bool{}, open: map[string]openCall{}, nested: map[string]bool{},
 		system: c.System, cwd: ".", fixed: -1}
 }
 
@@ -288,7 +288,8 @@ func (a *Agent) record(r session.Record) error {
 func (a *Agent) Fold(r session.Record) {
 	a.mu.Lock()
 	a.ctx.fold(r)
-	var call session.Record
+	var call openCall
+	var answered bool
 	switch r.Type {
 	case session.TypeHeader:
 		if r.System != "" {
@@ -313,10 +314,10 @@ func (a *Agent) Fold(r session.Record) {
 			a.allowed[k] = true
 		}
 	case session.TypeToolCall:
-		a.open[r.CallID] = r
+		a.open[r.CallID] = openCall{name: r.Name, args: r.Args}
 		a.calls++
 	case session.TypeToolResult:
-		call = a.open[r.CallID]
+		call, answered = a.open[r.CallID]
 		delete(a.open, r.CallID)
 		if r.Result != nil && a.direct {
 			a.last = *r.Result
@@ -330,8 +331,8 @@ func (a *Agent) Fold(r session.Record) {
 		session.TypeProgress, session.TypePlan, session.TypeTurnEnd, session.TypeCompaction, session.TypeDamaged, session.TypeCheckpoint, session.TypeRestore, session.TypeHook, session.TypeCommand, session.TypeReply, session.TypeDecision, session.TypeTitle:
 	}
 	a.mu.Unlock()
-	if call.CallID != "" && r.Result != nil && a.c.Tools != nil {
-		a.c.Registry.Fold(a.c.Tools, call.Name, call.Args, *r.Result)
+	if answered && r.Result != nil && a.c.Tools != nil {
+		a.c.Registry.Fold(a.c.Tools, call.name, call.args, *r.Result)
 	}
 	if r.Type == session.TypeToolResult && r.Cwd != "" {
 		a.restoreCwd(r.Cwd)
@@ -339,6 +340,14 @@ func (a *Agent) Fold(r session.Record) {
 	if a.c.Folded != nil {
 		a.c.Folded(r)
 	}
+}
+
+// openCall is what the fold of a call's result needs of the call: not its
+// whole record, which a reload would copy into the map and out again for
+// every call.
+type openCall struct {
+	name string
+	args jsontext.Value
 }
 
 // messages is the model context as folded so far.

@@ -37,6 +37,10 @@ type Reader struct {
 // NewReader reads b from its start.
 func NewReader(b []byte) *Reader { return &Reader{b: b} }
 
+// Reset makes d a reader of b from its start, as NewReader would: a reader of
+// every line of a log is one value, not one allocation a line.
+func (d *Reader) Reset(b []byte) { *d = Reader{b: b} }
+
 // Offset is where the next value starts; Seek goes back there and Since
 // returns the input read from there.
 func (d *Reader) Offset() int {

@@ -21,7 +21,11 @@ import (
 // known by then: dsh writes callId before result), which it then decodes in
 // this pass (see MetaReader).
 func decodeFast(line []byte, r *Record, meta func(id string, d *jsonfast.Reader) (jsontext.Value, bool)) bool {
-	d := jsonfast.NewReader(line)
+	return decodeFastWith(jsonfast.NewReader(line), r, meta)
+}
+
+// decodeFastWith is decodeFast of what d reads.
+func decodeFastWith(d *jsonfast.Reader, r *Record, meta func(id string, d *jsonfast.Reader) (jsontext.Value, bool)) bool {
 	ok := d.Object(func(name []byte) bool {
 		switch string(name) {
 		case "type":

@@ -183,6 +183,10 @@ type decoder struct {
 	// the tool names of the calls without a result yet, which it needs.
 	meta  MetaReader
 	calls map[string]string
+	// rec is what a line is decoded into, and rd its reader: the decoding's
+	// closures hold them, which would move both to the heap for every line.
+	rec Record
+	rd  jsonfast.Reader
 }
 
 // decode decodes one line (without its newline). Blank lines are counted but
@@ -208,12 +212,16 @@ func (d *decoder) decodeStrict(line []byte) (r Record, ok bool, err error) {
 			return r, false, err
 		}
 	}
-	if !decodeFast(line, &r, d.metaOf) {
-		r = Record{}
-		if err := json.Unmarshal(line, &r); err != nil {
+	rec := &d.rec
+	*rec = Record{}
+	d.rd.Reset(line)
+	if !decodeFastWith(&d.rd, rec, d.metaOf) {
+		*rec = Record{}
+		if err := json.Unmarshal(line, rec); err != nil {
 			return r, false, d.errorf("%w", err)
 		}
 	}
+	r = *rec
 	if err := validate(&r); err != nil {
 		return r, false, d.errorf("%w", err)
 	}

@@ -39,6 +39,18 @@ type typed[P, M any] struct {
 		next int
 		ent  *[memoSize]memoEntry[M]
 	}
+	// args is memo's like for a logged call's arguments, decoded for its
+	// fold, its call card and its result card from the same bytes.
+	args struct {
+		sync.Mutex
+		next int
+		ent  *[memoSize]argsEntry[P]
+	}
+}
+
+type argsEntry[P any] struct {
+	raw []byte
+	p   P
 }
 
 // schema is P's schema, built on the first call.
@@ -89,6 +101,37 @@ func (t *typed[P, M]) remember(raw jsontext.Value, m *M) {
 	e.raw, e.m = raw, m
 	t.memo.next = (t.memo.next + 1) % memoSize
 	t.memo.Unlock()
+}
+
+// logged decodes a logged call's arguments as decode(args, false) does, once
+// for the same bytes. Callers must not change what it returns.
+func (t *typed[P, M]) logged(args []byte) (P, error) {
+	if len(args) == 0 {
+		return t.decode(args, false)
+	}
+	t.args.Lock()
+	if t.args.ent != nil {
+		for i := range t.args.ent {
+			if e := &t.args.ent[i]; len(e.raw) == len(args) && unsafe.SliceData(e.raw) == unsafe.SliceData(args) {
+				p := e.p
+				t.args.Unlock()
+				return p, nil
+			}
+		}
+	}
+	t.args.Unlock()
+	p, err := t.decode(args, false)
+	if err != nil {
+		return p, err
+	}
+	t.args.Lock()
+	if t.args.ent == nil {
+		t.args.ent = new([memoSize]argsEntry[P])
+	}
+	t.args.ent[t.args.next] = argsEntry[P]{raw: args, p: p}
+	t.args.next = (t.args.next + 1) % memoSize
+	t.args.Unlock()
+	return p, nil
 }
 
 // readMeta decodes the meta at d's position as DecodeMeta would, in the same
@@ -224,7 +267,7 @@ func (t *typed[P, M]) Run(ctx context.Context, env Env, args []byte, preview jso
 }
 
 func (t *typed[P, M]) PresentCall(args []byte, preview jsontext.Value) card.Call {
-	p, err := t.decode(args, false)
+	p, err := t.logged(args)
 	if err != nil || !t.schema().complete(args) {
 		return &card.GenericCall{Title: t.spec.Name, ToolKind: t.spec.Kind, RawInput: rawOrNil(args)}
 	}
@@ -236,7 +279,7 @@ func (t *typed[P, M]) PresentCall(args []byte, preview jsontext.Value) card.Call
 }
 
 func (t *typed[P, M]) PresentResult(args []byte, r Result) card.Result {
-	p, err := t.decode(args, false)
+	p, err := t.logged(args)
 	if err != nil || t.spec.PresentResult == nil {
 		return nil
 	}
@@ -251,7 +294,7 @@ func (t *typed[P, M]) Fold(s *Session, args []byte, r Result) {
 		t.meta(r.Meta)
 		return
 	}
-	p, err := t.decode(args, false)
+	p, err := t.logged(args)
 	if err != nil {
 		return
 	}

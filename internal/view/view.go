@@ -25,7 +25,7 @@ type Item struct {
 	Err    error
 }
 
-// Presenter remembers each open call's record and card so that its progress and
+// Presenter remembers each open call's name, arguments and card so that its progress and
 // result, which arrive later in the stream, are presented from the same data
 // (and the call card is made once). A call is forgotten at its result, so a
 // long session costs only its open calls.
@@ -37,8 +37,11 @@ type Presenter struct {
 	OnError func(error)
 }
 
+// seenCall is what a call's result needs of it: not its whole record, which a
+// replay would copy into the map and out again for every call.
 type seenCall struct {
-	rec  session.Record
+	name string
+	args []byte
 	card card.Call
 }
 
@@ -64,20 +67,20 @@ func (p *Presenter) Present(r session.Record) (it Item) {
 	case session.TypeToolCall:
 		it.Call, it.Err = p.call(r)
 		it.Name = r.Name
-		p.calls[r.CallID] = seenCall{rec: r, card: it.Call}
+		p.calls[r.CallID] = seenCall{name: r.Name, args: r.Args, card: it.Call}
 	case session.TypeToolResult:
 		c, ok := p.calls[r.CallID]
 		if !ok {
 			return it
 		}
 		delete(p.calls, r.CallID)
-		it.Call, it.Name = c.card, c.rec.Name
+		it.Call, it.Name = c.card, c.name
 		if r.Result != nil {
-			it.Result, it.Err = p.result(c.rec, *r.Result)
+			it.Result, it.Err = p.result(c.name, r.CallID, c.args, *r.Result)
 		}
 	case session.TypeProgress:
 		c := p.calls[r.CallID]
-		it.Call, it.Name = c.card, c.rec.Name
+		it.Call, it.Name = c.card, c.name
 	case session.TypeCompaction, session.TypeInstructions:
 		it.Name, it.Call, it.Result = noteCards(r)
 	case session.TypeRestore:
@@ -242,17 +245,17 @@ func CallCard(reg *tool.Registry, r session.Record) (c card.Call, err error) {
 	return reg.PresentCall(r.Name, r.Args, r.Preview), nil
 }
 
-func (p *Presenter) result(call session.Record, res tool.Result) (c card.Result, err error) {
+func (p *Presenter) result(name, id string, args []byte, res tool.Result) (c card.Result, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = fmt.Errorf("presenting the %s result %s: %v", call.Name, call.CallID, v)
+			err = fmt.Errorf("presenting the %s result %s: %v", name, id, v)
 			c = nil
 		}
 	}()
 	if c := tool.RefusedCard(res); c != nil { // the harness's words, for the user
 		return c, nil
 	}
-	return p.reg.PresentResult(call.Name, call.Args, res), nil
+	return p.reg.PresentResult(name, args, res), nil
 }
 
 func raw(args []byte) card.RawJSON {
