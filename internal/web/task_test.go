@@ -84,7 +84,10 @@ func TestSubagentTimeline(t *testing.T) {
 	}
 	screenshot(t, ctx, artifacts(t), "subagents.png", false)
 	child := eval[string](t, ctx, `document.querySelector('#c-t1 .timeline.nested').dataset.session`)
-	do(t, ctx, "follow the link to the child", chromedp.Click(chromedp.CSS(`#c-t1 details.nested > summary a`)), chromedp.WaitReady(chromedp.CSS("#end")))
+	// The parent's page has an #end too: it is marked, and the child's waited for.
+	eval[string](t, ctx, `document.body.dataset.left = "yes"`)
+	do(t, ctx, "follow the link to the child", chromedp.Click(chromedp.CSS(`#c-t1 details.nested > summary a`)),
+		chromedp.WaitReady(chromedp.CSS(`body:not([data-left]) #end`)))
 	if u := eval[string](t, ctx, `location.pathname`); u != "/s/"+child {
 		t.Errorf("the link leads to %s, want the child session %s", u, child)
 	}
