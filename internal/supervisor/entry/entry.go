@@ -109,12 +109,10 @@ func supervise(parent string) int {
 	if ppid, _ := atoi(parent); os.Getppid() != ppid {
 		return 1
 	}
-	// Children are reaped on SIGCHLD, and the control socket is read through
+	// The command's exit (see exitOf) and the control socket are read through
 	// the runtime's poller: a goroutine blocked in wait4 or recvmsg would keep
 	// the supervisor's one P (GOMAXPROCS=1, fewer thread wake-ups) from the
 	// goroutine it just woke until sysmon takes it back, milliseconds later.
-	chld := make(chan os.Signal, 1)
-	signal.Notify(chld, syscall.SIGCHLD)
 	if err := syscall.SetNonblock(ControlFD, true); err != nil {
 		return fail(wrap("control socket", err))
 	}
@@ -134,7 +132,7 @@ func supervise(parent string) int {
 		if m.c.ProxyPort == 0 {
 			_ = control.Close() // else it carries the proxy's socket back first
 		}
-		if err := run(m.c, m.files, sigs, chld, nil); err != nil {
+		if err := run(m.c, m.files, sigs, nil); err != nil {
 			return fail(err)
 		}
 		return 0
@@ -164,7 +162,7 @@ func supervise(parent string) int {
 			closeAll(m.files)
 			say("error a sandboxed command needs a supervisor of its own\n")
 		default:
-			if err := run(m.c, m.files, sigs, chld, ctl); errors.Is(err, errEnded) {
+			if err := run(m.c, m.files, sigs, ctl); errors.Is(err, errEnded) {
 				return 0
 			} else if err != nil {
 				say("error " + err.Error() + "\n")
@@ -187,7 +185,7 @@ var errEnded = errString("the session ended")
 
 // run starts the command, reports it started, watches it and reports how it
 // ended. The error is why it could not start, or errEnded.
-func run(c Config, files []int, sigs, chld <-chan os.Signal, ctl <-chan message) error {
+func run(c Config, files []int, sigs <-chan os.Signal, ctl <-chan message) error {
 	if c.Mounted && c.Sandbox != nil {
 		if err := c.Sandbox.Mount(); err != nil {
 			closeAll(files)
@@ -196,17 +194,26 @@ func run(c Config, files []int, sigs, chld <-chan os.Signal, ctl <-chan message)
 	}
 	s := &supervisor{c: c}
 	pid, err := s.start(files)
-	closeAll(files) // the command's now
+	if retired != nil {
+		retired.close()
+		retired = nil
+	}
 	if err != nil {
+		closeAll(files)
 		return err
 	}
 	say("started " + itoa(pid) + "\n")
-	ws, leftovers, ended := s.watch(pid, sigs, chld, ctl)
+	gone := exitOf(pid)
+	ws, leftovers, ended := s.watch(pid, sigs, gone, ctl)
 	l := "false"
 	if leftovers {
 		l = "true"
 	}
 	say("exit " + itoa(int(uint32(ws))) + " " + l + "\n")
+	// The command's output ends here, just after its exit is said, not when
+	// the command exits: dsh learns both from one wake-up.
+	closeAll(files)
+	retired = gone
 	if ended {
 		return errEnded
 	}
@@ -321,11 +328,32 @@ func isolate(port int) error {
 // terminates the command and everything it started (SIGKILL after the grace
 // time); SIGHUP, the parent's death, and the end of the control socket kill
 // everything at once, and then ended says the supervisor must end too.
-func (s *supervisor) watch(cmd int, sigs, chld <-chan os.Signal, ctl <-chan message) (ws syscall.WaitStatus, leftovers, ended bool) {
+func (s *supervisor) watch(cmd int, sigs <-chan os.Signal, gone *exitWatch, ctl <-chan message) (ws syscall.WaitStatus, leftovers, ended bool) {
 	var (
 		cmdDone, terminating, killing bool
 		grace, drain, again           <-chan time.Time
+		cmdGone                       <-chan struct{}
+		// chld carries SIGCHLD once the command's exit is not enough: it
+		// left descendants, whose ends only the signal tells (or the kernel
+		// has no pidfd). A signal wakes a thread of the runtime to pass it
+		// on, and its monitor with it: a command that leaves nothing pays
+		// none.
+		chld chan os.Signal
 	)
+	notify := func() {
+		chld = make(chan os.Signal, 1)
+		signal.Notify(chld, syscall.SIGCHLD)
+	}
+	if gone != nil {
+		cmdGone = gone.done
+	} else {
+		notify()
+	}
+	defer func() {
+		if chld != nil {
+			signal.Stop(chld)
+		}
+	}()
 	kill := func() {
 		killing = true
 		s.signalAll(cmd, syscall.SIGKILL)
@@ -367,7 +395,13 @@ func (s *supervisor) watch(cmd int, sigs, chld <-chan os.Signal, ctl <-chan mess
 		}
 	}
 	for !reap() {
+		if cmdDone && chld == nil {
+			notify()
+			continue // reap what ended before
+		}
 		select {
+		case <-cmdGone:
+			cmdGone = nil // closed: reap takes it from here
 		case <-chld:
 		case sig := <-sigs:
 			if sig != syscall.SIGHUP {
@@ -404,6 +438,64 @@ func (s *supervisor) watch(cmd int, sigs, chld <-chan os.Signal, ctl <-chan mess
 		}
 	}
 	return ws, leftovers, ended
+}
+
+// retired is the last command's exitWatch, closed once the next command has
+// started: the start's own system calls have woken the runtime's monitor
+// then, which an ordinary close would wake on its own at the end of each
+// command.
+var retired *exitWatch
+
+// exitWatch is a command's exit, read from its pidfd through the runtime's
+// poller: done is closed once the command has exited.
+type exitWatch struct {
+	done chan struct{}
+	f    *os.File
+}
+
+// exitOf watches pid's exit; nil where the kernel has no pidfd (before 5.3).
+// The pidfd is close-on-exec.
+func exitOf(pid int) *exitWatch {
+	const sysPidfdOpen, pidfdNonblock = 434, syscall.O_NONBLOCK
+	fd, _, errno := syscall.RawSyscall(sysPidfdOpen, uintptr(pid), pidfdNonblock, 0)
+	if errno == syscall.EINVAL { // before 5.10: no PIDFD_NONBLOCK
+		if fd, _, errno = syscall.RawSyscall(sysPidfdOpen, uintptr(pid), 0, 0); errno == 0 {
+			_, _, errno = syscall.RawSyscall(syscall.SYS_FCNTL, fd, syscall.F_SETFL, syscall.O_NONBLOCK)
+			if errno != 0 {
+				_, _, _ = syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+			}
+		}
+	}
+	if errno != 0 {
+		return nil
+	}
+	w := &exitWatch{done: make(chan struct{}), f: os.NewFile(fd, "pidfd")} // non-blocking: polled
+	rc, err := w.f.SyscallConn()
+	if err != nil {
+		_ = w.f.Close()
+		return nil
+	}
+	go func() {
+		_ = rc.Read(func(fd uintptr) bool { return exited(fd) })
+		close(w.done)
+	}()
+	return w
+}
+
+// exited reports whether the process of pidfd has exited (a zombie, or
+// reaped already), without reaping it.
+func exited(pidfd uintptr) bool {
+	const pPidfd = 3
+	var info [128]byte // siginfo_t; si_pid is at 16
+	_, _, errno := syscall.RawSyscall6(syscall.SYS_WAITID, pPidfd, pidfd, uintptr(unsafe.Pointer(&info[0])),
+		syscall.WEXITED|syscall.WNOHANG|syscall.WNOWAIT, 0, 0)
+	return errno != 0 || *(*int32)(unsafe.Pointer(&info[16])) != 0
+}
+
+// close closes the pidfd once the command has exited.
+func (w *exitWatch) close() {
+	<-w.done
+	_ = w.f.Close()
 }
 
 // signalAll sends sig to the command's process group and to every descendant
