@@ -1,0 +1,196 @@
+package supervisor
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// events is what dsh waits on for a supervisor: its status pipe and, while
+// Follow copies it, a command's output, both in an epoll instance of their
+// own that the runtime's poller watches as one descriptor. One goroutine
+// then learns of output and of the command's end from a single wake-up; with
+// a goroutine per pipe each event would wake one, and the runtime another
+// thread to run it.
+//
+// The reads are raw system calls on non-blocking descriptors: an ordinary
+// one wakes the runtime's monitor thread when it sleeps.
+type events struct {
+	ep      *os.File // the epoll instance, polled by the runtime
+	rc      syscall.RawConn
+	status  int    // the status pipe's read end, non-blocking
+	pending []byte // what was read of the status pipe past the last line
+	eof     bool   // the status pipe has ended: the supervisor is gone
+}
+
+// newEvents returns a status pipe's events and the pipe's write end, for
+// the supervisor.
+func newEvents() (*events, *os.File, error) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		return nil, nil, fmt.Errorf("status pipe: %w", err)
+	}
+	w := os.NewFile(uintptr(p[1]), "status")
+	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err == nil {
+		err = unix.SetNonblock(p[0], true)
+	}
+	if err == nil {
+		err = unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, p[0], &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(p[0])})
+	}
+	if err == nil {
+		err = unix.SetNonblock(ep, true) // so that the runtime polls it
+	}
+	if err != nil {
+		if ep >= 0 {
+			_ = unix.Close(ep)
+		}
+		_ = unix.Close(p[0])
+		_ = w.Close()
+		return nil, nil, fmt.Errorf("status pipe: %w", err)
+	}
+	e := &events{ep: os.NewFile(uintptr(ep), "supervisor events"), status: p[0]}
+	if e.rc, err = e.ep.SyscallConn(); err != nil {
+		e.close()
+		_ = w.Close()
+		return nil, nil, fmt.Errorf("status pipe: %w", err)
+	}
+	return e, w, nil
+}
+
+func (e *events) close() {
+	_ = e.ep.Close()
+	_ = unix.Close(e.status)
+}
+
+// wait waits until a descriptor of the set is ready, or the deadline set on
+// e.ep passes.
+func (e *events) wait() error {
+	return e.rc.Read(func(fd uintptr) bool {
+		var ev [4]unix.EpollEvent
+		n, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, fd, uintptr(unsafe.Pointer(&ev[0])), uintptr(len(ev)), 0, 0, 0)
+		return n > 0 || (errno != 0 && errno != unix.EINTR)
+	})
+}
+
+// line returns the next line of the status pipe, its end included; with
+// block false, "" when none has come yet. At the pipe's end it returns
+// io.EOF.
+func (e *events) line(block bool) (string, error) {
+	for {
+		if i := bytes.IndexByte(e.pending, '\n'); i >= 0 {
+			l := string(e.pending[:i+1])
+			e.pending = e.pending[i+1:]
+			return l, nil
+		}
+		if e.eof {
+			return "", io.EOF
+		}
+		var b [256]byte
+		n, errno := rawRead(e.status, b[:])
+		switch {
+		case errno == unix.EINTR:
+		case errno == unix.EAGAIN:
+			if !block {
+				return "", nil
+			}
+			if err := e.wait(); err != nil {
+				return "", err
+			}
+		case errno != 0 || n == 0:
+			e.eof = true
+		default:
+			e.pending = append(e.pending, b[:n]...)
+		}
+	}
+}
+
+// add and remove watch a command's output, or stop.
+func (e *events) add(fd int) error {
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}
+	_, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_CTL, uintptr(e.epfd()), unix.EPOLL_CTL_ADD, uintptr(fd), uintptr(unsafe.Pointer(&ev)), 0, 0)
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+func (e *events) remove(fd int) {
+	_, _, _ = unix.RawSyscall6(unix.SYS_EPOLL_CTL, uintptr(e.epfd()), unix.EPOLL_CTL_DEL, uintptr(fd), 0, 0, 0)
+}
+
+func (e *events) epfd() int {
+	fd := -1
+	_ = e.rc.Control(func(f uintptr) { fd = int(f) })
+	return fd
+}
+
+func rawRead(fd int, b []byte) (int, syscall.Errno) {
+	n, _, errno := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	return int(n), errno
+}
+
+// Follow is Wait for a command whose output is a pipe that the caller reads:
+// out is its read end, non-blocking and not polled by the runtime (nothing
+// else reads it). Follow copies the output to w as it comes, with buf, and
+// returns how the command ended once the command and everything it started
+// are gone and the output has ended, or linger after they are gone (a
+// process out of dsh's reach may hold the pipe). Call it instead of Wait.
+func (p *Process) Follow(out *os.File, w io.Writer, buf []byte, linger time.Duration) Exit {
+	fd := -1
+	if rc, err := out.SyscallConn(); err == nil {
+		_ = rc.Control(func(f uintptr) { fd = int(f) })
+	}
+	ev := p.sp.ev
+	reading := fd >= 0 && ev.add(fd) == nil
+	var (
+		e         Exit
+		ok, ended bool // ended: the exit is known, or that it never will be
+	)
+	for {
+		if reading {
+			n, errno := rawRead(fd, buf)
+			switch {
+			case n > 0:
+				_, _ = w.Write(buf[:n])
+				continue
+			case errno == unix.EINTR:
+				continue
+			case errno != unix.EAGAIN: // its end, or nothing more to read
+				ev.remove(fd)
+				reading = false
+			}
+		}
+		if !ended {
+			if e, ok, ended = p.sp.exit(false); ended && reading {
+				if !ok {
+					// The supervisor died: what it left is killed below,
+					// and the output is what the pipe holds (read above).
+					ev.remove(fd)
+					break
+				}
+				_ = ev.ep.SetReadDeadline(time.Now().Add(linger))
+			}
+		}
+		if ended && !reading {
+			break
+		}
+		if err := ev.wait(); err != nil { // the linger has passed
+			if !ended { // the poller failed: as if the supervisor had
+				e, ok, _ = p.sp.exit(false)
+			}
+			if reading {
+				ev.remove(fd)
+			}
+			break
+		}
+	}
+	_ = ev.ep.SetReadDeadline(time.Time{})
+	return p.finish(e, ok)
+}
