@@ -57,6 +57,12 @@ type Spec struct {
 	// Drain is how long descendants may outlive the command before they are
 	// leftovers and are killed.
 	Drain time.Duration
+	// Handoff has Start close Output, Errors, Input and Extra once they are
+	// sent to the supervisor, which holds them from then on: while dsh
+	// waits for the command to start, it makes no system call that would
+	// wake the runtime. The caller's Close after that does nothing; on an
+	// error it closes them.
+	Handoff bool
 }
 
 // Process is a supervised command.
@@ -317,6 +323,13 @@ func (sp *spare) send(s Spec, stay bool) error {
 	if err != nil {
 		return fmt.Errorf("supervisor config: %w", err)
 	}
+	if s.Handoff {
+		for _, f := range []*os.File{s.Output, s.Extra, s.Input, s.Errors} {
+			if f != nil {
+				_ = f.Close()
+			}
+		}
+	}
 	return nil
 }
 
@@ -496,6 +509,7 @@ func (s *Session) Start(spec Spec) (*Process, error) {
 	}
 	sp := s.sp
 	err := sp.send(spec, true)
+	sent := err == nil
 	var pgid int
 	if err == nil {
 		pgid, err = sp.started()
@@ -506,9 +520,13 @@ func (s *Session) Start(spec Spec) (*Process, error) {
 		return s.cur, nil
 	case errors.Is(err, errGone) || errors.Is(err, unix.EPIPE):
 		// It died between commands (killed from outside): the next command
-		// gets a new one, this one its own.
+		// gets a new one, this one its own, unless it took the command's
+		// descriptors with it.
 		s.sp = nil
 		sp.end()
+		if sent && spec.Handoff {
+			return nil, err
+		}
 		return Start(spec)
 	}
 	return nil, err // the command could not start; the supervisor waits for the next

@@ -121,8 +121,8 @@ func spawn(s spec) (*process, error) {
 		start = s.session.Start
 	}
 	sup, err := start(supervisor.Spec{Path: sh, Args: args, Dir: s.dir, Env: s.env,
-		Output: outW, Extra: cwdW, Sandbox: s.sandbox, Grace: killGrace, Drain: drainWait})
-	_ = outW.Close()
+		Output: outW, Extra: cwdW, Sandbox: s.sandbox, Grace: killGrace, Drain: drainWait, Handoff: true})
+	_ = outW.Close() // closed already if it started
 	if cwdW != nil {
 		_ = cwdW.Close()
 	}
