@@ -143,6 +143,13 @@ type bashTool struct {
 
 	envMu             sync.Mutex
 	environ, scrubbed []string // the last environment scrubbed, and the result
+
+	classMu    sync.Mutex
+	classified struct {
+		cmd string
+		v   shellrule.Verdict
+		ok  bool
+	}
 }
 
 // env is dsh's environment without its secrets. It is scrubbed again only
@@ -161,7 +168,7 @@ func (b *bashTool) env() []string {
 // commandEnv is the environment of command, run in dir: a known-safe one,
 // which nobody was asked about, runs guarded (guard.go).
 func (b *bashTool) commandEnv(command, dir string) []string {
-	if v := shellrule.Classify(command, b.safe); v.Safe {
+	if v := b.classify(command); v.Safe {
 		return guardEnv(dir, b.env(), v.RunsGit)
 	}
 	return b.env()
