@@ -148,6 +148,8 @@ func (p *Process) Follow(out *os.File, w io.Writer, buf []byte, linger time.Dura
 		_ = rc.Control(func(f uintptr) { fd = int(f) })
 	}
 	ev := p.sp.ev
+	// Only an epoll out of memory refuses the pipe; its output is then not
+	// read, and a command that fills it waits for its timeout.
 	reading := fd >= 0 && ev.add(fd) == nil
 	var (
 		e         Exit
