@@ -109,7 +109,7 @@ func supervise(parent string) int {
 	if ppid, _ := atoi(parent); os.Getppid() != ppid {
 		return 1
 	}
-	// The command's exit (see exitOf) and the control socket are read through
+	// The command's exit (see exits) and the control socket are read through
 	// the runtime's poller: a goroutine blocked in wait4 or recvmsg would keep
 	// the supervisor's one P (GOMAXPROCS=1, fewer thread wake-ups) from the
 	// goroutine it just woke until sysmon takes it back, milliseconds later.
@@ -117,6 +117,7 @@ func supervise(parent string) int {
 		return fail(wrap("control socket", err))
 	}
 	control := os.NewFile(ControlFD, "control")
+	exits.init()
 	// Start maps this process's user namespace (if it has one) once it is
 	// here: dsh is not dumpable, so only a process that has run exec can be.
 	say("ready\n")
@@ -194,17 +195,14 @@ func run(c Config, files []int, sigs <-chan os.Signal, ctl <-chan message) error
 	}
 	s := &supervisor{c: c}
 	pid, err := s.start(files)
-	if retired != nil {
-		retired.close()
-		retired = nil
-	}
 	if err != nil {
 		closeAll(files)
 		return err
 	}
 	say("started " + itoa(pid) + "\n")
-	gone := exitOf(pid)
-	ws, leftovers, ended := s.watch(pid, sigs, gone, ctl)
+	pidfd := exits.add(pid)
+	ws, leftovers, ended := s.watch(pid, sigs, pidfd >= 0, ctl)
+	exits.remove(pidfd)
 	l := "false"
 	if leftovers {
 		l = "true"
@@ -213,7 +211,6 @@ func run(c Config, files []int, sigs <-chan os.Signal, ctl <-chan message) error
 	// The command's output ends here, just after its exit is said, not when
 	// the command exits: dsh learns both from one wake-up.
 	closeAll(files)
-	retired = gone
 	if ended {
 		return errEnded
 	}
@@ -328,11 +325,10 @@ func isolate(port int) error {
 // terminates the command and everything it started (SIGKILL after the grace
 // time); SIGHUP, the parent's death, and the end of the control socket kill
 // everything at once, and then ended says the supervisor must end too.
-func (s *supervisor) watch(cmd int, sigs <-chan os.Signal, gone *exitWatch, ctl <-chan message) (ws syscall.WaitStatus, leftovers, ended bool) {
+func (s *supervisor) watch(cmd int, sigs <-chan os.Signal, polled bool, ctl <-chan message) (ws syscall.WaitStatus, leftovers, ended bool) {
 	var (
 		cmdDone, terminating, killing bool
 		grace, drain, again           <-chan time.Time
-		cmdGone                       <-chan struct{}
 		// chld carries SIGCHLD once the command's exit is not enough: it
 		// left descendants, whose ends only the signal tells (or the kernel
 		// has no pidfd). A signal wakes a thread of the runtime to pass it
@@ -344,9 +340,9 @@ func (s *supervisor) watch(cmd int, sigs <-chan os.Signal, gone *exitWatch, ctl 
 		chld = make(chan os.Signal, 1)
 		signal.Notify(chld, syscall.SIGCHLD)
 	}
-	if gone != nil {
-		cmdGone = gone.done
-	} else {
+	gone := exits.gone
+	if !polled {
+		gone = nil
 		notify()
 	}
 	defer func() {
@@ -400,8 +396,7 @@ func (s *supervisor) watch(cmd int, sigs <-chan os.Signal, gone *exitWatch, ctl 
 			continue // reap what ended before
 		}
 		select {
-		case <-cmdGone:
-			cmdGone = nil // closed: reap takes it from here
+		case <-gone: // this command's, or one reaped before its exit was read: reap tells
 		case <-chld:
 		case sig := <-sigs:
 			if sig != syscall.SIGHUP {
@@ -440,62 +435,77 @@ func (s *supervisor) watch(cmd int, sigs <-chan os.Signal, gone *exitWatch, ctl 
 	return ws, leftovers, ended
 }
 
-// retired is the last command's exitWatch, closed once the next command has
-// started: the start's own system calls have woken the runtime's monitor
-// then, which an ordinary close would wake on its own at the end of each
-// command.
-var retired *exitWatch
+// exits are the commands' exits, from their pidfds in an epoll instance that
+// the runtime's poller watches: no signal, whose delivery wakes a thread of
+// the runtime to pass it on, and its monitor with it. Each pidfd is added and
+// removed with raw system calls, which wake neither.
+var exits exitPoller
 
-// exitWatch is a command's exit, read from its pidfd through the runtime's
-// poller: done is closed once the command has exited.
-type exitWatch struct {
-	done chan struct{}
-	f    *os.File
+type exitPoller struct {
+	ep   int           // -1 if it could not start: SIGCHLD then
+	gone chan struct{} // a command has exited: reap
 }
 
-// exitOf watches pid's exit; nil where the kernel has no pidfd (before 5.3).
-// The pidfd is close-on-exec.
-func exitOf(pid int) *exitWatch {
-	const sysPidfdOpen, pidfdNonblock = 434, syscall.O_NONBLOCK
-	fd, _, errno := syscall.RawSyscall(sysPidfdOpen, uintptr(pid), pidfdNonblock, 0)
-	if errno == syscall.EINVAL { // before 5.10: no PIDFD_NONBLOCK
-		if fd, _, errno = syscall.RawSyscall(sysPidfdOpen, uintptr(pid), 0, 0); errno == 0 {
-			_, _, errno = syscall.RawSyscall(syscall.SYS_FCNTL, fd, syscall.F_SETFL, syscall.O_NONBLOCK)
-			if errno != 0 {
-				_, _, _ = syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+// init starts the poller's goroutine.
+func (e *exitPoller) init() {
+	e.ep = -1
+	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return
+	}
+	if err := syscall.SetNonblock(ep, true); err != nil { // polled
+		_ = syscall.Close(ep)
+		return
+	}
+	f := os.NewFile(uintptr(ep), "exits")
+	rc, err := f.SyscallConn()
+	if err != nil {
+		_ = f.Close()
+		return
+	}
+	e.ep, e.gone = ep, make(chan struct{}, 1)
+	go func() {
+		var ev [8]syscall.EpollEvent
+		for {
+			_ = rc.Read(func(fd uintptr) bool {
+				n, _, _ := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, fd, uintptr(unsafe.Pointer(&ev[0])), uintptr(len(ev)), 0, 0, 0)
+				return int(n) > 0
+			})
+			select {
+			case e.gone <- struct{}{}:
+			default: // one is pending already
 			}
 		}
-	}
-	if errno != 0 {
-		return nil
-	}
-	w := &exitWatch{done: make(chan struct{}), f: os.NewFile(fd, "pidfd")} // non-blocking: polled
-	rc, err := w.f.SyscallConn()
-	if err != nil {
-		_ = w.f.Close()
-		return nil
-	}
-	go func() {
-		_ = rc.Read(func(fd uintptr) bool { return exited(fd) })
-		close(w.done)
 	}()
-	return w
 }
 
-// exited reports whether the process of pidfd has exited (a zombie, or
-// reaped already), without reaping it.
-func exited(pidfd uintptr) bool {
-	const pPidfd = 3
-	var info [128]byte // siginfo_t; si_pid is at 16
-	_, _, errno := syscall.RawSyscall6(syscall.SYS_WAITID, pPidfd, pidfd, uintptr(unsafe.Pointer(&info[0])),
-		syscall.WEXITED|syscall.WNOHANG|syscall.WNOWAIT, 0, 0)
-	return errno != 0 || *(*int32)(unsafe.Pointer(&info[16])) != 0
+// add watches pid's exit and returns its pidfd, or -1 if it cannot (the
+// kernel has no pidfd before 5.3): SIGCHLD tells then.
+func (e *exitPoller) add(pid int) int {
+	if e.ep < 0 {
+		return -1
+	}
+	const sysPidfdOpen = 434
+	fd, _, errno := syscall.RawSyscall(sysPidfdOpen, uintptr(pid), 0, 0) // close-on-exec
+	if errno != 0 {
+		return -1
+	}
+	// One-shot: an exited process's pidfd stays readable.
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLONESHOT, Fd: int32(fd)}
+	if _, _, errno := syscall.RawSyscall6(syscall.SYS_EPOLL_CTL, uintptr(e.ep), syscall.EPOLL_CTL_ADD, fd, uintptr(unsafe.Pointer(&ev)), 0, 0); errno != 0 {
+		_, _, _ = syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+		return -1
+	}
+	return int(fd)
 }
 
-// close closes the pidfd once the command has exited.
-func (w *exitWatch) close() {
-	<-w.done
-	_ = w.f.Close()
+// remove ends the watch of add.
+func (e *exitPoller) remove(pidfd int) {
+	if pidfd < 0 {
+		return
+	}
+	_, _, _ = syscall.RawSyscall6(syscall.SYS_EPOLL_CTL, uintptr(e.ep), syscall.EPOLL_CTL_DEL, uintptr(pidfd), 0, 0, 0)
+	_, _, _ = syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(pidfd), 0, 0)
 }
 
 // signalAll sends sig to the command's process group and to every descendant
