@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"syscall"
-	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -131,6 +130,15 @@ func (e *events) epfd() int {
 	return fd
 }
 
+// pipeSize is the capacity of the pipe fd.
+func pipeSize(fd int) int {
+	n, _, errno := unix.RawSyscall(unix.SYS_FCNTL, uintptr(fd), unix.F_GETPIPE_SZ, 0)
+	if errno != 0 {
+		return 1 << 20 // the most an unprivileged process may give a pipe, by default
+	}
+	return int(n)
+}
+
 func rawRead(fd int, b []byte) (int, syscall.Errno) {
 	n, _, errno := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
 	return int(n), errno
@@ -140,59 +148,78 @@ func rawRead(fd int, b []byte) (int, syscall.Errno) {
 // out is its read end, non-blocking and not polled by the runtime (nothing
 // else reads it). Follow copies the output to w as it comes, with buf, and
 // returns how the command ended once the command and everything it started
-// are gone and the output has ended, or linger after they are gone (a
-// process out of dsh's reach may hold the pipe). Call it instead of Wait.
-func (p *Process) Follow(out *os.File, w io.Writer, buf []byte, linger time.Duration) Exit {
+// are gone and what they wrote is read. A process out of dsh's reach that
+// holds the pipe is not waited for: what it writes is not the command's.
+// Call it instead of Wait.
+func (p *Process) Follow(out *os.File, w io.Writer, buf []byte) Exit {
 	fd := -1
 	if rc, err := out.SyscallConn(); err == nil {
 		_ = rc.Control(func(f uintptr) { fd = int(f) })
 	}
 	ev := p.sp.ev
-	// Only an epoll out of memory refuses the pipe; its output is then not
-	// read, and a command that fills it waits for its timeout.
-	reading := fd >= 0 && ev.add(fd) == nil
-	var (
-		e         Exit
-		ok, ended bool // ended: the exit is known, or that it never will be
+	// Only an epoll out of memory refuses the pipe; its output is then read
+	// once the command has ended, and one that fills it waits for its
+	// timeout.
+	watched := fd >= 0 && ev.add(fd) == nil
+	open := fd >= 0
+	size := 0
+	if open {
+		size = pipeSize(fd)
+	}
+	// drain reads what the pipe holds, at most its size, and says what is
+	// left: nothing for now, more, or nothing ever (its end).
+	const (
+		empty = iota
+		more
+		ended
 	)
-	for {
-		if reading {
-			n, errno := rawRead(fd, buf)
+	drain := func() int {
+		for read := 0; read < size; {
+			n, errno := rawRead(fd, buf[:min(len(buf), size-read)])
 			switch {
 			case n > 0:
 				_, _ = w.Write(buf[:n])
-				continue
+				read += n
 			case errno == unix.EINTR:
-				continue
-			case errno != unix.EAGAIN: // its end, or nothing more to read
-				ev.remove(fd)
-				reading = false
+			case errno == unix.EAGAIN:
+				return empty
+			default: // its end, or nothing more to read
+				return ended
 			}
 		}
-		if !ended {
-			if e, ok, ended = p.sp.exit(false); ended && reading {
-				if !ok {
-					// The supervisor died: what it left is killed below,
-					// and the output is what the pipe holds (read above).
+		return more
+	}
+	var e Exit
+	var ok, done bool // done: how the command ended is known
+	for {
+		left := empty
+		if open && (watched || done) {
+			if left = drain(); left == ended {
+				open = false
+				if watched {
 					ev.remove(fd)
-					break
+					watched = false
 				}
-				_ = ev.ep.SetReadDeadline(time.Now().Add(linger))
 			}
 		}
-		if ended && !reading {
+		if done {
+			// All that the command and what it started wrote was in the
+			// pipe, which holds no more than its size; a process out of
+			// reach may write on, and that is not the command's.
 			break
 		}
-		if err := ev.wait(); err != nil { // the linger has passed
-			if !ended { // the poller failed: as if the supervisor had
-				e, ok, _ = p.sp.exit(false)
-			}
-			if reading {
-				ev.remove(fd)
-			}
-			break
+		// Once the supervisor has said how the command ended, the output is
+		// read once more, for what was written before. It keeps the output
+		// open until then, so that the output's end does not wake this first.
+		if e, ok, done = p.sp.exit(false); done || left == more {
+			continue // in a flood, the status is read between pipefuls
+		}
+		if err := ev.wait(); err != nil { // the poller failed: as if the supervisor had
+			done = true
 		}
 	}
-	_ = ev.ep.SetReadDeadline(time.Time{})
+	if watched {
+		ev.remove(fd)
+	}
 	return p.finish(e, ok)
 }

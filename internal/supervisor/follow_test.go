@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"syscall"
@@ -42,7 +43,7 @@ func TestFollow(t *testing.T) {
 					t.Errorf("command %d: the write end is still open after the start (%v)", i, err)
 				}
 				var out strings.Builder
-				e := p.Follow(r, &out, make([]byte, 3), time.Minute)
+				e := p.Follow(r, &out, make([]byte, 3))
 				if got := out.String(); got != "out\nmore\n" {
 					t.Errorf("command %d: output %q", i, got)
 				}
@@ -54,28 +55,46 @@ func TestFollow(t *testing.T) {
 	}
 }
 
-// TestFollowLingers: when a process out of the supervisor's reach holds the
-// output pipe (here: this test), Follow returns the linger after the
-// command's end, with its exit.
-func TestFollowLingers(t *testing.T) {
+// TestFollowOutOfReach: a process out of the supervisor's reach (here: this
+// test) that holds the output pipe, quiet or writing on, is not waited for;
+// what the command wrote is all there.
+func TestFollowOutOfReach(t *testing.T) {
 	for name, start := range starts(t) {
-		t.Run(name, func(t *testing.T) {
-			r, w := outputPipe(t)
-			t.Cleanup(func() { _ = w.Close() })
-			p, err := start(Spec{Path: "/bin/sh", Args: []string{"sh", "-c", "echo out"}, Env: os.Environ(), Output: w,
-				Grace: time.Second, Drain: 100 * time.Millisecond})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var out strings.Builder
-			e := p.Follow(r, &out, make([]byte, 64), 50*time.Millisecond)
-			if got := out.String(); got != "out\n" {
-				t.Errorf("output %q", got)
-			}
-			if got := statusString(e.Status); got != "exit status 0" {
-				t.Errorf("%s, want exit status 0", got)
-			}
-		})
+		for _, flood := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/flood=%v", name, flood), func(t *testing.T) {
+				r, w := outputPipe(t)
+				stopped := make(chan struct{})
+				if flood {
+					go func() {
+						defer close(stopped)
+						x := []byte(strings.Repeat("x", 4096))
+						for {
+							if _, err := w.Write(x); err != nil {
+								return // r is closed
+							}
+						}
+					}()
+				} else {
+					close(stopped)
+				}
+				p, err := start(Spec{Path: "/bin/sh", Args: []string{"sh", "-c", "echo out; echo more"}, Env: os.Environ(), Output: w,
+					Grace: time.Second, Drain: 100 * time.Millisecond})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out strings.Builder
+				e := p.Follow(r, &out, make([]byte, 64<<10))
+				if got := strings.ReplaceAll(out.String(), "x", ""); got != "out\nmore\n" {
+					t.Errorf("output %q", got)
+				}
+				if got := statusString(e.Status); got != "exit status 0" {
+					t.Errorf("%s, want exit status 0", got)
+				}
+				_ = r.Close()
+				<-stopped
+				_ = w.Close()
+			})
+		}
 	}
 }
 

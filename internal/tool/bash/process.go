@@ -22,8 +22,7 @@ const (
 	// drainWait is how long processes the shell started may outlive it before
 	// they are leftovers and are killed.
 	drainWait = 100 * time.Millisecond
-	// closeWait bounds the wait for the pipes to close once everything is dead,
-	// and for the supervisor beyond the grace period.
+	// closeWait bounds the wait for the supervisor beyond the grace period.
 	closeWait = time.Second
 	readSize  = 256 << 10
 	pipeSize  = 1 << 20
@@ -144,11 +143,10 @@ func spawn(s spec) (*process, error) {
 
 func (p *process) supervise(outR, cwdR *os.File, out io.Writer) {
 	// The supervisor says how the command ended once the shell and everything
-	// it started are gone, leftovers killed; the output pipe then reaches EOF
-	// at once, unless a process outside dsh's reach holds it. Follow reads
-	// both on this goroutine: the end of a command wakes it once.
+	// it started are gone, leftovers killed. Follow reads that and the
+	// output on this goroutine: the end of a command wakes it once.
 	bp := readBufs.Get().(*[readSize]byte)
-	p.exit = p.sup.Follow(outR, out, bp[:], closeWait)
+	p.exit = p.sup.Follow(outR, out, bp[:])
 	readBufs.Put(bp)
 	_ = outR.Close()
 	close(p.exited)
@@ -199,7 +197,7 @@ func growPipe(f *os.File) {
 func (p *process) terminate() {
 	p.termOnce.Do(func() {
 		p.sup.Terminate()
-		if !waitOrTimeout(p.exited, killGrace+2*closeWait) { // and the output's end
+		if !waitOrTimeout(p.exited, killGrace+closeWait) {
 			p.sup.Kill()
 		}
 	})
