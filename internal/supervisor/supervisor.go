@@ -15,7 +15,6 @@
 package supervisor
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"net"
@@ -58,6 +57,12 @@ type Spec struct {
 	// Drain is how long descendants may outlive the command before they are
 	// leftovers and are killed.
 	Drain time.Duration
+	// Handoff has Start close Output, Errors, Input and Extra once they are
+	// sent to the supervisor, which holds them from then on: while dsh
+	// waits for the command to start, it makes no system call that would
+	// wake the runtime. The caller's Close after that does nothing; on an
+	// error it closes them.
+	Handoff bool
 }
 
 // Process is a supervised command.
@@ -98,8 +103,7 @@ var spares struct {
 
 type spare struct {
 	cmd     *exec.Cmd
-	status  *os.File
-	br      *bufio.Reader
+	ev      *events // its status pipe
 	control *os.File
 	mounted bool // in its own user and mount namespaces
 }
@@ -113,10 +117,10 @@ func newSpare(sandboxed bool) (*spare, error) {
 	}
 	control, theirs := os.NewFile(uintptr(fds[0]), "control"), os.NewFile(uintptr(fds[1]), "control")
 	defer func() { _ = theirs.Close() }()
-	stR, stW, err := os.Pipe()
+	ev, stW, err := newEvents()
 	if err != nil {
 		_ = control.Close()
-		return nil, fmt.Errorf("status pipe: %w", err)
+		return nil, err
 	}
 	defer func() { _ = stW.Close() }()
 	// One P: the supervisor does little at a time, and every idle P it had
@@ -145,7 +149,7 @@ func newSpare(sandboxed bool) (*spare, error) {
 		live[cmd.Process.Pid] = true
 		return cmd, nil
 	}
-	sp := &spare{status: stR, br: bufio.NewReader(stR), control: control}
+	sp := &spare{ev: ev, control: control}
 	if sandboxed {
 		// In its own user and mount namespaces, the supervisor mounts what the
 		// command may not change read-only (confine.Rules.Mount). The
@@ -165,7 +169,7 @@ func newSpare(sandboxed bool) (*spare, error) {
 	}
 	if err != nil {
 		_ = control.Close()
-		_ = stR.Close()
+		ev.close()
 		return nil, err
 	}
 	return sp, nil
@@ -175,7 +179,7 @@ func newSpare(sandboxed bool) (*spare, error) {
 // user: dsh makes itself non-dumpable, which keeps a non-root dsh from writing
 // a child's maps before the child has run exec (Go's UidMappings would).
 func (sp *spare) ready() error {
-	if line, _ := sp.br.ReadString('\n'); line != "ready\n" {
+	if line, _ := sp.ev.line(true); line != "ready\n" {
 		return fmt.Errorf("the supervisor did not start (%q)", line)
 	}
 	if !sp.mounted {
@@ -199,7 +203,7 @@ func (sp *spare) discard() {
 	_ = sp.control.Close()
 	_ = sp.cmd.Process.Kill()
 	_ = sp.cmd.Wait()
-	_ = sp.status.Close()
+	sp.ev.close()
 	liveMu.Lock()
 	delete(live, sp.cmd.Process.Pid)
 	liveMu.Unlock()
@@ -319,6 +323,13 @@ func (sp *spare) send(s Spec, stay bool) error {
 	if err != nil {
 		return fmt.Errorf("supervisor config: %w", err)
 	}
+	if s.Handoff {
+		for _, f := range []*os.File{s.Output, s.Extra, s.Input, s.Errors} {
+			if f != nil {
+				_ = f.Close()
+			}
+		}
+	}
 	return nil
 }
 
@@ -369,7 +380,7 @@ var errGone = errors.New("the supervisor ended before it started the command")
 // started reads whether the command started: its pid, which is its process
 // group, or why not.
 func (sp *spare) started() (int, error) {
-	line, _ := sp.br.ReadString('\n')
+	line, _ := sp.ev.line(true)
 	line = strings.TrimSpace(line)
 	if pid, ok := strings.CutPrefix(line, "started "); ok {
 		if n, err := strconv.Atoi(pid); err == nil {
@@ -382,24 +393,28 @@ func (sp *spare) started() (int, error) {
 	return 0, errGone
 }
 
-// exit reads how the command ended; ok is false when the supervisor died
-// before it could say.
-func (sp *spare) exit() (e Exit, ok bool) {
-	line, _ := sp.br.ReadString('\n')
+// exit reads how the command ended, waiting for it if block; got is false
+// when it has not come yet, ok false when the supervisor died before it
+// could say.
+func (sp *spare) exit(block bool) (e Exit, ok, got bool) {
+	line, err := sp.ev.line(block)
+	if err == nil && line == "" {
+		return Exit{}, false, false
+	}
 	rest, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "exit ")
 	status, leftovers, _ := strings.Cut(rest, " ")
 	ws, err := strconv.ParseUint(status, 10, 32)
 	if !ok || err != nil || (leftovers != "true" && leftovers != "false") {
-		return Exit{}, false
+		return Exit{}, false, true
 	}
-	return Exit{Status: syscall.WaitStatus(ws), Leftovers: leftovers == "true"}, true
+	return Exit{Status: syscall.WaitStatus(ws), Leftovers: leftovers == "true"}, true, true
 }
 
 // end waits for the supervisor process, which has ended or is ending.
 func (sp *spare) end() {
 	_ = sp.control.Close() // a session's supervisor ends with its socket
 	_ = sp.cmd.Wait()
-	_ = sp.status.Close()
+	sp.ev.close()
 	liveMu.Lock()
 	delete(live, sp.cmd.Process.Pid)
 	liveMu.Unlock()
@@ -408,7 +423,13 @@ func (sp *spare) end() {
 // Wait waits until the command and everything it started are gone, and says how
 // the command ended. Call it once.
 func (p *Process) Wait() Exit {
-	e, ok := p.sp.exit()
+	e, ok, _ := p.sp.exit(true)
+	return p.finish(e, ok)
+}
+
+// finish is the end of Wait, once the supervisor said how the command ended
+// (ok) or died.
+func (p *Process) finish(e Exit, ok bool) Exit {
 	if p.proxy != nil {
 		e.Refused = p.proxy.Close() // the command and all it started are gone
 	}
@@ -488,6 +509,7 @@ func (s *Session) Start(spec Spec) (*Process, error) {
 	}
 	sp := s.sp
 	err := sp.send(spec, true)
+	sent := err == nil
 	var pgid int
 	if err == nil {
 		pgid, err = sp.started()
@@ -498,9 +520,13 @@ func (s *Session) Start(spec Spec) (*Process, error) {
 		return s.cur, nil
 	case errors.Is(err, errGone) || errors.Is(err, unix.EPIPE):
 		// It died between commands (killed from outside): the next command
-		// gets a new one, this one its own.
+		// gets a new one, this one its own, unless it took the command's
+		// descriptors with it.
 		s.sp = nil
 		sp.end()
+		if sent && spec.Handoff {
+			return nil, err
+		}
 		return Start(spec)
 	}
 	return nil, err // the command could not start; the supervisor waits for the next

@@ -109,16 +109,15 @@ func supervise(parent string) int {
 	if ppid, _ := atoi(parent); os.Getppid() != ppid {
 		return 1
 	}
-	// Children are reaped on SIGCHLD, and the control socket is read through
+	// The command's exit (see exits) and the control socket are read through
 	// the runtime's poller: a goroutine blocked in wait4 or recvmsg would keep
 	// the supervisor's one P (GOMAXPROCS=1, fewer thread wake-ups) from the
 	// goroutine it just woke until sysmon takes it back, milliseconds later.
-	chld := make(chan os.Signal, 1)
-	signal.Notify(chld, syscall.SIGCHLD)
 	if err := syscall.SetNonblock(ControlFD, true); err != nil {
 		return fail(wrap("control socket", err))
 	}
 	control := os.NewFile(ControlFD, "control")
+	exits.init()
 	// Start maps this process's user namespace (if it has one) once it is
 	// here: dsh is not dumpable, so only a process that has run exec can be.
 	say("ready\n")
@@ -134,7 +133,7 @@ func supervise(parent string) int {
 		if m.c.ProxyPort == 0 {
 			_ = control.Close() // else it carries the proxy's socket back first
 		}
-		if err := run(m.c, m.files, sigs, chld, nil); err != nil {
+		if err := run(m.c, m.files, sigs, nil); err != nil {
 			return fail(err)
 		}
 		return 0
@@ -164,7 +163,7 @@ func supervise(parent string) int {
 			closeAll(m.files)
 			say("error a sandboxed command needs a supervisor of its own\n")
 		default:
-			if err := run(m.c, m.files, sigs, chld, ctl); errors.Is(err, errEnded) {
+			if err := run(m.c, m.files, sigs, ctl); errors.Is(err, errEnded) {
 				return 0
 			} else if err != nil {
 				say("error " + err.Error() + "\n")
@@ -187,7 +186,7 @@ var errEnded = errString("the session ended")
 
 // run starts the command, reports it started, watches it and reports how it
 // ended. The error is why it could not start, or errEnded.
-func run(c Config, files []int, sigs, chld <-chan os.Signal, ctl <-chan message) error {
+func run(c Config, files []int, sigs <-chan os.Signal, ctl <-chan message) error {
 	if c.Mounted && c.Sandbox != nil {
 		if err := c.Sandbox.Mount(); err != nil {
 			closeAll(files)
@@ -196,17 +195,22 @@ func run(c Config, files []int, sigs, chld <-chan os.Signal, ctl <-chan message)
 	}
 	s := &supervisor{c: c}
 	pid, err := s.start(files)
-	closeAll(files) // the command's now
 	if err != nil {
+		closeAll(files)
 		return err
 	}
 	say("started " + itoa(pid) + "\n")
-	ws, leftovers, ended := s.watch(pid, sigs, chld, ctl)
+	pidfd := exits.add(pid)
+	ws, leftovers, ended := s.watch(pid, sigs, pidfd >= 0, ctl)
+	exits.remove(pidfd)
 	l := "false"
 	if leftovers {
 		l = "true"
 	}
 	say("exit " + itoa(int(uint32(ws))) + " " + l + "\n")
+	// The command's output ends here, just after its exit is said, not when
+	// the command exits: dsh learns both from one wake-up.
+	closeAll(files)
 	if ended {
 		return errEnded
 	}
@@ -321,11 +325,31 @@ func isolate(port int) error {
 // terminates the command and everything it started (SIGKILL after the grace
 // time); SIGHUP, the parent's death, and the end of the control socket kill
 // everything at once, and then ended says the supervisor must end too.
-func (s *supervisor) watch(cmd int, sigs, chld <-chan os.Signal, ctl <-chan message) (ws syscall.WaitStatus, leftovers, ended bool) {
+func (s *supervisor) watch(cmd int, sigs <-chan os.Signal, polled bool, ctl <-chan message) (ws syscall.WaitStatus, leftovers, ended bool) {
 	var (
 		cmdDone, terminating, killing bool
 		grace, drain, again           <-chan time.Time
+		// chld carries SIGCHLD once the command's exit is not enough: it
+		// left descendants, whose ends only the signal tells (or the kernel
+		// has no pidfd). A signal wakes a thread of the runtime to pass it
+		// on, and its monitor with it: a command that leaves nothing pays
+		// none.
+		chld chan os.Signal
 	)
+	notify := func() {
+		chld = make(chan os.Signal, 1)
+		signal.Notify(chld, syscall.SIGCHLD)
+	}
+	gone := exits.gone
+	if !polled {
+		gone = nil
+		notify()
+	}
+	defer func() {
+		if chld != nil {
+			signal.Stop(chld)
+		}
+	}()
 	kill := func() {
 		killing = true
 		s.signalAll(cmd, syscall.SIGKILL)
@@ -367,7 +391,12 @@ func (s *supervisor) watch(cmd int, sigs, chld <-chan os.Signal, ctl <-chan mess
 		}
 	}
 	for !reap() {
+		if cmdDone && chld == nil {
+			notify()
+			continue // reap what ended before
+		}
 		select {
+		case <-gone: // this command's, or one reaped before its exit was read: reap tells
 		case <-chld:
 		case sig := <-sigs:
 			if sig != syscall.SIGHUP {
@@ -404,6 +433,79 @@ func (s *supervisor) watch(cmd int, sigs, chld <-chan os.Signal, ctl <-chan mess
 		}
 	}
 	return ws, leftovers, ended
+}
+
+// exits are the commands' exits, from their pidfds in an epoll instance that
+// the runtime's poller watches: no signal, whose delivery wakes a thread of
+// the runtime to pass it on, and its monitor with it. Each pidfd is added and
+// removed with raw system calls, which wake neither.
+var exits exitPoller
+
+type exitPoller struct {
+	ep   int           // -1 if it could not start: SIGCHLD then
+	gone chan struct{} // a command has exited: reap
+}
+
+// init starts the poller's goroutine.
+func (e *exitPoller) init() {
+	e.ep = -1
+	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return
+	}
+	if err := syscall.SetNonblock(ep, true); err != nil { // polled
+		_ = syscall.Close(ep)
+		return
+	}
+	f := os.NewFile(uintptr(ep), "exits")
+	rc, err := f.SyscallConn()
+	if err != nil {
+		_ = f.Close()
+		return
+	}
+	e.ep, e.gone = ep, make(chan struct{}, 1)
+	go func() {
+		var ev [8]syscall.EpollEvent
+		for {
+			_ = rc.Read(func(fd uintptr) bool {
+				n, _, _ := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, fd, uintptr(unsafe.Pointer(&ev[0])), uintptr(len(ev)), 0, 0, 0)
+				return int(n) > 0
+			})
+			select {
+			case e.gone <- struct{}{}:
+			default: // one is pending already
+			}
+		}
+	}()
+}
+
+// add watches pid's exit and returns its pidfd, or -1 if it cannot (the
+// kernel has no pidfd before 5.3): SIGCHLD tells then.
+func (e *exitPoller) add(pid int) int {
+	if e.ep < 0 {
+		return -1
+	}
+	const sysPidfdOpen = 434
+	fd, _, errno := syscall.RawSyscall(sysPidfdOpen, uintptr(pid), 0, 0) // close-on-exec
+	if errno != 0 {
+		return -1
+	}
+	// One-shot: an exited process's pidfd stays readable.
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLONESHOT, Fd: int32(fd)}
+	if _, _, errno := syscall.RawSyscall6(syscall.SYS_EPOLL_CTL, uintptr(e.ep), syscall.EPOLL_CTL_ADD, fd, uintptr(unsafe.Pointer(&ev)), 0, 0); errno != 0 {
+		_, _, _ = syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+		return -1
+	}
+	return int(fd)
+}
+
+// remove ends the watch of add.
+func (e *exitPoller) remove(pidfd int) {
+	if pidfd < 0 {
+		return
+	}
+	_, _, _ = syscall.RawSyscall6(syscall.SYS_EPOLL_CTL, uintptr(e.ep), syscall.EPOLL_CTL_DEL, uintptr(pidfd), 0, 0, 0)
+	_, _, _ = syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(pidfd), 0, 0)
 }
 
 // signalAll sends sig to the command's process group and to every descendant

@@ -6,7 +6,7 @@ import (
 )
 
 func (b *bashTool) approval(p params) tool.Approval {
-	ap := CommandApproval(p.Command, b.safe)
+	ap := approvalOf(b.classify(p.Command))
 	ap.Confined = b.sandbox.Enabled() // the auto mode exists only then
 	return ap
 }
@@ -18,7 +18,10 @@ func (b *bashTool) approval(p params) tool.Approval {
 // part is a plain program with literal arguments. extraSafe are the user's
 // additions to the safe table.
 func CommandApproval(cmd string, extraSafe []string) tool.Approval {
-	v := shellrule.Classify(cmd, extraSafe)
+	return approvalOf(shellrule.Classify(cmd, extraSafe))
+}
+
+func approvalOf(v shellrule.Verdict) tool.Approval {
 	if !v.Rememberable {
 		return tool.Approval{Label: v.Reason}
 	}
@@ -27,4 +30,16 @@ func CommandApproval(cmd string, extraSafe []string) tool.Approval {
 		keys[i] = "command:" + k
 	}
 	return tool.Approval{Keys: keys, Label: v.Label(), Remember: true, Safe: v.Safe}
+}
+
+// classify is shellrule.Classify with the user's safe commands, kept for the
+// last command: the permission step and the run ask about the same one, and
+// parsing it is most of what the tool costs before the command starts.
+func (b *bashTool) classify(cmd string) shellrule.Verdict {
+	b.classMu.Lock()
+	defer b.classMu.Unlock()
+	if b.classified.cmd != cmd || !b.classified.ok {
+		b.classified.cmd, b.classified.v, b.classified.ok = cmd, shellrule.Classify(cmd, b.safe), true
+	}
+	return b.classified.v
 }

@@ -143,6 +143,13 @@ type bashTool struct {
 
 	envMu             sync.Mutex
 	environ, scrubbed []string // the last environment scrubbed, and the result
+
+	classMu    sync.Mutex
+	classified struct {
+		cmd string
+		v   shellrule.Verdict
+		ok  bool
+	}
 }
 
 // env is dsh's environment without its secrets. It is scrubbed again only
@@ -161,7 +168,7 @@ func (b *bashTool) env() []string {
 // commandEnv is the environment of command, run in dir: a known-safe one,
 // which nobody was asked about, runs guarded (guard.go).
 func (b *bashTool) commandEnv(command, dir string) []string {
-	if v := shellrule.Classify(command, b.safe); v.Safe {
+	if v := b.classify(command); v.Safe {
 		return guardEnv(dir, b.env(), v.RunsGit)
 	}
 	return b.env()
@@ -220,21 +227,31 @@ func (b *bashTool) foreground(ctx context.Context, env tool.Env, p params) (tool
 	}
 	cmdEnv := b.commandEnv(p.Command, dir)
 	policy := b.policy(ws, cmdEnv)
+
+	// The output is read here; a timeout or a cancel terminates the command
+	// from a timer's goroutine, and the reading then ends. The timer is armed
+	// before the command starts: a timer armed while dsh waits for the start
+	// wakes a thread of the runtime to watch it.
+	var (
+		timeoutFired, cancelFired atomic.Bool
+		proc                      *process
+		spawned                   = make(chan struct{}) // proc is set, nil if the command did not start
+	)
+	timer := time.AfterFunc(timeout, func() {
+		if <-spawned; proc != nil {
+			timeoutFired.Store(true)
+			proc.terminate()
+		}
+	})
 	proc, untrack, err := jobs(env.Session).spawnForeground(spec{command: p.Command, dir: dir, env: cmdEnv, trackCwd: true, sandbox: policy, out: sink})
+	close(spawned)
 	if err != nil {
+		timer.Stop()
 		if lv != nil {
 			lv.close()
 		}
 		return tool.Errorf("Could not start the command: %v", err), nil
 	}
-
-	// The output is read here; a timeout or a cancel terminates the command
-	// from a timer's goroutine, and the reading then ends.
-	var timeoutFired, cancelFired atomic.Bool
-	timer := time.AfterFunc(timeout, func() {
-		timeoutFired.Store(true)
-		proc.terminate()
-	})
 	stopCancel := context.AfterFunc(ctx, func() {
 		if !timeoutFired.Load() {
 			cancelFired.Store(true)

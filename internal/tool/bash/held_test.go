@@ -16,7 +16,7 @@ import (
 // TestOutputHeldOutOfReach: a command's output pipe held open by a process
 // the supervisor cannot reach (here this test, which opens the shell's
 // stdout through /proc) does not keep the call from ending once the command
-// has: the read stops a moment after the supervisor says so, and what came
+// has: the read stops when the supervisor says so, and what came
 // before is kept. Without the holder, the call ends with the command.
 func TestOutputHeldOutOfReach(t *testing.T) {
 	for _, held := range []bool{false, true} {

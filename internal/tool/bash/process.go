@@ -22,8 +22,7 @@ const (
 	// drainWait is how long processes the shell started may outlive it before
 	// they are leftovers and are killed.
 	drainWait = 100 * time.Millisecond
-	// closeWait bounds the wait for the pipes to close once everything is dead,
-	// and for the supervisor beyond the grace period.
+	// closeWait bounds the wait for the supervisor beyond the grace period.
 	closeWait = time.Second
 	readSize  = 256 << 10
 	pipeSize  = 1 << 20
@@ -58,8 +57,8 @@ type process struct {
 	sup  *supervisor.Process
 	pgid int
 
-	exited chan struct{} // the shell and every process it started are gone
-	done   chan struct{} // and its output is drained
+	exited chan struct{} // the shell and every process it started are gone, and its output has ended
+	done   chan struct{} // and its final directory is read
 
 	// Set before exited is closed.
 	exit supervisor.Exit
@@ -97,7 +96,7 @@ var (
 var readBufs = sync.Pool{New: func() any { return new([readSize]byte) }}
 
 func spawn(s spec) (*process, error) {
-	outR, outW, err := commandPipe(true)
+	outR, outW, err := commandPipe()
 	if err != nil {
 		return nil, fmt.Errorf("output pipe: %w", err)
 	}
@@ -109,7 +108,7 @@ func spawn(s spec) (*process, error) {
 	}
 	var cwdR, cwdW *os.File
 	if s.trackCwd {
-		if cwdR, cwdW, err = commandPipe(false); err != nil {
+		if cwdR, cwdW, err = commandPipe(); err != nil {
 			_ = outR.Close()
 			_ = outW.Close()
 			return nil, fmt.Errorf("cwd pipe: %w", err)
@@ -121,8 +120,8 @@ func spawn(s spec) (*process, error) {
 		start = s.session.Start
 	}
 	sup, err := start(supervisor.Spec{Path: sh, Args: args, Dir: s.dir, Env: s.env,
-		Output: outW, Extra: cwdW, Sandbox: s.sandbox, Grace: killGrace, Drain: drainWait})
-	_ = outW.Close()
+		Output: outW, Extra: cwdW, Sandbox: s.sandbox, Grace: killGrace, Drain: drainWait, Handoff: true})
+	_ = outW.Close() // closed already if it started
 	if cwdW != nil {
 		_ = cwdW.Close()
 	}
@@ -144,29 +143,13 @@ func spawn(s spec) (*process, error) {
 
 func (p *process) supervise(outR, cwdR *os.File, out io.Writer) {
 	// The supervisor says how the command ended once the shell and everything
-	// it started are gone, leftovers killed; the output pipe then reaches EOF
-	// at once, unless a process outside dsh's reach holds it. The output is
-	// read here and the exit waited for on the side, so that the end of a
-	// command wakes each once instead of passing from goroutine to goroutine.
-	go func() {
-		p.exit = p.sup.Wait()
-		close(p.exited)
-		_ = outR.SetReadDeadline(time.Now().Add(closeWait))
-	}()
+	// it started are gone, leftovers killed. Follow reads that and the
+	// output on this goroutine: the end of a command wakes it once.
 	bp := readBufs.Get().(*[readSize]byte)
-	buf := bp[:]
-	for {
-		n, err := outR.Read(buf)
-		if n > 0 {
-			_, _ = out.Write(buf[:n])
-		}
-		if err != nil {
-			break
-		}
-	}
+	p.exit = p.sup.Follow(outR, out, bp[:])
 	readBufs.Put(bp)
 	_ = outR.Close()
-	<-p.exited
+	close(p.exited)
 	var cwd []byte
 	if cwdR != nil {
 		// The shell wrote it before it exited (a pipe holds far more than a
@@ -180,27 +163,18 @@ func (p *process) supervise(outR, cwdR *os.File, out io.Writer) {
 }
 
 // commandPipe returns a pipe for a command's output: the write end, which
-// only the command uses, a plain blocking descriptor; the read end read
-// through the poller when polled, else non-blocking without it (read once the
-// writer is gone). os.Pipe would register both ends with the poller, two
-// epoll_ctl calls each for a pipe per command.
-func commandPipe(polled bool) (r, w *os.File, err error) {
+// only the command uses, a plain blocking descriptor; the read end
+// non-blocking, not registered with the runtime's poller (Follow watches the
+// output with the supervisor's status; the cwd is read once the writer is
+// gone). os.Pipe would register both ends with the poller, two epoll_ctl
+// calls each for a pipe per command.
+func commandPipe() (r, w *os.File, err error) {
 	var p [2]int
 	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
 		return nil, nil, err
 	}
-	if polled {
-		err = syscall.SetNonblock(p[0], true) // os.NewFile polls a non-blocking descriptor
-	}
-	if err != nil {
-		_ = syscall.Close(p[0])
-		_ = syscall.Close(p[1])
-		return nil, nil, err
-	}
 	r, w = os.NewFile(uintptr(p[0]), "|0"), os.NewFile(uintptr(p[1]), "|1")
-	if !polled {
-		err = syscall.SetNonblock(p[0], true) // after NewFile: not polled
-	}
+	err = syscall.SetNonblock(p[0], true) // after NewFile: not polled
 	if err != nil {
 		_ = r.Close()
 		_ = w.Close()
