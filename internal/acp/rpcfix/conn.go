@@ -113,20 +113,27 @@ func (c *Conn) Write(p []byte) (int, error) {
 	c.wmu.Unlock()
 	if err == nil {
 		if id, result, ok := response(p); ok {
-			c.answer(id, result)
+			c.answer(id, result, "")
 		}
 	}
 	return n, err
 }
 
-// answer notes that the request id has been answered.
-func (c *Conn) answer(id, result jsontext.Value) {
+// answer notes that the request id has been answered. method is the
+// request's when the answer is the layer's own, which knows it even when a
+// request before it with the same id has taken the one noted (a client may
+// reuse an id before its answer: each of its new sessions is still
+// announced); "" takes the one noted.
+func (c *Conn) answer(id, result jsontext.Value, method string) {
 	key := idKey(id)
 	c.mu.Lock()
-	method, ok := c.pending[key]
+	noted, ok := c.pending[key]
 	delete(c.pending, key)
 	c.mu.Unlock()
-	if !ok {
+	if method == "" {
+		method = noted
+	}
+	if !ok && method == "" {
 		return
 	}
 	select {
@@ -225,7 +232,7 @@ func (c *Conn) filter(in io.Reader, sdkIn io.Writer) error {
 					c.pending[idKey(id)] = method
 					c.mu.Unlock()
 					var werr error
-					if answered, werr = c.answerFirst(line, id, method); werr != nil {
+					if answered, werr = c.answerFirst(line, method); werr != nil {
 						return werr
 					}
 					if method == sdk.AgentMethodSessionPrompt {
