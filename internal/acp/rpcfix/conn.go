@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -43,7 +44,7 @@ type Conn struct {
 	// client that stopped reading) must not hold up Drain, which bounds how long
 	// dsh waits on its way out.
 	mu       sync.Mutex
-	pending  map[string]string // request id → method
+	pending  map[string][]string // request id → the methods of the requests waiting with it, in order
 	answered chan struct{}
 	written  func(Response)
 
@@ -75,7 +76,7 @@ const keepLine = 256 << 10
 func New(in io.Reader, out io.Writer, written func(Response)) *Conn {
 	growPipe(out)
 	pr, pw := io.Pipe()
-	c := &Conn{sdkIn: pr, sdkOut: pw, in: in, w: bufio.NewWriterSize(out, batchSize), pending: map[string]string{},
+	c := &Conn{sdkIn: pr, sdkOut: pw, in: in, w: bufio.NewWriterSize(out, batchSize), pending: map[string][]string{},
 		answered: make(chan struct{}, 1), written: written, calls: map[string]chan callReply{}, gone: make(chan struct{})}
 	return c
 }
@@ -119,21 +120,29 @@ func (c *Conn) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// answer notes that the request id has been answered. method is the
-// request's when the answer is the layer's own, which knows it even when a
-// request before it with the same id has taken the one noted (a client may
-// reuse an id before its answer: each of its new sessions is still
-// announced); "" takes the one noted.
+// answer notes that a request with id has been answered. A client may reuse
+// an id before its answer, so each id keeps the methods of its requests
+// waiting, in order: method is the request's when the answer is the layer's
+// own, which knows it even if an answer of the SDK's to the same id took its
+// note; "" takes the first noted.
 func (c *Conn) answer(id, result jsontext.Value, method string) {
 	key := idKey(id)
 	c.mu.Lock()
-	noted, ok := c.pending[key]
-	delete(c.pending, key)
-	c.mu.Unlock()
-	if method == "" {
-		method = noted
+	waiting := c.pending[key]
+	noted := len(waiting) > 0
+	if noted {
+		i := max(slices.Index(waiting, method), 0)
+		if method == "" {
+			method = waiting[i]
+		}
+		if len(waiting) == 1 {
+			delete(c.pending, key)
+		} else {
+			c.pending[key] = slices.Delete(waiting, i, i+1)
+		}
 	}
-	if !ok && method == "" {
+	c.mu.Unlock()
+	if !noted && method == "" {
 		return
 	}
 	select {
@@ -229,7 +238,8 @@ func (c *Conn) filter(in io.Reader, sdkIn io.Writer) error {
 				answered := false
 				if id, method, ok := request(line); ok {
 					c.mu.Lock()
-					c.pending[idKey(id)] = method
+					key := idKey(id)
+					c.pending[key] = append(c.pending[key], method)
 					c.mu.Unlock()
 					var werr error
 					if answered, werr = c.answerFirst(line, method); werr != nil {
