@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	stdjson "encoding/json"
+	"errors"
+	"io"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -85,8 +87,8 @@ func newSessionParams(params jsontext.Value) (p sdk.NewSessionRequest, ok bool) 
 	if t, err := d.ReadToken(); err != nil || t.Kind() != '}' {
 		return p, false
 	}
-	if _, err := d.ReadToken(); err == nil || p.Validate() != nil {
-		return p, false
+	if _, err := d.ReadToken(); !errors.Is(err, io.EOF) || p.Validate() != nil {
+		return p, false // more after the object, or what the SDK refuses
 	}
 	return p, true
 }

@@ -35,25 +35,29 @@ func (c *Conn) AnswerLater(method string, fn func(params jsontext.Value) (answer
 	c.first[method] = fn
 }
 
-// answerFirst answers a request with id and method by the function
+// answerFirst answers a request for method by the function
 // AnswerFirst or AnswerLater gave, and reports whether it does.
-func (c *Conn) answerFirst(line []byte, id jsontext.Value, method string) (bool, error) {
+func (c *Conn) answerFirst(line []byte, method string) (bool, error) {
 	fn := c.first[method]
 	if fn == nil {
 		return false, nil
 	}
-	answer, ok := fn(params(line))
+	id, params, ok := firstRequest(line, method)
+	if !ok {
+		return false, nil
+	}
+	answer, ok := fn(params)
 	if !ok {
 		return false, nil
 	}
 	if c.now[method] {
 		result, _ := answer() // AnswerFirst's never fail
-		return true, c.writeAnswer(id, result, nil)
+		return true, c.writeAnswer(id, method, result, nil)
 	}
 	go func() {
 		result, err := answer()
 		// A write that fails is the connection's end, which the reader sees.
-		_ = c.writeAnswer(id, result, err)
+		_ = c.writeAnswer(id, method, result, err)
 	}()
 	return true, nil
 }
@@ -61,7 +65,7 @@ func (c *Conn) answerFirst(line []byte, id jsontext.Value, method string) (bool,
 // writeAnswer writes the response to request id as the SDK writes it (the id
 // as encoding/json writes raw JSON: HTML-escaped) and notes that it has been
 // answered, without reading the line back as Write does.
-func (c *Conn) writeAnswer(id jsontext.Value, result []byte, err error) error {
+func (c *Conn) writeAnswer(id jsontext.Value, method string, result []byte, err error) error {
 	var b bytes.Buffer
 	if err != nil {
 		b.Write(errorReply(stdjson.RawMessage(id), requestError(err)))
@@ -80,7 +84,7 @@ func (c *Conn) writeAnswer(id jsontext.Value, result []byte, err error) error {
 	}
 	c.wmu.Unlock()
 	if werr == nil {
-		c.answer(id, result)
+		c.answer(id, result, method)
 	}
 	return werr
 }
@@ -96,25 +100,26 @@ func requestError(err error) *sdk.RequestError {
 	return sdk.NewInternalError(map[string]any{"error": err.Error()})
 }
 
-// params is a request's params, nil when it has none.
-func params(msg []byte) jsontext.Value {
-	d := jsontext.NewDecoder(bytes.NewReader(msg))
-	if t, err := d.ReadToken(); err != nil || t.Kind() != '{' {
-		return nil
+// sdkMessage is a message as the SDK reads it (its anyMessage).
+type sdkMessage struct {
+	JSONRPC string              `json:"jsonrpc"`
+	ID      *stdjson.RawMessage `json:"id,omitempty"`
+	Method  string              `json:"method,omitempty"`
+	Params  stdjson.RawMessage  `json:"params,omitempty"`
+	Result  stdjson.RawMessage  `json:"result,omitempty"`
+	Error   *sdk.RequestError   `json:"error,omitempty"`
+}
+
+// firstRequest is request line's id and params as the SDK reads them, so that
+// an answer before it answers what it would have: its decoding takes the
+// last of repeated members and matches names in any case, reads an id of
+// null as none (a notification, never answered) and drops a line with a
+// member of the wrong type. ok is false for a line it would not read as a
+// request for method.
+func firstRequest(line []byte, method string) (id, params jsontext.Value, ok bool) {
+	var m sdkMessage
+	if stdjson.Unmarshal(line, &m) != nil || m.ID == nil || m.Method != method {
+		return nil, nil, false
 	}
-	for d.PeekKind() == '"' {
-		k, err := d.ReadToken()
-		if err != nil {
-			return nil
-		}
-		key := k.String() // before the token is overwritten
-		v, err := d.ReadValue()
-		if err != nil {
-			return nil
-		}
-		if key == "params" {
-			return v.Clone()
-		}
-	}
-	return nil
+	return jsontext.Value(*m.ID), jsontext.Value(m.Params), true
 }

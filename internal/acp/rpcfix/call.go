@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -43,9 +44,9 @@ func (c *Conn) cancelRequest(line []byte) {
 	}
 	key := idKey(m.Params.RequestID)
 	c.mu.Lock()
-	method := c.pending[key]
+	prompt := slices.Contains(c.pending[key], sdk.AgentMethodSessionPrompt)
 	c.mu.Unlock()
-	if method == sdk.AgentMethodSessionPrompt {
+	if prompt {
 		c.onCancel(key)
 	}
 }

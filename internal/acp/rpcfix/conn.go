@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -43,7 +44,7 @@ type Conn struct {
 	// client that stopped reading) must not hold up Drain, which bounds how long
 	// dsh waits on its way out.
 	mu       sync.Mutex
-	pending  map[string]string // request id → method
+	pending  map[string][]string // request id → the methods of the requests waiting with it, in order
 	answered chan struct{}
 	written  func(Response)
 
@@ -75,7 +76,7 @@ const keepLine = 256 << 10
 func New(in io.Reader, out io.Writer, written func(Response)) *Conn {
 	growPipe(out)
 	pr, pw := io.Pipe()
-	c := &Conn{sdkIn: pr, sdkOut: pw, in: in, w: bufio.NewWriterSize(out, batchSize), pending: map[string]string{},
+	c := &Conn{sdkIn: pr, sdkOut: pw, in: in, w: bufio.NewWriterSize(out, batchSize), pending: map[string][]string{},
 		answered: make(chan struct{}, 1), written: written, calls: map[string]chan callReply{}, gone: make(chan struct{})}
 	return c
 }
@@ -113,20 +114,35 @@ func (c *Conn) Write(p []byte) (int, error) {
 	c.wmu.Unlock()
 	if err == nil {
 		if id, result, ok := response(p); ok {
-			c.answer(id, result)
+			c.answer(id, result, "")
 		}
 	}
 	return n, err
 }
 
-// answer notes that the request id has been answered.
-func (c *Conn) answer(id, result jsontext.Value) {
+// answer notes that a request with id has been answered. A client may reuse
+// an id before its answer, so each id keeps the methods of its requests
+// waiting, in order: method is the request's when the answer is the layer's
+// own, which knows it even if an answer of the SDK's to the same id took its
+// note; "" takes the first noted.
+func (c *Conn) answer(id, result jsontext.Value, method string) {
 	key := idKey(id)
 	c.mu.Lock()
-	method, ok := c.pending[key]
-	delete(c.pending, key)
+	waiting := c.pending[key]
+	noted := len(waiting) > 0
+	if noted {
+		i := max(slices.Index(waiting, method), 0)
+		if method == "" {
+			method = waiting[i]
+		}
+		if len(waiting) == 1 {
+			delete(c.pending, key)
+		} else {
+			c.pending[key] = slices.Delete(waiting, i, i+1)
+		}
+	}
 	c.mu.Unlock()
-	if !ok {
+	if !noted && method == "" {
 		return
 	}
 	select {
@@ -222,10 +238,11 @@ func (c *Conn) filter(in io.Reader, sdkIn io.Writer) error {
 				answered := false
 				if id, method, ok := request(line); ok {
 					c.mu.Lock()
-					c.pending[idKey(id)] = method
+					key := idKey(id)
+					c.pending[key] = append(c.pending[key], method)
 					c.mu.Unlock()
 					var werr error
-					if answered, werr = c.answerFirst(line, id, method); werr != nil {
+					if answered, werr = c.answerFirst(line, method); werr != nil {
 						return werr
 					}
 					if method == sdk.AgentMethodSessionPrompt {
