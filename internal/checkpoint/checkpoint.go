@@ -783,6 +783,7 @@ func (s *Store) runIndex(ctx context.Context, index string, in []byte, args ...s
 	// Past the deadline git is killed; nothing it left running may hold the
 	// pipes and so the snapshot, which other sessions wait for.
 	cmd.WaitDelay = time.Second
+	dieWithDsh(cmd)
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
 	err := cmd.Start()
