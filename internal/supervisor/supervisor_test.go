@@ -114,7 +114,9 @@ func testExitStatus(t *testing.T, start starter) {
 // Its orphans end well within the drain time, however busy the machine:
 // under load a 30 ms orphan's shells can take longer than the 100 ms the
 // other tests drain for.
-func TestOrphansThatEndAreNotLeftovers(t *testing.T) { modesDrained(t, 10*time.Second, testOrphansThatEnd) }
+func TestOrphansThatEndAreNotLeftovers(t *testing.T) {
+	modesDrained(t, 10*time.Second, testOrphansThatEnd)
+}
 
 func testOrphansThatEnd(t *testing.T, start starter) {
 	for _, command := range []string{
