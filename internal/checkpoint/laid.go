@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 )
 
@@ -28,8 +29,7 @@ const settled = time.Second
 func (s *Store) laidEntry(p, like string, next map[string]laidFile) (Entry, bool) {
 	fi, err := os.Lstat(filepath.Join(s.root, filepath.FromSlash(p)))
 	if err == nil && fi.Mode().IsRegular() {
-		if old, hit := s.laid[p]; hit && os.SameFile(old.fi, fi) && old.fi.Size() == fi.Size() &&
-			old.fi.Mode() == fi.Mode() && old.fi.ModTime().Equal(fi.ModTime()) {
+		if old, hit := s.laid[p]; hit && sameStat(old.fi, fi) {
 			next[p] = old
 			return old.e, true
 		}
@@ -52,4 +52,14 @@ func (s *Store) laidEntry(p, like string, next map[string]laidFile) (Entry, bool
 		next[p] = laidFile{fi, e}
 	}
 	return e, true
+}
+
+// sameStat says a and b are the same file unchanged, as git's stat cache
+// tells: the same inode, size, mode, modification and change times (a
+// modification time set back, as touch -d does, moves the change time).
+func sameStat(a, b os.FileInfo) bool {
+	sa, ok1 := a.Sys().(*syscall.Stat_t)
+	sb, ok2 := b.Sys().(*syscall.Stat_t)
+	return ok1 && ok2 && os.SameFile(a, b) && a.Size() == b.Size() && a.Mode() == b.Mode() &&
+		a.ModTime().Equal(b.ModTime()) && sa.Ctim == sb.Ctim
 }

@@ -24,43 +24,50 @@ func content(t *testing.T, s *Store, tree, p string) string {
 
 // A file a walk laid over the index's tree is not read again while its stat
 // is what it was, once it was left alone long enough before it was read; a
-// file written just before a walk is read again at the next, whatever its
-// stat says.
+// file written just before a walk is read again at the next, and so is one
+// changed in place with its modification time set back (as touch -d does).
 func TestLaidFilesReadAgainOnlyWhenChanged(t *testing.T) {
 	root, s := newRepo(t)
 	snap(t, s) // the index written: later files are laid over its tree
 	old := time.Now().Add(-time.Hour)
 	write(t, root, "settled.txt", "AAAA\n")
 	write(t, root, "fresh.txt", "aaaa\n")
-	stamp := func(p string, at time.Time) {
-		t.Helper()
-		if err := os.Chtimes(filepath.Join(root, p), at, at); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.Chtimes(filepath.Join(root, "settled.txt"), old, old); err != nil {
+		t.Fatal(err)
 	}
-	stamp("settled.txt", old)
-	freshAt := time.Now()
-	stamp("fresh.txt", freshAt)
 	tree := snap(t, s)
 	if got := content(t, s, tree, "settled.txt") + content(t, s, tree, "fresh.txt"); got != "AAAA\naaaa\n" {
 		t.Fatalf("first walk: %q", got)
 	}
+	if _, ok := s.laid["fresh.txt"]; ok {
+		t.Error("a file written just before the walk is vouched for by its stat")
+	}
 
-	// The same size and times, other bytes: the settled file's stat vouches
-	// for what was read, the fresh one's does not.
-	write(t, root, "settled.txt", "BBBB\n")
-	stamp("settled.txt", old)
+	// The settled file is taken from what was read: were that other
+	// bytes, the tree would hold them.
+	other := Entry{Mode: "100644", ID: objectID("blob", []byte("ZZZZ\n"), tree)}
+	if err := s.store("blob", other.ID, []byte("ZZZZ\n")); err != nil {
+		t.Fatal(err)
+	}
+	l, ok := s.laid["settled.txt"]
+	if !ok {
+		t.Fatal("the settled file is not remembered")
+	}
+	l.e = other
+	s.laid["settled.txt"] = l
 	write(t, root, "fresh.txt", "bbbb\n")
-	stamp("fresh.txt", freshAt)
 	tree = snap(t, s)
-	if got := content(t, s, tree, "settled.txt") + content(t, s, tree, "fresh.txt"); got != "AAAA\nbbbb\n" {
+	if got := content(t, s, tree, "settled.txt") + content(t, s, tree, "fresh.txt"); got != "ZZZZ\nbbbb\n" {
 		t.Errorf("second walk: %q, want the settled file from its stat, the fresh one read", got)
 	}
 
-	// A stat that changed is read again.
-	stamp("settled.txt", old.Add(time.Minute))
+	// Changed in place, its time set back: its change time says so.
+	write(t, root, "settled.txt", "BBBB\n")
+	if err := os.Chtimes(filepath.Join(root, "settled.txt"), old, old); err != nil {
+		t.Fatal(err)
+	}
 	tree = snap(t, s)
 	if got := content(t, s, tree, "settled.txt"); got != "BBBB\n" {
-		t.Errorf("after its time changed: %q", got)
+		t.Errorf("after a change with its time set back: %q", got)
 	}
 }
