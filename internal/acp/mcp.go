@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -104,5 +105,7 @@ func mcpFor(file []host.MCPServer, client []sdk.McpServer, n *notes) []host.MCPS
 	return merge(file, cfgs)
 }
 
-// userNote is the message the user sees about a server.
-func userNote(msg string) string { return "\n\n> ⚠ " + msg + ".\n\n" }
+// userNote is how a note from dsh (about a server, or the user's input) is
+// sent as agent text: a quoted paragraph of its own, never run into the
+// model's words.
+func userNote(msg string) string { return "\n\n> ⚠ " + strings.TrimSuffix(msg, ".") + ".\n\n" }

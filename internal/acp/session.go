@@ -249,7 +249,7 @@ func (s *sess) handle(e host.Event) {
 	case host.KindChild:
 		s.child(e.Child)
 	case host.KindNotice:
-		s.say(e.Text)
+		s.say(userNote(e.Text))
 	case host.KindUsage:
 	}
 }

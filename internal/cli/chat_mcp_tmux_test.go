@@ -61,7 +61,7 @@ func TestChatMCPResourcesInTmux(t *testing.T) {
 	p.typeText("and @everything:demo://resource/static/document/nope.md", "Enter")
 	// The note comes as the prompt is sent, before the prompt's record.
 	p.waitFor("the note, the chip and the model's text", regexp.MustCompile(
-		`dsh: not attached: @everything:demo://resource/static/document/nope\.md: MCP server everything: no such resource[\s\S]*`+
+		`· not attached: @everything:demo://resource/static/document/nope\.md: MCP server everything: no such resource[\s\S]*`+
 			`› summarise @everything:demo://resource/static/document/architecture\.md[\s\S]*`+
 			`attached demo://resource/static/document/architecture\.md \(44 lines\)[\s\S]*`+
 			`<attached file="demo://resource/static/document/architecture\.md">`))

@@ -75,7 +75,8 @@ func IsMention(word string) bool { return mentionRef().MatchString("@" + word) }
 // attachMentions reads the resources text mentions and returns content with
 // them added, in the order mentioned. One already attached (an editor's
 // embedded copy) is not read again. A mention that cannot be attached stays
-// text, and the user is told why.
+// text, and the user is told why on the session's stream, so the note comes
+// before the prompt's record in every consumer.
 func (s *Session) attachMentions(ctx context.Context, text string, content []card.Content) []card.Content {
 	ms := mentionRef().FindAllStringSubmatch(text, -1)
 	if len(ms) == 0 {
@@ -95,7 +96,7 @@ func (s *Session) attachMentions(ctx context.Context, text string, content []car
 		}
 		seen[uri] = true
 		if n == maxMentions {
-			s.o.MCPNotice(fmt.Sprintf("not attached: %s: a prompt attaches at most %d resources", Mention(server, uri), maxMentions))
+			s.bus.publish(Event{Kind: KindNotice, Text: fmt.Sprintf("not attached: %s: a prompt attaches at most %d resources", Mention(server, uri), maxMentions)})
 			continue
 		}
 		n++
@@ -107,7 +108,7 @@ func (s *Session) attachMentions(ctx context.Context, text string, content []car
 			}
 		}
 		if err != nil {
-			s.o.MCPNotice(fmt.Sprintf("not attached: %s: %v; the prompt is sent without it", Mention(server, uri), err))
+			s.bus.publish(Event{Kind: KindNotice, Text: fmt.Sprintf("not attached: %s: %v; the prompt is sent without it", Mention(server, uri), err)})
 			continue
 		}
 		content = append(content, blocks...)

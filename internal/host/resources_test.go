@@ -7,9 +7,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -47,20 +49,14 @@ func TestMentionAttachesResource(t *testing.T) {
 	doc := everythingDocText(t, bin)
 	root, dir := t.TempDir(), t.TempDir()
 	p := scripted(t, `{"turns": [{"text": "read it"}, {"text": "again"}]}`)
-	var mu sync.Mutex
-	var told []string
 	o := options(t, root, dir, p)
 	o.MCP = []mcp.ServerConfig{{Name: "everything", Type: "stdio", Command: bin, Args: []string{"stdio"}},
 		{Name: "broken", Type: "stdio", Command: "/nonexistent/mcp-server"}}
-	o.MCPNotice = func(msg string) {
-		mu.Lock()
-		told = append(told, msg)
-		mu.Unlock()
-	}
 	s, err := Create(o)
 	if err != nil {
 		t.Fatal(err)
 	}
+	told := noticesOf(s)
 	rs, err := s.Resources(t.Context())
 	if err != nil || !hasResource(rs, "everything", everythingDoc) {
 		t.Fatalf("resources %+v, %v", rs, err)
@@ -78,9 +74,7 @@ func TestMentionAttachesResource(t *testing.T) {
 	if !strings.Contains(sent, `<attached file="`+everythingDoc+`">`) || !strings.Contains(sent, doc) {
 		t.Errorf("the model was not sent the resource:\n%s", sent)
 	}
-	mu.Lock()
-	notices := strings.Join(told, "\n")
-	mu.Unlock()
+	notices := strings.Join(told(), "\n")
 	for _, want := range []string{
 		"not attached: @everything:demo://resource/static/document/nope.md: MCP server everything: no such resource; the prompt is sent without it",
 		"not attached: @nowhere:test://x: no MCP server nowhere in this session (/mcp lists them)",
@@ -88,6 +82,9 @@ func TestMentionAttachesResource(t *testing.T) {
 		if !strings.Contains(notices, want) {
 			t.Errorf("the user was not told %q; told:\n%s", want, notices)
 		}
+	}
+	if strings.Contains(notices, "late: ") {
+		t.Errorf("a note came after the prompt's record:\n%s", notices)
 	}
 	if strings.Contains(notices, "main.go") {
 		t.Errorf("@main.go is a file, not a resource mention:\n%s", notices)
@@ -138,6 +135,32 @@ func hasResource(rs []Resource, server, uri string) bool {
 	return false
 }
 
+// noticesOf gathers the notices s streams from now on. A notice streamed
+// after a user record (it must come before its prompt's) is marked "late: ".
+func noticesOf(s *Session) func() []string {
+	var mu sync.Mutex
+	var told []string
+	user := false
+	sub := s.Subscribe(func(e Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case e.Kind == KindRecord && e.Record.Type == session.TypeUser:
+			user = true
+		case e.Kind == KindNotice && user:
+			told = append(told, "late: "+e.Text)
+		case e.Kind == KindNotice:
+			told = append(told, e.Text)
+		}
+	})
+	return func() []string {
+		sub.Flush(5 * time.Second)
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(told)
+	}
+}
+
 func userRecord(t *testing.T, path string) session.Record {
 	t.Helper()
 	recs, err := session.ReadFile(path)
@@ -184,15 +207,8 @@ func TestMentionEdges(t *testing.T) {
 	t.Cleanup(web.Close)
 	root, dir := t.TempDir(), t.TempDir()
 	p := scripted(t, `{"turns": [{"text": "one"}, {"text": "two"}]}`)
-	var mu sync.Mutex
-	var told []string
 	o := options(t, root, dir, p)
 	o.MCP = []mcp.ServerConfig{{Name: "srv", Type: "http", URL: web.URL}}
-	o.MCPNotice = func(msg string) {
-		mu.Lock()
-		told = append(told, msg)
-		mu.Unlock()
-	}
 	s, err := Create(o)
 	if err != nil {
 		t.Fatal(err)
@@ -211,14 +227,11 @@ func TestMentionEdges(t *testing.T) {
 	for i := range 11 {
 		many = append(many, fmt.Sprintf("@srv:test://%d", i))
 	}
-	mu.Lock()
-	told = nil
-	mu.Unlock()
+	notices := noticesOf(s)
 	if _, err := s.Prompt(t.Context(), strings.Join(many, " ")); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	told := notices()
 	// test://0 is not there; test://10 is the eleventh.
 	if len(told) != 2 || !strings.Contains(told[0], "@srv:test://0: MCP server srv: no such resource") ||
 		told[1] != "not attached: @srv:test://10: a prompt attaches at most 10 resources" {
