@@ -24,10 +24,11 @@ import (
 
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/provider/models"
 )
 
 // DefaultModel is used when neither the request nor the configuration names one.
-const DefaultModel = sdk.ModelClaudeSonnet5_5
+const DefaultModel = models.DefaultAnthropic
 
 // DefaultMaxTokens caps a response when the request sets no limit.
 const DefaultMaxTokens = 16000
@@ -324,7 +325,7 @@ func (p *Provider) params(req provider.Request) (sdk.MessageNewParams, error) {
 		model = DefaultModel
 	}
 	if p.cfg.Platform != nil && p.cfg.Platform.Name == "bedrock" {
-		model = BedrockModel(model)
+		model = models.BedrockModel(model)
 	}
 	maxTokens := int64(req.MaxTokens)
 	if maxTokens <= 0 {

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/anthropics/anthropic-sdk-go/v2/bedrock"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -17,8 +16,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
-
-	"github.com/dsh-dev/dsh/internal/provider/models"
 )
 
 // Platform is a cloud that serves Claude in place of Anthropic's API: the
@@ -187,28 +184,4 @@ func credentialsFile(ctx context.Context, b []byte) (*google.Credentials, error)
 		// Distributed Cloud's own accounts: Vertex AI's Claude is not there.
 	}
 	return nil, fmt.Errorf("the credentials file is of type %q, which Vertex AI does not take", head.Type)
-}
-
-// BedrockModel is the Bedrock model id of an Anthropic model id: a global
-// cross-region inference profile. An id that is already Bedrock's (it has a
-// dot: anthropic.…, us.anthropic.…, an ARN) is kept.
-func BedrockModel(id string) string {
-	if strings.Contains(id, ".") || strings.HasPrefix(id, "arn:") {
-		return id
-	}
-	return "global.anthropic." + id + "-v1:0"
-}
-
-// PlatformModels are the models a cloud offers, from the model table (the
-// clouds list Claude's models through their own control-plane APIs, which the
-// SDK does not speak), with the cloud's ids.
-func PlatformModels(name string) []models.Info {
-	out := models.Builtin("anthropic")
-	for i := range out {
-		if name == "bedrock" {
-			out[i].ID = BedrockModel(out[i].ID)
-		}
-		out[i].Provider = name
-	}
-	return out
 }

@@ -7,11 +7,13 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/openai/openai-go/v3/azure"
 	"github.com/openai/openai-go/v3/option"
+
+	"github.com/dsh-dev/dsh/internal/provider/models"
 )
 
 // DefaultAzureAPIVersion is the Azure OpenAI API version when none is set:
 // one that serves both Chat Completions and Responses.
-const DefaultAzureAPIVersion = "2025-04-01-preview"
+const DefaultAzureAPIVersion = models.DefaultAzureAPIVersion
 
 // Azure is how Azure OpenAI is reached: the resource's endpoint, the API
 // version, and an API key (Config.APIKey) or an Entra ID token credential.

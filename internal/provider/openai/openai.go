@@ -22,10 +22,11 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/provider/models"
 )
 
 // DefaultModel is used when neither the request nor the configuration names one.
-const DefaultModel = sdk.ChatModelGPT5_5
+const DefaultModel = models.DefaultOpenAI
 
 // Config configures the provider. The caller reads the environment
 // (OPENAI_API_KEY, OPENAI_BASE_URL); this package never does.

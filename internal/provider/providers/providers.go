@@ -1,22 +1,21 @@
 // Package providers chooses and builds the model provider from command-line
-// flags and the environment. It lives apart from package provider because it
-// imports the implementations, which import provider.
+// flags and the environment: the table of providers, what chooses each and
+// where it connects. The vendors' providers are built and run by the model
+// runner (package remote), so that dsh never loads their SDKs; the script
+// provider runs in dsh.
 package providers
 
 import (
 	"context"
-
 	"errors"
 	"fmt"
-	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"os"
 	"strings"
 	"sync"
 
 	"github.com/dsh-dev/dsh/internal/provider"
-	"github.com/dsh-dev/dsh/internal/provider/anthropic"
 	"github.com/dsh-dev/dsh/internal/provider/models"
-	"github.com/dsh-dev/dsh/internal/provider/openai"
+	"github.com/dsh-dev/dsh/internal/provider/remote"
 	"github.com/dsh-dev/dsh/internal/provider/script"
 )
 
@@ -39,7 +38,11 @@ type backend struct {
 	// keyEnv and baseURLEnv are where its key and endpoint are read, for
 	// dsh config; "" when it has none.
 	keyEnv, baseURLEnv string
-	build              func(getenv func(string) string, flags Flags) (provider.Provider, error)
+	// env are the variables its provider reads, which the runner is sent.
+	env []string
+	// build builds a provider dsh runs itself (the script); nil: the model
+	// runner builds it (package remote).
+	build func(getenv func(string) string, flags Flags) (provider.Provider, error)
 	// defaultModel is the model when none is configured, and what chose it.
 	defaultModel func(ctx context.Context, getenv func(string) string) (model, why string, err error)
 	// list is nil for a provider with no model list.
@@ -57,42 +60,24 @@ var backends = []backend{
 	{
 		name: "anthropic", chosenBy: []string{"ANTHROPIC_API_KEY"},
 		keyEnv: "ANTHROPIC_API_KEY", baseURLEnv: "ANTHROPIC_BASE_URL",
-		build: func(getenv func(string) string, flags Flags) (provider.Provider, error) {
-			return anthropic.New(anthropicConfig(getenv, flags.Model))
-		},
-		defaultModel: fixed(anthropic.DefaultModel, "default (Anthropic's)"),
-		list: func(ctx context.Context, getenv func(string) string) ([]models.Info, error) {
-			return anthropic.Models(ctx, anthropicConfig(getenv, ""))
-		},
+		env:          anthropicEnv,
+		defaultModel: fixed(models.DefaultAnthropic, "default (Anthropic's)"),
+		list:         listed("anthropic", anthropicEnv),
 	},
 	{
 		name: "openai", chosenBy: []string{"OPENAI_API_KEY", "OPENAI_BASE_URL"},
 		keyEnv: "OPENAI_API_KEY", baseURLEnv: "OPENAI_BASE_URL",
-		build: func(getenv func(string) string, flags Flags) (provider.Provider, error) {
-			cfg := openAIConfig(getenv, flags.Model)
-			cfg.API = flags.OpenAIAPI
-			return openai.New(cfg)
-		},
+		env:          openAIEnv,
 		defaultModel: openAIDefault,
-		list: func(ctx context.Context, getenv func(string) string) ([]models.Info, error) {
-			return openai.Models(ctx, openAIConfig(getenv, ""))
-		},
+		list:         listed("openai", openAIEnv),
 	},
 	{
 		name: "bedrock", baseURLEnv: "ANTHROPIC_BEDROCK_BASE_URL",
-		build: func(getenv func(string) string, flags Flags) (provider.Provider, error) {
-			pl, err := anthropic.Bedrock(context.Background(), anthropic.BedrockConfig{
-				Region: firstEnv(getenv, "AWS_REGION", "AWS_DEFAULT_REGION").value, Profile: getenv("AWS_PROFILE"),
-				AccessKey: getenv("AWS_ACCESS_KEY_ID"), SecretKey: getenv("AWS_SECRET_ACCESS_KEY"), SessionToken: getenv("AWS_SESSION_TOKEN"),
-			})
-			if err != nil {
-				return nil, err
-			}
-			return anthropic.New(anthropic.Config{Platform: pl, BaseURL: getenv("ANTHROPIC_BEDROCK_BASE_URL"), Model: flags.Model})
-		},
-		defaultModel: fixed(anthropic.BedrockModel(anthropic.DefaultModel), "default (Anthropic's, as a Bedrock global inference profile)"),
+		env: []string{"AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+			"AWS_SESSION_TOKEN", "ANTHROPIC_BEDROCK_BASE_URL"},
+		defaultModel: fixed(models.BedrockModel(models.DefaultAnthropic), "default (Anthropic's, as a Bedrock global inference profile)"),
 		list: func(context.Context, func(string) string) ([]models.Info, error) {
-			return anthropic.PlatformModels("bedrock"), nil
+			return models.Platform("bedrock"), nil
 		},
 		details: func(getenv func(string) string) []Detail {
 			cred := Detail{"credentials", "the AWS default chain (shared config, SSO, instance role)", "default"}
@@ -109,27 +94,11 @@ var backends = []backend{
 	},
 	{
 		name: "vertex", baseURLEnv: "ANTHROPIC_VERTEX_BASE_URL",
-		build: func(getenv func(string) string, flags Flags) (provider.Provider, error) {
-			cfg := anthropic.VertexConfig{
-				Region:  firstEnv(getenv, "CLOUD_ML_REGION", "GOOGLE_CLOUD_LOCATION").value,
-				Project: firstEnv(getenv, "ANTHROPIC_VERTEX_PROJECT_ID", "GOOGLE_CLOUD_PROJECT").value,
-			}
-			if path := getenv("GOOGLE_APPLICATION_CREDENTIALS"); path != "" {
-				b, err := os.ReadFile(path)
-				if err != nil {
-					return nil, fmt.Errorf("vertex: the credentials file GOOGLE_APPLICATION_CREDENTIALS names: %w", err)
-				}
-				cfg.CredentialsJSON = b
-			}
-			pl, err := anthropic.Vertex(context.Background(), cfg)
-			if err != nil {
-				return nil, err
-			}
-			return anthropic.New(anthropic.Config{Platform: pl, BaseURL: getenv("ANTHROPIC_VERTEX_BASE_URL"), Model: flags.Model})
-		},
-		defaultModel: fixed(anthropic.DefaultModel, "default (Anthropic's)"),
+		env: []string{"CLOUD_ML_REGION", "GOOGLE_CLOUD_LOCATION", "ANTHROPIC_VERTEX_PROJECT_ID", "GOOGLE_CLOUD_PROJECT",
+			"GOOGLE_APPLICATION_CREDENTIALS", "ANTHROPIC_VERTEX_BASE_URL"},
+		defaultModel: fixed(models.DefaultAnthropic, "default (Anthropic's)"),
 		list: func(context.Context, func(string) string) ([]models.Info, error) {
-			return anthropic.PlatformModels("vertex"), nil
+			return models.Platform("vertex"), nil
 		},
 		details: func(getenv func(string) string) []Detail {
 			cred := Detail{"credentials", "Google application default credentials", "default"}
@@ -145,20 +114,8 @@ var backends = []backend{
 	},
 	{
 		name: "azure", keyEnv: "AZURE_OPENAI_API_KEY", baseURLEnv: "AZURE_OPENAI_ENDPOINT",
-		build: func(getenv func(string) string, flags Flags) (provider.Provider, error) {
-			cfg := openai.Config{APIKey: getenv("AZURE_OPENAI_API_KEY"), Model: flags.Model, API: flags.OpenAIAPI,
-				Azure: &openai.Azure{Endpoint: getenv("AZURE_OPENAI_ENDPOINT"), APIVersion: getenv("OPENAI_API_VERSION")}}
-			if cfg.APIKey == "" && cfg.Azure.Endpoint != "" {
-				// Entra ID: az login, a managed identity, workload identity or AZURE_CLIENT_*.
-				cred, err := azidentity.NewDefaultAzureCredential(nil)
-				if err != nil {
-					return nil, fmt.Errorf("azure: no API key (AZURE_OPENAI_API_KEY) and no Entra ID credential: %w", err)
-				}
-				cfg.Azure.Token = cred
-			}
-			return openai.New(cfg)
-		},
-		defaultModel: fixed(openai.DefaultModel, "default (OpenAI's; on Azure, name your deployment with --model)"),
+		env:          []string{"AZURE_OPENAI_API_KEY", "AZURE_OPENAI_ENDPOINT", "OPENAI_API_VERSION"},
+		defaultModel: fixed(models.DefaultOpenAI, "default (OpenAI's; on Azure, name your deployment with --model)"),
 		list: func(context.Context, func(string) string) ([]models.Info, error) {
 			// Deployments are listed by Azure's management API, not the
 			// resource's: offer OpenAI's models, which deployments are
@@ -174,7 +131,7 @@ var backends = []backend{
 			if getenv("AZURE_OPENAI_API_KEY") != "" {
 				auth = Detail{"credentials", "an API key", "environment AZURE_OPENAI_API_KEY"}
 			}
-			return []Detail{firstEnv(getenv, "OPENAI_API_VERSION").detail("api_version", openai.DefaultAzureAPIVersion), auth}
+			return []Detail{firstEnv(getenv, "OPENAI_API_VERSION").detail("api_version", models.DefaultAzureAPIVersion), auth}
 		},
 	},
 	{
@@ -189,12 +146,37 @@ var backends = []backend{
 	},
 }
 
-func anthropicConfig(getenv func(string) string, model string) anthropic.Config {
-	return anthropic.Config{APIKey: getenv("ANTHROPIC_API_KEY"), BaseURL: getenv("ANTHROPIC_BASE_URL"), Model: model}
+// The variables Anthropic's and OpenAI's providers read.
+var (
+	anthropicEnv = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"}
+	openAIEnv    = []string{"OPENAI_API_KEY", "OPENAI_BASE_URL"}
+)
+
+// spec is b's provider as the runner builds it.
+func (b backend) spec(getenv func(string) string, flags Flags) remote.Spec {
+	return specOf(b.name, b.env, getenv, flags)
 }
 
-func openAIConfig(getenv func(string) string, model string) openai.Config {
-	return openai.Config{APIKey: getenv("OPENAI_API_KEY"), BaseURL: getenv("OPENAI_BASE_URL"), Model: model}
+// specOf is provider name as the runner builds it: the variables it reads
+// (env), as getenv has them.
+func specOf(name string, env []string, getenv func(string) string, flags Flags) remote.Spec {
+	spec := remote.Spec{Backend: name, Model: flags.Model, OpenAIAPI: flags.OpenAIAPI}
+	for _, k := range env {
+		if v := getenv(k); v != "" {
+			if spec.Env == nil {
+				spec.Env = map[string]string{}
+			}
+			spec.Env[k] = v
+		}
+	}
+	return spec
+}
+
+// listed asks the runner for the models a vendor's server lists.
+func listed(name string, env []string) func(context.Context, func(string) string) ([]models.Info, error) {
+	return func(ctx context.Context, getenv func(string) string) ([]models.Info, error) {
+		return remote.List(ctx, specOf(name, env, getenv, Flags{}))
+	}
 }
 
 // envValue is a value read from the first of some variables that is set.
@@ -239,17 +221,16 @@ type servedKey struct{ baseURL, apiKey string }
 // the first it serves (it does not have OpenAI's); asking it may fail, and
 // then OpenAI's default is returned with the error.
 func openAIDefault(ctx context.Context, getenv func(string) string) (string, string, error) {
-	cfg := openAIConfig(getenv, "")
-	if cfg.BaseURL == "" {
-		return openai.DefaultModel, "default (OpenAI's)", nil
+	if getenv("OPENAI_BASE_URL") == "" {
+		return models.DefaultOpenAI, "default (OpenAI's)", nil
 	}
-	key := servedKey{cfg.BaseURL, cfg.APIKey}
+	key := servedKey{getenv("OPENAI_BASE_URL"), getenv("OPENAI_API_KEY")}
 	if m, ok := served.Load(key); ok {
 		return m.(string), "default (the first model the server lists)", nil
 	}
-	m, err := openai.FirstServed(ctx, cfg)
+	m, err := remote.Served(ctx, specOf("openai", openAIEnv, getenv, Flags{}))
 	if err != nil {
-		return openai.DefaultModel, "default (OpenAI's)", err
+		return models.DefaultOpenAI, "default (OpenAI's)", err
 	}
 	served.Store(key, m)
 	return m, "default (the first model the server lists)", nil
@@ -332,6 +313,13 @@ func FromEnv(getenv func(string) string, flags Flags) (provider.Provider, error)
 	b, ok := lookup(name)
 	if !ok {
 		return nil, fmt.Errorf("unknown provider %q: use %s", name, strings.Join(Names(), ", "))
+	}
+	if b.build == nil {
+		p, err := remote.New(context.Background(), b.spec(getenv, flags))
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
 	}
 	p, err := b.build(getenv, flags)
 	if err != nil {

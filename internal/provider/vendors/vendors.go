@@ -1,0 +1,111 @@
+// Package vendors builds the providers that speak a vendor's API through its
+// official SDK (Anthropic, OpenAI, and the clouds that serve their models).
+// Only the model runner (cmd/dsh-model) links it: dsh asks the runner
+// through package remote, and never loads an SDK itself.
+package vendors
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+
+	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/provider/anthropic"
+	"github.com/dsh-dev/dsh/internal/provider/models"
+	"github.com/dsh-dev/dsh/internal/provider/openai"
+	"github.com/dsh-dev/dsh/internal/provider/remote"
+)
+
+// Backend is what the runner serves.
+type Backend struct{}
+
+var _ remote.Backend = Backend{}
+
+// Build builds spec's provider, reading its settings from spec.Env.
+func (Backend) Build(spec remote.Spec) (provider.Provider, error) {
+	getenv := spec.Getenv
+	switch spec.Backend {
+	case "anthropic":
+		return anthropic.New(anthropicConfig(getenv, spec.Model))
+	case "openai":
+		cfg := openAIConfig(getenv, spec.Model)
+		cfg.API = spec.OpenAIAPI
+		return openai.New(cfg)
+	case "bedrock":
+		pl, err := anthropic.Bedrock(context.Background(), anthropic.BedrockConfig{
+			Region: first(getenv, "AWS_REGION", "AWS_DEFAULT_REGION"), Profile: getenv("AWS_PROFILE"),
+			AccessKey: getenv("AWS_ACCESS_KEY_ID"), SecretKey: getenv("AWS_SECRET_ACCESS_KEY"), SessionToken: getenv("AWS_SESSION_TOKEN"),
+		})
+		if err != nil {
+			return nil, err
+		}
+		return anthropic.New(anthropic.Config{Platform: pl, BaseURL: getenv("ANTHROPIC_BEDROCK_BASE_URL"), Model: spec.Model})
+	case "vertex":
+		cfg := anthropic.VertexConfig{
+			Region:  first(getenv, "CLOUD_ML_REGION", "GOOGLE_CLOUD_LOCATION"),
+			Project: first(getenv, "ANTHROPIC_VERTEX_PROJECT_ID", "GOOGLE_CLOUD_PROJECT"),
+		}
+		if path := getenv("GOOGLE_APPLICATION_CREDENTIALS"); path != "" {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return nil, fmt.Errorf("vertex: the credentials file GOOGLE_APPLICATION_CREDENTIALS names: %w", err)
+			}
+			cfg.CredentialsJSON = b
+		}
+		pl, err := anthropic.Vertex(context.Background(), cfg)
+		if err != nil {
+			return nil, err
+		}
+		return anthropic.New(anthropic.Config{Platform: pl, BaseURL: getenv("ANTHROPIC_VERTEX_BASE_URL"), Model: spec.Model})
+	case "azure":
+		cfg := openai.Config{APIKey: getenv("AZURE_OPENAI_API_KEY"), Model: spec.Model, API: spec.OpenAIAPI,
+			Azure: &openai.Azure{Endpoint: getenv("AZURE_OPENAI_ENDPOINT"), APIVersion: getenv("OPENAI_API_VERSION")}}
+		if cfg.APIKey == "" && cfg.Azure.Endpoint != "" {
+			// Entra ID: az login, a managed identity, workload identity or AZURE_CLIENT_*.
+			cred, err := azidentity.NewDefaultAzureCredential(nil)
+			if err != nil {
+				return nil, fmt.Errorf("azure: no API key (AZURE_OPENAI_API_KEY) and no Entra ID credential: %w", err)
+			}
+			cfg.Azure.Token = cred
+		}
+		return openai.New(cfg)
+	}
+	return nil, fmt.Errorf("the model runner has no provider %q", spec.Backend)
+}
+
+// List is the models spec's provider serves, asked of its server (only
+// Anthropic's and OpenAI's list theirs).
+func (Backend) List(ctx context.Context, spec remote.Spec) ([]models.Info, error) {
+	switch spec.Backend {
+	case "anthropic":
+		return anthropic.Models(ctx, anthropicConfig(spec.Getenv, ""))
+	case "openai":
+		return openai.Models(ctx, openAIConfig(spec.Getenv, ""))
+	}
+	return nil, fmt.Errorf("provider %s has no model list to ask", spec.Backend)
+}
+
+// Served is the first model spec's OpenAI-compatible server lists.
+func (Backend) Served(ctx context.Context, spec remote.Spec) (string, error) {
+	return openai.FirstServed(ctx, openAIConfig(spec.Getenv, ""))
+}
+
+func anthropicConfig(getenv func(string) string, model string) anthropic.Config {
+	return anthropic.Config{APIKey: getenv("ANTHROPIC_API_KEY"), BaseURL: getenv("ANTHROPIC_BASE_URL"), Model: model}
+}
+
+func openAIConfig(getenv func(string) string, model string) openai.Config {
+	return openai.Config{APIKey: getenv("OPENAI_API_KEY"), BaseURL: getenv("OPENAI_BASE_URL"), Model: model}
+}
+
+// first is the value of the first of names that is set.
+func first(getenv func(string) string, names ...string) string {
+	for _, n := range names {
+		if v := getenv(n); v != "" {
+			return v
+		}
+	}
+	return ""
+}
