@@ -5,7 +5,7 @@
 # binary that answers initialize — measured run for run in turn (RUNS, default
 # 20): spawn → initialize, session/new in that process, idle RSS and PSS after
 # both, and a new log's fsync on the same disk; beside them the floor linked
-# with the libraries dsh links (bench/internal/depfloor: provider and MCP SDKs,
+# with the libraries dsh links (bench/internal/depfloor: the MCP SDK,
 # Markdown, …), which run their package initialisation in every process: what
 # dsh cannot go below while it links them. Prints a table, then one line
 # per target that bench scripts grep:

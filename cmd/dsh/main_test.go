@@ -69,6 +69,12 @@ func dsh(t *testing.T) string {
 		out, err := exec.Command("go", "build", "-o", dshPath, ".").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %w\n%s", err, out)
+			return
+		}
+		// The model runner, beside dsh as installed.
+		out, err = exec.Command("go", "build", "-o", filepath.Join(dir, "dsh-model"), "../dsh-model").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build dsh-model: %w\n%s", err, out)
 		}
 	})
 	if buildErr != nil {
@@ -398,4 +404,71 @@ func peak(file string, args []string) {
 		os.Exit(125)
 	}
 	os.Exit(0)
+}
+
+// TestModelRunnerUnreadable: the model runner, handed a key to reach a
+// vendor, keeps it from a command of the same user as dsh does: its environ,
+// memory and ptrace are refused.
+func TestModelRunnerUnreadable(t *testing.T) {
+	exe := dsh(t)
+	cred, _ := nonRoot(t)
+	dir := filepath.Dir(exe)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	readerPath := filepath.Join(dir, "reader-runner")
+	copyFile(t, self, readerPath)
+	const prefix = "sk-dshtest-"
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	key := prefix + hex.EncodeToString(b)
+
+	runner := exec.Command(filepath.Join(dir, "dsh-model"))
+	runner.Env = []string{"PATH=" + os.Getenv("PATH")}
+	runner.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	runner.Stderr = os.Stderr
+	in, err := runner.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outPipe, err := runner.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := runner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = in.Close(); _ = runner.Wait() })
+	out := bufio.NewReader(outPipe)
+	if _, err := out.ReadString('\n'); err != nil { // its hello
+		t.Fatal(err)
+	}
+	fmt.Fprintf(in, `{"id":1,"op":"build","spec":{"backend":"anthropic","env":{"ANTHROPIC_API_KEY":%q}}}`+"\n", key)
+	if line, err := out.ReadString('\n'); err != nil || !strings.Contains(line, `"name":"anthropic"`) {
+		t.Fatalf("build: %q, %v", line, err)
+	}
+
+	control := exec.Command("sleep", "30")
+	control.Env = []string{"CONTROL=" + key}
+	control.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if err := control.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = control.Process.Kill(); _ = control.Wait() })
+	read := exec.Command(readerPath, prefix, "runner="+strconv.Itoa(runner.Process.Pid), "control="+strconv.Itoa(control.Process.Pid))
+	read.Env = []string{"DSH_TEST_READER=1"}
+	read.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	got, err := read.CombinedOutput()
+	if err != nil {
+		t.Fatalf("reader: %v\n%s", err, got)
+	}
+	for _, want := range []string{
+		"runner environ: refused", "runner mem: refused", "runner ptrace: refused",
+		"control environ: found", "control mem: found", "control ptrace: attached",
+	} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("the reader's output lacks %q:\n%s", want, got)
+		}
+	}
 }

@@ -23,6 +23,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/dsh-dev/dsh/internal/acp/acpschema"
+	"github.com/dsh-dev/dsh/internal/provider/remote/runnertest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -45,6 +46,10 @@ func TestMain(m *testing.M) {
 		args := append(append([]string{"build"}, raceFlags...), "-o", dshBin, "github.com/dsh-dev/dsh/cmd/dsh")
 		if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "building dsh: %v\n%s", err, out)
+			return 1
+		}
+		if _, err := runnertest.Build(dir); err != nil { // beside dsh, where dsh finds it
+			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 		code := m.Run()

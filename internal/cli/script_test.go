@@ -8,6 +8,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/dsh-dev/dsh/internal/provider/remote"
+	"github.com/dsh-dev/dsh/internal/provider/vendors"
 	"github.com/dsh-dev/dsh/internal/sandbox"
 )
 
@@ -16,6 +18,13 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"dsh":         func() { os.Exit(Main(os.Args[1:], System())) },
 		"dsh-lspstub": func() { os.Exit(lspStub()) },
+		// The model runner, found on PATH as an installed dsh finds it.
+		"dsh-model": func() {
+			if err := remote.Serve(os.Stdin, os.Stdout, vendors.Backend{}); err != nil {
+				os.Exit(1)
+			}
+			os.Exit(0)
+		},
 	})
 }
 

@@ -1,9 +1,10 @@
 // Command depfloor is the floor of start-up with dsh's dependencies: an ACP
 // agent that answers every request line with an initialize response and does
 // nothing else, linked with the libraries whose package initialisation every
-// dsh process runs before main (the provider SDKs, the MCP SDK, Markdown,
-// the chat's text area, HTML to Markdown, YAML). bench/start.sh sets it beside
-// dsh and the bare floor: what dsh cannot go below while it links them.
+// dsh process runs before main (the MCP SDK, Markdown, the chat's text area,
+// HTML to Markdown, YAML; the provider SDKs are the model runner's, not
+// dsh's). bench/start.sh sets it beside dsh and the bare floor: what dsh
+// cannot go below while it links them.
 package main
 
 import (
@@ -12,12 +13,7 @@ import (
 
 	_ "charm.land/bubbles/v2/textarea"
 	_ "github.com/JohannesKaufmann/html-to-markdown/v2"
-	_ "github.com/anthropics/anthropic-sdk-go/v2"
-	_ "github.com/anthropics/anthropic-sdk-go/v2/bedrock"
 	_ "github.com/modelcontextprotocol/go-sdk/mcp"
-	_ "github.com/openai/openai-go/v3"
-	_ "github.com/openai/openai-go/v3/azure"
-	_ "github.com/openai/openai-go/v3/responses"
 	_ "github.com/yuin/goldmark/extension"
 	_ "go.yaml.in/yaml/v3"
 )

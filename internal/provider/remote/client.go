@@ -193,10 +193,10 @@ func (r *runner) read(br *bufio.Reader) {
 		if err := readLine(br, &rp); err != nil {
 			_ = r.in.Close()
 			werr := r.cmd.Wait()
-			if err == io.EOF && werr != nil {
+			if errors.Is(err, io.EOF) && werr != nil {
 				err = werr
 			}
-			r.died(fmt.Errorf("the model runner stopped: %w", err))
+			_ = r.died(fmt.Errorf("the model runner stopped: %w", err))
 			return
 		}
 		r.mu.Lock()

@@ -60,7 +60,7 @@ type call struct {
 type reply struct {
 	ID     uint64             `json:"id"`
 	Delta  *provider.Delta    `json:"delta,omitempty"`
-	Done   bool               `json:"done,omitempty"`
+	Done   bool               `json:"done,omitzero"`
 	Err    *wireError         `json:"err,omitempty"`
 	Resp   *provider.Response `json:"resp,omitempty"`
 	Name   string             `json:"name,omitempty"`
@@ -73,8 +73,8 @@ type reply struct {
 // retries could not reach (provider.ErrUnavailable: the fallback model).
 type wireError struct {
 	Msg         string `json:"msg"`
-	Auth        bool   `json:"auth,omitempty"`
-	Unavailable bool   `json:"unavailable,omitempty"`
+	Auth        bool   `json:"auth,omitzero"`
+	Unavailable bool   `json:"unavailable,omitzero"`
 }
 
 func (e *wireError) Error() string { return e.Msg }
