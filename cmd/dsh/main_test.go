@@ -13,6 +13,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -470,5 +471,27 @@ func TestModelRunnerUnreadable(t *testing.T) {
 		if !strings.Contains(string(got), want) {
 			t.Errorf("the reader's output lacks %q:\n%s", want, got)
 		}
+	}
+}
+
+// TestNoProviderSDK: dsh links no vendor's SDK, not even through another
+// package; they are the model runner's (cmd/dsh-model), which dsh starts at
+// the first model call.
+func TestNoProviderSDK(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps := strings.Fields(string(out))
+	for _, sdk := range []string{"github.com/openai/openai-go", "github.com/anthropics/anthropic-sdk-go", "github.com/aws/aws-sdk-go-v2",
+		"github.com/Azure/azure-sdk-for-go", "github.com/dsh-dev/dsh/internal/provider/vendors"} {
+		for _, d := range deps {
+			if strings.HasPrefix(d, sdk) {
+				t.Errorf("dsh links %s", d)
+			}
+		}
+	}
+	if !slices.Contains(deps, "github.com/dsh-dev/dsh/internal/provider/remote") {
+		t.Error("dsh does not link the model runner's client")
 	}
 }
