@@ -1,20 +1,26 @@
 package remote
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"golang.org/x/sys/unix"
 
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/provider"
@@ -26,6 +32,10 @@ import (
 const fakeRunner = "DSH_REMOTE_TEST_RUNNER"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(fakeClient) == "1" {
+		_ = os.Unsetenv(fakeClient) // the runner it starts is one
+		client()
+	}
 	if os.Getenv(fakeRunner) == "1" {
 		if err := Serve(os.Stdin, os.Stdout, fakes{}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -38,10 +48,34 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// fakeClient has the test binary be a dsh that starts the runner, says its
+// pid and waits to be killed.
+const fakeClient = "DSH_REMOTE_TEST_CLIENT"
+
+func client() {
+	p, err := New(context.Background(), Spec{Backend: "stuck"})
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	started := make(chan struct{})
+	go func() {
+		_, _ = p.Stream(context.Background(), request("x"), func(provider.Delta) { close(started) })
+	}()
+	<-started
+	current.Lock()
+	fmt.Println(current.r.cmd.Process.Pid)
+	current.Unlock()
+	select {}
+}
+
 // fakes are the providers of the fake runner, by the spec's backend.
 type fakes struct{}
 
-var cancelled = make(chan struct{}) // closed when a "hang" stream is cancelled
+var (
+	cancelled     = make(chan struct{}) // closed when a "hang" stream is cancelled
+	cancelledOnce sync.Once
+)
 
 func (fakes) Build(spec Spec) (provider.Provider, error) {
 	switch spec.Backend {
@@ -78,8 +112,11 @@ func (f fake) Stream(ctx context.Context, req provider.Request, onDelta func(pro
 	case "hang":
 		onDelta(provider.Delta{Type: provider.DeltaText, Text: "waiting"})
 		<-ctx.Done()
-		close(cancelled)
+		cancelledOnce.Do(func() { close(cancelled) })
 		return nil, ctx.Err()
+	case "stuck": // a call that does not heed its context
+		onDelta(provider.Delta{Type: provider.DeltaText, Text: "stuck"})
+		select {}
 	case "die":
 		onDelta(provider.Delta{Type: provider.DeltaText, Text: "bye"})
 		os.Exit(3)
@@ -254,6 +291,57 @@ func TestRunnerDiesAndIsStartedAgain(t *testing.T) {
 	}
 }
 
+// TestRunnerDiesWithDsh: a dsh killed with SIGKILL leaves no runner behind,
+// even one whose call does not end when its input does.
+func TestRunnerDiesWithDsh(t *testing.T) {
+	dsh := exec.Command(os.Args[0])
+	dsh.Env = append(os.Environ(), fakeClient+"=1")
+	out, err := dsh.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dsh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	pid, perr := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil || perr != nil {
+		_ = dsh.Process.Kill()
+		t.Fatalf("the client said %q (%v)", line, err)
+	}
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = unix.Close(fd) }()
+	_ = dsh.Process.Signal(syscall.SIGKILL)
+	_ = dsh.Wait()
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	if n, err := unix.Poll(fds, 10_000); err != nil || n != 1 {
+		t.Fatalf("the runner (pid %d) outlived dsh by 10 s (%d, %v)", pid, n, err)
+	}
+}
+
+// TestRunnerEndsWithItsInput: when dsh closes the runner's input, the calls
+// still running are cancelled and the runner ends.
+func TestRunnerEndsWithItsInput(t *testing.T) {
+	r, w := io.Pipe()
+	done := make(chan error)
+	go func() { done <- Serve(r, io.Discard, fakes{}) }()
+	if err := writeLine(w, call{ID: 1, Op: opStream, Spec: &Spec{Backend: "hang"}, Req: &provider.Request{}}); err != nil {
+		t.Fatal(err)
+	}
+	_ = w.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Serve = %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the runner still runs 10 s after its input ended")
+	}
+}
+
 // TestRunnerThatIsNotOurs: a dsh-model of another build, or none, is told
 // in words that say what to do.
 func TestRunnerThatIsNotOurs(t *testing.T) {
@@ -298,7 +386,7 @@ func FuzzServe(f *testing.F) {
 	f.Add([]byte(`{"id":3,"op":"list","spec":{"backend":"x"}}` + "\n" + `{"id":3,"op":"cancel"}` + "\n"))
 	f.Add([]byte(`{"id":4,"op":"nope"}` + "\n" + `{"id":5,"op":"stream","spec":{"backend":"echo"}}` + "\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		if bytes.Contains(in, []byte("hang")) || bytes.Contains(in, []byte("die")) || bytes.Contains(in, []byte("was-cancelled")) {
+		if bytes.Contains(in, []byte("hang")) || bytes.Contains(in, []byte("stuck")) || bytes.Contains(in, []byte("die")) || bytes.Contains(in, []byte("was-cancelled")) {
 			return // the fakes that wait, or exit
 		}
 		var out bytes.Buffer

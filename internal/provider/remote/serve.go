@@ -26,15 +26,15 @@ type Backend interface {
 // it has stopped. A provider built once serves every later call of the same
 // spec, so what it keeps (a cloud's token) is kept.
 func Serve(r io.Reader, w io.Writer, b Backend) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	ctx, cancelAll := context.WithCancel(context.Background())
-	defer cancelAll()
+	defer cancelAll() // before the wait: the calls still running end
 	s := &server{b: b, w: w, running: map[uint64]context.CancelFunc{}, built: map[string]provider.Provider{}}
 	if err := s.send(reply{Name: hello}); err != nil {
 		return err
 	}
 	in := bufio.NewReader(r)
-	var wg sync.WaitGroup
-	defer wg.Wait()
 	for {
 		var c call
 		err := readLine(in, &c)
