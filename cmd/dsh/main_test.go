@@ -44,7 +44,11 @@ func TestMain(m *testing.M) {
 		peak(file, os.Args[1:])
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if dshPath != "" { // the binaries built for the run
+		_ = os.RemoveAll(filepath.Dir(dshPath))
+	}
+	os.Exit(code)
 }
 
 var (
