@@ -19,7 +19,7 @@ import (
 	_ "github.com/openai/openai-go/v3/azure"
 	_ "github.com/openai/openai-go/v3/responses"
 	_ "github.com/yuin/goldmark/extension"
-	_ "go.yaml.in/yaml/v3"
+	_ "go.yaml.in/yaml/v4"
 )
 
 func main() {
