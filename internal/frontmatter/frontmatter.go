@@ -13,7 +13,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"go.yaml.in/yaml/v3"
+	"go.yaml.in/yaml/v4"
 )
 
 // Fields are the keys of a front matter block and their values: a scalar's

@@ -15,7 +15,7 @@ import (
 	_ "github.com/JohannesKaufmann/html-to-markdown/v2"
 	_ "github.com/modelcontextprotocol/go-sdk/mcp"
 	_ "github.com/yuin/goldmark/extension"
-	_ "go.yaml.in/yaml/v3"
+	_ "go.yaml.in/yaml/v4"
 )
 
 func main() {
