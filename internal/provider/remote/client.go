@@ -148,7 +148,7 @@ func path() (string, error) {
 		return p, nil
 	}
 	return "", errors.New("dsh-model, which talks to the model providers, is not installed beside dsh or on PATH; " +
-		"install both from dsh's source with: go install ./cmd/...")
+		"install both from dsh's source (go install ./cmd/... in its folder)")
 }
 
 func start() (*runner, error) {
