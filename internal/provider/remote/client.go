@@ -10,10 +10,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/models"
 )
+
+// helloWait bounds the runner's start: a program that is not the runner
+// may never say hello, and the first model call would wait for ever.
+var helloWait = 10 * time.Second
 
 // RunnerEnv names the model runner's path when it is neither beside dsh nor
 // on PATH as dsh-model.
@@ -173,7 +178,14 @@ func start() (*runner, error) {
 	r := &runner{cmd: cmd, in: in, calls: map[uint64]*mailbox{}}
 	br := bufio.NewReader(out)
 	var hi reply
-	if err := readLine(br, &hi); err != nil || hi.Name != hello {
+	said := make(chan error, 1)
+	go func() { said <- readLine(br, &hi) }()
+	select {
+	case err = <-said:
+	case <-time.After(helloWait):
+		err = fmt.Errorf("it did not answer within %v", helloWait)
+	}
+	if err != nil || hi.Name != hello {
 		_ = in.Close()
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()

@@ -350,8 +350,16 @@ func TestRunnerThatIsNotOurs(t *testing.T) {
 	if err := os.WriteFile(other, []byte("#!/bin/sh\necho '{\"id\":0,\"name\":\"dsh-model/0\"}'\ncat >/dev/null\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	mute := filepath.Join(dir, "mute")
+	if err := os.WriteFile(mute, []byte("#!/bin/sh\nwhile read x; do :; done\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	wait := helloWait
+	helloWait = 100 * time.Millisecond
+	t.Cleanup(func() { helloWait = wait })
 	for _, tc := range []struct{ runner, path, want string }{
 		{other, "", "install dsh and dsh-model from the same build"},
+		{mute, "", "it did not answer within 100ms"},
 		{"", dir, "dsh-model, which talks to the model providers, is not installed beside dsh or on PATH"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
