@@ -33,6 +33,10 @@ type Platform struct {
 type BedrockConfig struct {
 	Region, Profile                    string
 	AccessKey, SecretKey, SessionToken string
+	// BearerToken is a Bedrock API key (AWS_BEARER_TOKEN_BEDROCK), sent in
+	// place of a signature. The SDK would read it from the environment,
+	// which dsh keeps keys out of.
+	BearerToken string
 }
 
 // Bedrock is the Bedrock platform for cfg. Credentials are resolved when a
@@ -54,6 +58,10 @@ func Bedrock(ctx context.Context, cfg BedrockConfig) (*Platform, error) {
 	}
 	if ac.Region == "" {
 		return nil, &authError{"bedrock: no AWS region: set AWS_REGION, or a region in the AWS profile"}
+	}
+	if cfg.BearerToken != "" {
+		ac.AuthSchemePreference = []string{"httpBearerAuth"}
+		ac.BearerAuthTokenProvider = bedrock.NewStaticBearerTokenProvider(cfg.BearerToken)
 	}
 	return &Platform{Name: "bedrock", options: []option.RequestOption{bedrock.WithConfig(ac)}}, nil
 }

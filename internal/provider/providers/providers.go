@@ -74,7 +74,7 @@ var backends = []backend{
 	{
 		name: "bedrock", baseURLEnv: "ANTHROPIC_BEDROCK_BASE_URL",
 		env: []string{"AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
-			"AWS_SESSION_TOKEN", "ANTHROPIC_BEDROCK_BASE_URL"},
+			"AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK", "ANTHROPIC_BEDROCK_BASE_URL"},
 		defaultModel: fixed(models.BedrockModel(models.DefaultAnthropic), "default (Anthropic's, as a Bedrock global inference profile)"),
 		list: func(context.Context, func(string) string) ([]models.Info, error) {
 			return models.Platform("bedrock"), nil

@@ -176,6 +176,17 @@ func wireCases(t *testing.T) []wireCase {
 			check: checkSigV4, answer: writeBedrockStream,
 		},
 		{
+			// A Bedrock API key, which dsh keeps out of the environment
+			// like every key: the SDK, which reads it there, is handed it.
+			name: "bedrock api key", provider: "bedrock", path: "/model/global.anthropic.claude-sonnet-5-5-v1:0/invoke-with-response-stream",
+			env: func(_ *testing.T, url string) map[string]string {
+				return map[string]string{"AWS_REGION": "eu-west-1", "AWS_BEARER_TOKEN_BEDROCK": "bedrock-key-test",
+					"ANTHROPIC_BEDROCK_BASE_URL": url, "AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull}
+			},
+			flags: Flags{Provider: "bedrock", Model: "claude-sonnet-5-5"},
+			check: bearer("Bearer bedrock-key-test"), answer: writeBedrockStream,
+		},
+		{
 			name: "vertex", provider: "vertex", path: "/v1/projects/proj-test/locations/us-east5/publishers/anthropic/models/claude-sonnet-5-5:streamRawPredict",
 			env: func(t *testing.T, url string) map[string]string {
 				return map[string]string{"CLOUD_ML_REGION": "us-east5", "ANTHROPIC_VERTEX_PROJECT_ID": "proj-test",

@@ -37,6 +37,7 @@ func (Backend) Build(spec remote.Spec) (provider.Provider, error) {
 		pl, err := anthropic.Bedrock(context.Background(), anthropic.BedrockConfig{
 			Region: first(getenv, "AWS_REGION", "AWS_DEFAULT_REGION"), Profile: getenv("AWS_PROFILE"),
 			AccessKey: getenv("AWS_ACCESS_KEY_ID"), SecretKey: getenv("AWS_SECRET_ACCESS_KEY"), SessionToken: getenv("AWS_SESSION_TOKEN"),
+			BearerToken: getenv("AWS_BEARER_TOKEN_BEDROCK"),
 		})
 		if err != nil {
 			return nil, err
