@@ -30,7 +30,7 @@ func (s *Session) vars() map[string]string {
 func (s *Session) commandTurn(c Command) agent.Turn {
 	var turn agent.Turn
 	notice := func(format string, a ...any) {
-		s.bus.publish(Event{Kind: KindNotice, Text: fmt.Sprintf("/"+c.Name+": "+format, a...)})
+		s.notice(fmt.Sprintf("/"+c.Name+": "+format, a...))
 	}
 	for _, t := range c.Run.Disallowed {
 		name := agents.ToolName(t)
@@ -160,7 +160,7 @@ func (s *Session) submitCommand(ctx context.Context, in Input, c Command, args s
 	content = append(content, in.Content...)
 	files, skipped := s.attachFiles(text)
 	for _, sk := range skipped {
-		s.bus.publish(Event{Kind: KindNotice, Text: "not attached: " + sk})
+		s.notice("not attached: " + sk)
 	}
 	stop, err := s.prompt(ctx, turn, in.Text, append(content, files...)...)
 	return Answer{Turn: true, Stop: stop}, err

@@ -109,7 +109,7 @@ func (s *Session) Submit(ctx context.Context, in Input) (Answer, error) {
 	content = append(content, in.Content...)
 	files, skipped := s.attachFiles(modelText)
 	for _, sk := range skipped {
-		s.bus.publish(Event{Kind: KindNotice, Text: "not attached: " + sk})
+		s.notice("not attached: " + sk)
 	}
 	stop, err := s.Prompt(ctx, in.Text, append(content, files...)...)
 	return Answer{Turn: true, Stop: stop}, err
@@ -372,7 +372,7 @@ func (s *Session) awaitTurn(ctx context.Context) (release func(), err error) {
 	select {
 	case s.queue <- struct{}{}:
 	default:
-		s.bus.publish(Event{Kind: KindNotice, Text: "Queued: this prompt runs when the current turn ends (cancelling drops it)."})
+		s.notice("Queued: this prompt runs when the current turn ends (cancelling drops it).")
 		select {
 		case s.queue <- struct{}{}:
 		case <-dropped:

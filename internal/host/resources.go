@@ -96,7 +96,7 @@ func (s *Session) attachMentions(ctx context.Context, text string, content []car
 		}
 		seen[uri] = true
 		if n == maxMentions {
-			s.bus.publish(Event{Kind: KindNotice, Text: fmt.Sprintf("not attached: %s: a prompt attaches at most %d resources", Mention(server, uri), maxMentions)})
+			s.notice(fmt.Sprintf("not attached: %s: a prompt attaches at most %d resources", Mention(server, uri), maxMentions))
 			continue
 		}
 		n++
@@ -108,7 +108,7 @@ func (s *Session) attachMentions(ctx context.Context, text string, content []car
 			}
 		}
 		if err != nil {
-			s.bus.publish(Event{Kind: KindNotice, Text: fmt.Sprintf("not attached: %s: %v; the prompt is sent without it", Mention(server, uri), err)})
+			s.notice(fmt.Sprintf("not attached: %s: %v; the prompt is sent without it", Mention(server, uri), err))
 			continue
 		}
 		content = append(content, blocks...)

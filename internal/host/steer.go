@@ -64,7 +64,7 @@ func (s *Session) steerTurn(ctx context.Context, text string) (ans Answer, ok bo
 	st.mu.Lock()
 	st.pending = append(st.pending, p)
 	st.mu.Unlock()
-	s.bus.publish(Event{Kind: KindNotice, Text: "Steering: this prompt reaches the model at its next step."})
+	s.notice("Steering: this prompt reaches the model at its next step.")
 	withdraw := func() bool { // false: the agent took it meanwhile
 		st.mu.Lock()
 		defer st.mu.Unlock()

@@ -457,3 +457,7 @@ func (s *Subscription) Close() {
 
 // Done is closed when the subscription has ended.
 func (s *Subscription) Done() <-chan struct{} { return s.done }
+
+// notice tells the user something about their input, in order with the
+// session's records (KindNotice).
+func (s *Session) notice(text string) { s.bus.publish(Event{Kind: KindNotice, Text: text}) }

@@ -222,6 +222,7 @@ func (d *decoder) decodeStrict(line []byte) (r Record, ok bool, err error) {
 		}
 	}
 	r = *rec
+	*rec = Record{} // a follower idles between lines: the last one (a result of MiBs) is not kept
 	if err := validate(&r); err != nil {
 		return r, false, d.errorf("%w", err)
 	}

@@ -68,8 +68,7 @@ func (e *events) close() {
 	_ = unix.Close(e.status)
 }
 
-// wait waits until a descriptor of the set is ready, or the deadline set on
-// e.ep passes.
+// wait waits until a descriptor of the set is ready.
 func (e *events) wait() error {
 	return e.rc.Read(func(fd uintptr) bool {
 		var ev [4]unix.EpollEvent
