@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -18,7 +19,7 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"dsh":         func() { os.Exit(Main(os.Args[1:], System())) },
 		"dsh-lspstub": func() { os.Exit(lspStub()) },
-		// The model runner, found on PATH as an installed dsh finds it.
+		// The model runner, which DSH_MODEL_RUNNER names (see Setup).
 		"dsh-model": func() {
 			if err := remote.Serve(os.Stdin, os.Stdout, vendors.Backend{}); err != nil {
 				os.Exit(1)
@@ -39,6 +40,11 @@ func TestScripts(t *testing.T) {
 			e.Setenv("XDG_STATE_HOME", e.WorkDir+"/state")
 			e.Setenv("NO_COLOR", "1")
 			e.Setenv("HOME", e.WorkDir+"/home")
+			runner, err := onPath(e.Getenv("PATH"), "dsh-model")
+			if err != nil {
+				return err
+			}
+			e.Setenv(remote.RunnerEnv, runner)
 			e.Values[netServersKey] = &netServers{hits: map[string]int{}, udp: map[string]*net.UDPConn{}}
 			return nil
 		},
@@ -50,4 +56,16 @@ func TestScripts(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 	})
+}
+
+// onPath is where name is in the directories of path, which testscript gives
+// its commands.
+func onPath(path, name string) (string, error) {
+	for _, dir := range filepath.SplitList(path) {
+		p := filepath.Join(dir, name)
+		if _, err := os.Stat(p); err == nil && filepath.IsAbs(p) {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s is not on the scripts' PATH", name)
 }

@@ -20,8 +20,8 @@ import (
 // may never say hello, and the first model call would wait for ever.
 var helloWait = 10 * time.Second
 
-// RunnerEnv names the model runner's path when it is neither beside dsh nor
-// on PATH as dsh-model.
+// RunnerEnv names the model runner's path (absolute) when it is not
+// dsh-model beside dsh.
 const RunnerEnv = "DSH_MODEL_RUNNER"
 
 // Provider is a provider the runner builds and streams.
@@ -76,16 +76,24 @@ func do(ctx context.Context, c call, onDelta func(provider.Delta)) (reply, error
 	}
 	m := r.open(&c)
 	defer r.close(c.ID)
-	if err := r.write(c); err != nil {
+	line, err := encodeLine(c)
+	if err != nil { // this call's own content: the runner is fine
+		return reply{}, fmt.Errorf("a request the model runner cannot be sent: %w", err)
+	}
+	if err := r.write(line); err != nil {
 		return reply{}, r.died(fmt.Errorf("writing to the model runner: %w", err))
 	}
 	for {
 		select {
 		case <-ctx.Done():
-			_ = r.write(call{ID: c.ID, Op: opCancel})
+			if cancel, err := encodeLine(call{ID: c.ID, Op: opCancel}); err == nil {
+				_ = r.write(cancel)
+			}
 			return reply{}, ctx.Err()
 		case <-m.ready:
 		}
+		// The failure first: replies that came before it are still taken.
+		failed := m.failed()
 		for _, rp := range m.take() {
 			if rp.Done {
 				if rp.Err != nil {
@@ -97,8 +105,8 @@ func do(ctx context.Context, c call, onDelta func(provider.Delta)) (reply, error
 				onDelta(*rp.Delta)
 			}
 		}
-		if err := m.failed(); err != nil {
-			return reply{}, err
+		if failed != nil {
+			return reply{}, failed
 		}
 	}
 }
@@ -138,22 +146,25 @@ func running() (*runner, error) {
 }
 
 // path is where the runner is: RunnerEnv, else dsh-model beside this
-// executable, else on PATH.
+// executable. Not PATH: the runner is handed every key, and a PATH entry can
+// lie inside a repository (direnv's PATH_add node_modules/.bin).
 func path() (string, error) {
 	if p := os.Getenv(RunnerEnv); p != "" {
-		return p, nil
-	}
-	if exe, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(exe), "dsh-model")
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
+		if !filepath.IsAbs(p) {
+			return "", fmt.Errorf("%s must be an absolute path, not %q", RunnerEnv, p)
 		}
-	}
-	if p, err := exec.LookPath("dsh-model"); err == nil {
 		return p, nil
 	}
-	return "", errors.New("dsh-model, which talks to the model providers, is not installed beside dsh or on PATH; " +
-		"install both from dsh's source (go install ./cmd/... in its folder)")
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("finding dsh-model beside dsh: %w", err)
+	}
+	p := filepath.Join(filepath.Dir(exe), "dsh-model")
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("dsh-model, which talks to the model providers, is not installed beside dsh in %s; "+
+			"install both from dsh's source (go install ./cmd/... in its folder), or name it with %s", filepath.Dir(exe), RunnerEnv)
+	}
+	return p, nil
 }
 
 func start() (*runner, error) {
@@ -203,9 +214,13 @@ func (r *runner) read(br *bufio.Reader) {
 	for {
 		var rp reply
 		if err := readLine(br, &rp); err != nil {
+			if !errors.Is(err, io.EOF) {
+				// Nobody reads it any more: its calls could block on a
+				// full pipe, and it would never end by itself.
+				_ = r.cmd.Process.Kill()
+			}
 			_ = r.in.Close()
-			werr := r.cmd.Wait()
-			if errors.Is(err, io.EOF) && werr != nil {
+			if werr := r.cmd.Wait(); werr != nil && errors.Is(err, io.EOF) {
 				err = werr
 			}
 			_ = r.died(fmt.Errorf("the model runner stopped: %w", err))
@@ -232,6 +247,7 @@ func (r *runner) died(err error) error {
 	defer r.mu.Unlock()
 	if r.err == nil {
 		r.err = err
+		_ = r.in.Close() // a runner given up on ends with its input
 	}
 	for _, m := range r.calls {
 		m.fail(r.err)
@@ -258,10 +274,11 @@ func (r *runner) close(id uint64) {
 	delete(r.calls, id)
 }
 
-func (r *runner) write(c call) error {
+func (r *runner) write(line []byte) error {
 	r.wmu.Lock()
 	defer r.wmu.Unlock()
-	return writeLine(r.in, c)
+	_, err := r.in.Write(line)
+	return err
 }
 
 // mailbox holds a call's replies until its goroutine takes them: the reader

@@ -10,7 +10,6 @@ package remote
 import (
 	"bufio"
 	"fmt"
-	"io"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -88,16 +87,16 @@ func (e *wireError) Is(target error) bool {
 // (the providers tell "none" from "empty"), and text that is not UTF-8 is
 // sent with replacement characters, as an SDK sends it, instead of failing
 // the call.
-var wire = json.JoinOptions(json.FormatNilSliceAsNull(true), json.FormatNilMapAsNull(true), jsontext.AllowInvalidUTF8(true))
+var wire = json.JoinOptions(json.FormatNilSliceAsNull(true), json.FormatNilMapAsNull(true),
+	jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true)) // a model's arguments may repeat a key
 
-// writeLine writes v as one line.
-func writeLine(w io.Writer, v any) error {
+// encodeLine is v as one line.
+func encodeLine(v any) ([]byte, error) {
 	b, err := json.Marshal(v, wire)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = w.Write(append(b, '\n'))
-	return err
+	return append(b, '\n'), nil
 }
 
 // readLine reads one line into v.
@@ -112,15 +111,20 @@ func readLine(r *bufio.Reader, v any) error {
 	return nil
 }
 
-// restoreArgs undoes what JSON does to a part's absent arguments (nil
-// arrives as the text null), so that the request a provider is handed is the
-// one dsh built.
-func restoreArgs(msgs []provider.Message) {
-	for i := range msgs {
-		for j := range msgs[i].Parts {
-			if string(msgs[i].Parts[j].Args) == "null" {
-				msgs[i].Parts[j].Args = nil
+// restoreNil undoes what JSON does to absent raw values (nil arrives as the
+// text null): a part's arguments, a tool's schema. The request a provider is
+// handed is the one dsh built.
+func restoreNil(req *provider.Request) {
+	for i := range req.Messages {
+		for j := range req.Messages[i].Parts {
+			if string(req.Messages[i].Parts[j].Args) == "null" {
+				req.Messages[i].Parts[j].Args = nil
 			}
+		}
+	}
+	for i := range req.Tools {
+		if string(req.Tools[i].Schema) == "null" {
+			req.Tools[i].Schema = nil
 		}
 	}
 }

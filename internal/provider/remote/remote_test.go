@@ -130,6 +130,15 @@ func (f fake) Stream(ctx context.Context, req provider.Request, onDelta func(pro
 			}
 		}
 	}
+	for _, d := range req.Tools {
+		if string(d.Schema) == "null" {
+			return nil, errors.New("a schema arrived as null")
+		}
+	}
+	if f.name == "garbled" { // arguments JSON cannot carry
+		return &provider.Response{Message: provider.Message{Role: provider.RoleAssistant, Parts: []provider.Part{
+			{Type: provider.PartToolUse, ID: "c1", Name: "read", Args: jsontext.Value(`{"path":`)}}}}, nil
+	}
 	// echo: the request as it arrived, as the answer's text and its one
 	// tool call's arguments; each rune of the last text a delta.
 	b, err := json.Marshal(req, wire)
@@ -157,10 +166,11 @@ func (f fake) Stream(ctx context.Context, req provider.Request, onDelta func(pro
 func request(text string) provider.Request {
 	return provider.Request{
 		Model: "m", System: "sys", MaxTokens: 100, Thinking: "high", WebSearch: true,
-		Tools: []provider.ToolDef{{Name: "read", Description: "reads", Schema: jsontext.Value(`{"type":"object"}`)}},
+		Tools: []provider.ToolDef{{Name: "read", Description: "reads", Schema: jsontext.Value(`{"type":"object"}`)}, {Name: "bare"}},
 		Messages: []provider.Message{
 			{Role: provider.RoleUser, Parts: []provider.Part{{Type: provider.PartText, Text: "see"}, {Type: provider.PartImage, Content: []card.Content{card.Image("image/png", "iVBORw0K")}}}},
-			{Role: provider.RoleAssistant, Parts: []provider.Part{{Type: provider.PartToolUse, ID: "a", Name: "noargs"}, {Type: provider.PartToolUse, ID: "b", Name: "read", Args: jsontext.Value(`{"path":"x"}`)}}},
+			{Role: provider.RoleAssistant, Parts: []provider.Part{{Type: provider.PartToolUse, ID: "a", Name: "noargs"}, {Type: provider.PartToolUse, ID: "b", Name: "read", Args: jsontext.Value(`{"path":"x"}`)},
+				{Type: provider.PartToolUse, ID: "c", Name: "read", Args: jsontext.Value(`{"path":"x","path":"y"}`)}}}, // a model may repeat a key
 			{Role: provider.RoleUser, Parts: []provider.Part{{Type: provider.PartToolResult, ID: "a", IsError: true, Content: []card.Content{}}}},
 			{Role: provider.RoleUser, Parts: []provider.Part{{Type: provider.PartText, Text: text}}},
 		},
@@ -191,7 +201,7 @@ func TestStreamThroughTheRunner(t *testing.T) {
 	if err := json.Unmarshal([]byte(resp.Message.Parts[0].Text), &got, wire); err != nil {
 		t.Fatal(err)
 	}
-	restoreArgs(got.Messages) // the echo's own trip back
+	restoreNil(&got) // the echo's own trip back
 	if !reflect.DeepEqual(got, req) {
 		t.Errorf("the runner was handed\n%+v\nwant\n%+v", got, req)
 	}
@@ -291,6 +301,40 @@ func TestRunnerDiesAndIsStartedAgain(t *testing.T) {
 	}
 }
 
+// TestOneBadCallFailsAlone: a request JSON cannot carry fails that call,
+// and an answer it cannot carry ends its call with an error; the runner
+// serves the next call, the same process.
+func TestOneBadCallFailsAlone(t *testing.T) {
+	p, err := New(t.Context(), Spec{Backend: "echo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	current.Lock()
+	pid := current.r.cmd.Process.Pid
+	current.Unlock()
+	bad := request("x")
+	bad.Messages[1].Parts[1].Args = jsontext.Value(`{"path":`)
+	if _, err := p.Stream(t.Context(), bad, nil); err == nil || !strings.Contains(err.Error(), "cannot be sent") {
+		t.Errorf("an unsendable request: %v", err)
+	}
+	g, err := New(t.Context(), Spec{Backend: "garbled"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Stream(t.Context(), request("x"), nil); err == nil || !strings.Contains(err.Error(), "could not be passed on") {
+		t.Errorf("an unpassable answer: %v", err)
+	}
+	if _, err := p.Stream(t.Context(), request("after"), nil); err != nil {
+		t.Errorf("the next call: %v", err)
+	}
+	current.Lock()
+	same := current.r.cmd.Process.Pid == pid
+	current.Unlock()
+	if !same {
+		t.Error("the runner was started again")
+	}
+}
+
 // TestRunnerDiesWithDsh: a dsh killed with SIGKILL leaves no runner behind,
 // even one whose call does not end when its input does.
 func TestRunnerDiesWithDsh(t *testing.T) {
@@ -328,7 +372,11 @@ func TestRunnerEndsWithItsInput(t *testing.T) {
 	r, w := io.Pipe()
 	done := make(chan error)
 	go func() { done <- Serve(r, io.Discard, fakes{}) }()
-	if err := writeLine(w, call{ID: 1, Op: opStream, Spec: &Spec{Backend: "hang"}, Req: &provider.Request{}}); err != nil {
+	line, err := encodeLine(call{ID: 1, Op: opStream, Spec: &Spec{Backend: "hang"}, Req: &provider.Request{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(line); err != nil {
 		t.Fatal(err)
 	}
 	_ = w.Close()
@@ -360,7 +408,8 @@ func TestRunnerThatIsNotOurs(t *testing.T) {
 	for _, tc := range []struct{ runner, path, want string }{
 		{other, "", "install dsh and dsh-model from the same build"},
 		{mute, "", "it did not answer within 100ms"},
-		{"", dir, "dsh-model, which talks to the model providers, is not installed beside dsh or on PATH"},
+		{"", dir, "dsh-model, which talks to the model providers, is not installed beside dsh"},
+		{"dsh-model", dir, "must be an absolute path"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			t.Setenv(RunnerEnv, tc.runner)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 
@@ -79,10 +80,23 @@ type server struct {
 	built   map[string]provider.Provider // by the spec's JSON
 }
 
+// send writes rp. One that cannot be encoded (a provider's message JSON
+// refuses) is, if it ends its call, the call's failure: the call still ends.
 func (s *server) send(rp reply) error {
+	line, err := encodeLine(rp)
+	if err != nil {
+		if !rp.Done {
+			return err
+		}
+		line, err = encodeLine(reply{ID: rp.ID, Done: true, Err: wireErr(fmt.Errorf("the model's answer could not be passed on: %w", err))})
+		if err != nil {
+			return err
+		}
+	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	return writeLine(s.w, rp)
+	_, err = s.w.Write(line)
+	return err
 }
 
 // answer runs one call.
@@ -105,7 +119,7 @@ func (s *server) answer(ctx context.Context, c call) reply {
 		if err != nil {
 			return failed(err)
 		}
-		restoreArgs(c.Req.Messages)
+		restoreNil(c.Req)
 		resp, err := p.Stream(ctx, *c.Req, func(d provider.Delta) {
 			_ = s.send(reply{ID: c.ID, Delta: &d})
 		})
