@@ -270,12 +270,18 @@ func Start(s Spec) (*Process, error) {
 	if err == nil && filtered {
 		p.proxy, err = sp.proxy(s.Sandbox.Proxy)
 	}
-	_ = sp.control.Close() // a supervisor that got nothing ends
 	if err != nil {
+		_ = sp.control.Close() // a supervisor that got nothing ends
 		p.Wait()
 		return nil, err
 	}
-	if p.Pgid, err = sp.started(); err == nil && filtered && p.proxy == nil {
+	p.Pgid, err = sp.started()
+	// Closed once the supervisor has taken its command, not right after the
+	// send: Linux (6.18) can show the supervisor's first recvmsg the
+	// socket's end before the message sent ahead of it, about once in a few
+	// thousand starts, and the command is then never started.
+	_ = sp.control.Close()
+	if err == nil && filtered && p.proxy == nil {
 		err = errors.New("the supervisor started the command without its network")
 	}
 	if err != nil {
