@@ -190,7 +190,7 @@ func runTool(ctx context.Context, io IO, o toolOptions) (err error) {
 	r := &toolRunner{io: io, o: o, s: s, pres: view.NewPresenter(s.Registry()),
 		ui: termui.New(io.Out, termui.Options{Color: o.Color.enabled(io), Width: io.width(), Root: s.Root()})}
 	r.pres.OnError = func(err error) { warner(io)(err.Error()) }
-	sub := s.Subscribe(r.handle)
+	sub := s.SubscribeRecords(r.handle)
 	defer sub.Close()
 	r.sub = sub
 	reg := s.Registry()

@@ -31,7 +31,7 @@ func (s *Session) Join(fn func(Event)) (Joined, *Subscription) {
 	sub := s.bus.subscribeAt(fn, func() {
 		j.LogSize = s.log.Size()
 		j.Waiting = slices.Clone(s.bus.waiting)
-	})
+	}, false)
 	return j, sub
 }
 

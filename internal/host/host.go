@@ -615,6 +615,15 @@ func (s *Session) Subscribe(fn func(Event)) *Subscription {
 	return sub
 }
 
+// SubscribeRecords is Subscribe to the records alone, for a consumer that
+// shows only what the log holds (dsh tool): the moments between records
+// (status, usage, a call starting) do not wake it.
+func (s *Session) SubscribeRecords(fn func(Event)) *Subscription {
+	sub := s.bus.subscribeAt(fn, nil, true)
+	s.notes.deliver(s.put)
+	return sub
+}
+
 // Prompt runs one turn on text and the images attached to it. It returns
 // ErrBusy while another turn runs and ErrClosed after Close; a missing provider
 // is an error before anything is logged. A prompt a UserPromptSubmit hook

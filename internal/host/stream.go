@@ -288,12 +288,13 @@ func (b *bus) publishLocked(e Event) {
 	}
 }
 
-func (b *bus) subscribe(fn func(Event)) *Subscription { return b.subscribeAt(fn, nil) }
+func (b *bus) subscribe(fn func(Event)) *Subscription { return b.subscribeAt(fn, nil, false) }
 
 // subscribeAt subscribes fn; at, if set, is called at the moment it starts,
-// under the lock that orders the events.
-func (b *bus) subscribeAt(fn func(Event), at func()) *Subscription {
-	s := &Subscription{fn: fn, bus: b, done: make(chan struct{})}
+// under the lock that orders the events. recordsOnly skips every other event:
+// it is not queued, so it does not wake the subscriber's goroutine.
+func (b *bus) subscribeAt(fn func(Event), at func(), recordsOnly bool) *Subscription {
+	s := &Subscription{fn: fn, bus: b, done: make(chan struct{}), recordsOnly: recordsOnly}
 	s.cond = sync.NewCond(&s.mu)
 	b.mu.Lock()
 	if at != nil {
@@ -335,14 +336,16 @@ type Subscription struct {
 	fn  func(Event)
 	bus *bus
 
-	mu      sync.Mutex
-	cond    *sync.Cond
-	q       []queued
-	seen    uint64 // the sequence number of the last event pushed or dropped
-	handled uint64 // the sequence number of the last event handled, or seen once the queue is empty
-	dropped int    // progress events dropped so far
-	stopped bool   // no more events will come
-	done    chan struct{}
+	mu          sync.Mutex
+	cond        *sync.Cond
+	q           []queued
+	seen        uint64 // the sequence number of the last event pushed or dropped
+	handled     uint64 // the sequence number of the last event handled, or seen once the queue is empty
+	dropped     int    // progress events dropped so far
+	stopped     bool   // no more events will come
+	busy        bool   // fn is handling an event
+	recordsOnly bool   // see subscribeAt
+	done        chan struct{}
 }
 
 type queued struct {
@@ -357,6 +360,12 @@ func (s *Subscription) push(e Event, seq uint64) {
 		return
 	}
 	s.seen = seq
+	if s.recordsOnly && e.Kind != KindRecord {
+		if len(s.q) == 0 && !s.busy {
+			s.handled = seq // nothing before it waits: Flush need not
+		}
+		return
+	}
 	if len(s.q) >= maxQueue && e.Kind == KindRecord && e.Record.Type == session.TypeProgress {
 		s.dropped++
 		return
@@ -379,11 +388,13 @@ func (s *Subscription) run() {
 		q := s.q[0]
 		s.q[0] = queued{}
 		s.q = s.q[1:]
+		s.busy = true
 		s.mu.Unlock()
 
 		s.fn(q.e)
 
 		s.mu.Lock()
+		s.busy = false
 		s.handled = q.seq
 		if len(s.q) == 0 {
 			s.handled = s.seen
