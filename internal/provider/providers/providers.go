@@ -114,7 +114,10 @@ var backends = []backend{
 	},
 	{
 		name: "azure", keyEnv: "AZURE_OPENAI_API_KEY", baseURLEnv: "AZURE_OPENAI_ENDPOINT",
-		env:          []string{"AZURE_OPENAI_API_KEY", "AZURE_OPENAI_ENDPOINT", "OPENAI_API_VERSION"},
+		env: []string{"AZURE_OPENAI_API_KEY", "AZURE_OPENAI_ENDPOINT", "OPENAI_API_VERSION",
+			// Entra ID's (see vendors.entraCredential).
+			"AZURE_TENANT_ID", "AZURE_CLIENT_ID", "AZURE_CLIENT_SECRET", "AZURE_CLIENT_CERTIFICATE_PATH",
+			"AZURE_CLIENT_CERTIFICATE_PASSWORD", "AZURE_FEDERATED_TOKEN_FILE", "AZURE_AUTHORITY_HOST"},
 		defaultModel: fixed(models.DefaultOpenAI, "default (OpenAI's; on Azure, name your deployment with --model)"),
 		list: func(context.Context, func(string) string) ([]models.Info, error) {
 			// Deployments are listed by Azure's management API, not the
@@ -127,9 +130,16 @@ var backends = []backend{
 			return out, nil
 		},
 		details: func(getenv func(string) string) []Detail {
-			auth := Detail{"credentials", "Entra ID (az login, managed or workload identity)", "default"}
-			if getenv("AZURE_OPENAI_API_KEY") != "" {
+			auth := Detail{"credentials", "Entra ID (az login or a managed identity)", "default"}
+			switch {
+			case getenv("AZURE_OPENAI_API_KEY") != "":
 				auth = Detail{"credentials", "an API key", "environment AZURE_OPENAI_API_KEY"}
+			case getenv("AZURE_CLIENT_SECRET") != "":
+				auth = Detail{"credentials", "Entra ID: a service principal's secret", "environment AZURE_CLIENT_SECRET"}
+			case getenv("AZURE_CLIENT_CERTIFICATE_PATH") != "":
+				auth = Detail{"credentials", "Entra ID: a service principal's certificate", "environment AZURE_CLIENT_CERTIFICATE_PATH"}
+			case getenv("AZURE_FEDERATED_TOKEN_FILE") != "":
+				auth = Detail{"credentials", "Entra ID: workload identity", "environment AZURE_FEDERATED_TOKEN_FILE"}
 			}
 			return []Detail{firstEnv(getenv, "OPENAI_API_VERSION").detail("api_version", models.DefaultAzureAPIVersion), auth}
 		},

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -188,5 +189,19 @@ func TestScriptEachFromTheStart(t *testing.T) {
 	write("three") // of another size: a coarse clock may give it the same mtime
 	if got := first(); got != "three" {
 		t.Errorf("after the file changed: %q, want three", got)
+	}
+}
+
+// Entra ID's variables reach the runner (vendors.entraCredential): AZURE_*
+// are secrets, out of the environment the runner inherits.
+func TestAzureSpecCarriesEntraID(t *testing.T) {
+	names := []string{"AZURE_OPENAI_ENDPOINT", "AZURE_TENANT_ID", "AZURE_CLIENT_ID", "AZURE_CLIENT_SECRET", "AZURE_CLIENT_CERTIFICATE_PATH",
+		"AZURE_CLIENT_CERTIFICATE_PASSWORD", "AZURE_FEDERATED_TOKEN_FILE", "AZURE_AUTHORITY_HOST"}
+	i := slices.IndexFunc(backends, func(b backend) bool { return b.name == "azure" })
+	spec := backends[i].spec(func(k string) string { return "v-" + k }, Flags{})
+	for _, k := range names {
+		if spec.Env[k] != "v-"+k {
+			t.Errorf("%s does not reach the runner", k)
+		}
 	}
 }

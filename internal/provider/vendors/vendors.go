@@ -7,8 +7,11 @@ package vendors
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 
 	"github.com/dsh-dev/dsh/internal/provider"
@@ -64,8 +67,7 @@ func (Backend) Build(spec remote.Spec) (provider.Provider, error) {
 		cfg := openai.Config{APIKey: getenv("AZURE_OPENAI_API_KEY"), Model: spec.Model, API: spec.OpenAIAPI,
 			Azure: &openai.Azure{Endpoint: getenv("AZURE_OPENAI_ENDPOINT"), APIVersion: getenv("OPENAI_API_VERSION")}}
 		if cfg.APIKey == "" && cfg.Azure.Endpoint != "" {
-			// Entra ID: az login, a managed identity, workload identity or AZURE_CLIENT_*.
-			cred, err := azidentity.NewDefaultAzureCredential(nil)
+			cred, err := entraCredential(getenv)
 			if err != nil {
 				return nil, fmt.Errorf("azure: no API key (AZURE_OPENAI_API_KEY) and no Entra ID credential: %w", err)
 			}
@@ -74,6 +76,54 @@ func (Backend) Build(spec remote.Spec) (provider.Provider, error) {
 		return openai.New(cfg)
 	}
 	return nil, fmt.Errorf("the model runner has no provider %q", spec.Backend)
+}
+
+// entraCredential is the Entra ID credential Azure OpenAI is reached with
+// when there is no key. azidentity reads its settings from the process's
+// environment, but AZURE_* are secrets that dsh and the runner take out of
+// it (secretenv): they come in the spec instead, and the credentials they
+// name are built from them. Without any, the default chain: az login or a
+// managed identity.
+func entraCredential(getenv func(string) string) (azcore.TokenCredential, error) {
+	tenant, client, host := getenv("AZURE_TENANT_ID"), getenv("AZURE_CLIENT_ID"), getenv("AZURE_AUTHORITY_HOST")
+	var o azcore.ClientOptions
+	if host != "" {
+		o.Cloud.ActiveDirectoryAuthorityHost = host
+	}
+	// A local authority (an emulator, a test) is none of Microsoft's clouds
+	// to look up; any other is checked as azidentity does by default.
+	local := loopbackHTTPS(host)
+	switch {
+	case getenv("AZURE_CLIENT_SECRET") != "":
+		return azidentity.NewClientSecretCredential(tenant, client, getenv("AZURE_CLIENT_SECRET"),
+			&azidentity.ClientSecretCredentialOptions{ClientOptions: o, DisableInstanceDiscovery: local})
+	case getenv("AZURE_CLIENT_CERTIFICATE_PATH") != "":
+		b, err := os.ReadFile(getenv("AZURE_CLIENT_CERTIFICATE_PATH"))
+		if err != nil {
+			return nil, fmt.Errorf("the certificate AZURE_CLIENT_CERTIFICATE_PATH names: %w", err)
+		}
+		certs, key, err := azidentity.ParseCertificates(b, []byte(getenv("AZURE_CLIENT_CERTIFICATE_PASSWORD")))
+		if err != nil {
+			return nil, fmt.Errorf("the certificate AZURE_CLIENT_CERTIFICATE_PATH names: %w", err)
+		}
+		return azidentity.NewClientCertificateCredential(tenant, client, certs, key,
+			&azidentity.ClientCertificateCredentialOptions{ClientOptions: o, DisableInstanceDiscovery: local})
+	case getenv("AZURE_FEDERATED_TOKEN_FILE") != "":
+		return azidentity.NewWorkloadIdentityCredential(&azidentity.WorkloadIdentityCredentialOptions{ClientOptions: o,
+			ClientID: client, TenantID: tenant, TokenFilePath: getenv("AZURE_FEDERATED_TOKEN_FILE"), DisableInstanceDiscovery: local})
+	}
+	return azidentity.NewDefaultAzureCredential(&azidentity.DefaultAzureCredentialOptions{ClientOptions: o, TenantID: tenant,
+		DisableInstanceDiscovery: local})
+}
+
+// loopbackHTTPS says whether u is an https URL of this machine.
+func loopbackHTTPS(u string) bool {
+	p, err := url.Parse(u)
+	if err != nil || p.Scheme != "https" {
+		return false
+	}
+	ip := net.ParseIP(p.Hostname())
+	return p.Hostname() == "localhost" || (ip != nil && ip.IsLoopback())
 }
 
 // List is the models spec's provider serves, asked of its server (only
