@@ -103,9 +103,19 @@ func TestResolve(t *testing.T) {
 			flags: config.Flags{Provider: "azure", Model: "my-gpt"},
 			want: map[string]want{
 				"base_url":          {"https://r.openai.azure.com", "environment AZURE_OPENAI_ENDPOINT"},
-				"azure.credentials": {"Entra ID (az login, managed or workload identity)", "default"},
+				"azure.credentials": {"Entra ID (az login or a managed identity)", "default"},
 				"azure.api_version": {"2025-04-01-preview", "default"},
 				"api_key":           {"(not set)", "environment AZURE_OPENAI_API_KEY"},
+			},
+			mode: agent.ModeDefault,
+		},
+		{
+			name: "Azure OpenAI with a service principal",
+			env: map[string]string{"AZURE_OPENAI_ENDPOINT": "https://r.openai.azure.com", "AZURE_TENANT_ID": "t",
+				"AZURE_CLIENT_ID": "c", "AZURE_CLIENT_SECRET": "s"},
+			flags: config.Flags{Provider: "azure", Model: "my-gpt"},
+			want: map[string]want{
+				"azure.credentials": {"Entra ID: a service principal's secret", "environment AZURE_CLIENT_SECRET"},
 			},
 			mode: agent.ModeDefault,
 		},
