@@ -37,7 +37,7 @@ func (a *Azure) options(apiKey string) []option.RequestOption {
 	} else {
 		opts = append(opts, azure.WithAPIKey(apiKey))
 	}
-	if loopbackHTTP(a.Endpoint) {
+	if Loopback(a.Endpoint, "http") {
 		// A local proxy or test server: the SDK sends credentials over plain
 		// HTTP only when told, and only to loopback.
 		opts = append(opts, azure.WithUnsafeAllowHTTP())
@@ -45,9 +45,11 @@ func (a *Azure) options(apiKey string) []option.RequestOption {
 	return opts
 }
 
-func loopbackHTTP(endpoint string) bool {
-	u, err := url.Parse(endpoint)
-	if err != nil || u.Scheme != "http" {
+// Loopback says whether rawURL is a URL of this machine with the scheme: a
+// local proxy, emulator or test server.
+func Loopback(rawURL, scheme string) bool {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme != scheme {
 		return false
 	}
 	ip := net.ParseIP(u.Hostname())

@@ -7,8 +7,6 @@ package vendors
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/url"
 	"os"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -92,7 +90,7 @@ func entraCredential(getenv func(string) string) (azcore.TokenCredential, error)
 	}
 	// A local authority (an emulator, a test) is none of Microsoft's clouds
 	// to look up; any other is checked as azidentity does by default.
-	local := loopbackHTTPS(host)
+	local := openai.Loopback(host, "https")
 	switch {
 	case getenv("AZURE_CLIENT_SECRET") != "":
 		return azidentity.NewClientSecretCredential(tenant, client, getenv("AZURE_CLIENT_SECRET"),
@@ -114,16 +112,6 @@ func entraCredential(getenv func(string) string) (azcore.TokenCredential, error)
 	}
 	return azidentity.NewDefaultAzureCredential(&azidentity.DefaultAzureCredentialOptions{ClientOptions: o, TenantID: tenant,
 		DisableInstanceDiscovery: local})
-}
-
-// loopbackHTTPS says whether u is an https URL of this machine.
-func loopbackHTTPS(u string) bool {
-	p, err := url.Parse(u)
-	if err != nil || p.Scheme != "https" {
-		return false
-	}
-	ip := net.ParseIP(p.Hostname())
-	return p.Hostname() == "localhost" || (ip != nil && ip.IsLoopback())
 }
 
 // List is the models spec's provider serves, asked of its server (only
