@@ -3,7 +3,7 @@
 # and a build of BEFORE (default 8b3ff7a, the build before the change), in one
 # run, on a copy of Go's own src: a one-write prompt over the same prompt with
 # checkpoints off (<= 1.1x), what checkpoints add to a one-command prompt over
-# one stat walk of the tree (<= 1.1x), the first prompt in a new workspace
+# one stat walk of the tree after the same pause (<= 1.1x), the first prompt in a new workspace
 # over a warm one (<= 1.2x); then 100 concurrent sessions in separate
 # workspaces over the same with checkpoints off (<= 1.15x, concbench).
 # One line per target:  RATIO <name> <value>x target <= <t>x
