@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
-	"unsafe"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -29,28 +27,14 @@ type typed[P, M any] struct {
 	spec Spec[P, M]
 	sch  func() (*schema, error)
 
-	// memo holds the meta decoded last: a logged result is folded and presented
+	// meta holds the meta decoded last: a logged result is folded and presented
 	// from the same bytes (a reload presents a few records behind its fold, a
 	// live consumer a little after the agent), and a read window's meta is worth
-	// decoding once. The entries are made on the first meta decoded: every
-	// session has every tool, and most tools are never called in most sessions.
-	memo struct {
-		sync.Mutex
-		next int
-		ent  *[memoSize]memoEntry[M]
-	}
-	// args is memo's like for a logged call's arguments, decoded for its
+	// decoding once.
+	meta memo[*M]
+	// args is meta's like for a logged call's arguments, decoded for its
 	// fold, its call card and its result card from the same bytes.
-	args struct {
-		sync.Mutex
-		next int
-		ent  *[memoSize]argsEntry[P]
-	}
-}
-
-type argsEntry[P any] struct {
-	raw []byte
-	p   P
+	args memo[P]
 }
 
 // schema is P's schema, built on the first call.
@@ -62,45 +46,18 @@ func (t *typed[P, M]) schema() *schema {
 	return s
 }
 
-type memoEntry[M any] struct {
-	raw jsontext.Value
-	m   *M
-}
-
-// memoSize covers the records a reload has in flight between fold and replay.
-const memoSize = 64
-
-// meta decodes raw with DecodeMeta, once for the same bytes. Callers must not
-// change what it returns.
-func (t *typed[P, M]) meta(raw jsontext.Value) *M {
+// decodedMeta decodes raw with DecodeMeta, once for the same bytes. Callers
+// must not change what it returns.
+func (t *typed[P, M]) decodedMeta(raw jsontext.Value) *M {
 	if len(raw) == 0 {
 		return nil
 	}
-	t.memo.Lock()
-	if t.memo.ent != nil {
-		for _, e := range t.memo.ent {
-			if len(e.raw) == len(raw) && unsafe.SliceData(e.raw) == unsafe.SliceData(raw) {
-				t.memo.Unlock()
-				return e.m
-			}
-		}
+	if m, ok := t.meta.get(raw); ok {
+		return m
 	}
-	t.memo.Unlock()
 	m := DecodeMeta[M](raw)
-	t.remember(raw, m)
+	t.meta.put(raw, m)
 	return m
-}
-
-// remember puts m, the meta decoded from raw, in the memo.
-func (t *typed[P, M]) remember(raw jsontext.Value, m *M) {
-	t.memo.Lock()
-	if t.memo.ent == nil {
-		t.memo.ent = new([memoSize]memoEntry[M])
-	}
-	e := &t.memo.ent[t.memo.next]
-	e.raw, e.m = raw, m
-	t.memo.next = (t.memo.next + 1) % memoSize
-	t.memo.Unlock()
 }
 
 // logged decodes a logged call's arguments as decode(args, false) does, once
@@ -109,28 +66,14 @@ func (t *typed[P, M]) logged(args []byte) (P, error) {
 	if len(args) == 0 {
 		return t.decode(args, false)
 	}
-	t.args.Lock()
-	if t.args.ent != nil {
-		for i := range t.args.ent {
-			if e := &t.args.ent[i]; len(e.raw) == len(args) && unsafe.SliceData(e.raw) == unsafe.SliceData(args) {
-				p := e.p
-				t.args.Unlock()
-				return p, nil
-			}
-		}
+	if p, ok := t.args.get(args); ok {
+		return p, nil
 	}
-	t.args.Unlock()
 	p, err := t.decode(args, false)
 	if err != nil {
 		return p, err
 	}
-	t.args.Lock()
-	if t.args.ent == nil {
-		t.args.ent = new([memoSize]argsEntry[P])
-	}
-	t.args.ent[t.args.next] = argsEntry[P]{raw: args, p: p}
-	t.args.next = (t.args.next + 1) % memoSize
-	t.args.Unlock()
+	t.args.put(args, p)
 	return p, nil
 }
 
@@ -154,7 +97,7 @@ func (t *typed[P, M]) readMeta(d *jsonfast.Reader) (raw jsontext.Value, ok bool)
 	if v, check := any(m).(Validator); check && v.Validate() != nil {
 		m = nil
 	}
-	t.remember(raw, m)
+	t.meta.put(raw, m)
 	return raw, true
 }
 
@@ -283,7 +226,7 @@ func (t *typed[P, M]) PresentResult(args []byte, r Result) card.Result {
 	if err != nil || t.spec.PresentResult == nil {
 		return nil
 	}
-	return t.spec.PresentResult(p, r, t.meta(r.Meta))
+	return t.spec.PresentResult(p, r, t.decodedMeta(r.Meta))
 }
 
 func (t *typed[P, M]) Fold(s *Session, args []byte, r Result) {
@@ -291,14 +234,14 @@ func (t *typed[P, M]) Fold(s *Session, args []byte, r Result) {
 		// Decoded all the same, into the memo: every consumer presents the
 		// result next, and a reload then decodes it on the fold's goroutine,
 		// beside the replay's, rather than on the replay's.
-		t.meta(r.Meta)
+		t.decodedMeta(r.Meta)
 		return
 	}
 	p, err := t.logged(args)
 	if err != nil {
 		return
 	}
-	t.spec.Fold(s, p, r, t.meta(r.Meta))
+	t.spec.Fold(s, p, r, t.decodedMeta(r.Meta))
 }
 
 func (t *typed[P, M]) Touched(args []byte, r Result) []string {
@@ -309,7 +252,7 @@ func (t *typed[P, M]) Touched(args []byte, r Result) []string {
 	if err != nil {
 		return nil
 	}
-	return t.spec.Touched(p, r, t.meta(r.Meta))
+	return t.spec.Touched(p, r, t.decodedMeta(r.Meta))
 }
 
 // EncodeMeta is how the framework writes meta: deterministic JSON.
@@ -418,7 +361,7 @@ func (t *typed[P, M]) HookResponse(args []byte, r Result, cwd string) (jsontext.
 	if err != nil {
 		return nil, false
 	}
-	b, err := json.Marshal(t.spec.HookResponse(p, r, t.meta(r.Meta), cwd), json.Deterministic(true))
+	b, err := json.Marshal(t.spec.HookResponse(p, r, t.decodedMeta(r.Meta), cwd), json.Deterministic(true))
 	if err != nil {
 		return nil, false
 	}
