@@ -112,9 +112,14 @@ func (c *Conn) Write(p []byte) (int, error) {
 		err = c.w.Flush()
 	}
 	c.wmu.Unlock()
-	if err == nil {
-		if id, result, ok := response(p); ok {
+	if id, result, ok := response(p); ok {
+		if err == nil {
 			c.answer(id, result, "")
+		} else {
+			// The client never gets it: nothing waits for it any more (Drain
+			// would wait its whole time at exit), and nobody is told it was written.
+			c.unpend(idKey(id), "")
+			c.signal()
 		}
 	}
 	return n, err
@@ -126,31 +131,43 @@ func (c *Conn) Write(p []byte) (int, error) {
 // own, which knows it even if an answer of the SDK's to the same id took its
 // note; "" takes the first noted.
 func (c *Conn) answer(id, result jsontext.Value, method string) {
-	key := idKey(id)
-	c.mu.Lock()
-	waiting := c.pending[key]
-	noted := len(waiting) > 0
-	if noted {
-		i := max(slices.Index(waiting, method), 0)
-		if method == "" {
-			method = waiting[i]
-		}
-		if len(waiting) == 1 {
-			delete(c.pending, key)
-		} else {
-			c.pending[key] = slices.Delete(waiting, i, i+1)
-		}
-	}
-	c.mu.Unlock()
+	method, noted := c.unpend(idKey(id), method)
 	if !noted && method == "" {
 		return
 	}
+	c.signal()
+	if c.written != nil {
+		go c.written(Response{Method: method, Result: result})
+	}
+}
+
+// unpend takes the note of a request with the key's id and method ("": the
+// first noted) off the requests waiting; it returns the method, and whether
+// one was noted.
+func (c *Conn) unpend(key, method string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	waiting := c.pending[key]
+	if len(waiting) == 0 {
+		return method, false
+	}
+	i := max(slices.Index(waiting, method), 0)
+	if method == "" {
+		method = waiting[i]
+	}
+	if len(waiting) == 1 {
+		delete(c.pending, key)
+	} else {
+		c.pending[key] = slices.Delete(waiting, i, i+1)
+	}
+	return method, true
+}
+
+// signal wakes Drain to count the requests waiting again.
+func (c *Conn) signal() {
 	select {
 	case c.answered <- struct{}{}:
 	default:
-	}
-	if c.written != nil {
-		go c.written(Response{Method: method, Result: result})
 	}
 }
 

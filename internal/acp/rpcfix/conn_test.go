@@ -142,3 +142,38 @@ func waitPending(t *testing.T, c *Conn, n int) {
 	}
 	t.Fatalf("the filter never saw %d requests", n)
 }
+
+// goneWriter is a client's stream once the client has gone.
+type goneWriter struct{}
+
+func (goneWriter) Write([]byte) (int, error) { return 0, io.ErrClosedPipe }
+
+// An answer the client is gone before it gets waits for nothing: Drain, at
+// exit, returns at once instead of waiting its whole time, and the owner is
+// not told it was written.
+func TestAnswerToAGoneClient(t *testing.T) {
+	inR, inW := io.Pipe()
+	told := make(chan Response, 1)
+	c := New(inR, goneWriter{}, func(r Response) { told <- r })
+	go func() { _, _ = io.Copy(io.Discard, c.Reader()) }() // the SDK
+	c.Start()
+	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitPending(t, c, 1)
+	if _, err := c.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{"sessionId":"abc"}}` + "\n")); err == nil {
+		t.Fatal("the write to a gone client did not fail")
+	}
+	c.mu.Lock()
+	left := len(c.pending)
+	c.mu.Unlock()
+	if left != 0 {
+		t.Errorf("%d requests still wait for an answer that cannot be written", left)
+	}
+	select {
+	case r := <-told:
+		t.Errorf("told of %+v, which was never written", r)
+	default:
+	}
+	_ = inW.Close()
+}
