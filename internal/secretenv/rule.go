@@ -37,8 +37,10 @@ var (
 	// OP_SESSION_<account> is 1Password's CLI session.
 	secretPrefixes = []string{"AWS_", "AZURE_", "OP_SESSION_"}
 	// secretNames are secrets whose names follow none of the rules: agent
-	// sockets let a command use the user's keys without reading them.
-	secretNames = []string{"GOOGLE_APPLICATION_CREDENTIALS", "SSH_AUTH_SOCK", "GPG_AGENT_INFO"}
+	// sockets let a command use the user's keys without reading them;
+	// IDENTITY_HEADER lets it take tokens of an Azure App Service's or
+	// Container App's managed identity.
+	secretNames = []string{"GOOGLE_APPLICATION_CREDENTIALS", "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "IDENTITY_HEADER"}
 	// harmlessNames match a rule but are not secrets: the shell's directories.
 	harmlessNames = []string{"PWD", "OLDPWD"}
 

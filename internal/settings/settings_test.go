@@ -120,6 +120,15 @@ func TestResolve(t *testing.T) {
 			mode: agent.ModeDefault,
 		},
 		{
+			name:  "Azure OpenAI with a user-assigned managed identity",
+			env:   map[string]string{"AZURE_OPENAI_ENDPOINT": "https://r.openai.azure.com", "AZURE_CLIENT_ID": "c"},
+			flags: config.Flags{Provider: "azure", Model: "my-gpt"},
+			want: map[string]want{
+				"azure.credentials": {"Entra ID: the managed identity c (else az login)", "environment AZURE_CLIENT_ID"},
+			},
+			mode: agent.ModeDefault,
+		},
+		{
 			name:    "a trusted project",
 			user:    "trusted_projects = [\"$PROJ\"]\n",
 			project: "mode = \"bypass\"\n",

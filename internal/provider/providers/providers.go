@@ -117,7 +117,9 @@ var backends = []backend{
 		env: []string{"AZURE_OPENAI_API_KEY", "AZURE_OPENAI_ENDPOINT", "OPENAI_API_VERSION",
 			// Entra ID's (see vendors.entraCredential).
 			"AZURE_TENANT_ID", "AZURE_CLIENT_ID", "AZURE_CLIENT_SECRET", "AZURE_CLIENT_CERTIFICATE_PATH",
-			"AZURE_CLIENT_CERTIFICATE_PASSWORD", "AZURE_FEDERATED_TOKEN_FILE", "AZURE_AUTHORITY_HOST"},
+			"AZURE_CLIENT_CERTIFICATE_PASSWORD", "AZURE_FEDERATED_TOKEN_FILE", "AZURE_AUTHORITY_HOST",
+			// A managed identity's, hidden too: the default chain reads them.
+			"IDENTITY_HEADER", "MSI_SECRET"},
 		defaultModel: fixed(models.DefaultOpenAI, "default (OpenAI's; on Azure, name your deployment with --model)"),
 		list: func(context.Context, func(string) string) ([]models.Info, error) {
 			// Deployments are listed by Azure's management API, not the
@@ -140,6 +142,8 @@ var backends = []backend{
 				auth = Detail{"credentials", "Entra ID: a service principal's certificate", "environment AZURE_CLIENT_CERTIFICATE_PATH"}
 			case getenv("AZURE_FEDERATED_TOKEN_FILE") != "":
 				auth = Detail{"credentials", "Entra ID: workload identity", "environment AZURE_FEDERATED_TOKEN_FILE"}
+			case getenv("AZURE_CLIENT_ID") != "":
+				auth = Detail{"credentials", "Entra ID: the managed identity " + getenv("AZURE_CLIENT_ID") + " (else az login)", "environment AZURE_CLIENT_ID"}
 			}
 			return []Detail{firstEnv(getenv, "OPENAI_API_VERSION").detail("api_version", models.DefaultAzureAPIVersion), auth}
 		},

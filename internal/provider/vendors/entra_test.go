@@ -154,3 +154,61 @@ func selfSigned(t *testing.T) []byte {
 	return append(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
 		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pk})...)
 }
+
+// TestManagedIdentityFromTheSpec: a user-assigned managed identity, here an
+// App Service's, is named by AZURE_CLIENT_ID and reached with the secret
+// IDENTITY_HEADER, both taken out of dsh's environment and so of the
+// runner's: they come in the spec, and the default chain still finds them.
+func TestManagedIdentityFromTheSpec(t *testing.T) {
+	const client, header = "00000000-0000-0000-0000-0000000000ee", "app-service-identity-secret"
+	for _, name := range []string{"AZURE_TENANT_ID", "AZURE_CLIENT_ID", "AZURE_CLIENT_SECRET", "AZURE_CLIENT_CERTIFICATE_PATH",
+		"AZURE_FEDERATED_TOKEN_FILE", "AZURE_AUTHORITY_HOST", "IDENTITY_HEADER", "MSI_SECRET", "MSI_ENDPOINT", "IDENTITY_SERVER_THUMBPRINT"} {
+		t.Setenv(name, "") // hidden, as in the runner
+	}
+	var mu sync.Mutex
+	var asked []*http.Request
+	identity := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked = append(asked, r)
+		mu.Unlock()
+		if r.Header.Get("X-IDENTITY-HEADER") != header || r.URL.Query().Get("client_id") != client {
+			http.Error(w, `{"error":"invalid_request"}`, http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"access_token":"managed-identity-token","expires_on":"%d","resource":%q,"token_type":"Bearer","client_id":%q}`,
+			time.Now().Add(time.Hour).Unix(), r.URL.Query().Get("resource"), client)
+	}))
+	defer identity.Close()
+	t.Setenv("IDENTITY_ENDPOINT", identity.URL+"/msi/token") // not a secret: in the runner's environment
+	var auth []string
+	deployment := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		mu.Lock()
+		auth = append(auth, r.Header.Get("Authorization"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}`+"\n\n")
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	defer deployment.Close()
+	p, err := Backend{}.Build(remote.Spec{Backend: "azure", Model: "my-gpt", Env: map[string]string{
+		"AZURE_OPENAI_ENDPOINT": deployment.URL, "AZURE_CLIENT_ID": client, "IDENTITY_HEADER": header}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req := provider.Request{Messages: []provider.Message{{Role: provider.RoleUser, Parts: []provider.Part{{Type: provider.PartText, Text: "hello"}}}}}
+	if _, err := p.Stream(ctx, req, nil); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 1 || !strings.HasPrefix(asked[0].URL.Query().Get("resource"), "https://cognitiveservices.azure.com") {
+		t.Errorf("the identity endpoint was asked %d times (%v)", len(asked), asked)
+	}
+	if len(auth) != 1 || auth[0] != "Bearer managed-identity-token" {
+		t.Errorf("the deployment was asked with %q", auth)
+	}
+}

@@ -80,8 +80,8 @@ func (Backend) Build(spec remote.Spec) (provider.Provider, error) {
 // when there is no key. azidentity reads its settings from the process's
 // environment, but AZURE_* are secrets that dsh and the runner take out of
 // it (secretenv): they come in the spec instead, and the credentials they
-// name are built from them. Without any, the default chain: az login or a
-// managed identity.
+// name are built from them. Without any, the default chain: a managed
+// identity or az login.
 func entraCredential(getenv func(string) string) (azcore.TokenCredential, error) {
 	tenant, client, host := getenv("AZURE_TENANT_ID"), getenv("AZURE_CLIENT_ID"), getenv("AZURE_AUTHORITY_HOST")
 	var o azcore.ClientOptions
@@ -109,6 +109,20 @@ func entraCredential(getenv func(string) string) (azcore.TokenCredential, error)
 	case getenv("AZURE_FEDERATED_TOKEN_FILE") != "":
 		return azidentity.NewWorkloadIdentityCredential(&azidentity.WorkloadIdentityCredentialOptions{ClientOptions: o,
 			ClientID: client, TenantID: tenant, TokenFilePath: getenv("AZURE_FEDERATED_TOKEN_FILE"), DisableInstanceDiscovery: local})
+	}
+	// The default chain reads a managed identity's settings from the
+	// process's environment only: a user-assigned one's client id, and the
+	// secret an App Service (IDENTITY_HEADER) or Azure ML (MSI_SECRET) hands
+	// its apps. The runner's environment is its own, and they were taken
+	// out of it; the spec is what counts, for every spec the runner serves.
+	for _, name := range []string{"AZURE_CLIENT_ID", "IDENTITY_HEADER", "MSI_SECRET"} {
+		err := os.Unsetenv(name)
+		if v := getenv(name); v != "" {
+			err = os.Setenv(name, v)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
 	}
 	return azidentity.NewDefaultAzureCredential(&azidentity.DefaultAzureCredentialOptions{ClientOptions: o, TenantID: tenant,
 		DisableInstanceDiscovery: local})
