@@ -98,6 +98,24 @@ func TestResolve(t *testing.T) {
 			mode: agent.ModeDefault,
 		},
 		{
+			name:  "Claude on Bedrock with an EKS service account's role",
+			env:   map[string]string{"AWS_REGION": "eu-west-1", "AWS_ROLE_ARN": "arn:aws:iam::1:role/dsh", "AWS_WEB_IDENTITY_TOKEN_FILE": "/var/run/token"},
+			flags: config.Flags{Provider: "bedrock"},
+			want: map[string]want{
+				"bedrock.credentials": {"web identity: the role arn:aws:iam::1:role/dsh", "environment AWS_WEB_IDENTITY_TOKEN_FILE"},
+			},
+			mode: agent.ModeDefault,
+		},
+		{
+			name:  "Claude on Bedrock with a profile in another config file",
+			env:   map[string]string{"AWS_PROFILE": "work", "AWS_CONFIG_FILE": "/etc/aws/config"},
+			flags: config.Flags{Provider: "bedrock"},
+			want: map[string]want{
+				"bedrock.credentials": {"profile work from /etc/aws/config", "environment AWS_PROFILE"},
+			},
+			mode: agent.ModeDefault,
+		},
+		{
 			name:  "Azure OpenAI with Entra ID",
 			env:   map[string]string{"AZURE_OPENAI_ENDPOINT": "https://r.openai.azure.com"},
 			flags: config.Flags{Provider: "azure", Model: "my-gpt"},

@@ -74,7 +74,15 @@ var backends = []backend{
 	{
 		name: "bedrock", baseURLEnv: "ANTHROPIC_BEDROCK_BASE_URL",
 		env: []string{"AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
-			"AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK", "ANTHROPIC_BEDROCK_BASE_URL"},
+			"AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK", "ANTHROPIC_BEDROCK_BASE_URL",
+			// The SDK's own (see vendors.awsEnvironment).
+			"AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE",
+			"AWS_ROLE_ARN", "AWS_ROLE_SESSION_NAME", "AWS_WEB_IDENTITY_TOKEN_FILE",
+			"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+			"AWS_CONTAINER_AUTHORIZATION_TOKEN", "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
+			"AWS_EC2_METADATA_DISABLED", "AWS_EC2_METADATA_SERVICE_ENDPOINT", "AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE",
+			"AWS_CA_BUNDLE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_STS", "AWS_USE_FIPS_ENDPOINT", "AWS_USE_DUALSTACK_ENDPOINT",
+			"AWS_RETRY_MODE", "AWS_MAX_ATTEMPTS"},
 		defaultModel: fixed(models.BedrockModel(models.DefaultAnthropic), "default (Anthropic's, as a Bedrock global inference profile)"),
 		list: func(context.Context, func(string) string) ([]models.Info, error) {
 			return models.Platform("bedrock"), nil
@@ -88,6 +96,13 @@ var backends = []backend{
 				cred = Detail{"credentials", "an access key", "environment AWS_ACCESS_KEY_ID"}
 			case getenv("AWS_PROFILE") != "":
 				cred = Detail{"credentials", "profile " + getenv("AWS_PROFILE"), "environment AWS_PROFILE"}
+			case getenv("AWS_WEB_IDENTITY_TOKEN_FILE") != "":
+				cred = Detail{"credentials", "web identity: the role " + getenv("AWS_ROLE_ARN"), "environment AWS_WEB_IDENTITY_TOKEN_FILE"}
+			case getenv("AWS_CONTAINER_CREDENTIALS_FULL_URI") != "" || getenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI") != "":
+				cred = Detail{"credentials", "the container's role", "environment AWS_CONTAINER_CREDENTIALS_*"}
+			}
+			if f := getenv("AWS_CONFIG_FILE"); f != "" && (cred.Source == "default" || getenv("AWS_PROFILE") != "") {
+				cred.Value += " from " + f
 			}
 			return []Detail{firstEnv(getenv, "AWS_REGION", "AWS_DEFAULT_REGION").detail("region", "(the AWS profile's)"), cred}
 		},

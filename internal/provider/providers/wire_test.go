@@ -187,6 +187,39 @@ func wireCases(t *testing.T) []wireCase {
 			check: bearer("Bearer bedrock-key-test"), answer: writeBedrockStream,
 		},
 		{
+			// The AWS SDK's own settings, hidden from the environment like
+			// every AWS_* variable: a profile in another config file.
+			name: "bedrock config file", provider: "bedrock", path: "/model/global.anthropic.claude-sonnet-5-5-v1:0/invoke-with-response-stream",
+			env: func(t *testing.T, url string) map[string]string {
+				conf := filepath.Join(t.TempDir(), "config")
+				if err := os.WriteFile(conf, []byte("[profile dsh]\nregion = eu-west-1\naws_access_key_id = AKIDTEST\naws_secret_access_key = secret-test\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				return map[string]string{"AWS_CONFIG_FILE": conf, "AWS_PROFILE": "dsh", "AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
+					"ANTHROPIC_BEDROCK_BASE_URL": url}
+			},
+			flags: Flags{Provider: "bedrock", Model: "claude-sonnet-5-5"},
+			check: checkSigV4, answer: writeBedrockStream,
+		},
+		{
+			// A container's role (ECS, EKS Pod Identity): credentials from
+			// the endpoint the container is given, with its token.
+			name: "bedrock container role", provider: "bedrock", path: "/model/global.anthropic.claude-sonnet-5-5-v1:0/invoke-with-response-stream",
+			env: func(_ *testing.T, url string) map[string]string {
+				return map[string]string{"AWS_REGION": "eu-west-1", "AWS_CONTAINER_CREDENTIALS_FULL_URI": url + "/container-credentials",
+					"AWS_CONTAINER_AUTHORIZATION_TOKEN": "container-token-test", "AWS_CONFIG_FILE": os.DevNull,
+					"AWS_SHARED_CREDENTIALS_FILE": os.DevNull, "ANTHROPIC_BEDROCK_BASE_URL": url}
+			},
+			flags: Flags{Provider: "bedrock", Model: "claude-sonnet-5-5"},
+			check: func(t *testing.T, r *http.Request, body []byte) {
+				if r.Header.Get("X-Amz-Security-Token") != "session-test" {
+					t.Errorf("X-Amz-Security-Token %q, want the container's session token", r.Header.Get("X-Amz-Security-Token"))
+				}
+				checkSigV4(t, r, body)
+			},
+			answer: writeBedrockStream,
+		},
+		{
 			name: "vertex", provider: "vertex", path: "/v1/projects/proj-test/locations/us-east5/publishers/anthropic/models/claude-sonnet-5-5:streamRawPredict",
 			env: func(t *testing.T, url string) map[string]string {
 				return map[string]string{"CLOUD_ML_REGION": "us-east5", "ANTHROPIC_VERTEX_PROJECT_ID": "proj-test",
@@ -319,6 +352,16 @@ func newWireServer(t *testing.T, tc wireCase) *wireServer {
 	s := &wireServer{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		if r.URL.Path == "/container-credentials" {
+			if r.Header.Get("Authorization") != "container-token-test" {
+				http.Error(w, "no", http.StatusUnauthorized)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"AccessKeyId":"AKIDTEST","SecretAccessKey":"secret-test","Token":"session-test","Expiration":%q}`,
+				time.Now().Add(time.Hour).UTC().Format(time.RFC3339))
+			return
+		}
 		if r.URL.Path == "/token" {
 			form, err := url.ParseQuery(string(body))
 			if err != nil || form.Get("grant_type") != "urn:ietf:params:oauth:grant-type:jwt-bearer" || strings.Count(form.Get("assertion"), ".") != 2 {

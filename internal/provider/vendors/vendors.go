@@ -35,6 +35,9 @@ func (Backend) Build(spec remote.Spec) (provider.Provider, error) {
 		cfg.API = spec.OpenAIAPI
 		return openai.New(cfg)
 	case "bedrock":
+		if err := awsEnvironment(getenv); err != nil {
+			return nil, err
+		}
 		pl, err := anthropic.Bedrock(context.Background(), anthropic.BedrockConfig{
 			Region: first(getenv, "AWS_REGION", "AWS_DEFAULT_REGION"), Profile: getenv("AWS_PROFILE"),
 			AccessKey: getenv("AWS_ACCESS_KEY_ID"), SecretKey: getenv("AWS_SECRET_ACCESS_KEY"), SessionToken: getenv("AWS_SESSION_TOKEN"),
@@ -74,6 +77,31 @@ func (Backend) Build(spec remote.Spec) (provider.Provider, error) {
 		return openai.New(cfg)
 	}
 	return nil, fmt.Errorf("the model runner has no provider %q", spec.Backend)
+}
+
+// awsEnvironment puts the AWS SDK's own settings back into the runner's
+// environment, where its default chain reads them: AWS_* are secrets that dsh
+// and the runner take out of it (secretenv), and they come in the spec. They
+// are where the credentials are (another config file, a container's or a
+// web identity's role, the instance's metadata) and how AWS is reached (a CA
+// bundle, endpoints). The keys, region and profile are passed explicitly.
+func awsEnvironment(getenv func(string) string) error {
+	for _, name := range []string{"AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE",
+		"AWS_ROLE_ARN", "AWS_ROLE_SESSION_NAME", "AWS_WEB_IDENTITY_TOKEN_FILE",
+		"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+		"AWS_CONTAINER_AUTHORIZATION_TOKEN", "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
+		"AWS_EC2_METADATA_DISABLED", "AWS_EC2_METADATA_SERVICE_ENDPOINT", "AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE",
+		"AWS_CA_BUNDLE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_STS", "AWS_USE_FIPS_ENDPOINT", "AWS_USE_DUALSTACK_ENDPOINT",
+		"AWS_RETRY_MODE", "AWS_MAX_ATTEMPTS"} {
+		err := os.Unsetenv(name)
+		if v := getenv(name); v != "" {
+			err = os.Setenv(name, v)
+		}
+		if err != nil {
+			return fmt.Errorf("bedrock: %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // entraCredential is the Entra ID credential Azure OpenAI is reached with
