@@ -39,8 +39,9 @@ var (
 	// secretNames are secrets whose names follow none of the rules: agent
 	// sockets let a command use the user's keys without reading them;
 	// IDENTITY_HEADER lets it take tokens of an Azure App Service's or
-	// Container App's managed identity.
-	secretNames = []string{"GOOGLE_APPLICATION_CREDENTIALS", "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "IDENTITY_HEADER"}
+	// Container App's managed identity; ANTHROPIC_CUSTOM_HEADERS holds a
+	// gateway's (cf-aig-authorization: Bearer …).
+	secretNames = []string{"GOOGLE_APPLICATION_CREDENTIALS", "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "IDENTITY_HEADER", "ANTHROPIC_CUSTOM_HEADERS"}
 	// harmlessNames match a rule but are not secrets: the shell's directories.
 	harmlessNames = []string{"PWD", "OLDPWD"}
 

@@ -49,6 +49,8 @@ func TestSecret(t *testing.T) {
 		{"GPG_AGENT_INFO", "/run/gpg:0:1", true},
 		{"IDENTITY_HEADER", "0f3c6a1e-8f4b-4d0e-9a51-2b7c1d9e6f42", true},
 		{"IDENTITY_ENDPOINT", "http://localhost:42356/msi/token", false},
+		{"ANTHROPIC_CUSTOM_HEADERS", "cf-aig-authorization: Bearer x", true},
+		{"ANTHROPIC_AUTH_TOKEN", "gw-x", true},
 		{"NGROK_AUTHTOKEN", "x", true},
 		{"OPENAI_APIKEY", "x", true},
 		{"HTTPS_PROXY", "http://user:pw@proxy:3128", true},

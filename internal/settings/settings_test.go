@@ -98,6 +98,17 @@ func TestResolve(t *testing.T) {
 			mode: agent.ModeDefault,
 		},
 		{
+			name: "Claude through a gateway, as Claude Code is set up for one",
+			env: map[string]string{"ANTHROPIC_AUTH_TOKEN": "gw", "ANTHROPIC_BASE_URL": "https://gw.example/anthropic",
+				"ANTHROPIC_CUSTOM_HEADERS": "X-Team: dsh\ncf-aig-authorization: Bearer secret"},
+			want: map[string]want{
+				"provider":              {"anthropic", "environment ANTHROPIC_AUTH_TOKEN"},
+				"anthropic.credentials": {"a bearer token (Authorization), not the key", "environment ANTHROPIC_AUTH_TOKEN"},
+				"anthropic.headers":     {"Cf-Aig-Authorization, X-Team", "environment ANTHROPIC_CUSTOM_HEADERS"},
+			},
+			mode: agent.ModeDefault,
+		},
+		{
 			name:  "Claude on Bedrock with an EKS service account's role",
 			env:   map[string]string{"AWS_REGION": "eu-west-1", "AWS_ROLE_ARN": "arn:aws:iam::1:role/dsh", "AWS_WEB_IDENTITY_TOKEN_FILE": "/var/run/token"},
 			flags: config.Flags{Provider: "bedrock"},

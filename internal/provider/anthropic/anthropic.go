@@ -43,7 +43,12 @@ const RedactedPrefix = "redacted_thinking:"
 // Config configures the provider. The caller reads the environment
 // (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL); this package never does.
 type Config struct {
-	APIKey     string
+	APIKey string
+	// AuthToken is sent as "Authorization: Bearer", instead of the key (a
+	// gateway's token: Claude Code's ANTHROPIC_AUTH_TOKEN).
+	AuthToken string
+	// Headers are sent with every request (ANTHROPIC_CUSTOM_HEADERS).
+	Headers    http.Header
 	BaseURL    string // empty: the SDK's production endpoint
 	Model      string // empty: DefaultModel
 	MaxRetries int    // transient failures; 0: provider.DefaultMaxRetries, negative: none
@@ -67,8 +72,8 @@ type Provider struct {
 // New returns a provider for cfg. An API key is required unless a base URL
 // points somewhere else (a proxy may hold the credential).
 func New(cfg Config) (*Provider, error) {
-	if cfg.APIKey == "" && cfg.BaseURL == "" && cfg.Platform == nil {
-		return nil, &authError{"no Anthropic API key: set ANTHROPIC_API_KEY"}
+	if cfg.APIKey == "" && cfg.AuthToken == "" && cfg.BaseURL == "" && cfg.Platform == nil {
+		return nil, &authError{"no Anthropic API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)"}
 	}
 	if cfg.Thinking > 0 && cfg.Thinking < 1024 {
 		return nil, fmt.Errorf("anthropic: a thinking budget must be at least 1024 tokens, got %d", cfg.Thinking)
@@ -98,11 +103,18 @@ func (cfg Config) options() []option.RequestOption {
 	switch {
 	case cfg.Platform != nil:
 		opts = append(opts, cfg.Platform.options...)
+	case cfg.AuthToken != "":
+		opts = append(opts, option.WithAuthToken(cfg.AuthToken))
 	case cfg.APIKey != "":
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	}
 	if cfg.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
+	}
+	for k, vs := range cfg.Headers {
+		for _, v := range vs {
+			opts = append(opts, option.WithHeaderAdd(k, v))
+		}
 	}
 	return opts
 }
@@ -181,7 +193,7 @@ func (p *Provider) attempt(ctx context.Context, params sdk.MessageNewParams, onD
 		if openTool != "" {
 			err = fmt.Errorf("%w (in the middle of a %s tool call)", err, openTool)
 		}
-		return nil, classify(err, delivered, p.cfg.Platform)
+		return nil, classify(err, delivered, p.cfg)
 	}
 	return response(&msg, inputs)
 }
@@ -189,7 +201,8 @@ func (p *Provider) attempt(ctx context.Context, params sdk.MessageNewParams, onD
 // classify turns an SDK or transport error into the message the user reads,
 // marked transient when resending the request may help and is safe: nothing of
 // this response has been shown yet.
-func classify(err error, delivered bool, platform *Platform) error {
+func classify(err error, delivered bool, cfg Config) error {
+	platform := cfg.Platform
 	transient := func(e error, h http.Header) error {
 		if delivered {
 			return fmt.Errorf("%w; the response was interrupted after it had started", e)
@@ -219,11 +232,15 @@ func classify(err error, delivered bool, platform *Platform) error {
 		}
 		return &authError{fmt.Sprintf("%s refused the request (%d%s). Check %s.", platform.Name, code, detail, check)}
 	}
+	cred, env := "API key", "ANTHROPIC_API_KEY"
+	if cfg.AuthToken != "" {
+		cred, env = "token", "ANTHROPIC_AUTH_TOKEN"
+	}
 	switch {
 	case code == http.StatusUnauthorized:
-		return &authError{"Anthropic rejected the API key (401). Check ANTHROPIC_API_KEY."}
+		return &authError{fmt.Sprintf("Anthropic rejected the %s (401). Check %s.", cred, env)}
 	case code == http.StatusForbidden:
-		return &authError{fmt.Sprintf("Anthropic refused the request for this API key (403%s). Check ANTHROPIC_API_KEY.", detail)}
+		return &authError{fmt.Sprintf("Anthropic refused the request for this %s (403%s). Check %s.", cred, detail, env)}
 	case code == http.StatusTooManyRequests:
 		return transient(fmt.Errorf("anthropic: rate limited (429%s)", detail), h)
 	case code == 529 || apiErr.Type() == sdk.ErrorTypeOverloadedError:

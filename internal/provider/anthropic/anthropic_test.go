@@ -351,19 +351,30 @@ func TestRedactedThinkingRoundTrip(t *testing.T) {
 }
 
 func TestUnauthorized(t *testing.T) {
-	s := newServer(t, func(_ int, w http.ResponseWriter) {
-		jsonError(w, 401, "authentication_error", "invalid x-api-key", nil)
-	})
-	p := newProvider(t, s, Config{})
-	resp, err := p.Stream(context.Background(), provider.Request{Messages: []provider.Message{userText("hi")}}, nil)
-	if resp != nil || !errors.Is(err, provider.ErrAuth) {
-		t.Fatalf("resp %v err %v, want ErrAuth", resp, err)
-	}
-	if err.Error() != "Anthropic rejected the API key (401). Check ANTHROPIC_API_KEY." {
-		t.Errorf("message %q", err)
-	}
-	if s.requests() != 1 {
-		t.Errorf("%d requests: a rejected key must not be retried", s.requests())
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"a key", Config{}, "Anthropic rejected the API key (401). Check ANTHROPIC_API_KEY."},
+		{"a gateway's token", Config{AuthToken: "gw"}, "Anthropic rejected the token (401). Check ANTHROPIC_AUTH_TOKEN."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newServer(t, func(_ int, w http.ResponseWriter) {
+				jsonError(w, 401, "authentication_error", "invalid x-api-key", nil)
+			})
+			p := newProvider(t, s, tc.cfg)
+			resp, err := p.Stream(context.Background(), provider.Request{Messages: []provider.Message{userText("hi")}}, nil)
+			if resp != nil || !errors.Is(err, provider.ErrAuth) {
+				t.Fatalf("resp %v err %v, want ErrAuth", resp, err)
+			}
+			if err.Error() != tc.want {
+				t.Errorf("message %q", err)
+			}
+			if s.requests() != 1 {
+				t.Errorf("%d requests: a rejected key must not be retried", s.requests())
+			}
+		})
 	}
 }
 
@@ -596,7 +607,7 @@ func TestNewValidates(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{"no key", Config{}, "no Anthropic API key: set ANTHROPIC_API_KEY"},
+		{"no key", Config{}, "no Anthropic API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)"},
 		{"small budget", Config{APIKey: "k", Thinking: 100}, "anthropic: a thinking budget must be at least 1024 tokens, got 100"},
 		{"bad mode", Config{APIKey: "k", Thinking: -2}, "anthropic: invalid thinking setting -2"},
 	}

@@ -9,7 +9,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -58,11 +60,28 @@ type Detail struct{ Key, Value, Source string }
 
 var backends = []backend{
 	{
-		name: "anthropic", chosenBy: []string{"ANTHROPIC_API_KEY"},
+		name: "anthropic", chosenBy: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"},
 		keyEnv: "ANTHROPIC_API_KEY", baseURLEnv: "ANTHROPIC_BASE_URL",
 		env:          anthropicEnv,
 		defaultModel: fixed(models.DefaultAnthropic, "default (Anthropic's)"),
 		list:         listed("anthropic", anthropicEnv),
+		details: func(getenv func(string) string) []Detail {
+			var out []Detail
+			if getenv("ANTHROPIC_AUTH_TOKEN") != "" {
+				out = append(out, Detail{"credentials", "a bearer token (Authorization), not the key", "environment ANTHROPIC_AUTH_TOKEN"})
+			}
+			if v := getenv("ANTHROPIC_CUSTOM_HEADERS"); v != "" {
+				// Their names only: a gateway's header holds its token.
+				h, err := provider.HeaderLines(v)
+				names := slices.Sorted(maps.Keys(h))
+				value := strings.Join(names, ", ")
+				if err != nil {
+					value = "(unreadable: " + err.Error() + ")"
+				}
+				out = append(out, Detail{"headers", value, "environment ANTHROPIC_CUSTOM_HEADERS"})
+			}
+			return out
+		},
 	},
 	{
 		name: "openai", chosenBy: []string{"OPENAI_API_KEY", "OPENAI_BASE_URL"},
@@ -177,7 +196,7 @@ var backends = []backend{
 
 // The variables Anthropic's and OpenAI's providers read.
 var (
-	anthropicEnv = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"}
+	anthropicEnv = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_CUSTOM_HEADERS"}
 	openAIEnv    = []string{"OPENAI_API_KEY", "OPENAI_BASE_URL"}
 )
 
@@ -311,7 +330,7 @@ func BaseURLEnv(name string) string {
 
 // ErrNoProvider says that nothing selects a provider, and what would.
 var ErrNoProvider = errors.New(`no model provider is configured. Set one of:
-  ANTHROPIC_API_KEY  to use Anthropic (Claude)
+  ANTHROPIC_API_KEY  to use Anthropic (Claude), or ANTHROPIC_AUTH_TOKEN for a gateway
   OPENAI_API_KEY     to use OpenAI
   OPENAI_BASE_URL    to use an OpenAI-compatible server, e.g. http://localhost:11434/v1 for ollama
 or pass --provider bedrock (AWS credentials), --provider vertex (Google

@@ -167,6 +167,22 @@ func wireCases(t *testing.T) []wireCase {
 			check: bearer("Bearer sk-ant-test"), answer: sse(writeAnthropicSSE),
 		},
 		{
+			// A gateway as Claude Code reaches one: its token as a bearer
+			// instead of a key, and headers of its own.
+			name: "anthropic gateway", provider: "anthropic", path: "/v1/messages",
+			env: func(_ *testing.T, url string) map[string]string {
+				return map[string]string{"ANTHROPIC_AUTH_TOKEN": "gw-token-test", "ANTHROPIC_BASE_URL": url,
+					"ANTHROPIC_CUSTOM_HEADERS": "cf-aig-authorization: Bearer cf-test\nX-Team: dsh"}
+			},
+			check: func(t *testing.T, r *http.Request, body []byte) {
+				bearer("Bearer gw-token-test")(t, r, body)
+				if r.Header.Get("X-Api-Key") != "" || r.Header.Get("Cf-Aig-Authorization") != "Bearer cf-test" || r.Header.Get("X-Team") != "dsh" {
+					t.Errorf("headers %v", r.Header)
+				}
+			},
+			answer: sse(writeAnthropicSSE),
+		},
+		{
 			name: "bedrock", provider: "bedrock", path: "/model/global.anthropic.claude-sonnet-5-5-v1:0/invoke-with-response-stream",
 			env: func(_ *testing.T, url string) map[string]string {
 				return map[string]string{"AWS_REGION": "eu-west-1", "AWS_ACCESS_KEY_ID": "AKIDTEST", "AWS_SECRET_ACCESS_KEY": "secret-test",

@@ -29,7 +29,11 @@ func (Backend) Build(spec remote.Spec) (provider.Provider, error) {
 	getenv := spec.Getenv
 	switch spec.Backend {
 	case "anthropic":
-		return anthropic.New(anthropicConfig(getenv, spec.Model))
+		cfg, err := anthropicConfig(getenv, spec.Model)
+		if err != nil {
+			return nil, err
+		}
+		return anthropic.New(cfg)
 	case "openai":
 		cfg := openAIConfig(getenv, spec.Model)
 		cfg.API = spec.OpenAIAPI
@@ -161,7 +165,11 @@ func entraCredential(getenv func(string) string) (azcore.TokenCredential, error)
 func (Backend) List(ctx context.Context, spec remote.Spec) ([]models.Info, error) {
 	switch spec.Backend {
 	case "anthropic":
-		return anthropic.Models(ctx, anthropicConfig(spec.Getenv, ""))
+		cfg, err := anthropicConfig(spec.Getenv, "")
+		if err != nil {
+			return nil, err
+		}
+		return anthropic.Models(ctx, cfg)
 	case "openai":
 		return openai.Models(ctx, openAIConfig(spec.Getenv, ""))
 	}
@@ -173,8 +181,15 @@ func (Backend) Served(ctx context.Context, spec remote.Spec) (string, error) {
 	return openai.FirstServed(ctx, openAIConfig(spec.Getenv, ""))
 }
 
-func anthropicConfig(getenv func(string) string, model string) anthropic.Config {
-	return anthropic.Config{APIKey: getenv("ANTHROPIC_API_KEY"), BaseURL: getenv("ANTHROPIC_BASE_URL"), Model: model}
+// anthropicConfig reads Anthropic's settings as Claude Code does: a key, or a
+// gateway's token and headers.
+func anthropicConfig(getenv func(string) string, model string) (anthropic.Config, error) {
+	h, err := provider.HeaderLines(getenv("ANTHROPIC_CUSTOM_HEADERS"))
+	if err != nil {
+		return anthropic.Config{}, fmt.Errorf("ANTHROPIC_CUSTOM_HEADERS: %w", err)
+	}
+	return anthropic.Config{APIKey: getenv("ANTHROPIC_API_KEY"), AuthToken: getenv("ANTHROPIC_AUTH_TOKEN"), Headers: h,
+		BaseURL: getenv("ANTHROPIC_BASE_URL"), Model: model}, nil
 }
 
 func openAIConfig(getenv func(string) string, model string) openai.Config {
