@@ -109,6 +109,17 @@ func TestResolve(t *testing.T) {
 			mode: agent.ModeDefault,
 		},
 		{
+			name: "Claude on Bedrock as Claude Code is set up for it",
+			env: map[string]string{"CLAUDE_CODE_USE_BEDROCK": "1", "AWS_REGION": "us-east-1", "ANTHROPIC_API_KEY": "for something else",
+				"ANTHROPIC_MODEL": "us.anthropic.claude-opus-4-1-20250805-v1:0"},
+			want: map[string]want{
+				"provider":       {"bedrock", "environment CLAUDE_CODE_USE_BEDROCK"},
+				"model":          {"us.anthropic.claude-opus-4-1-20250805-v1:0", "environment ANTHROPIC_MODEL"},
+				"bedrock.region": {"us-east-1", "environment AWS_REGION"},
+			},
+			mode: agent.ModeDefault,
+		},
+		{
 			name:  "Claude on Bedrock with an EKS service account's role",
 			env:   map[string]string{"AWS_REGION": "eu-west-1", "AWS_ROLE_ARN": "arn:aws:iam::1:role/dsh", "AWS_WEB_IDENTITY_TOKEN_FILE": "/var/run/token"},
 			flags: config.Flags{Provider: "bedrock"},

@@ -63,7 +63,7 @@ var backends = []backend{
 		name: "anthropic", chosenBy: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"},
 		keyEnv: "ANTHROPIC_API_KEY", baseURLEnv: "ANTHROPIC_BASE_URL",
 		env:          anthropicEnv,
-		defaultModel: fixed(models.DefaultAnthropic, "default (Anthropic's)"),
+		defaultModel: claudeModel(models.DefaultAnthropic, "default (Anthropic's)", same),
 		list:         listed("anthropic", anthropicEnv),
 		details: func(getenv func(string) string) []Detail {
 			var out []Detail
@@ -102,7 +102,7 @@ var backends = []backend{
 			"AWS_EC2_METADATA_DISABLED", "AWS_EC2_METADATA_SERVICE_ENDPOINT", "AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE",
 			"AWS_CA_BUNDLE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_STS", "AWS_USE_FIPS_ENDPOINT", "AWS_USE_DUALSTACK_ENDPOINT",
 			"AWS_RETRY_MODE", "AWS_MAX_ATTEMPTS"},
-		defaultModel: fixed(models.BedrockModel(models.DefaultAnthropic), "default (Anthropic's, as a Bedrock global inference profile)"),
+		defaultModel: claudeModel(models.DefaultAnthropic, "default (Anthropic's, as a Bedrock global inference profile)", models.BedrockModel),
 		list: func(context.Context, func(string) string) ([]models.Info, error) {
 			return models.Platform("bedrock"), nil
 		},
@@ -130,7 +130,7 @@ var backends = []backend{
 		name: "vertex", baseURLEnv: "ANTHROPIC_VERTEX_BASE_URL",
 		env: []string{"CLOUD_ML_REGION", "GOOGLE_CLOUD_LOCATION", "ANTHROPIC_VERTEX_PROJECT_ID", "GOOGLE_CLOUD_PROJECT",
 			"GOOGLE_APPLICATION_CREDENTIALS", "ANTHROPIC_VERTEX_BASE_URL"},
-		defaultModel: fixed(models.DefaultAnthropic, "default (Anthropic's)"),
+		defaultModel: claudeModel(models.DefaultAnthropic, "default (Anthropic's)", same),
 		list: func(context.Context, func(string) string) ([]models.Info, error) {
 			return models.Platform("vertex"), nil
 		},
@@ -305,6 +305,13 @@ func Names() []string {
 // Chosen names the provider the environment chooses when none is named, and
 // the variable that chose it; "", "" when none does.
 func Chosen(getenv func(string) string) (name, env string) {
+	// Claude Code's switches to a cloud come first: whoever set one may
+	// have an Anthropic key too, for something else.
+	for _, c := range [...]struct{ env, name string }{{"CLAUDE_CODE_USE_BEDROCK", "bedrock"}, {"CLAUDE_CODE_USE_VERTEX", "vertex"}} {
+		if on(getenv(c.env)) {
+			return c.name, c.env
+		}
+	}
 	for _, b := range backends {
 		for _, v := range b.chosenBy {
 			if getenv(v) != "" {
@@ -313,6 +320,25 @@ func Chosen(getenv func(string) string) (name, env string) {
 		}
 	}
 	return "", ""
+}
+
+func same(id string) string { return id }
+
+// on reads a switch as Claude Code does: set, and not 0 or false.
+func on(v string) bool {
+	v = strings.ToLower(strings.TrimSpace(v))
+	return v != "" && v != "0" && v != "false" && v != "no" && v != "off"
+}
+
+// claudeModel is the model of the Claude providers: ANTHROPIC_MODEL, as
+// Claude Code reads it, else def (to is the provider's form of a model id).
+func claudeModel(def, why string, to func(string) string) func(context.Context, func(string) string) (string, string, error) {
+	return func(_ context.Context, getenv func(string) string) (string, string, error) {
+		if m := strings.TrimSpace(getenv("ANTHROPIC_MODEL")); m != "" {
+			return to(m), "environment ANTHROPIC_MODEL", nil
+		}
+		return to(def), why, nil
+	}
 }
 
 // KeyEnv and BaseURLEnv name the variables a provider reads its key and its
@@ -335,6 +361,7 @@ var ErrNoProvider = errors.New(`no model provider is configured. Set one of:
   OPENAI_BASE_URL    to use an OpenAI-compatible server, e.g. http://localhost:11434/v1 for ollama
 or pass --provider bedrock (AWS credentials), --provider vertex (Google
 application default credentials), --provider azure (AZURE_OPENAI_ENDPOINT)
+(Claude Code's CLAUDE_CODE_USE_BEDROCK=1 and CLAUDE_CODE_USE_VERTEX=1 work too)
 or --provider script --script FILE; provider = in the config names one too.
 To see dsh at work without any of these, run: dsh demo`)
 

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/provider/models"
 )
 
 func env(m map[string]string) func(string) string {
@@ -203,5 +204,41 @@ func TestAzureSpecCarriesEntraID(t *testing.T) {
 		if spec.Env[k] != "v-"+k {
 			t.Errorf("%s does not reach the runner", k)
 		}
+	}
+}
+
+// Claude Code's own settings choose and name Claude as they do there: its
+// switch to Bedrock or Vertex wins over an Anthropic key, and ANTHROPIC_MODEL
+// is the model when none is configured, in the cloud's form.
+func TestClaudeCodeSettings(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		env              map[string]string
+		provider, chosen string
+		model, why       string
+	}{
+		{"bedrock switch over a key", map[string]string{"CLAUDE_CODE_USE_BEDROCK": "1", "ANTHROPIC_API_KEY": "a"},
+			"bedrock", "CLAUDE_CODE_USE_BEDROCK", models.BedrockModel(models.DefaultAnthropic), "default (Anthropic's, as a Bedrock global inference profile)"},
+		{"bedrock switch and model", map[string]string{"CLAUDE_CODE_USE_BEDROCK": "true", "ANTHROPIC_MODEL": "us.anthropic.claude-opus-4-1-20250805-v1:0"},
+			"bedrock", "CLAUDE_CODE_USE_BEDROCK", "us.anthropic.claude-opus-4-1-20250805-v1:0", "environment ANTHROPIC_MODEL"},
+		{"bedrock model as an alias", map[string]string{"CLAUDE_CODE_USE_BEDROCK": "1", "ANTHROPIC_MODEL": "claude-opus-5"},
+			"bedrock", "CLAUDE_CODE_USE_BEDROCK", "global.anthropic.claude-opus-5-v1:0", "environment ANTHROPIC_MODEL"},
+		{"vertex switch", map[string]string{"CLAUDE_CODE_USE_VERTEX": "1", "ANTHROPIC_MODEL": "claude-opus-5"},
+			"vertex", "CLAUDE_CODE_USE_VERTEX", "claude-opus-5", "environment ANTHROPIC_MODEL"},
+		{"a switch that is off", map[string]string{"CLAUDE_CODE_USE_BEDROCK": "0", "ANTHROPIC_API_KEY": "a"},
+			"anthropic", "ANTHROPIC_API_KEY", models.DefaultAnthropic, "default (Anthropic's)"},
+		{"anthropic model", map[string]string{"ANTHROPIC_API_KEY": "a", "ANTHROPIC_MODEL": "claude-opus-5"},
+			"anthropic", "ANTHROPIC_API_KEY", "claude-opus-5", "environment ANTHROPIC_MODEL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			name, by := Chosen(env(tc.env))
+			if name != tc.provider || by != tc.chosen {
+				t.Errorf("chosen %s by %s, want %s by %s", name, by, tc.provider, tc.chosen)
+			}
+			model, why, err := DefaultModel(context.Background(), name, env(tc.env))
+			if err != nil || model != tc.model || why != tc.why {
+				t.Errorf("model %q (%s, %v), want %q (%s)", model, why, err, tc.model, tc.why)
+			}
+		})
 	}
 }
