@@ -63,17 +63,7 @@ func TestEntraCredentialsFromTheSpec(t *testing.T) {
 	}
 	t.Setenv("SSL_CERT_FILE", roots) // read at the process's first TLS handshake, this one
 
-	var auth []string
-	deployment := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.ReadAll(r.Body)
-		mu.Lock()
-		auth = append(auth, r.Header.Get("Authorization"))
-		mu.Unlock()
-		w.Header().Set("Content-Type", "text/event-stream")
-		fmt.Fprint(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}`+"\n\n")
-		fmt.Fprint(w, "data: [DONE]\n\n")
-	}))
-	defer deployment.Close()
+	deployment, auth := azureDeployment(t)
 
 	federated := filepath.Join(dir, "token")
 	if err := os.WriteFile(federated, []byte("eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJkc2gifQ.c2ln"), 0o600); err != nil {
@@ -99,7 +89,7 @@ func TestEntraCredentialsFromTheSpec(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mu.Lock()
-			forms, auth = nil, nil
+			forms = nil
 			mu.Unlock()
 			env := map[string]string{"AZURE_OPENAI_ENDPOINT": deployment.URL, "AZURE_TENANT_ID": tenant, "AZURE_CLIENT_ID": client,
 				"AZURE_AUTHORITY_HOST": entra.URL}
@@ -116,11 +106,11 @@ func TestEntraCredentialsFromTheSpec(t *testing.T) {
 			if _, err := p.Stream(ctx, req, nil); err != nil {
 				t.Fatal(err)
 			}
+			if got := auth(); len(got) != 1 || got[0] != "Bearer entra-token-for-dsh" {
+				t.Errorf("the deployment was asked with %q", got)
+			}
 			mu.Lock()
 			defer mu.Unlock()
-			if len(auth) != 1 || auth[0] != "Bearer entra-token-for-dsh" {
-				t.Errorf("the deployment was asked with %q", auth)
-			}
 			if len(forms) != 1 {
 				t.Fatalf("%d token requests", len(forms))
 			}
@@ -181,17 +171,7 @@ func TestManagedIdentityFromTheSpec(t *testing.T) {
 	}))
 	defer identity.Close()
 	t.Setenv("IDENTITY_ENDPOINT", identity.URL+"/msi/token") // not a secret: in the runner's environment
-	var auth []string
-	deployment := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.ReadAll(r.Body)
-		mu.Lock()
-		auth = append(auth, r.Header.Get("Authorization"))
-		mu.Unlock()
-		w.Header().Set("Content-Type", "text/event-stream")
-		fmt.Fprint(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}`+"\n\n")
-		fmt.Fprint(w, "data: [DONE]\n\n")
-	}))
-	defer deployment.Close()
+	deployment, auth := azureDeployment(t)
 	p, err := Backend{}.Build(remote.Spec{Backend: "azure", Model: "my-gpt", Env: map[string]string{
 		"AZURE_OPENAI_ENDPOINT": deployment.URL, "AZURE_CLIENT_ID": client, "IDENTITY_HEADER": header}})
 	if err != nil {
@@ -208,7 +188,31 @@ func TestManagedIdentityFromTheSpec(t *testing.T) {
 	if len(asked) != 1 || !strings.HasPrefix(asked[0].URL.Query().Get("resource"), "https://cognitiveservices.azure.com") {
 		t.Errorf("the identity endpoint was asked %d times (%v)", len(asked), asked)
 	}
-	if len(auth) != 1 || auth[0] != "Bearer managed-identity-token" {
-		t.Errorf("the deployment was asked with %q", auth)
+	if got := auth(); len(got) != 1 || got[0] != "Bearer managed-identity-token" {
+		t.Errorf("the deployment was asked with %q", got)
+	}
+}
+
+// azureDeployment is an Azure OpenAI deployment that answers "hi"; auth
+// returns the Authorization of each request since the last call.
+func azureDeployment(t *testing.T) (s *httptest.Server, auth func() []string) {
+	var mu sync.Mutex
+	var seen []string
+	s = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		mu.Lock()
+		seen = append(seen, r.Header.Get("Authorization"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}`+"\n\n")
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	t.Cleanup(s.Close)
+	return s, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		got := seen
+		seen = nil
+		return got
 	}
 }
