@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/dsh-dev/dsh/internal/cli"
+	"github.com/dsh-dev/dsh/internal/proxyenv"
 	"github.com/dsh-dev/dsh/internal/secretenv"
 )
 
@@ -14,6 +15,7 @@ func main() {
 	if err := secretenv.Hide(); err != nil {
 		fmt.Fprintf(os.Stderr, "dsh: warning: %v\n", err)
 	}
+	proxyenv.Use(secretenv.Getenv) // a proxy with a password was hidden too
 	io := cli.System()
 	io.Getenv = secretenv.Getenv
 	os.Exit(cli.Main(os.Args[1:], io))

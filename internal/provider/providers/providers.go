@@ -19,6 +19,7 @@ import (
 	"github.com/dsh-dev/dsh/internal/provider/models"
 	"github.com/dsh-dev/dsh/internal/provider/remote"
 	"github.com/dsh-dev/dsh/internal/provider/script"
+	"github.com/dsh-dev/dsh/internal/proxyenv"
 )
 
 // Flags are the command-line choices that shape the provider.
@@ -209,7 +210,7 @@ func (b backend) spec(getenv func(string) string, flags Flags) remote.Spec {
 // (env), as getenv has them.
 func specOf(name string, env []string, getenv func(string) string, flags Flags) remote.Spec {
 	spec := remote.Spec{Backend: name, Model: flags.Model, OpenAIAPI: flags.OpenAIAPI}
-	for _, k := range env {
+	for _, k := range slices.Concat(env, proxyenv.Names) { // the runner reaches the vendor as dsh would
 		if v := getenv(k); v != "" {
 			if spec.Env == nil {
 				spec.Env = map[string]string{}

@@ -242,3 +242,39 @@ func TestClaudeCodeSettings(t *testing.T) {
 		})
 	}
 }
+
+// The model runner reaches the vendor through the user's proxy, one with a
+// password too, which dsh hides from the environment the runner inherits.
+func TestRunnerGoesThroughTheProxy(t *testing.T) {
+	seen := make(chan string, 16)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodConnect {
+			seen <- r.Host + " " + r.Header.Get("Proxy-Authorization")
+		}
+		http.Error(w, "no", http.StatusForbidden)
+	}))
+	defer proxy.Close()
+	e := map[string]string{"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": "https://api.dsh.example.test",
+		"HTTPS_PROXY": "http://dsh:pw@" + strings.TrimPrefix(proxy.URL, "http://")}
+	p, err := FromEnv(env(e), Flags{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Stream(ctx, provider.Request{Messages: []provider.Message{{Role: provider.RoleUser, Parts: []provider.Part{{Type: provider.PartText, Text: "hi"}}}}}, nil)
+		done <- err
+	}()
+	select {
+	case got := <-seen:
+		if want := "api.dsh.example.test:443 Basic ZHNoOnB3"; got != want {
+			t.Errorf("the proxy was asked %q, want %q", got, want)
+		}
+	case err := <-done:
+		t.Fatalf("the request did not go through the proxy: %v", err)
+	}
+	cancel() // the refusal is retried: no need to wait for that
+	<-done
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dsh-dev/dsh/internal/provider"
 	"github.com/dsh-dev/dsh/internal/provider/models"
+	"github.com/dsh-dev/dsh/internal/proxyenv"
 )
 
 // Backend builds what the runner serves: the providers of the vendors' SDKs
@@ -103,6 +104,11 @@ func (s *server) send(rp reply) error {
 func (s *server) answer(ctx context.Context, c call) reply {
 	if c.Spec == nil {
 		return failed(errors.New("a call without a provider"))
+	}
+	// dsh's proxy, hidden from this process's environment like every
+	// secret, before the first request here reads it.
+	if err := proxyenv.Restore(c.Spec.Getenv); err != nil {
+		return failed(err)
 	}
 	switch c.Op {
 	case opBuild:
