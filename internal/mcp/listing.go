@@ -192,7 +192,7 @@ func (s *server) listPrompts(ctx context.Context, c *conn, tell func(string)) {
 		}
 		return true, ""
 	})
-	if err != nil {
+	if err != nil && s.life.Err() == nil {
 		// Its tools still work; it offers no prompts.
 		tell(fmt.Sprintf("MCP server %s: listing its prompts failed: %v", s.name, c.explain(err)))
 	}
@@ -220,7 +220,9 @@ func (s *server) changed(c *conn, notice func(server, msg string), done func()) 
 func (s *server) toolsChanged(c *conn, notice func(server, msg string), done func()) {
 	relist(&s.retooling, c, func() {
 		if err := s.listTools(s.life, c, s.teller(notice)); err != nil {
-			s.teller(notice)(fmt.Sprintf("MCP server %s changed its tools, but listing them failed (%v); the model keeps those it had", s.name, err))
+			if s.life.Err() == nil { // not the session ending under it
+				s.teller(notice)(fmt.Sprintf("MCP server %s changed its tools, but listing them failed (%v); the model keeps those it had", s.name, err))
+			}
 			return
 		}
 		if done != nil {

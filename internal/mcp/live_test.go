@@ -117,3 +117,61 @@ func TestListChanged(t *testing.T) {
 		t.Errorf("prompts after the change = %+v", ps)
 	}
 }
+
+// TestRelistCutByTheEnd: a server that changes its tools as the session
+// ends (the reference server does, every few seconds) leaves no warning
+// behind: the listing the end cut short is not a failure to tell.
+func TestRelistCutByTheEnd(t *testing.T) {
+	s := sdk.NewServer(&sdk.Implementation{Name: "moving", Version: "v0"}, nil)
+	sdk.AddTool(s, &sdk.Tool{Name: "a", Description: "A."},
+		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{}, nil, nil
+		})
+	lists, entered := 0, make(chan struct{})
+	var mu sync.Mutex
+	var ending <-chan struct{} // the client's servers' life
+	s.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method == "tools/list" {
+				mu.Lock()
+				lists++
+				again, end := lists > 1, ending
+				mu.Unlock()
+				if again { // the listing the change asks for: answered once the session ends
+					close(entered)
+					<-end
+				}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	var told syncBuffer
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	servers, err := Start(ctx, []ServerConfig{{Name: "moving", Type: "http", URL: srv.URL}},
+		Options{Notice: func(server, msg string) { _, _ = told.Write([]byte(server + ": " + msg + "\n")) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	ending = servers.servers[0].life.Done()
+	mu.Unlock()
+	if r := run(t, find(t, servers, "mcp__moving__a"), `{}`); r.IsError {
+		t.Fatalf("a = %+v", r)
+	}
+	sdk.AddTool(s, &sdk.Tool{Name: "b", Description: "B."},
+		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{}, nil, nil
+		})
+	select {
+	case <-entered:
+	case <-ctx.Done():
+		t.Fatal("the change was not listed again")
+	}
+	_ = servers.Close()
+	if got := told.String(); got != "" {
+		t.Errorf("told, as the session ended: %q", got)
+	}
+}
