@@ -28,6 +28,7 @@ import (
 	"sync"
 
 	"github.com/dsh-dev/dsh/internal/provider/providers"
+	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
 // Config is the effective configuration. Empty strings mean "not set": the
@@ -108,13 +109,20 @@ type File struct {
 	// Code settings (.claude/settings.json): they are what "Trust this
 	// folder?" is about, and SHA256 is theirs.
 	Claude bool
+	// mcpOnly: of those, it has only a .mcp.json.
+	mcpOnly bool
 }
 
 // Named is the file "Trust this folder?" is about: the project's
-// config.toml, or its Claude Code settings when it has only those.
+// config.toml, or its Claude Code settings when it has only those (its
+// .mcp.json when that is all).
 func (f File) Named() string {
 	if f.Claude {
-		return filepath.Join(filepath.Dir(filepath.Dir(f.Path)), ".claude", "settings.json")
+		root := filepath.Dir(filepath.Dir(f.Path))
+		if f.mcpOnly {
+			return filepath.Join(root, ".mcp.json")
+		}
+		return filepath.Join(root, ".claude", "settings.json")
 	}
 	return f.Path
 }
@@ -227,13 +235,17 @@ func Load(projectRoot string, getenv func(string) string) (Config, error) {
 			d.sum = trustSum(d.sum, projectRoot, d.hooks)
 			f.SHA256 = d.sum
 			c.decide(&f, decisions[canonical(projectRoot, getenv)], "the project's settings ("+path+
-				", .claude/settings.json or a script their hooks run)")
+				", .claude/settings.json, .mcp.json or a script their hooks or servers run)")
 			c.merge(d, path, f.Trusted, mcp)
 		} else if sum := trustSum("", projectRoot, nil); sum != "" {
 			// Only Claude Code's settings: their hooks are asked about as a
 			// config.toml's settings are, by their hash.
 			f.Claude, f.SHA256 = true, sum
-			c.decide(&f, decisions[canonical(projectRoot, getenv)], "the project's Claude Code settings (.claude/settings.json or a script its hooks run)")
+			f.mcpOnly = !slices.ContainsFunc(claudeProjectFiles, func(name string) bool {
+				_, _, err := workspace.ReadProjectFile(projectRoot, filepath.Join(".claude", name), 1)
+				return err == nil
+			})
+			c.decide(&f, decisions[canonical(projectRoot, getenv)], "the project's Claude Code settings (.claude/settings.json, .mcp.json or a script their hooks or servers run)")
 		} else {
 			// Neither: the answer is about the folder itself (its language
 			// servers), given while it had no such file.

@@ -232,10 +232,11 @@ func readClaude(path, root string) ([]byte, error) {
 var claudeProjectFiles = []string{"settings.json", "settings.local.json"}
 
 // trustSum is the project file's hash sum (sum, "" without one), made to
-// cover what trusting the project lets run: its Claude Code settings when it
-// has any, and the scripts in the workspace that the hooks of either name
-// (hooks are the config.toml's). Trusting the project is trusting all of
-// them, and a change of any asks again. Without any, sum is unchanged.
+// cover what trusting the project lets run: its Claude Code settings and
+// .mcp.json when it has any, and the scripts in the workspace that the hooks
+// of either (hooks are the config.toml's) and the MCP servers name. Trusting
+// the project is trusting all of them, and a change of any asks again.
+// Without any, sum is unchanged.
 func trustSum(sum, root string, hooks []Hook) string {
 	h := sha256.New()
 	found := false
@@ -259,6 +260,25 @@ func trustSum(sum, root string, hooks []Hook) string {
 						commands = append(commands, hk.Command)
 					}
 				}
+			}
+		}
+	}
+	// The project's MCP servers (Claude Code's .mcp.json), started once the
+	// project is trusted: the file, and the scripts in the workspace its
+	// servers run.
+	if b, _, err := workspace.ReadProjectFile(root, ".mcp.json", maxFileSize); err == nil {
+		found = true
+		fmt.Fprintf(h, ".mcp.json %d\n", len(b))
+		h.Write(b)
+		var m struct {
+			MCPServers map[string]struct {
+				Command string   `json:"command"`
+				Args    []string `json:"args"`
+			} `json:"mcpServers"`
+		}
+		if json.Unmarshal(b, &m) == nil {
+			for _, s := range m.MCPServers {
+				commands = append(commands, strings.Join(append([]string{s.Command}, s.Args...), " "))
 			}
 		}
 	}

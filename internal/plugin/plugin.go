@@ -267,39 +267,55 @@ func (p Plugin) MCPServers(getenv func(string) string) ([]mcp.ServerConfig, []er
 	seen := map[string]bool{}
 	var out []mcp.ServerConfig
 	for _, d := range docs {
-		servers, err := parseMCP(d)
+		servers, err := MCPFile(d, "plugin_"+p.Name+"_", p.Root, getenv)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("plugin %s: MCP servers: %w", p.Name, err))
 			continue
 		}
-		names := make([]string, 0, len(servers))
-		for n := range servers {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			s := servers[n]
-			ex := func(v string) string { return expand(v, p.Root, getenv) }
-			c := mcp.ServerConfig{Name: "plugin_" + p.Name + "_" + n, Type: s.Type, Command: ex(s.Command), URL: ex(s.URL)}
-			for _, a := range s.Args {
-				c.Args = append(c.Args, ex(a))
+		for _, c := range servers {
+			if !seen[c.Name] {
+				seen[c.Name] = true
+				out = append(out, c)
 			}
-			c.Env = expandMap(s.Env, ex)
-			c.Headers = expandMap(s.Headers, ex)
-			if c.Type == "" {
-				c.Type = "stdio"
-				if c.URL != "" {
-					c.Type = "http"
-				}
-			}
-			if seen[c.Name] {
-				continue
-			}
-			seen[c.Name] = true
-			out = append(out, c)
 		}
 	}
 	return out, errs
+}
+
+// MCPFile reads the MCP servers of a document in Claude Code's .mcp.json
+// format ({"mcpServers": {...}}, or the servers' object itself: a plugin's
+// manifest, a project's .mcp.json, ~/.claude.json's scopes), sorted by name,
+// each named prefix+NAME. ${VAR} and ${VAR:-default} are read through
+// getenv; ${CLAUDE_PLUGIN_ROOT} is pluginRoot, for a plugin's.
+func MCPFile(doc []byte, prefix, pluginRoot string, getenv func(string) string) ([]mcp.ServerConfig, error) {
+	servers, err := parseMCP(doc)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(servers))
+	for n := range servers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]mcp.ServerConfig, 0, len(names))
+	for _, n := range names {
+		s := servers[n]
+		ex := func(v string) string { return expand(v, pluginRoot, getenv) }
+		c := mcp.ServerConfig{Name: prefix + n, Type: s.Type, Command: ex(s.Command), URL: ex(s.URL)}
+		for _, a := range s.Args {
+			c.Args = append(c.Args, ex(a))
+		}
+		c.Env = expandMap(s.Env, ex)
+		c.Headers = expandMap(s.Headers, ex)
+		if c.Type == "" {
+			c.Type = "stdio"
+			if c.URL != "" {
+				c.Type = "http"
+			}
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 // parseMCP reads {"mcpServers": {...}} or the servers' object itself.
@@ -332,12 +348,12 @@ var envRef = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
 })
 
-// expand replaces ${CLAUDE_PLUGIN_ROOT} with root and ${VAR}, ${VAR:-default}
+// expand replaces ${CLAUDE_PLUGIN_ROOT} with root (if any) and ${VAR}, ${VAR:-default}
 // with the environment's, as Claude Code expands a plugin's MCP servers.
 func expand(s, root string, getenv func(string) string) string {
 	return envRef().ReplaceAllStringFunc(s, func(ref string) string {
 		m := envRef().FindStringSubmatch(ref)
-		if m[1] == "CLAUDE_PLUGIN_ROOT" {
+		if m[1] == "CLAUDE_PLUGIN_ROOT" && root != "" {
 			return root
 		}
 		if v := getenv(m[1]); v != "" {

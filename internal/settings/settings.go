@@ -78,9 +78,10 @@ type Settings struct {
 	Roots []string
 	rules *rules.Set
 
-	in      Input
-	getenv  func(string) string // the environment with the configuration's base URL
-	plugins plugins             // what the enabled plugins add
+	in        Input
+	getenv    func(string) string // the environment with the configuration's base URL
+	plugins   plugins             // what the enabled plugins add
+	claudeMCP []mcp.ServerConfig  // Claude Code's MCP servers for the project (see claudeMCP)
 }
 
 // Notify says whether the chat notifies when a turn ends or a prompt waits
@@ -148,6 +149,8 @@ func Resolve(ctx context.Context, in Input) (Settings, error) {
 	}
 	s.plugins = loadPlugins(in.Cwd, in.Getenv, s.trusted())
 	s.Config.Notices = append(s.Config.Notices, s.plugins.notices...)
+	s.claudeMCP, notes = claudeMCP(in.Cwd, in.Getenv, s.trusted())
+	s.Config.Notices = append(s.Config.Notices, notes...)
 	return s, nil
 }
 
@@ -251,7 +254,7 @@ func (s Settings) Options() host.Options {
 		Thinking:          cfg.Thinking,
 		Provider:          s.provider,
 		Models:            s.models,
-		MCP:               append(mcpServers(cfg), s.plugins.mcp...),
+		MCP:               firstByName(mcpServers(cfg), s.claudeMCP, s.plugins.mcp), // dsh's own first, then Claude Code's
 		MCPTokens:         &credentials.MCPTokens{Path: credentials.MCPTokensPath(s.in.Getenv)},
 		LSP:               lsp.Config{Wait: cfg.LSP.Wait, Servers: lspServers(cfg.LSP.Servers), Trust: s.lspTrust()},
 		SkillDirs:         append(s.skillDirs(), s.plugins.skills...),

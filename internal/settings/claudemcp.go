@@ -1,0 +1,104 @@
+package settings
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/dsh-dev/dsh/internal/mcp"
+	"github.com/dsh-dev/dsh/internal/plugin"
+	"github.com/dsh-dev/dsh/internal/workspace"
+)
+
+// maxClaudeJSON bounds what is read of ~/.claude.json, which Claude Code
+// also keeps its projects' history in.
+const maxClaudeJSON = 32 << 20
+
+// maxMCPJSON bounds a project's .mcp.json.
+const maxMCPJSON = 1 << 20
+
+// claudeMCP are the MCP servers Claude Code would start in the project at
+// root, in its order of precedence: the project's own in ~/.claude.json
+// (claude mcp add's default, local scope), the project's .mcp.json (project
+// scope, the repository's: only once the user trusts the project), then the
+// user's in ~/.claude.json (user scope).
+func claudeMCP(root string, getenv func(string) string, trusted bool) (servers []mcp.ServerConfig, notices []string) {
+	var local, user []mcp.ServerConfig
+	if home := getenv("HOME"); filepath.IsAbs(home) {
+		path := filepath.Join(home, ".claude.json")
+		b, more, err := workspace.ReadOwnFile(path, maxClaudeJSON)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err == nil && more:
+			notices = append(notices, fmt.Sprintf("%s is larger than %d MiB: its MCP servers are not started", path, maxClaudeJSON>>20))
+		case err != nil:
+			notices = append(notices, fmt.Sprintf("%v: its MCP servers are not started", err))
+		default:
+			var f struct {
+				MCPServers jsontext.Value `json:"mcpServers"`
+				Projects   map[string]struct {
+					MCPServers jsontext.Value `json:"mcpServers"`
+				} `json:"projects"`
+			}
+			if err := json.Unmarshal(b, &f); err != nil {
+				notices = append(notices, fmt.Sprintf("%s: %v: its MCP servers are not started", path, err))
+				break
+			}
+			read := func(doc jsontext.Value, what string) []mcp.ServerConfig {
+				if len(doc) == 0 {
+					return nil
+				}
+				s, err := plugin.MCPFile(doc, "", "", getenv)
+				if err != nil {
+					notices = append(notices, fmt.Sprintf("%s: %s: %v", path, what, err))
+				}
+				return s
+			}
+			user = read(f.MCPServers, "mcpServers")
+			p, ok := f.Projects[root]
+			if real, err := filepath.EvalSymlinks(root); !ok && err == nil {
+				p = f.Projects[real]
+			}
+			local = read(p.MCPServers, "projects."+root+".mcpServers")
+		}
+	}
+	var project []mcp.ServerConfig
+	b, more, err := workspace.ReadProjectFile(root, ".mcp.json", maxMCPJSON)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err == nil && more:
+		notices = append(notices, fmt.Sprintf(".mcp.json is larger than %d KiB: its MCP servers are not started", maxMCPJSON>>10))
+	case err != nil:
+		notices = append(notices, fmt.Sprintf("%v: its MCP servers are not started", err))
+	default:
+		project, err = plugin.MCPFile(b, "", "", getenv)
+		switch {
+		case err != nil:
+			notices = append(notices, fmt.Sprintf(".mcp.json: %v: its MCP servers are not started", err))
+		case !trusted && len(project) > 0:
+			notices = append(notices, "MCP servers of .mcp.json ignored: a project may not run commands unless you trust it "+
+				"(the chat asks; or list it in trusted_projects in the user's file)")
+			project = nil
+		}
+	}
+	return firstByName(local, project, user), notices
+}
+
+// firstByName joins lists of servers, a name's first server standing.
+func firstByName(lists ...[]mcp.ServerConfig) []mcp.ServerConfig {
+	seen := map[string]bool{}
+	var out []mcp.ServerConfig
+	for _, l := range lists {
+		for _, s := range l {
+			if !seen[s.Name] {
+				seen[s.Name] = true
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,77 @@
+package settings
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The MCP servers a Claude Code user has for a project start in dsh too, in
+// Claude Code's order (local, project, user): the project's .mcp.json only
+// once the project is trusted, and "Trust this folder?" is then about it.
+// dsh's own [mcp.NAME] of the same name stands over them.
+func TestClaudeCodeMCPServers(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		trusted bool
+		want    []string
+	}{
+		{"untrusted", false, []string{"local-srv http https://mcp.example/team-a", "shared dsh-own", "user-srv user-cmd tok-default"}},
+		{"trusted", true, []string{"local-srv http https://mcp.example/team-a", "proj-srv ./scripts/srv.sh", "shared dsh-own", "user-srv user-cmd tok-default"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			home, proj := filepath.Join(dir, "home"), filepath.Join(dir, "proj")
+			files := map[string]string{
+				filepath.Join(home, ".claude.json"): `{"numStartups": 12, "mcpServers": {
+					"user-srv": {"command": "user-cmd", "args": ["${DSH_TEST_TOKEN:-tok-default}"]},
+					"shared": {"command": "from-user"}},
+				  "projects": {"` + proj + `": {"allowedTools": [], "mcpServers": {
+					"local-srv": {"type": "http", "url": "https://mcp.example/${DSH_TEST_TEAM}"},
+					"shared": {"command": "from-local"}}}}}`,
+				filepath.Join(proj, ".mcp.json"):         `{"mcpServers": {"proj-srv": {"command": "./scripts/srv.sh"}, "shared": {"command": "from-project"}}}`,
+				filepath.Join(proj, "scripts", "srv.sh"): "#!/bin/sh\n",
+			}
+			user := "[mcp.shared]\ncommand = \"dsh-own\"\n"
+			if tc.trusted {
+				user = "trusted_projects = [\"" + proj + "\"]\n" + user
+			}
+			files[filepath.Join(home, ".config", "dsh", "config.toml")] = user
+			for p, c := range files {
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			env := map[string]string{"HOME": home, "DSH_TEST_TEAM": "team-a"}
+			st, err := Resolve(context.Background(), Input{Cwd: proj, Getenv: func(k string) string { return env[k] }, SessionDir: filepath.Join(dir, "s"), NoModel: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, s := range st.Options().MCP {
+				what := s.Command
+				if s.Type == "http" {
+					what = "http " + s.URL
+				}
+				got = append(got, strings.TrimSpace(s.Name+" "+what+" "+strings.Join(s.Args, " ")))
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("MCP servers\n got %q\nwant %q", got, tc.want)
+			}
+			told := strings.Contains(strings.Join(st.Ignored(), "\n"), "MCP servers of .mcp.json ignored")
+			if told == tc.trusted {
+				t.Errorf("notices %q", st.Ignored())
+			}
+			if p, ok := st.Project(); !ok || p.Named() != filepath.Join(proj, ".mcp.json") || p.SHA256 == "" {
+				t.Errorf("the trust question is about %+v (%v), want .mcp.json", p, ok)
+			}
+		})
+	}
+}
