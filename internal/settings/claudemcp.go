@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -28,6 +29,7 @@ const maxMCPJSON = 1 << 20
 // user's in ~/.claude.json (user scope).
 func claudeMCP(root string, getenv func(string) string, trusted bool) (servers []mcp.ServerConfig, notices []string) {
 	var local, user []mcp.ServerConfig
+	var off, offJSON []string // the servers the user turned off, and .mcp.json's they declined
 	if home := getenv("HOME"); filepath.IsAbs(home) {
 		path := filepath.Join(home, ".claude.json")
 		b, more, err := workspace.ReadOwnFile(path, maxClaudeJSON)
@@ -42,6 +44,10 @@ func claudeMCP(root string, getenv func(string) string, trusted bool) (servers [
 				MCPServers jsontext.Value `json:"mcpServers"`
 				Projects   map[string]struct {
 					MCPServers jsontext.Value `json:"mcpServers"`
+					// Turned off with /mcp disable, and .mcp.json's the
+					// user declined (older versions kept those here).
+					Disabled     []string `json:"disabledMcpServers"`
+					DisabledJSON []string `json:"disabledMcpjsonServers"`
 				} `json:"projects"`
 			}
 			if err := json.Unmarshal(b, &f); err != nil {
@@ -64,8 +70,11 @@ func claudeMCP(root string, getenv func(string) string, trusted bool) (servers [
 				p = f.Projects[real]
 			}
 			local = read(p.MCPServers, "projects."+root+".mcpServers")
+			off = append(off, p.Disabled...)
+			offJSON = append(offJSON, p.DisabledJSON...)
 		}
 	}
+	offJSON = append(offJSON, declinedMCPJSON(root, getenv)...)
 	var project []mcp.ServerConfig
 	b, more, err := workspace.ReadProjectFile(root, ".mcp.json", maxMCPJSON)
 	switch {
@@ -85,7 +94,36 @@ func claudeMCP(root string, getenv func(string) string, trusted bool) (servers [
 			project = nil
 		}
 	}
-	return firstByName(local, project, user), notices
+	project = slices.DeleteFunc(project, func(s mcp.ServerConfig) bool { return slices.Contains(offJSON, s.Name) })
+	all := firstByName(local, project, user)
+	return slices.DeleteFunc(all, func(s mcp.ServerConfig) bool { return slices.Contains(off, s.Name) }), notices
+}
+
+// declinedMCPJSON are the servers of .mcp.json the user declined in Claude
+// Code's settings (disabledMcpjsonServers): the user's, the project's and
+// the project's local ones. A file that cannot be read declines nothing.
+func declinedMCPJSON(root string, getenv func(string) string) []string {
+	var docs [][]byte
+	if home := getenv("HOME"); filepath.IsAbs(home) {
+		if b, more, err := workspace.ReadOwnFile(filepath.Join(home, ".claude", "settings.json"), maxMCPJSON); err == nil && !more {
+			docs = append(docs, b)
+		}
+	}
+	for _, name := range []string{"settings.json", "settings.local.json"} {
+		if b, more, err := workspace.ReadProjectFile(root, filepath.Join(".claude", name), maxMCPJSON); err == nil && !more {
+			docs = append(docs, b)
+		}
+	}
+	var out []string
+	for _, b := range docs {
+		var s struct {
+			Declined []string `json:"disabledMcpjsonServers"`
+		}
+		if json.Unmarshal(b, &s) == nil {
+			out = append(out, s.Declined...)
+		}
+	}
+	return out
 }
 
 // firstByName joins lists of servers, a name's first server standing.

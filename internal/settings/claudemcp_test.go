@@ -17,23 +17,32 @@ func TestClaudeCodeMCPServers(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		trusted bool
+		off     bool // the user turned user-srv off and declined proj-srv in Claude Code
 		want    []string
 	}{
-		{"untrusted", false, []string{"local-srv http https://mcp.example/team-a", "shared dsh-own", "user-srv user-cmd tok-default"}},
-		{"trusted", true, []string{"local-srv http https://mcp.example/team-a", "proj-srv ./scripts/srv.sh", "shared dsh-own", "user-srv user-cmd tok-default"}},
+		{"untrusted", false, false, []string{"local-srv http https://mcp.example/team-a", "shared dsh-own", "user-srv user-cmd tok-default"}},
+		{"trusted", true, false, []string{"local-srv http https://mcp.example/team-a", "proj-srv ./scripts/srv.sh", "shared dsh-own", "user-srv user-cmd tok-default"}},
+		{"turned off in Claude Code", true, true, []string{"local-srv http https://mcp.example/team-a", "shared dsh-own"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			home, proj := filepath.Join(dir, "home"), filepath.Join(dir, "proj")
+			disabled := ""
+			if tc.off {
+				disabled = `"disabledMcpServers": ["user-srv"], `
+			}
 			files := map[string]string{
 				filepath.Join(home, ".claude.json"): `{"numStartups": 12, "mcpServers": {
 					"user-srv": {"command": "user-cmd", "args": ["${DSH_TEST_TOKEN:-tok-default}"]},
 					"shared": {"command": "from-user"}},
-				  "projects": {"` + proj + `": {"allowedTools": [], "mcpServers": {
+				  "projects": {"` + proj + `": {"allowedTools": [], ` + disabled + `"mcpServers": {
 					"local-srv": {"type": "http", "url": "https://mcp.example/${DSH_TEST_TEAM}"},
 					"shared": {"command": "from-local"}}}}}`,
 				filepath.Join(proj, ".mcp.json"):         `{"mcpServers": {"proj-srv": {"command": "./scripts/srv.sh"}, "shared": {"command": "from-project"}}}`,
 				filepath.Join(proj, "scripts", "srv.sh"): "#!/bin/sh\n",
+			}
+			if tc.off {
+				files[filepath.Join(proj, ".claude", "settings.local.json")] = `{"disabledMcpjsonServers": ["proj-srv"]}`
 			}
 			user := "[mcp.shared]\ncommand = \"dsh-own\"\n"
 			if tc.trusted {
@@ -69,8 +78,12 @@ func TestClaudeCodeMCPServers(t *testing.T) {
 			if told == tc.trusted {
 				t.Errorf("notices %q", st.Ignored())
 			}
-			if p, ok := st.Project(); !ok || p.Named() != filepath.Join(proj, ".mcp.json") || p.SHA256 == "" {
-				t.Errorf("the trust question is about %+v (%v), want .mcp.json", p, ok)
+			about := filepath.Join(proj, ".mcp.json")
+			if tc.off { // it has Claude Code settings too
+				about = filepath.Join(proj, ".claude", "settings.json")
+			}
+			if p, ok := st.Project(); !ok || p.Named() != about || p.SHA256 == "" {
+				t.Errorf("the trust question is about %+v (%v), want %s", p, ok, about)
 			}
 		})
 	}
