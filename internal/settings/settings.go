@@ -82,6 +82,7 @@ type Settings struct {
 	getenv    func(string) string // the environment with the configuration's base URL
 	plugins   plugins             // what the enabled plugins add
 	claudeMCP []mcp.ServerConfig  // Claude Code's MCP servers for the project (see claudeMCP)
+	claudeEnv claudeEnv           // Claude Code's user settings' env, in getenv
 }
 
 // Notify says whether the chat notifies when a turn ends or a prompt waits
@@ -107,16 +108,22 @@ func Resolve(ctx context.Context, in Input) (Settings, error) {
 	if in.Script != "" && in.Flags.Provider == "" {
 		in.Flags.Provider = "script"
 	}
-	// A provider key the environment lacks may be in the user's credentials
-	// file (dsh login); it is read as if it were set.
-	cfg, err := config.Load(in.Cwd, credentials.Env(in.Getenv))
+	// Claude Code's user settings may set variables, as for every Claude
+	// Code session; a provider key the environment lacks may be in the
+	// user's credentials file (dsh login). Both are read as if they were set.
+	cenv, notice := readClaudeEnv(in.Getenv)
+	env := credentials.Env(cenv.over(in.Getenv))
+	cfg, err := config.Load(in.Cwd, env)
 	if err != nil {
 		return Settings{}, err
 	}
 	if cfg, err = cfg.WithFlags(in.Flags); err != nil {
 		return Settings{}, &FlagError{err}
 	}
-	s := Settings{Config: cfg, Mode: agent.ModeDefault, in: in, getenv: configEnv(credentials.Env(in.Getenv), cfg)}
+	if notice != "" {
+		cfg.Notices = append(cfg.Notices, notice)
+	}
+	s := Settings{Config: cfg, Mode: agent.ModeDefault, in: in, claudeEnv: cenv, getenv: configEnv(env, cfg)}
 	if cfg.Mode != "" {
 		if s.Mode, err = agent.ParseMode(cfg.Mode); err != nil {
 			return Settings{}, s.wrap("mode", err)
@@ -147,9 +154,9 @@ func Resolve(ctx context.Context, in Input) (Settings, error) {
 	if !in.NoModel {
 		s.Model, s.modelSource = s.chooseModel(ctx)
 	}
-	s.plugins = loadPlugins(in.Cwd, in.Getenv, s.trusted())
+	s.plugins = loadPlugins(in.Cwd, s.getenv, s.trusted())
 	s.Config.Notices = append(s.Config.Notices, s.plugins.notices...)
-	s.claudeMCP, notes = claudeMCP(in.Cwd, in.Getenv, s.trusted())
+	s.claudeMCP, notes = claudeMCP(in.Cwd, s.getenv, s.trusted())
 	s.Config.Notices = append(s.Config.Notices, notes...)
 	return s, nil
 }
@@ -437,15 +444,32 @@ func (s Settings) Project() (f config.File, ok bool) {
 	return config.File{}, false
 }
 
+// whence is where a value said to come from the environment really came
+// from: Claude Code's settings' env, or dsh login's credentials file.
+func (s Settings) whence(src string) string {
+	env, ok := strings.CutPrefix(src, "environment ")
+	switch {
+	case !ok:
+		return src
+	case hasKey(s.claudeEnv.vars, env):
+		return s.claudeEnv.path + " (env." + env + ")"
+	case slices.Contains(credentials.Names, env) && s.in.Getenv(env) == "":
+		return "credentials " + credentials.Path(s.in.Getenv) + " (" + env + ")"
+	}
+	return src
+}
+
+func hasKey(m map[string]string, k string) bool {
+	_, ok := m[k]
+	return ok
+}
+
 // Entries lists every value a session would use, each with its source: a
 // file's path, "flag --NAME", "environment NAME" or "default …". Secrets are
 // never shown.
 func (s Settings) Entries() []config.Setting {
 	var out []config.Setting
 	for _, st := range s.Config.Settings() {
-		if env, ok := strings.CutPrefix(st.Source, "environment "); ok && slices.Contains(credentials.Names, env) && s.in.Getenv(env) == "" {
-			st.Source = "credentials " + credentials.Path(s.in.Getenv) + " (" + env + ")"
-		}
 		switch st.Key {
 		case "provider":
 			if st.Value == "" {
@@ -508,10 +532,11 @@ func (s Settings) Entries() []config.Setting {
 				st.Value = "(responses for OpenAI's reasoning models, o-series and gpt-5…; chat for the rest)"
 			}
 		}
+		st.Source = s.whence(st.Source)
 		out = append(out, st)
 	}
 	for _, d := range providers.Details(s.Config.Provider, s.getenv) {
-		out = append(out, config.Setting{Key: s.Config.Provider + "." + d.Key, Value: d.Value, Source: d.Source})
+		out = append(out, config.Setting{Key: s.Config.Provider + "." + d.Key, Value: d.Value, Source: s.whence(d.Source)})
 	}
 	out = append(out,
 		config.Setting{Key: "compact_at", Value: strconv.FormatFloat(agent.DefaultCompactAt, 'g', -1, 64), Source: "default"},
