@@ -88,6 +88,8 @@ type Config struct {
 	sources map[string]string
 	// envBaseURL, when set, names the variable the resolved BaseURL came from.
 	envBaseURL string
+	// envThinking: Thinking is MAX_THINKING_TOKENS's, as Claude Code reads it.
+	envThinking bool
 }
 
 type candidate struct{ value, source string }
@@ -462,6 +464,13 @@ func (c *Config) resolve() {
 	c.Notify, c.FallbackModel = top("notify"), top("fallback_model")
 	c.APIKeyStore = top("api_key_store")
 	c.OpenAIAPI = top("openai_api")
+	c.envThinking = false
+	if c.Thinking == "" && (c.Provider == "anthropic" || c.Provider == "bedrock" || c.Provider == "vertex") {
+		// Claude Code's budget for Claude, when nothing here chooses one.
+		if n, err := strconv.Atoi(strings.TrimSpace(c.env("MAX_THINKING_TOKENS"))); err == nil && n >= 1024 {
+			c.Thinking, c.envThinking = strconv.Itoa(n), true
+		}
+	}
 	c.BaseURL, c.envBaseURL = top("base_url"), ""
 	if l := c.layers["base_url"]; len(l) == 0 || !strings.HasPrefix(l[len(l)-1].source, "flag ") {
 		if name := providers.BaseURLEnv(c.Provider); name != "" && c.env(name) != "" {
@@ -517,6 +526,9 @@ func (c Config) Settings() []Setting {
 	scalar("mode", c.Mode)
 	scalar("sandbox", c.Sandbox)
 	scalar("thinking", c.Thinking)
+	if c.envThinking {
+		out[len(out)-1].Source = "environment MAX_THINKING_TOKENS"
+	}
 	scalar("notify", c.Notify)
 	scalar("api_key_store", c.APIKeyStore)
 	cw := Setting{Key: "context_window", Source: "default"}

@@ -98,6 +98,25 @@ func TestResolve(t *testing.T) {
 			mode: agent.ModeDefault,
 		},
 		{
+			name: "Claude Code's thinking budget",
+			env:  map[string]string{"ANTHROPIC_API_KEY": "k", "MAX_THINKING_TOKENS": "16000"},
+			want: map[string]want{"thinking": {"16000", "environment MAX_THINKING_TOKENS"}},
+			mode: agent.ModeDefault,
+		},
+		{
+			name: "Claude Code's thinking budget, under the config's",
+			user: "thinking = \"high\"\n",
+			env:  map[string]string{"ANTHROPIC_API_KEY": "k", "MAX_THINKING_TOKENS": "16000"},
+			want: map[string]want{"thinking": {"high", "USER"}},
+			mode: agent.ModeDefault,
+		},
+		{
+			name: "Claude Code's thinking budget is not OpenAI's",
+			env:  map[string]string{"OPENAI_API_KEY": "k", "MAX_THINKING_TOKENS": "16000"},
+			want: map[string]want{"thinking": {"(the provider's: off)", "default"}},
+			mode: agent.ModeDefault,
+		},
+		{
 			name: "Claude through a gateway, as Claude Code is set up for one",
 			env: map[string]string{"ANTHROPIC_AUTH_TOKEN": "gw", "ANTHROPIC_BASE_URL": "https://gw.example/anthropic",
 				"ANTHROPIC_CUSTOM_HEADERS": "X-Team: dsh\ncf-aig-authorization: Bearer secret"},
