@@ -340,6 +340,9 @@ func hookScripts(root string, commands []string) []string {
 	return slices.Sorted(maps.Keys(seen))
 }
 
+// claudeModes are dsh's modes for Claude Code's permissions.defaultMode.
+var claudeModes = map[string]string{"default": "default", "acceptEdits": "accept-edits", "plan": "plan", "bypassPermissions": "bypass"}
+
 // claudeUserSettings is the user's Claude Code settings file ("" without HOME).
 func claudeUserSettings(getenv func(string) string) string {
 	if h := getenv("HOME"); filepath.IsAbs(h) {
@@ -354,6 +357,8 @@ func claudeUserSettings(getenv func(string) string) string {
 // allows: a repository's hooks are commands it would run, and its rules may
 // only narrow.
 func (c *Config) loadClaude(projectRoot string, trusted bool) {
+	var modes []candidate // permissions.defaultMode, under dsh's own files' mode
+	defer func() { c.layers["mode"] = append(modes, c.layers["mode"]...) }()
 	add := func(path, root string) {
 		b, err := readClaude(path, root)
 		if err == nil && b != nil {
@@ -362,6 +367,18 @@ func (c *Config) loadClaude(projectRoot string, trusted bool) {
 			}
 			if err = json.Unmarshal(b, &s); err == nil {
 				c.addRules(s.Permissions, path, root != "", trusted || root == "")
+				if s.Permissions != nil && s.Permissions.DefaultMode != "" {
+					m, ok := claudeModes[s.Permissions.DefaultMode]
+					switch {
+					case !ok:
+						c.Notices = append(c.Notices, fmt.Sprintf("%s: permissions.defaultMode %q ignored: dsh has no such mode", path, s.Permissions.DefaultMode))
+					case root != "" && !trusted && m != "default" && m != "plan":
+						c.Notices = append(c.Notices, fmt.Sprintf("%s: permissions.defaultMode ignored: a project file may only choose the default or plan mode unless you trust it "+
+							"(the chat asks; or list it in trusted_projects in the user's file)", path))
+					default:
+						modes = append(modes, candidate{m, path})
+					}
+				}
 			} else {
 				err = fmt.Errorf("%s: %w", path, err)
 			}

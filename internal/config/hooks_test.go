@@ -301,3 +301,54 @@ func TestTrustCoversMCPJSON(t *testing.T) {
 		})
 	}
 }
+
+// Claude Code's permissions.defaultMode is the mode when dsh's own files and
+// flags choose none; a project's may choose only the default or plan mode
+// unless the project is trusted.
+func TestClaudeDefaultMode(t *testing.T) {
+	for _, tc := range []struct {
+		name, user, userClaude, projectClaude string
+		trusted                               bool
+		want, source                          string // source: "user", "project" or a dsh file
+		notice                                string
+	}{
+		{"the user's", "", "acceptEdits", "", false, "accept-edits", "user", ""},
+		{"under dsh's", "mode = \"read-only\"\n", "bypassPermissions", "", false, "read-only", "dsh", ""},
+		{"an untrusted project's plan", "", "acceptEdits", "plan", false, "plan", "project", ""},
+		{"an untrusted project's bypass", "", "acceptEdits", "bypassPermissions", false, "accept-edits", "user", "permissions.defaultMode ignored"},
+		{"a trusted project's bypass", "", "", "bypassPermissions", true, "bypass", "project", ""},
+		{"not a dsh mode", "", "dontAsk", "", false, "", "", "dsh has no such mode"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			user := tc.user
+			if tc.trusted {
+				user = "trusted_projects = [\"$PROJECT\"]\n" + user
+			}
+			w := newWorld(t, user, "")
+			userClaude := filepath.Join(w.home, ".claude", "settings.json")
+			projectClaude := filepath.Join(w.project, ".claude", "settings.json")
+			if tc.userClaude != "" {
+				w.write(userClaude, `{"permissions": {"defaultMode": "`+tc.userClaude+`"}}`)
+			}
+			if tc.projectClaude != "" {
+				w.write(projectClaude, `{"permissions": {"defaultMode": "`+tc.projectClaude+`"}}`)
+			}
+			c := w.load()
+			if c.Mode != tc.want {
+				t.Errorf("mode %q, want %q", c.Mode, tc.want)
+			}
+			var source string
+			for _, s := range c.Settings() {
+				if s.Key == "mode" {
+					source = s.Source
+				}
+			}
+			if want := map[string]string{"user": userClaude, "project": projectClaude, "dsh": w.userPath(), "": "default"}[tc.source]; source != want {
+				t.Errorf("mode from %q, want %q", source, want)
+			}
+			if tc.notice != "" && !hasNotice(c.Notices, tc.notice) {
+				t.Errorf("notices %q, want one saying %q", c.Notices, tc.notice)
+			}
+		})
+	}
+}

@@ -20,6 +20,8 @@ type RuleLists struct {
 	Deny  []string `toml:"deny" json:"deny"`
 	// AdditionalDirs is Claude Code's additionalDirectories.
 	AdditionalDirs []string `toml:"-" json:"additionalDirectories"`
+	// DefaultMode is Claude Code's defaultMode (see claudeModes).
+	DefaultMode string `toml:"-" json:"defaultMode"`
 }
 
 // PermissionRule is one rule as a file gives it; package rules reads it.
