@@ -6,12 +6,14 @@ import (
 	"io/fs"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/dsh-dev/dsh/internal/mcp"
 	"github.com/dsh-dev/dsh/internal/plugin"
+	"github.com/dsh-dev/dsh/internal/secretenv"
 	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
@@ -84,7 +86,25 @@ func claudeMCP(root string, getenv func(string) string, trusted bool) (servers [
 	case err != nil:
 		notices = append(notices, fmt.Sprintf("%v: its MCP servers are not started", err))
 	default:
-		project, err = plugin.MCPFile(b, "", "", getenv)
+		// The repository's file reads no secret dsh keeps from the project's
+		// commands (DSH_KEEP_ENV hands one over): a server it names would
+		// otherwise get the user's keys.
+		kept := KeepEnv(getenv)
+		var withheld []string
+		plain := func(k string) string {
+			v := getenv(k)
+			if v != "" && secretenv.Secret(k, v) && !slices.Contains(kept, k) {
+				withheld = append(withheld, k)
+				return ""
+			}
+			return v
+		}
+		project, err = plugin.MCPFile(b, "", "", plain)
+		if len(withheld) > 0 && err == nil && trusted {
+			slices.Sort(withheld)
+			notices = append(notices, fmt.Sprintf(".mcp.json names %s, which dsh keeps from the project's commands: its servers get them empty (DSH_KEEP_ENV hands them over)",
+				strings.Join(slices.Compact(withheld), ", ")))
+		}
 		switch {
 		case err != nil:
 			notices = append(notices, fmt.Sprintf(".mcp.json: %v: its MCP servers are not started", err))

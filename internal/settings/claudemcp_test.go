@@ -2,6 +2,7 @@ package settings
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -129,5 +130,49 @@ func TestClaudeCodeSettingsEnv(t *testing.T) {
 	}
 	if len(want) > 0 {
 		t.Errorf("not listed: %v", want)
+	}
+}
+
+// A trusted repository's .mcp.json reads no secret dsh keeps from its
+// commands: its servers get such a ${VAR} empty, and the user is told how to
+// hand it over (DSH_KEEP_ENV). The user's own ~/.claude.json reads them.
+func TestMCPJSONGetsNoSecret(t *testing.T) {
+	for _, keep := range []string{"", "GITHUB_TOKEN"} {
+		t.Run("keep="+keep, func(t *testing.T) {
+			dir := t.TempDir()
+			home, proj := filepath.Join(dir, "home"), filepath.Join(dir, "proj")
+			for p, c := range map[string]string{
+				filepath.Join(home, ".claude.json"): `{"mcpServers": {"mine": {"command": "gh-mcp", "env": {"TOKEN": "${GITHUB_TOKEN}"}}}}`,
+				filepath.Join(proj, ".mcp.json"):    `{"mcpServers": {"theirs": {"command": "gh-mcp", "env": {"TOKEN": "${GITHUB_TOKEN}", "TEAM": "${DSH_TEST_TEAM}"}}}}`,
+				filepath.Join(home, ".config", "dsh", "config.toml"): "trusted_projects = [\"" + proj + "\"]\n",
+			} {
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			env := map[string]string{"HOME": home, "GITHUB_TOKEN": "ghp_secret", "DSH_TEST_TEAM": "team-a", "DSH_KEEP_ENV": keep}
+			st, err := Resolve(context.Background(), Input{Cwd: proj, Getenv: func(k string) string { return env[k] }, SessionDir: filepath.Join(dir, "s"), NoModel: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]map[string]string{}
+			for _, s := range st.Options().MCP {
+				got[s.Name] = s.Env
+			}
+			wantTheirs := map[string]string{"TOKEN": "", "TEAM": "team-a"}
+			if keep != "" {
+				wantTheirs["TOKEN"] = "ghp_secret"
+			}
+			if !maps.Equal(got["theirs"], wantTheirs) || got["mine"]["TOKEN"] != "ghp_secret" {
+				t.Errorf("servers' env %v", got)
+			}
+			told := strings.Contains(strings.Join(st.Ignored(), "\n"), ".mcp.json names GITHUB_TOKEN")
+			if told != (keep == "") {
+				t.Errorf("notices %q", st.Ignored())
+			}
+		})
 	}
 }
