@@ -142,8 +142,8 @@ func TestMCPJSONGetsNoSecret(t *testing.T) {
 			dir := t.TempDir()
 			home, proj := filepath.Join(dir, "home"), filepath.Join(dir, "proj")
 			for p, c := range map[string]string{
-				filepath.Join(home, ".claude.json"): `{"mcpServers": {"mine": {"command": "gh-mcp", "env": {"TOKEN": "${GITHUB_TOKEN}"}}}}`,
-				filepath.Join(proj, ".mcp.json"):    `{"mcpServers": {"theirs": {"command": "gh-mcp", "env": {"TOKEN": "${GITHUB_TOKEN}", "TEAM": "${DSH_TEST_TEAM}"}}}}`,
+				filepath.Join(home, ".claude.json"):                  `{"mcpServers": {"mine": {"command": "gh-mcp", "env": {"TOKEN": "${GITHUB_TOKEN}"}}}}`,
+				filepath.Join(proj, ".mcp.json"):                     `{"mcpServers": {"theirs": {"command": "gh-mcp", "env": {"TOKEN": "${GITHUB_TOKEN}", "TEAM": "${DSH_TEST_TEAM}"}}}}`,
 				filepath.Join(home, ".config", "dsh", "config.toml"): "trusted_projects = [\"" + proj + "\"]\n",
 			} {
 				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
