@@ -8,9 +8,12 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/provider/script"
 	"github.com/dsh-dev/dsh/internal/session"
+	"github.com/dsh-dev/dsh/internal/tool"
 	"github.com/dsh-dev/dsh/internal/view"
 )
 
@@ -100,4 +103,43 @@ func BenchmarkCreate(b *testing.B) {
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	b.ReportMetric(float64(before.HeapAlloc-min(before.HeapAlloc, after.HeapAlloc))/float64(b.N), "kept-B/session")
+}
+
+// BenchmarkReloadHolds is what an open session holds after a reload of 80
+// writes of 512 KiB (heap-MiB after a collection): the model context's copy
+// of their arguments (40 MiB), and what the tools' memos keep besides.
+func BenchmarkReloadHolds(b *testing.B) {
+	root, dir := b.TempDir(), b.TempDir()
+	id := session.NewID(time.Now())
+	l, err := session.Create(dir, id, root, session.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range 80 {
+		cid := fmt.Sprintf("c%d", i)
+		res := tool.Result{Content: []card.Content{card.Text("Created.")}}
+		for _, r := range []session.Record{
+			{Type: session.TypeToolCall, CallID: cid, Name: "write", Args: fmt.Appendf(nil, `{"path":"f%d.txt","content":%q}`, i, strings.Repeat("y", 512<<10))},
+			{Type: session.TypeToolResult, CallID: cid, Result: &res}} {
+			if err := l.Append(r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if err := l.Close(); err != nil {
+		b.Fatal(err)
+	}
+	var held float64
+	for b.Loop() {
+		s, err := Load(options(&testing.T{}, root, dir, nil), filepath.Join(dir, id+".jsonl"), func(*Session, session.Record) error { return nil })
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		held = float64(ms.HeapAlloc) / (1 << 20)
+		_ = s.Close()
+	}
+	b.ReportMetric(held, "heap-MiB")
 }
