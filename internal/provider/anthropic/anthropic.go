@@ -341,6 +341,7 @@ func (p *Provider) params(req provider.Request) (sdk.MessageNewParams, error) {
 	if model == "" {
 		model = DefaultModel
 	}
+	model = models.ClaudeAlias(model) // Claude Code's opus, sonnet…
 	if p.cfg.Platform != nil && p.cfg.Platform.Name == "bedrock" {
 		model = models.BedrockModel(model)
 	}

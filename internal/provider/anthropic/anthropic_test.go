@@ -16,6 +16,7 @@ import (
 
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/provider"
+	"github.com/dsh-dev/dsh/internal/provider/models"
 )
 
 // server is an httptest server on 127.0.0.1 that records every request body and
@@ -683,5 +684,21 @@ func TestBaseURLWithoutKey(t *testing.T) {
 	}
 	if h := s.heads[0].Get("Authorization") + s.heads[0].Get("X-Api-Key"); h != "" {
 		t.Errorf("a credential was sent: %q", h)
+	}
+}
+
+// Claude Code's aliases (--model opus, ANTHROPIC_MODEL=sonnet, /model haiku)
+// reach the API as the model they name; Bedrock in its own form.
+func TestModelAlias(t *testing.T) {
+	s := newServer(t, func(_ int, w http.ResponseWriter) { writeSSE(w, simpleText("hi")...) })
+	p := newProvider(t, s, Config{Model: "opus"})
+	if _, err := p.Stream(context.Background(), provider.Request{Messages: []provider.Message{userText("hi")}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Stream(context.Background(), provider.Request{Model: "haiku", Messages: []provider.Message{userText("hi")}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := []any{s.body(0)["model"], s.body(1)["model"]}; got[0] != models.ClaudeAlias("opus") || got[1] != models.ClaudeAlias("haiku") || got[0] == "opus" {
+		t.Errorf("models sent %v", got)
 	}
 }

@@ -36,3 +36,28 @@ func Platform(name string) []Info {
 	}
 	return out
 }
+
+// ClaudeAlias is the model id Claude Code's alias for Claude names: opus,
+// sonnet, haiku and fable are the newest of their family in the table,
+// default is DefaultAnthropic; sonnet[1m] is sonnet (dsh uses the whole
+// window anyway), opusplan is opus. Any other name is returned as it is.
+func ClaudeAlias(name string) string {
+	a := strings.ToLower(strings.TrimSpace(name))
+	switch a {
+	case "default":
+		return DefaultAnthropic
+	case "sonnet[1m]":
+		a = "sonnet"
+	case "opusplan":
+		a = "opus"
+	case "opus", "sonnet", "haiku", "fable":
+	default:
+		return name
+	}
+	for _, e := range table { // newest first within a family
+		if strings.HasPrefix(e.ID, "claude-"+a+"-") {
+			return e.ID
+		}
+	}
+	return name
+}

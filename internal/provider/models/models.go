@@ -95,7 +95,7 @@ func unpriced(i Info) Info {
 // (global.anthropic.claude-…-v1:0) and Vertex's (claude-…@20250929).
 // An unknown model gets the default figures, unpriced, with Known false.
 func Lookup(model string) Info {
-	id := model
+	id := ClaudeAlias(model)
 	if i := strings.LastIndexByte(id, '/'); i >= 0 {
 		id = id[i+1:]
 	}

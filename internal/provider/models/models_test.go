@@ -2,6 +2,7 @@ package models
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -116,5 +117,32 @@ func TestCost(t *testing.T) {
 		if ok != tc.ok || math.Abs(got-tc.want) > 1e-9 {
 			t.Errorf("Cost(%s, %+v) = %v, %v; want %v, %v", tc.model, tc.u, got, ok, tc.want, tc.ok)
 		}
+	}
+}
+
+// Claude Code's aliases name the newest of a family in the table; other
+// names, and ids, are left as they are.
+func TestClaudeAlias(t *testing.T) {
+	newest := func(family string) string {
+		for _, e := range table {
+			if strings.HasPrefix(e.ID, "claude-"+family+"-") {
+				return e.ID
+			}
+		}
+		t.Fatalf("no %s in the table", family)
+		return ""
+	}
+	for in, want := range map[string]string{
+		"opus": newest("opus"), "Sonnet": newest("sonnet"), " haiku ": newest("haiku"), "fable": newest("fable"),
+		"sonnet[1m]": newest("sonnet"), "opusplan": newest("opus"), "default": DefaultAnthropic,
+		"claude-opus-4-1": "claude-opus-4-1", "gpt-5.5": "gpt-5.5", "opus-like": "opus-like", "": "",
+	} {
+		if got := ClaudeAlias(in); got != want {
+			t.Errorf("ClaudeAlias(%q) = %q, want %q", in, got, want)
+		}
+	}
+	// The table keeps a family's newest first: the alias relies on it.
+	if got := ClaudeAlias("opus"); Lookup(got).ContextWindow != Lookup("opus").ContextWindow || !Lookup("opus").Known {
+		t.Errorf("Lookup(opus) = %+v", Lookup("opus"))
 	}
 }

@@ -336,7 +336,7 @@ func on(v string) bool {
 func claudeModel(def, why string, to func(string) string) func(context.Context, func(string) string) (string, string, error) {
 	return func(_ context.Context, getenv func(string) string) (string, string, error) {
 		if m := strings.TrimSpace(getenv("ANTHROPIC_MODEL")); m != "" {
-			return to(m), "environment ANTHROPIC_MODEL", nil
+			return to(models.ClaudeAlias(m)), "environment ANTHROPIC_MODEL", nil
 		}
 		return to(def), why, nil
 	}

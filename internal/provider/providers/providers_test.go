@@ -223,6 +223,8 @@ func TestClaudeCodeSettings(t *testing.T) {
 			"bedrock", "CLAUDE_CODE_USE_BEDROCK", "us.anthropic.claude-opus-4-1-20250805-v1:0", "environment ANTHROPIC_MODEL"},
 		{"bedrock model as an alias", map[string]string{"CLAUDE_CODE_USE_BEDROCK": "1", "ANTHROPIC_MODEL": "claude-opus-5"},
 			"bedrock", "CLAUDE_CODE_USE_BEDROCK", "global.anthropic.claude-opus-5-v1:0", "environment ANTHROPIC_MODEL"},
+		{"bedrock and an alias of Claude Code's", map[string]string{"CLAUDE_CODE_USE_BEDROCK": "1", "ANTHROPIC_MODEL": "opus"},
+			"bedrock", "CLAUDE_CODE_USE_BEDROCK", models.BedrockModel(models.ClaudeAlias("opus")), "environment ANTHROPIC_MODEL"},
 		{"vertex switch", map[string]string{"CLAUDE_CODE_USE_VERTEX": "1", "ANTHROPIC_MODEL": "claude-opus-5"},
 			"vertex", "CLAUDE_CODE_USE_VERTEX", "claude-opus-5", "environment ANTHROPIC_MODEL"},
 		{"a switch that is off", map[string]string{"CLAUDE_CODE_USE_BEDROCK": "0", "ANTHROPIC_API_KEY": "a"},
