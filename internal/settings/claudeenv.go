@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strings"
 
 	"github.com/go-json-experiment/json"
 
@@ -71,4 +72,38 @@ func (e claudeEnv) over(getenv func(string) string) func(string) string {
 		}
 		return getenv(k)
 	}
+}
+
+// claudeSettingsModel is the model Claude Code's settings choose, and the
+// file that does: the project's local settings, else its settings, else the
+// user's, as Claude Code reads them.
+func claudeSettingsModel(root string, getenv func(string) string) (model, path string) {
+	type file struct{ root, rel string }
+	var files []file
+	for _, name := range []string{"settings.local.json", "settings.json"} {
+		files = append(files, file{root, filepath.Join(".claude", name)})
+	}
+	if home := getenv("HOME"); filepath.IsAbs(home) {
+		files = append(files, file{"", filepath.Join(home, ".claude", "settings.json")})
+	}
+	for _, f := range files {
+		var b []byte
+		var more bool
+		var err error
+		if f.root != "" {
+			b, more, err = workspace.ReadProjectFile(f.root, f.rel, maxMCPJSON)
+		} else {
+			b, more, err = workspace.ReadOwnFile(f.rel, maxMCPJSON)
+		}
+		if err != nil || more {
+			continue
+		}
+		var s struct {
+			Model string `json:"model"`
+		}
+		if json.Unmarshal(b, &s) == nil && strings.TrimSpace(s.Model) != "" {
+			return strings.TrimSpace(s.Model), filepath.Join(f.root, f.rel)
+		}
+	}
+	return "", ""
 }

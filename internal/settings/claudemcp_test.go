@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dsh-dev/dsh/internal/provider/models"
 )
 
 // The MCP servers a Claude Code user has for a project start in dsh too, in
@@ -172,6 +174,52 @@ func TestMCPJSONGetsNoSecret(t *testing.T) {
 			told := strings.Contains(strings.Join(st.Ignored(), "\n"), ".mcp.json names GITHUB_TOKEN")
 			if told != (keep == "") {
 				t.Errorf("notices %q", st.Ignored())
+			}
+		})
+	}
+}
+
+// Claude Code's settings' model is Claude's when dsh's files and flags name
+// none, the project's local settings over its settings over the user's, and
+// under ANTHROPIC_MODEL, as in Claude Code; an alias names the newest of
+// its family.
+func TestClaudeCodeSettingsModel(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		env       map[string]string
+		wantModel string
+		wantFile  string // "local", "user" or "" (not from Claude Code's settings)
+	}{
+		{"the project's local", map[string]string{"ANTHROPIC_API_KEY": "k"}, models.ClaudeAlias("sonnet"), "local"},
+		{"under ANTHROPIC_MODEL", map[string]string{"ANTHROPIC_API_KEY": "k", "ANTHROPIC_MODEL": "haiku"}, models.ClaudeAlias("haiku"), ""},
+		{"not for OpenAI", map[string]string{"OPENAI_API_KEY": "k"}, models.DefaultOpenAI, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			home, proj := filepath.Join(dir, "home"), filepath.Join(dir, "proj")
+			local := filepath.Join(proj, ".claude", "settings.local.json")
+			for p, c := range map[string]string{
+				filepath.Join(home, ".claude", "settings.json"): `{"model": "opus"}`,
+				local: `{"model": "sonnet"}`,
+			} {
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			env := tc.env
+			env["HOME"] = home
+			st, err := Resolve(context.Background(), Input{Cwd: proj, Getenv: func(k string) string { return env[k] }, SessionDir: filepath.Join(dir, "s")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Model != tc.wantModel {
+				t.Errorf("model %q, want %q", st.Model, tc.wantModel)
+			}
+			if from := strings.HasPrefix(st.modelSource, local); from != (tc.wantFile == "local") {
+				t.Errorf("model from %q", st.modelSource)
 			}
 		})
 	}

@@ -231,6 +231,15 @@ func (s Settings) chooseModel(ctx context.Context) (model, source string) {
 	if s.Config.Provider == "" {
 		return "", "default"
 	}
+	claude := s.Config.Provider == "anthropic" || s.Config.Provider == "bedrock" || s.Config.Provider == "vertex"
+	if m, from := claudeSettingsModel(s.in.Cwd, s.getenv); claude && m != "" && s.getenv("ANTHROPIC_MODEL") == "" {
+		// Claude Code's settings' model, under ANTHROPIC_MODEL as there.
+		m = models.ClaudeAlias(m)
+		if s.Config.Provider == "bedrock" {
+			m = models.BedrockModel(m)
+		}
+		return m, from + " (model)"
+	}
 	ctx, cancel := context.WithTimeout(ctx, modelWait)
 	defer cancel()
 	model, source, err := providers.DefaultModel(ctx, s.Config.Provider, s.getenv)
