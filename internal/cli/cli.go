@@ -38,6 +38,9 @@ type IO struct {
 	Width, Height int
 	// Interrupts delivers Ctrl-C; nil in tests that do not need it.
 	Interrupts <-chan os.Signal
+	// ExportEnv: the process's environment is dsh's own, and takes Claude
+	// Code's settings env for what its commands inherit (settings.Input).
+	ExportEnv bool
 }
 
 // System returns the real process's IO.
@@ -47,7 +50,7 @@ func System() IO {
 		cwd = "."
 	}
 	io := IO{In: pollable(os.Stdin), Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv, Now: time.Now, Cwd: cwd,
-		Interrupts: notifyInterrupts()}
+		Interrupts: notifyInterrupts(), ExportEnv: true}
 	if fd := int(os.Stdout.Fd()); term.IsTerminal(fd) {
 		io.OutIsTerminal = true
 		if w, h, err := term.GetSize(fd); err == nil {

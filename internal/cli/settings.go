@@ -52,6 +52,7 @@ func modeUsage() string {
 func (f settingsFlags) resolve(ctx context.Context, io IO) (settings.Settings, error) {
 	in := f.in
 	in.Cwd, in.Getenv, in.Version = io.Cwd, io.Getenv, version.String()
+	in.ExportEnv = io.ExportEnv
 	return settings.Resolve(ctx, in)
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dsh-dev/dsh/internal/hooks"
 	"github.com/dsh-dev/dsh/internal/provider/models"
 )
 
@@ -222,5 +223,32 @@ func TestClaudeCodeSettingsModel(t *testing.T) {
 				t.Errorf("model from %q", st.modelSource)
 			}
 		})
+	}
+}
+
+// With ExportEnv (dsh's own process), the env of Claude Code's settings is
+// what commands inherit too, as in Claude Code, secrets scrubbed from it as
+// from any environment.
+func TestClaudeCodeSettingsEnvReachesCommands(t *testing.T) {
+	t.Setenv("DSH_TEST_FROM_CLAUDE", "")
+	t.Setenv("DSH_TEST_GITHUB_TOKEN", "")
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	p := filepath.Join(home, ".claude", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(`{"env": {"DSH_TEST_FROM_CLAUDE": "yes", "DSH_TEST_GITHUB_TOKEN": "ghp_x"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HOME": home}
+	if _, err := Resolve(context.Background(), Input{Cwd: dir, Getenv: func(k string) string { return env[k] }, SessionDir: filepath.Join(dir, "s"),
+		NoModel: true, ExportEnv: true}); err != nil {
+		t.Fatal(err)
+	}
+	cmd := hooks.Env(nil) // what commands and hooks get
+	if !slices.Contains(cmd, "DSH_TEST_FROM_CLAUDE=yes") || slices.ContainsFunc(cmd, func(kv string) bool { return strings.HasPrefix(kv, "DSH_TEST_GITHUB_TOKEN=") }) {
+		t.Errorf("commands' environment: FROM_CLAUDE %v, the token %v", slices.Contains(cmd, "DSH_TEST_FROM_CLAUDE=yes"),
+			slices.ContainsFunc(cmd, func(kv string) bool { return strings.HasPrefix(kv, "DSH_TEST_GITHUB_TOKEN=") }))
 	}
 }

@@ -60,6 +60,11 @@ type Input struct {
 	// Logger gets what Resolve could not find out and worked around (the
 	// model list of a server that did not answer); nil discards it.
 	Logger *slog.Logger
+	// ExportEnv puts the env of Claude Code's user settings into this
+	// process's environment, which commands, hooks and MCP servers inherit
+	// (their secrets scrubbed as any), as Claude Code's do: for the process
+	// that runs sessions, not for a test's.
+	ExportEnv bool
 }
 
 // Settings are what a session in Input.Cwd uses.
@@ -122,6 +127,13 @@ func Resolve(ctx context.Context, in Input) (Settings, error) {
 	}
 	if notice != "" {
 		cfg.Notices = append(cfg.Notices, notice)
+	}
+	if in.ExportEnv {
+		for k, v := range cenv.vars {
+			if err := os.Setenv(k, v); err != nil {
+				cfg.Notices = append(cfg.Notices, fmt.Sprintf("%s: env.%s: %v", cenv.path, k, err))
+			}
+		}
 	}
 	s := Settings{Config: cfg, Mode: agent.ModeDefault, in: in, claudeEnv: cenv, getenv: configEnv(env, cfg)}
 	if cfg.Mode != "" {
