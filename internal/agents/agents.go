@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dsh-dev/dsh/internal/claudehome"
 	"github.com/dsh-dev/dsh/internal/frontmatter"
 	"github.com/dsh-dev/dsh/internal/workspace"
 )
@@ -67,8 +68,8 @@ func Dirs(root string, getenv func(string) string) []Dir {
 	} else if h := getenv("HOME"); filepath.IsAbs(h) {
 		dirs = append(dirs, Dir{Path: filepath.Join(h, ".config", "dsh", "agents")})
 	}
-	if h := getenv("HOME"); filepath.IsAbs(h) {
-		dirs = append(dirs, Dir{Path: filepath.Join(h, ".claude", "agents")})
+	if c := claudehome.Dir(getenv); c != "" {
+		dirs = append(dirs, Dir{Path: filepath.Join(c, "agents")})
 	}
 	for _, d := range []string{".dsh", ".claude"} {
 		dirs = append(dirs, Dir{Path: filepath.Join(root, d, "agents"), Root: root})

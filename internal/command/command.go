@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/dsh-dev/dsh/internal/claudehome"
 	"github.com/dsh-dev/dsh/internal/frontmatter"
 	"github.com/dsh-dev/dsh/internal/skills"
 	"github.com/dsh-dev/dsh/internal/workspace"
@@ -205,8 +206,8 @@ func Dirs(root string, getenv func(string) string) []Dir {
 	} else if h := getenv("HOME"); h != "" {
 		dirs = append(dirs, Dir{Path: filepath.Join(h, ".config", "dsh", "commands")})
 	}
-	if h := getenv("HOME"); filepath.IsAbs(h) {
-		dirs = append(dirs, Dir{Path: filepath.Join(h, ".claude", "commands")})
+	if c := claudehome.Dir(getenv); c != "" {
+		dirs = append(dirs, Dir{Path: filepath.Join(c, "commands")})
 	}
 	for _, d := range []string{".dsh", ".claude"} {
 		dirs = append(dirs, Dir{Path: filepath.Join(root, d, "commands"), Root: root})

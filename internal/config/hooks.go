@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/dsh-dev/dsh/internal/claudehome"
 	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
@@ -343,10 +344,11 @@ func hookScripts(root string, commands []string) []string {
 // claudeModes are dsh's modes for Claude Code's permissions.defaultMode.
 var claudeModes = map[string]string{"default": "default", "acceptEdits": "accept-edits", "plan": "plan", "bypassPermissions": "bypass"}
 
-// claudeUserSettings is the user's Claude Code settings file ("" without HOME).
+// claudeUserSettings is the user's Claude Code settings file ("" without
+// HOME or CLAUDE_CONFIG_DIR).
 func claudeUserSettings(getenv func(string) string) string {
-	if h := getenv("HOME"); filepath.IsAbs(h) {
-		return filepath.Join(h, ".claude", "settings.json")
+	if c := claudehome.Dir(getenv); c != "" {
+		return filepath.Join(c, "settings.json")
 	}
 	return ""
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/dsh-dev/dsh/internal/claudehome"
 	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
@@ -26,13 +27,8 @@ func Dir(getenv func(string) string) string {
 	return ""
 }
 
-// claudeDir is Claude Code's folder, ~/.claude ("" without HOME).
-func claudeDir(getenv func(string) string) string {
-	if h := getenv("HOME"); filepath.IsAbs(h) {
-		return filepath.Join(h, ".claude")
-	}
-	return ""
-}
+// claudeDir is Claude Code's folder, ~/.claude or CLAUDE_CONFIG_DIR ("" without either).
+func claudeDir(getenv func(string) string) string { return claudehome.Dir(getenv) }
 
 // installEntry is one installation in Claude Code's installed_plugins.json.
 type installEntry struct {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/dsh-dev/dsh/internal/claudehome"
 	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
@@ -23,11 +24,11 @@ type claudeEnv struct {
 }
 
 func readClaudeEnv(getenv func(string) string) (e claudeEnv, notice string) {
-	home := getenv("HOME")
-	if !filepath.IsAbs(home) {
+	c := claudehome.Dir(getenv)
+	if c == "" {
 		return e, ""
 	}
-	e.path = filepath.Join(home, ".claude", "settings.json")
+	e.path = filepath.Join(c, "settings.json")
 	b, more, err := workspace.ReadOwnFile(e.path, maxMCPJSON)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -83,8 +84,8 @@ func claudeSettingsModel(root string, getenv func(string) string) (model, path s
 	for _, name := range []string{"settings.local.json", "settings.json"} {
 		files = append(files, file{root, filepath.Join(".claude", name)})
 	}
-	if home := getenv("HOME"); filepath.IsAbs(home) {
-		files = append(files, file{"", filepath.Join(home, ".claude", "settings.json")})
+	if c := claudehome.Dir(getenv); c != "" {
+		files = append(files, file{"", filepath.Join(c, "settings.json")})
 	}
 	for _, f := range files {
 		var b []byte

@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/dsh-dev/dsh/internal/claudehome"
 	"github.com/dsh-dev/dsh/internal/mcp"
 	"github.com/dsh-dev/dsh/internal/plugin"
 	"github.com/dsh-dev/dsh/internal/secretenv"
@@ -32,8 +33,7 @@ const maxMCPJSON = 1 << 20
 func claudeMCP(root string, getenv func(string) string, trusted bool) (servers []mcp.ServerConfig, notices []string) {
 	var local, user []mcp.ServerConfig
 	var off, offJSON []string // the servers the user turned off, and .mcp.json's they declined
-	if home := getenv("HOME"); filepath.IsAbs(home) {
-		path := filepath.Join(home, ".claude.json")
+	if path := claudehome.JSON(getenv); path != "" {
 		b, more, err := workspace.ReadOwnFile(path, maxClaudeJSON)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
@@ -124,8 +124,8 @@ func claudeMCP(root string, getenv func(string) string, trusted bool) (servers [
 // the project's local ones. A file that cannot be read declines nothing.
 func declinedMCPJSON(root string, getenv func(string) string) []string {
 	var docs [][]byte
-	if home := getenv("HOME"); filepath.IsAbs(home) {
-		if b, more, err := workspace.ReadOwnFile(filepath.Join(home, ".claude", "settings.json"), maxMCPJSON); err == nil && !more {
+	if c := claudehome.Dir(getenv); c != "" {
+		if b, more, err := workspace.ReadOwnFile(filepath.Join(c, "settings.json"), maxMCPJSON); err == nil && !more {
 			docs = append(docs, b)
 		}
 	}

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dsh-dev/dsh/internal/command"
 	"github.com/dsh-dev/dsh/internal/hooks"
+	"github.com/dsh-dev/dsh/internal/mcp"
 	"github.com/dsh-dev/dsh/internal/provider/models"
 )
 
@@ -250,5 +252,41 @@ func TestClaudeCodeSettingsEnvReachesCommands(t *testing.T) {
 	if !slices.Contains(cmd, "DSH_TEST_FROM_CLAUDE=yes") || slices.ContainsFunc(cmd, func(kv string) bool { return strings.HasPrefix(kv, "DSH_TEST_GITHUB_TOKEN=") }) {
 		t.Errorf("commands' environment: FROM_CLAUDE %v, the token %v", slices.Contains(cmd, "DSH_TEST_FROM_CLAUDE=yes"),
 			slices.ContainsFunc(cmd, func(kv string) bool { return strings.HasPrefix(kv, "DSH_TEST_GITHUB_TOKEN=") }))
+	}
+}
+
+// CLAUDE_CONFIG_DIR moves Claude Code's files (settings.json, .claude.json,
+// commands, agents, skills): dsh reads them there.
+func TestClaudeConfigDir(t *testing.T) {
+	dir := t.TempDir()
+	home, cc, proj := filepath.Join(dir, "home"), filepath.Join(dir, "work-claude"), filepath.Join(dir, "proj")
+	for p, c := range map[string]string{
+		filepath.Join(home, ".claude", "settings.json"): `{"env": {"ANTHROPIC_MODEL": "opus"}}`, // not the one in use
+		filepath.Join(cc, "settings.json"):              `{"env": {"ANTHROPIC_MODEL": "haiku"}}`,
+		filepath.Join(cc, ".claude.json"):               `{"mcpServers": {"work": {"command": "work-mcp"}}}`,
+		filepath.Join(cc, "commands", "ship.md"):        "Ship it.\n",
+		filepath.Join(proj, "README"):                   "",
+	} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := map[string]string{"HOME": home, "CLAUDE_CONFIG_DIR": cc, "ANTHROPIC_API_KEY": "k"}
+	st, err := Resolve(context.Background(), Input{Cwd: proj, Getenv: func(k string) string { return env[k] }, SessionDir: filepath.Join(dir, "s")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := models.ClaudeAlias("haiku"); st.Model != want {
+		t.Errorf("model %q, want %q", st.Model, want)
+	}
+	o := st.Options()
+	if !slices.ContainsFunc(o.MCP, func(s mcp.ServerConfig) bool { return s.Name == "work" }) {
+		t.Errorf("MCP servers %+v", o.MCP)
+	}
+	if !slices.ContainsFunc(o.CommandDirs, func(d command.Dir) bool { return d.Path == filepath.Join(cc, "commands") }) {
+		t.Errorf("command dirs %+v", o.CommandDirs)
 	}
 }

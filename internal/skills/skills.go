@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dsh-dev/dsh/internal/claudehome"
 	"github.com/dsh-dev/dsh/internal/frontmatter"
 	"github.com/dsh-dev/dsh/internal/workspace"
 )
@@ -63,8 +64,8 @@ func Dirs(root string, getenv func(string) string) []Dir {
 	} else if h := getenv("HOME"); filepath.IsAbs(h) {
 		dirs = append(dirs, Dir{Path: filepath.Join(h, ".config", "dsh", "skills")})
 	}
-	if h := getenv("HOME"); filepath.IsAbs(h) { // what Claude Code users have
-		dirs = append(dirs, Dir{Path: filepath.Join(h, ".claude", "skills")})
+	if c := claudehome.Dir(getenv); c != "" { // what Claude Code users have
+		dirs = append(dirs, Dir{Path: filepath.Join(c, "skills")})
 	}
 	for _, d := range []string{".dsh", ".claude", ".agents"} {
 		dirs = append(dirs, Dir{Path: filepath.Join(root, d, "skills"), Root: root})
