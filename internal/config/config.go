@@ -560,7 +560,7 @@ func (c Config) Settings() []Setting {
 	out = append(out, ce)
 	out = append(out, c.networkSettings()...)
 	for _, s := range c.MCP {
-		out = append(out, Setting{Key: "mcp." + s.Name, Value: s.describe(), Source: c.sources["mcp."+s.Name]})
+		out = append(out, Setting{Key: "mcp." + s.Name, Value: s.Describe(), Source: c.sources["mcp."+s.Name]})
 	}
 	if src, ok := c.sources["lsp"]; ok {
 		out = append(out, Setting{Key: "lsp", Value: c.LSP.describe(), Source: src})
@@ -577,8 +577,8 @@ func (c Config) Settings() []Setting {
 	return out
 }
 
-// describe shows a server without its secrets: env and header names only.
-func (s MCPServer) describe() string {
+// Describe shows a server without its secrets: env and header names only.
+func (s MCPServer) Describe() string {
 	var b strings.Builder
 	b.WriteString(s.Type + " ")
 	if s.Type == "stdio" {

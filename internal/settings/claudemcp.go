@@ -30,7 +30,7 @@ const maxMCPJSON = 1 << 20
 // (claude mcp add's default, local scope), the project's .mcp.json (project
 // scope, the repository's: only once the user trusts the project), then the
 // user's in ~/.claude.json (user scope).
-func claudeMCP(root string, getenv func(string) string, trusted bool) (servers []mcp.ServerConfig, notices []string) {
+func claudeMCP(root string, getenv func(string) string, trusted bool) (servers []mcp.ServerConfig, from map[string]string, notices []string) {
 	var local, user []mcp.ServerConfig
 	var off, offJSON []string // the servers the user turned off, and .mcp.json's they declined
 	if path := claudehome.JSON(getenv); path != "" {
@@ -115,8 +115,18 @@ func claudeMCP(root string, getenv func(string) string, trusted bool) (servers [
 		}
 	}
 	project = slices.DeleteFunc(project, func(s mcp.ServerConfig) bool { return slices.Contains(offJSON, s.Name) })
+	from = map[string]string{}
+	json := claudehome.JSON(getenv)
+	for _, l := range []struct {
+		servers []mcp.ServerConfig
+		where   string
+	}{{user, json + " (user scope)"}, {project, filepath.Join(root, ".mcp.json")}, {local, json + " (local scope)"}} {
+		for _, s := range l.servers {
+			from[s.Name] = l.where // the last stands, as the first server by name does below
+		}
+	}
 	all := firstByName(local, project, user)
-	return slices.DeleteFunc(all, func(s mcp.ServerConfig) bool { return slices.Contains(off, s.Name) }), notices
+	return slices.DeleteFunc(all, func(s mcp.ServerConfig) bool { return slices.Contains(off, s.Name) }), from, notices
 }
 
 // declinedMCPJSON are the servers of .mcp.json the user declined in Claude

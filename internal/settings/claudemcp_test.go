@@ -80,6 +80,19 @@ func TestClaudeCodeMCPServers(t *testing.T) {
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("MCP servers\n got %q\nwant %q", got, tc.want)
 			}
+			// dsh config names each and the file it came from.
+			shown := map[string]string{}
+			for _, e := range st.Entries() {
+				if name, ok := strings.CutPrefix(e.Key, "mcp."); ok {
+					shown[name] = e.Value + " from " + e.Source
+				}
+			}
+			if got := shown["local-srv"]; got != "http https://mcp.example/team-a from "+filepath.Join(home, ".claude.json")+" (local scope)" {
+				t.Errorf("dsh config shows local-srv as %q", got)
+			}
+			if _, ok := shown["proj-srv"]; ok != (tc.trusted && !tc.off) {
+				t.Errorf("dsh config shows %v", shown)
+			}
 			told := strings.Contains(strings.Join(st.Ignored(), "\n"), "MCP servers of .mcp.json ignored")
 			if told == tc.trusted {
 				t.Errorf("notices %q", st.Ignored())

@@ -83,11 +83,12 @@ type Settings struct {
 	Roots []string
 	rules *rules.Set
 
-	in        Input
-	getenv    func(string) string // the environment with the configuration's base URL
-	plugins   plugins             // what the enabled plugins add
-	claudeMCP []mcp.ServerConfig  // Claude Code's MCP servers for the project (see claudeMCP)
-	claudeEnv claudeEnv           // Claude Code's user settings' env, in getenv
+	in            Input
+	getenv        func(string) string // the environment with the configuration's base URL
+	plugins       plugins             // what the enabled plugins add
+	claudeMCP     []mcp.ServerConfig  // Claude Code's MCP servers for the project (see claudeMCP)
+	claudeMCPFrom map[string]string   // the file each came from
+	claudeEnv     claudeEnv           // Claude Code's user settings' env, in getenv
 }
 
 // Notify says whether the chat notifies when a turn ends or a prompt waits
@@ -168,7 +169,7 @@ func Resolve(ctx context.Context, in Input) (Settings, error) {
 	}
 	s.plugins = loadPlugins(in.Cwd, s.getenv, s.trusted())
 	s.Config.Notices = append(s.Config.Notices, s.plugins.notices...)
-	s.claudeMCP, notes = claudeMCP(in.Cwd, s.getenv, s.trusted())
+	s.claudeMCP, s.claudeMCPFrom, notes = claudeMCP(in.Cwd, s.getenv, s.trusted())
 	s.Config.Notices = append(s.Config.Notices, notes...)
 	return s, nil
 }
@@ -566,6 +567,23 @@ func (s Settings) Entries() []config.Setting {
 	)
 	if k := KeepEnv(s.in.Getenv); len(k) > 0 {
 		out = append(out, config.Setting{Key: "keep_env", Value: strings.Join(k, ", "), Source: "environment DSH_KEEP_ENV"})
+	}
+	// The MCP servers that are not the config's own: Claude Code's and the
+	// enabled plugins'.
+	own := map[string]bool{}
+	for _, m := range s.Config.MCP {
+		own[m.Name] = true
+	}
+	for _, m := range s.claudeMCP {
+		if !own[m.Name] {
+			own[m.Name] = true
+			out = append(out, config.Setting{Key: "mcp." + m.Name, Value: config.MCPServer(m).Describe(), Source: s.claudeMCPFrom[m.Name]})
+		}
+	}
+	for _, m := range s.plugins.mcp {
+		if !own[m.Name] {
+			out = append(out, config.Setting{Key: "mcp." + m.Name, Value: config.MCPServer(m).Describe(), Source: "an enabled plugin"})
+		}
 	}
 	return out
 }
