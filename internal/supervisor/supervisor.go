@@ -383,9 +383,35 @@ func override(env, vars []string) []string {
 // errGone is a supervisor that ended before it started the command.
 var errGone = errors.New("the supervisor ended before it started the command")
 
+// contEvery is how long dsh waits for a supervisor's word before it
+// continues it, in case it was stopped.
+const contEvery = time.Second
+
 // started reads whether the command started: its pid, which is its process
 // group, or why not.
 func (sp *spare) started() (int, error) {
+	// A command can stop its supervisor (kill -STOP $PPID) before it says it
+	// started it, which left dsh waiting for ever: a supervisor that has not
+	// answered in a while is continued, as often as needed.
+	var mu sync.Mutex
+	done := false
+	var cont *time.Timer
+	mu.Lock()
+	cont = time.AfterFunc(contEvery, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !done {
+			_ = sp.cmd.Process.Signal(syscall.SIGCONT)
+			cont.Reset(contEvery)
+		}
+	})
+	mu.Unlock()
+	defer func() {
+		mu.Lock()
+		done = true
+		cont.Stop()
+		mu.Unlock()
+	}()
 	line, _ := sp.ev.line(true)
 	line = strings.TrimSpace(line)
 	if pid, ok := strings.CutPrefix(line, "started "); ok {

@@ -335,3 +335,38 @@ func TestSessionCloseKillsTheRunningCommand(t *testing.T) {
 	}
 	proctest.NoneRunning(t, mark)
 }
+
+// TestStoppedSupervisorIsContinued: a supervisor stopped before it says the
+// command started (a command can kill -STOP $PPID that early) is continued,
+// so Start returns instead of waiting for ever.
+func TestStoppedSupervisorIsContinued(t *testing.T) {
+	s := new(Session)
+	t.Cleanup(s.Close)
+	run := startWith(s.Start, 100*time.Millisecond)
+	run(t, "true").Wait() // the session's supervisor, idle now
+	sup := s.sp.cmd.Process
+	if err := sup.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan *Process, 1)
+	go func() {
+		p, err := s.Start(Spec{Path: "/bin/sh", Args: []string{"sh", "-c", "exit 3"}, Env: os.Environ(),
+			Output: os.Stderr, Grace: 500 * time.Millisecond, Drain: 100 * time.Millisecond})
+		if err != nil {
+			t.Error(err)
+		}
+		started <- p
+	}()
+	select {
+	case p := <-started:
+		if p == nil {
+			return
+		}
+		if e := p.Wait(); !e.Status.Exited() || e.Status.ExitStatus() != 3 {
+			t.Errorf("the command ended with %v, want exit 3", e.Status)
+		}
+	case <-time.After(time.Minute):
+		_ = sup.Signal(syscall.SIGCONT) // let the test end
+		t.Fatal("Start waited on a stopped supervisor")
+	}
+}
