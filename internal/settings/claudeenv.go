@@ -13,98 +13,95 @@ import (
 	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
-// claudeEnv is the env of the user's Claude Code settings
-// (~/.claude/settings.json): the variables Claude Code applies to every
-// session, where its users often choose their cloud, region and model. They
-// stand over the process's environment, as there. A project's env is not
-// read: a repository's file must not choose where the keys go.
-type claudeEnv struct {
-	path string
+// claudeSettings is what dsh takes, beside what package config does (rules,
+// hooks, defaultMode), of Claude Code's settings files: the user's
+// (~/.claude/settings.json) and the project's (.claude/settings.json,
+// .claude/settings.local.json), each read once for a session.
+type claudeSettings struct {
+	path string // the user's file
+	// vars is the user's env: the variables Claude Code applies to every
+	// session, where its users often choose their cloud, region and model.
+	// They stand over the process's environment, as there. A project's env
+	// is not read: a repository's file must not choose where the keys go.
 	vars map[string]string
+	// model is the first "model" of the project's local settings, its
+	// settings, the user's, as Claude Code reads them; modelFrom its file.
+	model, modelFrom string
+	// declined are the servers of .mcp.json the user declined
+	// (disabledMcpjsonServers), in any of the three.
+	declined []string
 }
 
-func readClaudeEnv(getenv func(string) string) (e claudeEnv, notice string) {
-	c := claudehome.Dir(getenv)
-	if c == "" {
-		return e, ""
+// readClaudeSettings reads Claude Code's settings files for a session in root;
+// notice says what of the user's could not be used. A project's file that
+// cannot be read gives nothing here (package config says why).
+func readClaudeSettings(root string, getenv func(string) string) (c claudeSettings, notice string) {
+	type fields struct {
+		Env      map[string]any `json:"env"`
+		Model    string         `json:"model"`
+		Declined []string       `json:"disabledMcpjsonServers"`
 	}
-	e.path = filepath.Join(c, "settings.json")
-	b, more, err := workspace.ReadOwnFile(e.path, maxMCPJSON)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return e, ""
-	case err != nil:
-		return e, fmt.Sprintf("%v: its env is not used", err)
-	case more:
-		return e, fmt.Sprintf("%s is larger than %d KiB: its env is not used", e.path, maxMCPJSON>>10)
+	var docs []fields
+	var froms []string
+	for _, name := range []string{"settings.local.json", "settings.json"} {
+		rel := filepath.Join(".claude", name)
+		var f fields
+		if b, more, err := workspace.ReadProjectFile(root, rel, maxMCPJSON); err == nil && !more && json.Unmarshal(b, &f) == nil {
+			f.Env = nil // the user's alone
+			docs, froms = append(docs, f), append(froms, filepath.Join(root, rel))
+		}
 	}
-	var s struct {
-		Env map[string]any `json:"env"`
-	}
-	if err := json.Unmarshal(b, &s); err != nil {
-		return e, fmt.Sprintf("%s: %v: its env is not used", e.path, err)
-	}
-	for k, v := range s.Env {
-		var val string
-		switch v := v.(type) {
-		case string:
-			val = v
-		case float64, bool: // Claude Code takes "1" and 1 alike
-			val = fmt.Sprint(v)
+	if d := claudehome.Dir(getenv); d != "" {
+		c.path = filepath.Join(d, "settings.json")
+		b, more, err := workspace.ReadOwnFile(c.path, maxMCPJSON)
+		var f fields
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			notice = fmt.Sprintf("%v: its env is not used", err)
+		case more:
+			notice = fmt.Sprintf("%s is larger than %d KiB: its env is not used", c.path, maxMCPJSON>>10)
 		default:
-			continue
+			if err := json.Unmarshal(b, &f); err != nil {
+				notice = fmt.Sprintf("%s: %v: its env is not used", c.path, err)
+			} else {
+				docs, froms = append(docs, f), append(froms, c.path)
+			}
 		}
-		if e.vars == nil {
-			e.vars = map[string]string{}
-		}
-		e.vars[k] = val
 	}
-	return e, ""
+	for i, f := range docs {
+		if m := strings.TrimSpace(f.Model); m != "" && c.model == "" {
+			c.model, c.modelFrom = m, froms[i]
+		}
+		c.declined = append(c.declined, f.Declined...)
+		for k, v := range f.Env {
+			var val string
+			switch v := v.(type) {
+			case string:
+				val = v
+			case float64, bool: // Claude Code takes "1" and 1 alike
+				val = fmt.Sprint(v)
+			default:
+				continue
+			}
+			if c.vars == nil {
+				c.vars = map[string]string{}
+			}
+			c.vars[k] = val
+		}
+	}
+	return c, notice
 }
 
-// over is getenv with e's variables over it.
-func (e claudeEnv) over(getenv func(string) string) func(string) string {
-	if len(e.vars) == 0 {
+// over is getenv with c's variables over it.
+func (c claudeSettings) over(getenv func(string) string) func(string) string {
+	if len(c.vars) == 0 {
 		return getenv
 	}
 	return func(k string) string {
-		if v, ok := e.vars[k]; ok {
+		if v, ok := c.vars[k]; ok {
 			return v
 		}
 		return getenv(k)
 	}
-}
-
-// claudeSettingsModel is the model Claude Code's settings choose, and the
-// file that does: the project's local settings, else its settings, else the
-// user's, as Claude Code reads them.
-func claudeSettingsModel(root string, getenv func(string) string) (model, path string) {
-	type file struct{ root, rel string }
-	var files []file
-	for _, name := range []string{"settings.local.json", "settings.json"} {
-		files = append(files, file{root, filepath.Join(".claude", name)})
-	}
-	if c := claudehome.Dir(getenv); c != "" {
-		files = append(files, file{"", filepath.Join(c, "settings.json")})
-	}
-	for _, f := range files {
-		var b []byte
-		var more bool
-		var err error
-		if f.root != "" {
-			b, more, err = workspace.ReadProjectFile(f.root, f.rel, maxMCPJSON)
-		} else {
-			b, more, err = workspace.ReadOwnFile(f.rel, maxMCPJSON)
-		}
-		if err != nil || more {
-			continue
-		}
-		var s struct {
-			Model string `json:"model"`
-		}
-		if json.Unmarshal(b, &s) == nil && strings.TrimSpace(s.Model) != "" {
-			return strings.TrimSpace(s.Model), filepath.Join(f.root, f.rel)
-		}
-	}
-	return "", ""
 }

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -30,53 +32,34 @@ const maxMCPJSON = 1 << 20
 // (claude mcp add's default, local scope), the project's .mcp.json (project
 // scope, the repository's: only once the user trusts the project), then the
 // user's in ~/.claude.json (user scope).
-func claudeMCP(root string, getenv func(string) string, trusted bool) (servers []mcp.ServerConfig, from map[string]string, notices []string) {
+func claudeMCP(root string, getenv func(string) string, trusted bool, declined []string) (servers []mcp.ServerConfig, from map[string]string, notices []string) {
 	var local, user []mcp.ServerConfig
 	var off, offJSON []string // the servers the user turned off, and .mcp.json's they declined
 	if path := claudehome.JSON(getenv); path != "" {
-		b, more, err := workspace.ReadOwnFile(path, maxClaudeJSON)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-		case err == nil && more:
-			notices = append(notices, fmt.Sprintf("%s is larger than %d MiB: its MCP servers are not started", path, maxClaudeJSON>>20))
-		case err != nil:
-			notices = append(notices, fmt.Sprintf("%v: its MCP servers are not started", err))
-		default:
-			var f struct {
-				MCPServers jsontext.Value `json:"mcpServers"`
-				Projects   map[string]struct {
-					MCPServers jsontext.Value `json:"mcpServers"`
-					// Turned off with /mcp disable, and .mcp.json's the
-					// user declined (older versions kept those here).
-					Disabled     []string `json:"disabledMcpServers"`
-					DisabledJSON []string `json:"disabledMcpjsonServers"`
-				} `json:"projects"`
-			}
-			if err := json.Unmarshal(b, &f); err != nil {
-				notices = append(notices, fmt.Sprintf("%s: %v: its MCP servers are not started", path, err))
-				break
-			}
-			read := func(doc jsontext.Value, what string) []mcp.ServerConfig {
-				if len(doc) == 0 {
-					return nil
-				}
-				s, err := plugin.MCPFile(doc, "", "", getenv)
-				if err != nil {
-					notices = append(notices, fmt.Sprintf("%s: %s: %v", path, what, err))
-				}
-				return s
-			}
-			user = read(f.MCPServers, "mcpServers")
-			p, ok := f.Projects[root]
-			if real, err := filepath.EvalSymlinks(root); !ok && err == nil {
-				p = f.Projects[real]
-			}
-			local = read(p.MCPServers, "projects."+root+".mcpServers")
-			off = append(off, p.Disabled...)
-			offJSON = append(offJSON, p.DisabledJSON...)
+		f, notice := readClaudeJSON(path)
+		if notice != "" {
+			notices = append(notices, notice)
 		}
+		read := func(doc jsontext.Value, what string) []mcp.ServerConfig {
+			if len(doc) == 0 {
+				return nil
+			}
+			s, err := plugin.MCPFile(doc, "", "", getenv)
+			if err != nil {
+				notices = append(notices, fmt.Sprintf("%s: %s: %v", path, what, err))
+			}
+			return s
+		}
+		user = read(f.MCPServers, "mcpServers")
+		p, ok := f.Projects[root]
+		if real, err := filepath.EvalSymlinks(root); !ok && err == nil {
+			p = f.Projects[real]
+		}
+		local = read(p.MCPServers, "projects."+root+".mcpServers")
+		off = append(off, p.Disabled...)
+		offJSON = append(offJSON, p.DisabledJSON...)
 	}
-	offJSON = append(offJSON, declinedMCPJSON(root, getenv)...)
+	offJSON = append(offJSON, declined...)
 	var project []mcp.ServerConfig
 	b, more, err := workspace.ReadProjectFile(root, ".mcp.json", maxMCPJSON)
 	switch {
@@ -129,31 +112,59 @@ func claudeMCP(root string, getenv func(string) string, trusted bool) (servers [
 	return slices.DeleteFunc(all, func(s mcp.ServerConfig) bool { return slices.Contains(off, s.Name) }), from, notices
 }
 
-// declinedMCPJSON are the servers of .mcp.json the user declined in Claude
-// Code's settings (disabledMcpjsonServers): the user's, the project's and
-// the project's local ones. A file that cannot be read declines nothing.
-func declinedMCPJSON(root string, getenv func(string) string) []string {
-	var docs [][]byte
-	if c := claudehome.Dir(getenv); c != "" {
-		if b, more, err := workspace.ReadOwnFile(filepath.Join(c, "settings.json"), maxMCPJSON); err == nil && !more {
-			docs = append(docs, b)
+// claudeJSON is what dsh takes of a .claude.json.
+type claudeJSON struct {
+	MCPServers jsontext.Value           `json:"mcpServers"`
+	Projects   map[string]claudeProject `json:"projects"`
+}
+
+type claudeProject struct {
+	MCPServers jsontext.Value `json:"mcpServers"`
+	// Turned off with /mcp disable, and .mcp.json's the user declined
+	// (older versions kept those here).
+	Disabled     []string `json:"disabledMcpServers"`
+	DisabledJSON []string `json:"disabledMcpjsonServers"`
+}
+
+// claudeJSONs keeps the last .claude.json read, by its file's identity:
+// Claude Code keeps its projects' history there too (megabytes, 9 ms to
+// read for 5 MB), and an editor's dsh resolves settings for every session.
+var claudeJSONs struct {
+	sync.Mutex
+	path   string
+	fi     os.FileInfo
+	f      claudeJSON
+	notice string
+}
+
+// readClaudeJSON reads the .claude.json at path, or says why not.
+func readClaudeJSON(path string) (claudeJSON, string) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return claudeJSON{}, ""
+	}
+	c := &claudeJSONs
+	c.Lock()
+	defer c.Unlock()
+	if err == nil && c.fi != nil && c.path == path && os.SameFile(fi, c.fi) && fi.Size() == c.fi.Size() && fi.ModTime().Equal(c.fi.ModTime()) {
+		return c.f, c.notice
+	}
+	var f claudeJSON
+	var notice string
+	b, more, err := workspace.ReadOwnFile(path, maxClaudeJSON)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err == nil && more:
+		notice = fmt.Sprintf("%s is larger than %d MiB: its MCP servers are not started", path, maxClaudeJSON>>20)
+	case err != nil:
+		notice = fmt.Sprintf("%v: its MCP servers are not started", err)
+	default:
+		if err := json.Unmarshal(b, &f); err != nil {
+			f, notice = claudeJSON{}, fmt.Sprintf("%s: %v: its MCP servers are not started", path, err)
 		}
 	}
-	for _, name := range []string{"settings.json", "settings.local.json"} {
-		if b, more, err := workspace.ReadProjectFile(root, filepath.Join(".claude", name), maxMCPJSON); err == nil && !more {
-			docs = append(docs, b)
-		}
-	}
-	var out []string
-	for _, b := range docs {
-		var s struct {
-			Declined []string `json:"disabledMcpjsonServers"`
-		}
-		if json.Unmarshal(b, &s) == nil {
-			out = append(out, s.Declined...)
-		}
-	}
-	return out
+	c.path, c.fi, c.f, c.notice = path, fi, f, notice
+	return f, notice
 }
 
 // firstByName joins lists of servers, a name's first server standing.

@@ -275,3 +275,30 @@ func writeFiles(t *testing.T, files map[string]string) {
 		}
 	}
 }
+
+// ~/.claude.json is read again once it changed (it is kept between
+// sessions: Claude Code's history makes it large).
+func TestClaudeJSONReadAgainWhenChanged(t *testing.T) {
+	home, root := t.TempDir(), t.TempDir()
+	env := map[string]string{"HOME": home}
+	names := func() []string {
+		servers, _, _ := claudeMCP(root, func(k string) string { return env[k] }, false, nil)
+		var out []string
+		for _, s := range servers {
+			out = append(out, s.Name)
+		}
+		return out
+	}
+	for _, name := range []string{"first", "second-one"} {
+		writeFiles(t, map[string]string{filepath.Join(home, ".claude.json"): `{"mcpServers": {"` + name + `": {"command": "x"}}}`})
+		if got := names(); !slices.Equal(got, []string{name}) {
+			t.Errorf("servers %v, want %s", got, name)
+		}
+	}
+	if err := os.Remove(filepath.Join(home, ".claude.json")); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(); len(got) != 0 {
+		t.Errorf("servers %v after the file went", got)
+	}
+}

@@ -88,7 +88,7 @@ type Settings struct {
 	plugins       plugins             // what the enabled plugins add
 	claudeMCP     []mcp.ServerConfig  // Claude Code's MCP servers for the project (see claudeMCP)
 	claudeMCPFrom map[string]string   // the file each came from
-	claudeEnv     claudeEnv           // Claude Code's user settings' env, in getenv
+	claude        claudeSettings      // what Claude Code's settings files say
 }
 
 // Notify says whether the chat notifies when a turn ends or a prompt waits
@@ -117,7 +117,7 @@ func Resolve(ctx context.Context, in Input) (Settings, error) {
 	// Claude Code's user settings may set variables, as for every Claude
 	// Code session; a provider key the environment lacks may be in the
 	// user's credentials file (dsh login). Both are read as if they were set.
-	cenv, notice := readClaudeEnv(in.Getenv)
+	cenv, notice := readClaudeSettings(in.Cwd, in.Getenv)
 	env := credentials.Env(cenv.over(in.Getenv))
 	cfg, err := config.Load(in.Cwd, env)
 	if err != nil {
@@ -136,7 +136,7 @@ func Resolve(ctx context.Context, in Input) (Settings, error) {
 			}
 		}
 	}
-	s := Settings{Config: cfg, Mode: agent.ModeDefault, in: in, claudeEnv: cenv, getenv: configEnv(env, cfg)}
+	s := Settings{Config: cfg, Mode: agent.ModeDefault, in: in, claude: cenv, getenv: configEnv(env, cfg)}
 	if cfg.Mode != "" {
 		if s.Mode, err = agent.ParseMode(cfg.Mode); err != nil {
 			return Settings{}, s.wrap("mode", err)
@@ -169,7 +169,7 @@ func Resolve(ctx context.Context, in Input) (Settings, error) {
 	}
 	s.plugins = loadPlugins(in.Cwd, s.getenv, s.trusted())
 	s.Config.Notices = append(s.Config.Notices, s.plugins.notices...)
-	s.claudeMCP, s.claudeMCPFrom, notes = claudeMCP(in.Cwd, s.getenv, s.trusted())
+	s.claudeMCP, s.claudeMCPFrom, notes = claudeMCP(in.Cwd, s.getenv, s.trusted(), s.claude.declined)
 	s.Config.Notices = append(s.Config.Notices, notes...)
 	return s, nil
 }
@@ -245,7 +245,7 @@ func (s Settings) chooseModel(ctx context.Context) (model, source string) {
 		return "", "default"
 	}
 	claude := s.Config.Provider == "anthropic" || s.Config.Provider == "bedrock" || s.Config.Provider == "vertex"
-	if m, from := claudeSettingsModel(s.in.Cwd, s.getenv); claude && m != "" && s.getenv("ANTHROPIC_MODEL") == "" {
+	if m, from := s.claude.model, s.claude.modelFrom; claude && m != "" && s.getenv("ANTHROPIC_MODEL") == "" {
 		// Claude Code's settings' model, under ANTHROPIC_MODEL as there.
 		m = models.ClaudeAlias(m)
 		if s.Config.Provider == "bedrock" {
@@ -473,8 +473,8 @@ func (s Settings) whence(src string) string {
 	switch {
 	case !ok:
 		return src
-	case hasKey(s.claudeEnv.vars, env):
-		return s.claudeEnv.path + " (env." + env + ")"
+	case hasKey(s.claude.vars, env):
+		return s.claude.path + " (env." + env + ")"
 	case slices.Contains(credentials.Names, env) && s.in.Getenv(env) == "":
 		return "credentials " + credentials.Path(s.in.Getenv) + " (" + env + ")"
 	}
