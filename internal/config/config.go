@@ -28,7 +28,6 @@ import (
 	"sync"
 
 	"github.com/dsh-dev/dsh/internal/provider/providers"
-	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
 // Config is the effective configuration. Empty strings mean "not set": the
@@ -234,19 +233,16 @@ func Load(projectRoot string, getenv func(string) string) (Config, error) {
 			// The answer to "Trust this folder?" covers the project's Claude
 			// Code settings and its hooks' scripts too: hooks added to them, or
 			// a script changed, later are asked about anew.
-			d.sum = trustSum(d.sum, projectRoot, d.hooks)
+			d.sum, _ = trustSum(d.sum, projectRoot, d.hooks)
 			f.SHA256 = d.sum
 			c.decide(&f, decisions[canonical(projectRoot, getenv)], "the project's settings ("+path+
 				", .claude/settings.json, .mcp.json or a script their hooks or servers run)")
 			c.merge(d, path, f.Trusted, mcp)
-		} else if sum := trustSum("", projectRoot, nil); sum != "" {
+		} else if sum, settings := trustSum("", projectRoot, nil); sum != "" {
 			// Only Claude Code's settings: their hooks are asked about as a
 			// config.toml's settings are, by their hash.
 			f.Claude, f.SHA256 = true, sum
-			f.mcpOnly = !slices.ContainsFunc(claudeProjectFiles, func(name string) bool {
-				_, _, err := workspace.ReadProjectFile(projectRoot, filepath.Join(".claude", name), 1)
-				return err == nil
-			})
+			f.mcpOnly = !settings
 			c.decide(&f, decisions[canonical(projectRoot, getenv)], "the project's Claude Code settings (.claude/settings.json, .mcp.json or a script their hooks or servers run)")
 		} else {
 			// Neither: the answer is about the folder itself (its language

@@ -237,8 +237,8 @@ var claudeProjectFiles = []string{"settings.json", "settings.local.json"}
 // .mcp.json when it has any, and the scripts in the workspace that the hooks
 // of either (hooks are the config.toml's) and the MCP servers name. Trusting
 // the project is trusting all of them, and a change of any asks again.
-// Without any, sum is unchanged.
-func trustSum(sum, root string, hooks []Hook) string {
+// Without any, sum is unchanged. settings says it has Claude Code settings.
+func trustSum(sum, root string, hooks []Hook) (_ string, settings bool) {
 	h := sha256.New()
 	found := false
 	var commands []string
@@ -250,7 +250,7 @@ func trustSum(sum, root string, hooks []Hook) string {
 		if err != nil {
 			continue // a missing or unreadable file: claudeHooks says why when it matters
 		}
-		found = true
+		found, settings = true, true
 		fmt.Fprintf(h, "%s %d\n", name, len(b))
 		h.Write(b)
 		var s claudeSettings
@@ -293,10 +293,10 @@ func trustSum(sum, root string, hooks []Hook) string {
 		h.Write(b)
 	}
 	if !found {
-		return sum
+		return sum, false
 	}
 	fmt.Fprintf(h, "config.toml %s\n", sum)
-	return fmt.Sprintf("%x", h.Sum(nil))
+	return fmt.Sprintf("%x", h.Sum(nil)), settings
 }
 
 // maxHookWords bounds the words of hook commands looked up as files.
