@@ -344,8 +344,8 @@ func Load(o Options, path string, replay func(*Session, session.Record) error) (
 	// The consumer's replay runs beside the scan and the fold, in order: a long
 	// history loads on two cores. Records go over in batches: one hand-over
 	// (and, when the replay waits, one wake-up) for many records.
-	recs := make(chan []session.Record)    // unbuffered: see replayBatch
-	free := make(chan []session.Record, 2) // replayed batches, emptied, for reuse
+	recs := make(chan []session.Record, replayAhead)
+	free := make(chan []session.Record, replayAhead+2) // replayed batches, emptied, for reuse
 	replayed := make(chan error, 1)
 	budget := newInflight()
 	go func() {

@@ -5,8 +5,9 @@ import (
 	"unsafe"
 )
 
-// memoSize covers the records a reload has in flight between fold and replay.
-const memoSize = 64
+// MemoSize covers the records a reload has in flight between fold and replay
+// (host's replay queue), so that the replay finds each record's meta decoded.
+const MemoSize = 128
 
 // memoBytes bounds the bytes a memo's entries were decoded from. A reload
 // has at most about a MiB of records in flight (see host's maxInflight), so
@@ -16,13 +17,13 @@ const memoSize = 64
 const memoBytes = 4 << 20
 
 // memo holds values decoded from the bytes seen last, found again by the
-// bytes' identity (the same slice, not equal contents). Past memoSize
+// bytes' identity (the same slice, not equal contents). Past MemoSize
 // entries or memoBytes of bytes the oldest go; the newest always stays.
 type memo[V any] struct {
 	mu    sync.Mutex
 	next  int
 	bytes int
-	ent   *[memoSize]memoEntry[V] // made at the first put: most tools are never called
+	ent   *[MemoSize]memoEntry[V] // made at the first put: most tools are never called
 }
 
 type memoEntry[V any] struct {
@@ -50,13 +51,13 @@ func (m *memo[V]) put(raw []byte, v V) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.ent == nil {
-		m.ent = new([memoSize]memoEntry[V])
+		m.ent = new([MemoSize]memoEntry[V])
 	}
 	newest := m.next
 	m.bytes += len(raw) - len(m.ent[newest].raw)
 	m.ent[newest] = memoEntry[V]{raw: raw, v: v}
-	m.next = (m.next + 1) % memoSize
-	for i := m.next; m.bytes > memoBytes && i != newest; i = (i + 1) % memoSize {
+	m.next = (m.next + 1) % MemoSize
+	for i := m.next; m.bytes > memoBytes && i != newest; i = (i + 1) % MemoSize {
 		m.bytes -= len(m.ent[i].raw)
 		m.ent[i] = memoEntry[V]{}
 	}

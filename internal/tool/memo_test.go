@@ -22,7 +22,7 @@ func TestMemoBounds(t *testing.T) {
 		sizes []int // bytes of each put, in order
 		wantN int   // entries held after
 	}{
-		{"small ones: the last memoSize", repeatSize(memoSize+10, 100), memoSize},
+		{"small ones: the last MemoSize", repeatSize(MemoSize+10, 100), MemoSize},
 		{"large ones: memoBytes of them", repeatSize(20, 1<<20), memoBytes / (1 << 20)},
 		{"one larger than memoBytes stays alone", append(repeatSize(3, 100), memoBytes+1), 1},
 		{"small after a huge one", append([]int{memoBytes + 1}, repeatSize(3, 100)...), 3},
