@@ -10,6 +10,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/dsh-dev/dsh/internal/claudehome"
+	"github.com/dsh-dev/dsh/internal/provider/providers"
 	"github.com/dsh-dev/dsh/internal/workspace"
 )
 
@@ -30,6 +31,10 @@ type claudeSettings struct {
 	// declined are the servers of .mcp.json the user declined
 	// (disabledMcpjsonServers), in any of the three.
 	declined []string
+	// keyHelper is the user's apiKeyHelper: a command whose output is the
+	// Anthropic key. A project's is not read: it would run the repository's
+	// code and choose where the key goes.
+	keyHelper string
 }
 
 // readClaudeSettings reads Claude Code's settings files for a session in root;
@@ -40,6 +45,7 @@ func readClaudeSettings(root string, getenv func(string) string) (c claudeSettin
 		Env      map[string]any `json:"env"`
 		Model    string         `json:"model"`
 		Declined []string       `json:"disabledMcpjsonServers"`
+		Helper   string         `json:"apiKeyHelper"`
 	}
 	var docs []fields
 	var froms []string
@@ -47,7 +53,7 @@ func readClaudeSettings(root string, getenv func(string) string) (c claudeSettin
 		rel := filepath.Join(".claude", name)
 		var f fields
 		if b, more, err := workspace.ReadProjectFile(root, rel, maxMCPJSON); err == nil && !more && json.Unmarshal(b, &f) == nil {
-			f.Env = nil // the user's alone
+			f.Env, f.Helper = nil, "" // the user's alone
 			docs, froms = append(docs, f), append(froms, filepath.Join(root, rel))
 		}
 	}
@@ -74,6 +80,9 @@ func readClaudeSettings(root string, getenv func(string) string) (c claudeSettin
 			c.model, c.modelFrom = m, froms[i]
 		}
 		c.declined = append(c.declined, f.Declined...)
+		if h := strings.TrimSpace(f.Helper); h != "" {
+			c.keyHelper = h
+		}
 		for k, v := range f.Env {
 			var val string
 			switch v := v.(type) {
@@ -93,15 +102,19 @@ func readClaudeSettings(root string, getenv func(string) string) (c claudeSettin
 	return c, notice
 }
 
-// over is getenv with c's variables over it.
+// over is getenv with c's variables over it, and its key helper as
+// providers.KeyHelperEnv, for the runner, unless the environment names one.
 func (c claudeSettings) over(getenv func(string) string) func(string) string {
-	if len(c.vars) == 0 {
+	if len(c.vars) == 0 && c.keyHelper == "" {
 		return getenv
 	}
 	return func(k string) string {
 		if v, ok := c.vars[k]; ok {
 			return v
 		}
-		return getenv(k)
+		if v := getenv(k); v != "" || k != providers.KeyHelperEnv {
+			return v
+		}
+		return c.keyHelper
 	}
 }

@@ -475,6 +475,8 @@ func (s Settings) whence(src string) string {
 		return src
 	case hasKey(s.claude.vars, env):
 		return s.claude.path + " (env." + env + ")"
+	case env == providers.KeyHelperEnv && s.in.Getenv(env) == "":
+		return s.claude.path + " (apiKeyHelper)"
 	case slices.Contains(credentials.Names, env) && s.in.Getenv(env) == "":
 		return "credentials " + credentials.Path(s.in.Getenv) + " (" + env + ")"
 	}
@@ -520,6 +522,10 @@ func (s Settings) Entries() []config.Setting {
 					w := models.Lookup(s.Model).ContextWindow
 					st.Value, st.Source = strconv.FormatInt(w, 10), "default (the model table's, for "+s.Model+")"
 				}
+			}
+		case "api_key":
+			if h := s.getenv(providers.KeyHelperEnv); h != "" && st.Value == "(not set)" && s.Config.Provider == "anthropic" {
+				st.Value, st.Source = "(not set: apiKeyHelper's is used)", s.whence("environment "+providers.KeyHelperEnv)
 			}
 		case "notify":
 			st.Value = strconv.FormatBool(s.Notify())

@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -47,6 +48,11 @@ type Config struct {
 	// AuthToken is sent as "Authorization: Bearer", instead of the key (a
 	// gateway's token: Claude Code's ANTHROPIC_AUTH_TOKEN).
 	AuthToken string
+	// KeyHelper, if set, is a command whose output is the credential (Claude
+	// Code's apiKeyHelper), asked again after KeyHelperTTL (0: the default)
+	// and after a 401. As in Claude Code, AuthToken and APIKey come first.
+	KeyHelper    string
+	KeyHelperTTL time.Duration
 	// Headers are sent with every request (ANTHROPIC_CUSTOM_HEADERS).
 	Headers    http.Header
 	BaseURL    string // empty: the SDK's production endpoint
@@ -72,7 +78,7 @@ type Provider struct {
 // New returns a provider for cfg. An API key is required unless a base URL
 // points somewhere else (a proxy may hold the credential).
 func New(cfg Config) (*Provider, error) {
-	if cfg.APIKey == "" && cfg.AuthToken == "" && cfg.BaseURL == "" && cfg.Platform == nil {
+	if cfg.APIKey == "" && cfg.AuthToken == "" && cfg.KeyHelper == "" && cfg.BaseURL == "" && cfg.Platform == nil {
 		return nil, &authError{"no Anthropic API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)"}
 	}
 	if cfg.Thinking > 0 && cfg.Thinking < 1024 {
@@ -107,6 +113,8 @@ func (cfg Config) options() []option.RequestOption {
 		opts = append(opts, option.WithAuthToken(cfg.AuthToken))
 	case cfg.APIKey != "":
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+	case cfg.KeyHelper != "":
+		opts = append(opts, option.WithMiddleware(newKeyHelper(cfg.KeyHelper, cfg.KeyHelperTTL).middleware))
 	}
 	if cfg.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
@@ -210,7 +218,11 @@ func classify(err error, delivered bool, cfg Config) error {
 		return &provider.TransientError{Err: e, RetryAfter: provider.RetryAfter(h)}
 	}
 	var apiErr *sdk.Error
-	if !errors.As(err, &apiErr) {
+	var auth *authError
+	switch {
+	case errors.As(err, &auth):
+		return auth // the key helper failed: running it again at once would too
+	case !errors.As(err, &apiErr):
 		return transient(fmt.Errorf("anthropic: %w", err), nil)
 	}
 	var h http.Header
@@ -233,8 +245,11 @@ func classify(err error, delivered bool, cfg Config) error {
 		return &authError{fmt.Sprintf("%s refused the request (%d%s). Check %s.", platform.Name, code, detail, check)}
 	}
 	cred, env := "API key", "ANTHROPIC_API_KEY"
-	if cfg.AuthToken != "" {
+	switch {
+	case cfg.AuthToken != "":
 		cred, env = "token", "ANTHROPIC_AUTH_TOKEN"
+	case cfg.APIKey == "" && cfg.KeyHelper != "":
+		cred, env = "key from apiKeyHelper", "what apiKeyHelper ("+cfg.KeyHelper+") prints"
 	}
 	switch {
 	case code == http.StatusUnauthorized:

@@ -61,13 +61,16 @@ type Detail struct{ Key, Value, Source string }
 
 var backends = []backend{
 	{
-		name: "anthropic", chosenBy: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"},
+		name: "anthropic", chosenBy: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", KeyHelperEnv},
 		keyEnv: "ANTHROPIC_API_KEY", baseURLEnv: "ANTHROPIC_BASE_URL",
 		env:          anthropicEnv,
 		defaultModel: claudeModel(models.DefaultAnthropic, "default (Anthropic's)", same),
 		list:         listed("anthropic", anthropicEnv),
 		details: func(getenv func(string) string) []Detail {
 			var out []Detail
+			if h := getenv(KeyHelperEnv); h != "" && getenv("ANTHROPIC_API_KEY") == "" && getenv("ANTHROPIC_AUTH_TOKEN") == "" {
+				out = append(out, Detail{"credentials", "what apiKeyHelper prints: " + h, "Claude Code's settings.json"})
+			}
 			if getenv("ANTHROPIC_AUTH_TOKEN") != "" {
 				out = append(out, Detail{"credentials", "a bearer token (Authorization), not the key", "environment ANTHROPIC_AUTH_TOKEN"})
 			}
@@ -195,10 +198,16 @@ var backends = []backend{
 	},
 }
 
+// KeyHelperEnv carries Claude Code's apiKeyHelper, from the user's
+// settings.json, to the runner, which runs it for the keys it needs. (Set in
+// dsh's environment, it works too.)
+const KeyHelperEnv = "DSH_ANTHROPIC_KEY_HELPER"
+
 // The variables Anthropic's and OpenAI's providers read.
 var (
-	anthropicEnv = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_CUSTOM_HEADERS"}
-	openAIEnv    = []string{"OPENAI_API_KEY", "OPENAI_BASE_URL"}
+	anthropicEnv = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_CUSTOM_HEADERS",
+		KeyHelperEnv, "CLAUDE_CODE_API_KEY_HELPER_TTL_MS"}
+	openAIEnv = []string{"OPENAI_API_KEY", "OPENAI_BASE_URL"}
 )
 
 // spec is b's provider as the runner builds it.
@@ -362,7 +371,8 @@ var ErrNoProvider = errors.New(`no model provider is configured. Set one of:
   OPENAI_BASE_URL    to use an OpenAI-compatible server, e.g. http://localhost:11434/v1 for ollama
 or pass --provider bedrock (AWS credentials), --provider vertex (Google
 application default credentials), --provider azure (AZURE_OPENAI_ENDPOINT)
-(Claude Code's CLAUDE_CODE_USE_BEDROCK=1 and CLAUDE_CODE_USE_VERTEX=1 work too)
+(Claude Code's CLAUDE_CODE_USE_BEDROCK=1 and CLAUDE_CODE_USE_VERTEX=1 work too,
+and so does its apiKeyHelper in ~/.claude/settings.json)
 or --provider script --script FILE; provider = in the config names one too.
 To see dsh at work without any of these, run: dsh demo`)
 

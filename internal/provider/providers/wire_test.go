@@ -183,6 +183,21 @@ func wireCases(t *testing.T) []wireCase {
 			answer: sse(writeAnthropicSSE),
 		},
 		{
+			// Claude Code's apiKeyHelper, which the runner runs: its output
+			// in both of the headers Claude Code sends it in.
+			name: "anthropic apiKeyHelper", provider: "anthropic", path: "/v1/messages",
+			env: func(_ *testing.T, url string) map[string]string {
+				return map[string]string{KeyHelperEnv: "printf 'helper-%s-test\\n' key", "ANTHROPIC_BASE_URL": url}
+			},
+			check: func(t *testing.T, r *http.Request, body []byte) {
+				bearer("Bearer helper-key-test")(t, r, body)
+				if r.Header.Get("X-Api-Key") != "helper-key-test" {
+					t.Errorf("X-Api-Key %q", r.Header.Get("X-Api-Key"))
+				}
+			},
+			answer: sse(writeAnthropicSSE),
+		},
+		{
 			name: "bedrock", provider: "bedrock", path: "/model/global.anthropic.claude-sonnet-5-5-v1:0/invoke-with-response-stream",
 			env: func(_ *testing.T, url string) map[string]string {
 				return map[string]string{"AWS_REGION": "eu-west-1", "AWS_ACCESS_KEY_ID": "AKIDTEST", "AWS_SECRET_ACCESS_KEY": "secret-test",

@@ -8,6 +8,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
@@ -188,8 +190,19 @@ func anthropicConfig(getenv func(string) string, model string) (anthropic.Config
 	if err != nil {
 		return anthropic.Config{}, fmt.Errorf("ANTHROPIC_CUSTOM_HEADERS: %w", err)
 	}
-	return anthropic.Config{APIKey: getenv("ANTHROPIC_API_KEY"), AuthToken: getenv("ANTHROPIC_AUTH_TOKEN"), Headers: h,
-		BaseURL: getenv("ANTHROPIC_BASE_URL"), Model: model}, nil
+	cfg := anthropic.Config{APIKey: getenv("ANTHROPIC_API_KEY"), AuthToken: getenv("ANTHROPIC_AUTH_TOKEN"), Headers: h,
+		BaseURL: getenv("ANTHROPIC_BASE_URL"), Model: model}
+	// Claude Code's apiKeyHelper, which dsh's side reads from its settings.
+	if cfg.KeyHelper = getenv("DSH_ANTHROPIC_KEY_HELPER"); cfg.KeyHelper != "" {
+		if v := getenv("CLAUDE_CODE_API_KEY_HELPER_TTL_MS"); v != "" {
+			ms, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || ms <= 0 {
+				return anthropic.Config{}, fmt.Errorf("CLAUDE_CODE_API_KEY_HELPER_TTL_MS: %q is not a positive number of milliseconds", v)
+			}
+			cfg.KeyHelperTTL = time.Duration(ms) * time.Millisecond
+		}
+	}
+	return cfg, nil
 }
 
 func openAIConfig(getenv func(string) string, model string) openai.Config {

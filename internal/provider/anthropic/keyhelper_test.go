@@ -1,0 +1,162 @@
+package anthropic
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dsh-dev/dsh/internal/provider"
+)
+
+// keyScript is an apiKeyHelper that counts its runs in a file and prints
+// key-N for its Nth run; runs reads the count.
+func keyScript(t *testing.T) (command string, runs func() int) {
+	t.Helper()
+	count := filepath.Join(t.TempDir(), "count")
+	command = `n=$(cat '` + count + `' 2>/dev/null || echo 0); n=$((n+1)); echo $n > '` + count + `'; echo "  key-$n"`
+	return command, func() int {
+		b, err := os.ReadFile(count)
+		if errors.Is(err, os.ErrNotExist) {
+			return 0
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+}
+
+func helperProvider(t *testing.T, s *server, cfg Config) *Provider {
+	t.Helper()
+	cfg.BaseURL = s.URL
+	cfg.Backoff = func(int, time.Duration) time.Duration { return 0 }
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func ask(p *Provider) error {
+	_, err := p.Stream(context.Background(), provider.Request{Messages: []provider.Message{userText("hi")}}, nil)
+	return err
+}
+
+// The helper's output is the credential, in both of the headers Claude Code
+// sends it in; it is run again only once its time is up.
+func TestKeyHelperKeyIsSentAndKept(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ttl  time.Duration
+		want []string // the key of each of three requests
+	}{
+		{"within its time", 0, []string{"key-1", "key-1", "key-1"}},
+		{"past its time", time.Nanosecond, []string{"key-1", "key-2", "key-3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			command, runs := keyScript(t)
+			s := newServer(t, func(_ int, w http.ResponseWriter) { writeSSE(w, simpleText("ok")...) })
+			p := helperProvider(t, s, Config{KeyHelper: command, KeyHelperTTL: tc.ttl})
+			for i, want := range tc.want {
+				if err := ask(p); err != nil {
+					t.Fatal(err)
+				}
+				h := s.heads[i]
+				if h.Get("X-Api-Key") != want || h.Get("Authorization") != "Bearer "+want {
+					t.Errorf("request %d: X-Api-Key %q, Authorization %q; want %s", i, h.Get("X-Api-Key"), h.Get("Authorization"), want)
+				}
+			}
+			if got := runs(); got != len(slices.Compact(slices.Clone(tc.want))) {
+				t.Errorf("the helper ran %d times", got)
+			}
+		})
+	}
+}
+
+// A key refused with 401 is replaced by the helper's next, and the request
+// sent once more; a key refused again is the user's error, not retried.
+func TestKeyHelperRunAgainAfter401(t *testing.T) {
+	command, runs := keyScript(t)
+	s := newServer(t, func(n int, w http.ResponseWriter) {
+		if n == 0 || n == 2 || n == 3 {
+			jsonError(w, 401, "authentication_error", "expired", nil)
+			return
+		}
+		writeSSE(w, simpleText("ok")...)
+	})
+	p := helperProvider(t, s, Config{KeyHelper: command})
+	if err := ask(p); err != nil {
+		t.Fatalf("a rotated key: %v", err)
+	}
+	if s.requests() != 2 || s.heads[1].Get("X-Api-Key") != "key-2" || runs() != 2 {
+		t.Fatalf("%d requests, the second with %q, %d runs; want 2, key-2, 2", s.requests(), s.heads[1].Get("X-Api-Key"), runs())
+	}
+	err := ask(p) // key-2 is refused, then key-3
+	if !errors.Is(err, provider.ErrAuth) || !strings.Contains(err.Error(), "apiKeyHelper") {
+		t.Fatalf("refused twice: %v", err)
+	}
+	if s.requests() != 4 || runs() != 3 {
+		t.Errorf("%d requests, %d runs; want 4 and 3", s.requests(), runs())
+	}
+}
+
+// A helper that fails says so, in the user's words with its own last line,
+// and is not run again and again; no request goes out without a key.
+func TestKeyHelperFailure(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, command, want string
+	}{
+		{"fails", `echo "vault: permission denied" >&2; echo 1 >> '` + filepath.Join(dir, "runs") + `'; exit 3`, "failed: exit status 3: vault: permission denied"},
+		{"prints nothing", `true`, "printed no key"},
+		{"prints two lines", `printf 'a\nb\n'`, "printed no key"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newServer(t, func(_ int, w http.ResponseWriter) { writeSSE(w, simpleText("ok")...) })
+			p := helperProvider(t, s, Config{KeyHelper: tc.command})
+			err := ask(p)
+			if !errors.Is(err, provider.ErrAuth) || !strings.Contains(err.Error(), "Claude Code's apiKeyHelper ("+tc.command+") "+tc.want) {
+				t.Fatalf("err %v, want %q", err, tc.want)
+			}
+			if s.requests() != 0 {
+				t.Errorf("%d requests went out without a key", s.requests())
+			}
+		})
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "runs")); strings.Count(string(b), "1") != 1 {
+		t.Errorf("the failing helper ran %d times, want once", strings.Count(string(b), "1"))
+	}
+}
+
+// As in Claude Code, a key or a token in the environment comes before the
+// helper, which is then not run.
+func TestKeyHelperAfterKeyAndToken(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		cfg         Config
+		key, bearer string
+	}{
+		{"a key", Config{APIKey: "sk-env"}, "", "Bearer sk-env"}, // as the SDK sends a key
+		{"a token", Config{AuthToken: "gw"}, "", "Bearer gw"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			command, runs := keyScript(t)
+			s := newServer(t, func(_ int, w http.ResponseWriter) { writeSSE(w, simpleText("ok")...) })
+			tc.cfg.KeyHelper = command
+			if err := ask(helperProvider(t, s, tc.cfg)); err != nil {
+				t.Fatal(err)
+			}
+			if h := s.heads[0]; h.Get("X-Api-Key") != tc.key || h.Get("Authorization") != tc.bearer || runs() != 0 {
+				t.Errorf("X-Api-Key %q, Authorization %q, %d runs", h.Get("X-Api-Key"), h.Get("Authorization"), runs())
+			}
+		})
+	}
+}
