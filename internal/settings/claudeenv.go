@@ -31,10 +31,12 @@ type claudeSettings struct {
 	// declined are the servers of .mcp.json the user declined
 	// (disabledMcpjsonServers), in any of the three.
 	declined []string
-	// keyHelper is the user's apiKeyHelper: a command whose output is the
-	// Anthropic key. A project's is not read: it would run the repository's
-	// code and choose where the key goes.
-	keyHelper string
+	// helpers are the user's credential helpers, apiKeyHelper (a command
+	// whose output is the Anthropic key) and awsCredentialExport (Bedrock's
+	// credentials), by the variable that carries each to the runner. A
+	// project's are not read: they would run the repository's code and
+	// choose where the keys go.
+	helpers map[string]string
 }
 
 // readClaudeSettings reads Claude Code's settings files for a session in root;
@@ -46,6 +48,7 @@ func readClaudeSettings(root string, getenv func(string) string) (c claudeSettin
 		Model    string         `json:"model"`
 		Declined []string       `json:"disabledMcpjsonServers"`
 		Helper   string         `json:"apiKeyHelper"`
+		Export   string         `json:"awsCredentialExport"`
 	}
 	var docs []fields
 	var froms []string
@@ -53,7 +56,7 @@ func readClaudeSettings(root string, getenv func(string) string) (c claudeSettin
 		rel := filepath.Join(".claude", name)
 		var f fields
 		if b, more, err := workspace.ReadProjectFile(root, rel, maxMCPJSON); err == nil && !more && json.Unmarshal(b, &f) == nil {
-			f.Env, f.Helper = nil, "" // the user's alone
+			f.Env, f.Helper, f.Export = nil, "", "" // the user's alone
 			docs, froms = append(docs, f), append(froms, filepath.Join(root, rel))
 		}
 	}
@@ -80,8 +83,13 @@ func readClaudeSettings(root string, getenv func(string) string) (c claudeSettin
 			c.model, c.modelFrom = m, froms[i]
 		}
 		c.declined = append(c.declined, f.Declined...)
-		if h := strings.TrimSpace(f.Helper); h != "" {
-			c.keyHelper = h
+		for k, v := range map[string]string{providers.KeyHelperEnv: f.Helper, providers.CredentialExportEnv: f.Export} {
+			if v = strings.TrimSpace(v); v != "" {
+				if c.helpers == nil {
+					c.helpers = map[string]string{}
+				}
+				c.helpers[k] = v
+			}
 		}
 		for k, v := range f.Env {
 			var val string
@@ -102,19 +110,19 @@ func readClaudeSettings(root string, getenv func(string) string) (c claudeSettin
 	return c, notice
 }
 
-// over is getenv with c's variables over it, and its key helper as
-// providers.KeyHelperEnv, for the runner, unless the environment names one.
+// over is getenv with c's variables over it, and its helpers, for the
+// runner, where the environment names none.
 func (c claudeSettings) over(getenv func(string) string) func(string) string {
-	if len(c.vars) == 0 && c.keyHelper == "" {
+	if len(c.vars) == 0 && len(c.helpers) == 0 {
 		return getenv
 	}
 	return func(k string) string {
 		if v, ok := c.vars[k]; ok {
 			return v
 		}
-		if v := getenv(k); v != "" || k != providers.KeyHelperEnv {
+		if v := getenv(k); v != "" {
 			return v
 		}
-		return c.keyHelper
+		return c.helpers[k]
 	}
 }

@@ -477,6 +477,8 @@ func (s Settings) whence(src string) string {
 		return s.claude.path + " (env." + env + ")"
 	case env == providers.KeyHelperEnv && s.in.Getenv(env) == "":
 		return s.claude.path + " (apiKeyHelper)"
+	case env == providers.CredentialExportEnv && s.in.Getenv(env) == "":
+		return s.claude.path + " (awsCredentialExport)"
 	case slices.Contains(credentials.Names, env) && s.in.Getenv(env) == "":
 		return "credentials " + credentials.Path(s.in.Getenv) + " (" + env + ")"
 	}

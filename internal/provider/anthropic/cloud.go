@@ -9,9 +9,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2/bedrock"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"golang.org/x/oauth2"
@@ -37,6 +39,44 @@ type BedrockConfig struct {
 	// place of a signature. The SDK would read it from the environment,
 	// which dsh keeps keys out of.
 	BearerToken string
+	// CredentialExport is Claude Code's awsCredentialExport: a command that
+	// prints STS-shaped JSON credentials, used instead of the chain and the
+	// keys, and run again when they expire.
+	CredentialExport string
+}
+
+// exportedFor is how long exported credentials without an Expiration are
+// used before the command is run again.
+const exportedFor = 15 * time.Minute
+
+// exported runs an awsCredentialExport command for the credentials it prints:
+// {"Credentials": {"AccessKeyId", "SecretAccessKey", "SessionToken",
+// "Expiration"}}, as aws sts assume-role prints them.
+func exported(command string, now func() time.Time) aws.CredentialsProvider {
+	return aws.CredentialsProviderFunc(func(ctx context.Context) (aws.Credentials, error) {
+		out, err := runHelper(ctx, "awsCredentialExport", command)
+		if err != nil {
+			return aws.Credentials{}, err
+		}
+		var doc struct {
+			Credentials struct {
+				AccessKeyID     string `json:"AccessKeyId"`
+				SecretAccessKey string
+				SessionToken    string
+				Expiration      time.Time
+			}
+		}
+		c := &doc.Credentials
+		if err := json.Unmarshal([]byte(out), &doc); err != nil || c.AccessKeyID == "" || c.SecretAccessKey == "" {
+			return aws.Credentials{}, &authError{fmt.Sprintf(`Claude Code's awsCredentialExport (%s) printed no credentials: it should print {"Credentials": {"AccessKeyId": …, "SecretAccessKey": …, "SessionToken": …}}`, command)}
+		}
+		expires := c.Expiration
+		if expires.IsZero() {
+			expires = now().Add(exportedFor)
+		}
+		return aws.Credentials{AccessKeyID: c.AccessKeyID, SecretAccessKey: c.SecretAccessKey, SessionToken: c.SessionToken,
+			Source: "awsCredentialExport", CanExpire: true, Expires: expires}, nil
+	})
 }
 
 // Bedrock is the Bedrock platform for cfg. Credentials are resolved when a
@@ -49,7 +89,10 @@ func Bedrock(ctx context.Context, cfg BedrockConfig) (*Platform, error) {
 	if cfg.Profile != "" {
 		load = append(load, awsconfig.WithSharedConfigProfile(cfg.Profile))
 	}
-	if cfg.AccessKey != "" {
+	switch {
+	case cfg.CredentialExport != "":
+		load = append(load, awsconfig.WithCredentialsProvider(aws.NewCredentialsCache(exported(cfg.CredentialExport, time.Now))))
+	case cfg.AccessKey != "":
 		load = append(load, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(cfg.AccessKey, cfg.SecretKey, cfg.SessionToken)))
 	}
 	ac, err := awsconfig.LoadDefaultConfig(ctx, load...)

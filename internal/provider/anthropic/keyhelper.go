@@ -53,9 +53,24 @@ func (h *keyHelper) key(ctx context.Context, stale string) (string, error) {
 	if h.value != "" && h.value != stale && h.now().Sub(h.at) < h.ttl {
 		return h.value, nil
 	}
+	v, err := runHelper(ctx, "apiKeyHelper", h.command)
+	if err != nil {
+		return "", err
+	}
+	if v == "" || strings.ContainsAny(v, "\r\n") {
+		return "", &authError{fmt.Sprintf("Claude Code's apiKeyHelper (%s) printed no key: it should print the key alone, on one line", h.command)}
+	}
+	h.value, h.at = v, h.now()
+	return v, nil
+}
+
+// runHelper runs one of Claude Code's credential helpers (setting names it)
+// by /bin/sh and returns its output, trimmed; a failure is the user's to
+// mend, in their words, with the helper's last line of stderr.
+func runHelper(ctx context.Context, setting, command string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, keyHelperWait)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", h.command)
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
 	out, errs := &capped{max: keyHelperOutput}, &capped{max: keyHelperOutput}
 	cmd.Stdout, cmd.Stderr = out, errs
 	err := cmd.Run()
@@ -66,14 +81,9 @@ func (h *keyHelper) key(ctx context.Context, stale string) (string, error) {
 		if last := lastLine(errs.String()); last != "" {
 			err = fmt.Errorf("%w: %s", err, last)
 		}
-		return "", &authError{fmt.Sprintf("Claude Code's apiKeyHelper (%s) failed: %v", h.command, err)}
+		return "", &authError{fmt.Sprintf("Claude Code's %s (%s) failed: %v", setting, command, err)}
 	}
-	v := strings.TrimSpace(out.String())
-	if v == "" || strings.ContainsAny(v, "\r\n") {
-		return "", &authError{fmt.Sprintf("Claude Code's apiKeyHelper (%s) printed no key: it should print the key alone, on one line", h.command)}
-	}
-	h.value, h.at = v, h.now()
-	return v, nil
+	return strings.TrimSpace(out.String()), nil
 }
 
 // middleware sets each request's credential from the helper, and resends a

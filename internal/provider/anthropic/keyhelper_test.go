@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+
 	"github.com/dsh-dev/dsh/internal/provider"
 )
 
@@ -158,5 +160,66 @@ func TestKeyHelperAfterKeyAndToken(t *testing.T) {
 				t.Errorf("X-Api-Key %q, Authorization %q, %d runs", h.Get("X-Api-Key"), h.Get("Authorization"), runs())
 			}
 		})
+	}
+}
+
+// awsCredentialExport's JSON becomes the credentials, until its Expiration
+// or, without one, for a while; what is not that JSON, or a failure, is the
+// user's to mend and says how.
+func TestCredentialExport(t *testing.T) {
+	now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name, print string
+		want        aws.Credentials
+		err         string
+	}{
+		{"with an expiration", `{"Credentials": {"AccessKeyId": "AKID", "SecretAccessKey": "s", "SessionToken": "t", "Expiration": "2026-12-05T13:00:00Z"}}`,
+			aws.Credentials{AccessKeyID: "AKID", SecretAccessKey: "s", SessionToken: "t", Source: "awsCredentialExport", CanExpire: true, Expires: now.Add(time.Hour)}, ""},
+		{"without", `{"Credentials": {"AccessKeyId": "AKID", "SecretAccessKey": "s"}}`,
+			aws.Credentials{AccessKeyID: "AKID", SecretAccessKey: "s", Source: "awsCredentialExport", CanExpire: true, Expires: now.Add(exportedFor)}, ""},
+		{"environment lines", `AWS_ACCESS_KEY_ID=AKID`, aws.Credentials{}, `printed no credentials: it should print {"Credentials"`},
+		{"no secret", `{"Credentials": {"AccessKeyId": "AKID"}}`, aws.Credentials{}, "printed no credentials"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := exported("printf '%s' '"+tc.print+"'", func() time.Time { return now }).Retrieve(context.Background())
+			if tc.err != "" {
+				if !errors.Is(err, provider.ErrAuth) || !strings.Contains(err.Error(), "Claude Code's awsCredentialExport") || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("got %+v, %v\nwant %+v", got, err, tc.want)
+			}
+		})
+	}
+	if _, err := exported("echo 'aws: token expired' >&2; exit 255", time.Now).Retrieve(context.Background()); err == nil ||
+		!strings.Contains(err.Error(), "awsCredentialExport (echo 'aws: token expired' >&2; exit 255) failed: exit status 255: aws: token expired") {
+		t.Errorf("a failing command: %v", err)
+	}
+}
+
+// A failing awsCredentialExport fails the prompt with its message, once: the
+// signer's wrapping keeps it the user's error, not a transient one.
+func TestCredentialExportFailureThroughBedrock(t *testing.T) {
+	runs := filepath.Join(t.TempDir(), "runs")
+	command := "echo 1 >> '" + runs + "'; echo 'not signed in' >&2; exit 1"
+	s := newServer(t, func(_ int, w http.ResponseWriter) { writeSSE(w, simpleText("ok")...) })
+	t.Setenv("AWS_CONFIG_FILE", os.DevNull)
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", os.DevNull)
+	pl, err := Bedrock(context.Background(), BedrockConfig{Region: "eu-west-1", CredentialExport: command})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(Config{Platform: pl, BaseURL: s.URL, Backoff: func(int, time.Duration) time.Duration { return 0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = ask(p)
+	if !errors.Is(err, provider.ErrAuth) || !strings.Contains(err.Error(), "awsCredentialExport") || !strings.Contains(err.Error(), "not signed in") {
+		t.Fatalf("err %v", err)
+	}
+	if b, _ := os.ReadFile(runs); strings.Count(string(b), "1") != 1 || s.requests() != 0 {
+		t.Errorf("ran %d times, %d requests", strings.Count(string(b), "1"), s.requests())
 	}
 }

@@ -97,7 +97,7 @@ var backends = []backend{
 	{
 		name: "bedrock", baseURLEnv: "ANTHROPIC_BEDROCK_BASE_URL",
 		env: []string{"AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
-			"AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK", "ANTHROPIC_BEDROCK_BASE_URL",
+			"AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK", "ANTHROPIC_BEDROCK_BASE_URL", CredentialExportEnv,
 			// The SDK's own (see vendors.awsEnvironment).
 			"AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE",
 			"AWS_ROLE_ARN", "AWS_ROLE_SESSION_NAME", "AWS_WEB_IDENTITY_TOKEN_FILE",
@@ -113,6 +113,8 @@ var backends = []backend{
 		details: func(getenv func(string) string) []Detail {
 			cred := Detail{"credentials", "the AWS default chain (shared config, SSO, instance role)", "default"}
 			switch {
+			case getenv(CredentialExportEnv) != "" && getenv("AWS_BEARER_TOKEN_BEDROCK") == "":
+				cred = Detail{"credentials", "what awsCredentialExport prints: " + getenv(CredentialExportEnv), "Claude Code's settings.json"}
 			case getenv("AWS_BEARER_TOKEN_BEDROCK") != "":
 				cred = Detail{"credentials", "a Bedrock API key (bearer token)", "environment AWS_BEARER_TOKEN_BEDROCK"}
 			case getenv("AWS_ACCESS_KEY_ID") != "":
@@ -202,6 +204,10 @@ var backends = []backend{
 // settings.json, to the runner, which runs it for the keys it needs. (Set in
 // dsh's environment, it works too.)
 const KeyHelperEnv = "DSH_ANTHROPIC_KEY_HELPER"
+
+// CredentialExportEnv carries Claude Code's awsCredentialExport to the
+// runner, as KeyHelperEnv does its apiKeyHelper.
+const CredentialExportEnv = "DSH_AWS_CREDENTIAL_EXPORT"
 
 // The variables Anthropic's and OpenAI's providers read.
 var (

@@ -207,6 +207,24 @@ func wireCases(t *testing.T) []wireCase {
 			check: checkSigV4, answer: writeBedrockStream,
 		},
 		{
+			// Claude Code's awsCredentialExport, which the runner runs:
+			// the credentials it prints sign the request, the chain unused.
+			name: "bedrock awsCredentialExport", provider: "bedrock", path: "/model/global.anthropic.claude-sonnet-5-5-v1:0/invoke-with-response-stream",
+			env: func(_ *testing.T, url string) map[string]string {
+				return map[string]string{"AWS_REGION": "eu-west-1", "AWS_ACCESS_KEY_ID": "AKIDNOTTHIS", "AWS_SECRET_ACCESS_KEY": "not-this",
+					CredentialExportEnv:          `echo '{"Credentials": {"AccessKeyId": "AKIDTEST", "SecretAccessKey": "secret-test", "SessionToken": "session-test", "Expiration": "2099-01-01T00:00:00Z"}}'`,
+					"ANTHROPIC_BEDROCK_BASE_URL": url, "AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull}
+			},
+			flags: Flags{Provider: "bedrock", Model: "claude-sonnet-5-5"},
+			check: func(t *testing.T, r *http.Request, body []byte) {
+				checkSigV4(t, r, body)
+				if got := r.Header.Get("X-Amz-Security-Token"); got != "session-test" {
+					t.Errorf("X-Amz-Security-Token %q", got)
+				}
+			},
+			answer: writeBedrockStream,
+		},
+		{
 			// A Bedrock API key, which dsh keeps out of the environment
 			// like every key: the SDK, which reads it there, is handed it.
 			name: "bedrock api key", provider: "bedrock", path: "/model/global.anthropic.claude-sonnet-5-5-v1:0/invoke-with-response-stream",

@@ -48,6 +48,8 @@ func (Backend) Build(spec remote.Spec) (provider.Provider, error) {
 			Region: first(getenv, "AWS_REGION", "AWS_DEFAULT_REGION"), Profile: getenv("AWS_PROFILE"),
 			AccessKey: getenv("AWS_ACCESS_KEY_ID"), SecretKey: getenv("AWS_SECRET_ACCESS_KEY"), SessionToken: getenv("AWS_SESSION_TOKEN"),
 			BearerToken: getenv("AWS_BEARER_TOKEN_BEDROCK"),
+			// Claude Code's awsCredentialExport, which dsh's side reads from its settings.
+			CredentialExport: getenv("DSH_AWS_CREDENTIAL_EXPORT"),
 		})
 		if err != nil {
 			return nil, err
