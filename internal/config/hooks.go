@@ -360,14 +360,33 @@ func claudeUserSettings(getenv func(string) string) string {
 // only narrow.
 func (c *Config) loadClaude(projectRoot string, trusted bool) {
 	var modes []candidate // permissions.defaultMode, under dsh's own files' mode
-	defer func() { c.layers["mode"] = append(modes, c.layers["mode"]...) }()
+	var hooks []Hook      // the files' hooks, unless one has disableAllHooks
+	defer func() {
+		c.layers["mode"] = append(modes, c.layers["mode"]...)
+		if c.ClaudeHooksOff != "" {
+			if len(hooks) > 0 {
+				c.Notices = append(c.Notices, fmt.Sprintf("the hooks of Claude Code's settings are not run: %s has disableAllHooks", c.ClaudeHooksOff))
+			}
+			return
+		}
+		c.addHooks(hooks)
+	}()
 	add := func(path, root string) {
 		b, err := readClaude(path, root)
 		if err == nil && b != nil {
 			var s struct {
 				Permissions *RuleLists `json:"permissions"`
+				NoHooks     bool       `json:"disableAllHooks"`
 			}
 			if err = json.Unmarshal(b, &s); err == nil {
+				switch {
+				case !s.NoHooks:
+				case root != "" && !trusted:
+					// The user's hooks may guard what the agent does.
+					c.Notices = append(c.Notices, fmt.Sprintf("%s: disableAllHooks ignored: a project may not turn off your hooks unless you trust it", path))
+				case c.ClaudeHooksOff == "":
+					c.ClaudeHooksOff = path
+				}
 				c.addRules(s.Permissions, path, root != "", trusted || root == "")
 				if s.Permissions != nil && s.Permissions.DefaultMode != "" {
 					m, ok := claudeModes[s.Permissions.DefaultMode]
@@ -405,7 +424,7 @@ func (c *Config) loadClaude(projectRoot string, trusted bool) {
 				"(the chat asks; or list it in trusted_projects in the user's file)", path))
 			return
 		}
-		c.addHooks(hs)
+		hooks = append(hooks, hs...)
 	}
 	if path := claudeUserSettings(c.getenv); path != "" {
 		add(path, "")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -345,6 +346,52 @@ func TestClaudeDefaultMode(t *testing.T) {
 			}
 			if want := map[string]string{"user": userClaude, "project": projectClaude, "dsh": w.userPath(), "": "default"}[tc.source]; source != want {
 				t.Errorf("mode from %q, want %q", source, want)
+			}
+			if tc.notice != "" && !hasNotice(c.Notices, tc.notice) {
+				t.Errorf("notices %q, want one saying %q", c.Notices, tc.notice)
+			}
+		})
+	}
+}
+
+// Claude Code's disableAllHooks turns off the hooks of its settings files,
+// the user's or a trusted project's; dsh's own files' hooks still run. An
+// untrusted project may not turn off the user's hooks: they may guard what
+// the agent does.
+func TestClaudeDisableAllHooks(t *testing.T) {
+	const userHook = `"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]}]}`
+	for _, tc := range []struct {
+		name, userClaude, projectClaude string
+		trusted                         bool
+		want                            []string // the commands run
+		off                             string   // "user", "project" or ""
+		notice                          string
+	}{
+		{"none", `{` + userHook + `}`, `{}`, false, []string{"gofmt -w .", "guard.sh"}, "", ""},
+		{"the user's", `{"disableAllHooks": true, ` + userHook + `}`, `{}`, false, []string{"gofmt -w ."}, "user", "are not run: "},
+		{"an untrusted project's", `{` + userHook + `}`, `{"disableAllHooks": true}`, false, []string{"gofmt -w .", "guard.sh"}, "", "disableAllHooks ignored: a project may not turn off your hooks"},
+		{"a trusted project's", `{` + userHook + `}`, `{"disableAllHooks": true, "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "make test"}]}]}}`, true, []string{"gofmt -w ."}, "project", "are not run: "},
+		{"false", `{"disableAllHooks": false, ` + userHook + `}`, `{}`, false, []string{"gofmt -w .", "guard.sh"}, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			user := "[[hooks.PostToolUse]]\nhooks = [{ type = \"command\", command = \"gofmt -w .\" }]\n"
+			if tc.trusted {
+				user = "trusted_projects = [\"$PROJECT\"]\n" + user
+			}
+			w := newWorld(t, user, "")
+			userClaude, projectClaude := filepath.Join(w.home, ".claude", "settings.json"), filepath.Join(w.project, ".claude", "settings.json")
+			w.write(userClaude, tc.userClaude)
+			w.write(projectClaude, tc.projectClaude)
+			c := w.load()
+			var got []string
+			for _, h := range c.Hooks {
+				got = append(got, h.Command)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("hooks %q, want %q", got, tc.want)
+			}
+			if want := map[string]string{"user": userClaude, "project": projectClaude}[tc.off]; c.ClaudeHooksOff != want {
+				t.Errorf("ClaudeHooksOff %q, want %q", c.ClaudeHooksOff, want)
 			}
 			if tc.notice != "" && !hasNotice(c.Notices, tc.notice) {
 				t.Errorf("notices %q, want one saying %q", c.Notices, tc.notice)

@@ -25,8 +25,9 @@ type plugins struct {
 // A plugin the project chose (plugin.Plugin.Project) runs its hooks and MCP
 // servers only when the user trusts the project, as the project's own hooks
 // and servers; its commands, skills and agents are the user's installed
-// files and are offered either way.
-func loadPlugins(root string, getenv func(string) string, trusted bool) plugins {
+// files and are offered either way. With off (the settings file whose
+// disableAllHooks says so), no plugin's hooks run.
+func loadPlugins(root string, getenv func(string) string, trusted bool, off string) plugins {
 	var out plugins
 	found, err := plugin.Find(root, getenv)
 	if err != nil {
@@ -76,6 +77,9 @@ func loadPlugins(root string, getenv func(string) string, trusted bool) plugins 
 			out.notices = append(out.notices, fmt.Sprintf("plugin %s: hooks and MCP servers ignored: the project enabled it, and a project may not run commands unless you trust it "+
 				"(the chat asks; or list it in trusted_projects in the user's file)", p.ID))
 			continue
+		}
+		if off != "" {
+			hs = nil // disableAllHooks: config says so
 		}
 		// ${CLAUDE_PLUGIN_ROOT} in a hook's command is the shell's to expand.
 		for _, h := range hs {

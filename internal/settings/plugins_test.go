@@ -15,17 +15,20 @@ import (
 
 // A plugin's hooks and MCP servers run as the project's own would: a plugin
 // the user enabled everywhere, always; one the project enabled, only in a
-// trusted project. Its commands, skills and agents come namespaced either way.
+// trusted project; no hooks with disableAllHooks. Its commands, skills and
+// agents come namespaced either way.
 func TestPluginsFollowTrust(t *testing.T) {
 	for _, tc := range []struct {
 		name               string
 		userEnables        bool // the user's settings enable it, else the project's
 		trusted            bool
+		off                bool // the user's settings have disableAllHooks
 		wantHooks, wantMCP bool
 	}{
-		{"the user's, untrusted project", true, false, true, true},
-		{"the project's, untrusted", false, false, false, false},
-		{"the project's, trusted", false, true, true, true},
+		{"the user's, untrusted project", true, false, false, true, true},
+		{"the project's, untrusted", false, false, false, false, false},
+		{"the project's, trusted", false, true, false, true, true},
+		{"the user's, hooks off", true, false, true, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -43,6 +46,9 @@ func TestPluginsFollowTrust(t *testing.T) {
 				filepath.Join(proj, "README"):                                       "",
 			}
 			enable := `{"enabledPlugins": {"tidy@m": true}}`
+			if tc.off {
+				enable = `{"enabledPlugins": {"tidy@m": true}, "disableAllHooks": true}`
+			}
 			if tc.userEnables {
 				files[filepath.Join(home, ".claude", "settings.json")] = enable
 			} else {
@@ -80,7 +86,7 @@ func TestPluginsFollowTrust(t *testing.T) {
 				t.Errorf("MCP servers %q (want them: %v)", servers, tc.wantMCP)
 			}
 			told := strings.Contains(strings.Join(st.Ignored(), "\n"), "plugin tidy@m: hooks and MCP servers ignored")
-			if told == tc.wantHooks {
+			if told != (!tc.wantHooks && !tc.off) {
 				t.Errorf("notices %q", st.Ignored())
 			}
 			last := func(n int) int { return n - 1 }

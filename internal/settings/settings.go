@@ -167,7 +167,7 @@ func Resolve(ctx context.Context, in Input) (Settings, error) {
 	if !in.NoModel {
 		s.Model, s.modelSource = s.chooseModel(ctx)
 	}
-	s.plugins = loadPlugins(in.Cwd, s.getenv, s.trusted())
+	s.plugins = loadPlugins(in.Cwd, s.getenv, s.trusted(), cfg.ClaudeHooksOff)
 	s.Config.Notices = append(s.Config.Notices, s.plugins.notices...)
 	s.claudeMCP, s.claudeMCPFrom, notes = claudeMCP(in.Cwd, s.getenv, s.trusted(), s.claude.declined)
 	s.Config.Notices = append(s.Config.Notices, notes...)
