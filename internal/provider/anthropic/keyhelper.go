@@ -67,14 +67,19 @@ func (h *keyHelper) key(ctx context.Context, stale string) (string, error) {
 // runHelper runs one of Claude Code's credential helpers (setting names it)
 // by /bin/sh and returns its output, trimmed; a failure is the user's to
 // mend, in their words, with the helper's last line of stderr.
-func runHelper(ctx context.Context, setting, command string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, keyHelperWait)
+func runHelper(parent context.Context, setting, command string) (string, error) {
+	ctx, cancel := context.WithTimeout(parent, keyHelperWait)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
 	out, errs := &capped{max: keyHelperOutput}, &capped{max: keyHelperOutput}
 	cmd.Stdout, cmd.Stderr = out, errs
+	cmd.WaitDelay = time.Second // a child it left holding the output must not hold the request
 	err := cmd.Run()
-	if ctx.Err() != nil && err != nil {
+	switch {
+	case err == nil:
+	case parent.Err() != nil:
+		return "", parent.Err() // the request was cancelled: nothing to mend
+	case ctx.Err() != nil:
 		err = fmt.Errorf("it did not finish within %v", keyHelperWait)
 	}
 	if err != nil {
@@ -99,7 +104,11 @@ func (h *keyHelper) middleware(req *http.Request, next option.MiddlewareNext) (*
 		return resp, err
 	}
 	fresh, err := h.key(req.Context(), v)
-	if err != nil || fresh == v {
+	if err != nil {
+		_ = resp.Body.Close() // the helper's failure is what to mend
+		return nil, err
+	}
+	if fresh == v {
 		return resp, nil // the 401 says it: the key is refused
 	}
 	body, err := req.GetBody()

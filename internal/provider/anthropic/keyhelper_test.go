@@ -223,3 +223,25 @@ func TestCredentialExportFailureThroughBedrock(t *testing.T) {
 		t.Errorf("ran %d times, %d requests", strings.Count(string(b), "1"), s.requests())
 	}
 }
+
+// A request cancelled while its helper runs ends as cancelled, not as a
+// helper to mend.
+func TestKeyHelperCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := runHelper(ctx, "apiKeyHelper", "echo k"); !errors.Is(err, context.Canceled) || errors.Is(err, provider.ErrAuth) {
+		t.Errorf("err %v, want context.Canceled", err)
+	}
+}
+
+// A helper that fails when asked again after a 401 is what the user reads:
+// it says what to mend, where the 401 would only say the key was refused.
+func TestKeyHelperFailsAfter401(t *testing.T) {
+	count := filepath.Join(t.TempDir(), "count")
+	command := `n=$(cat '` + count + `' 2>/dev/null || echo 0); n=$((n+1)); echo $n > '` + count + `'; [ $n -gt 1 ] && { echo 'vault sealed' >&2; exit 2; }; echo key-$n`
+	s := newServer(t, func(_ int, w http.ResponseWriter) { jsonError(w, 401, "authentication_error", "expired", nil) })
+	err := ask(helperProvider(t, s, Config{KeyHelper: command}))
+	if !errors.Is(err, provider.ErrAuth) || !strings.Contains(err.Error(), "failed: exit status 2: vault sealed") || s.requests() != 1 {
+		t.Errorf("err %v after %d requests", err, s.requests())
+	}
+}
