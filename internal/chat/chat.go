@@ -1237,7 +1237,36 @@ func (m *Model) statusLine() string {
 			parts = append(parts, id)
 		}
 	}
-	return m.style(lipgloss.NewStyle().Faint(true)).Render(wrapText(strings.Join(parts, " · "), m.width))
+	ours := m.style(lipgloss.NewStyle().Faint(true)).Render(wrapText(strings.Join(parts, " · "), m.width))
+	if m.sess != nil && m.status.Line != "" {
+		return userLine(m.status.Line, m.width) + "\n" + ours // Claude Code's statusLine, over dsh's
+	}
+	return ours
+}
+
+// userLine is a line the user's own command printed (Claude Code's status
+// line) made fit for the screen: its colours (SGR) kept, as there, every
+// other escape sequence and control character dropped, cut at width, and the
+// colours reset after it.
+func userLine(s string, width int) string {
+	var b strings.Builder
+	var state byte
+	w := 0
+	for len(s) > 0 {
+		seq, sw, n, next := ansi.DecodeSequence(s, state, nil)
+		state, s = next, s[n:]
+		switch {
+		case sw > 0:
+			if w += sw; w > width {
+				s = ""
+				continue
+			}
+			b.WriteString(seq)
+		case len(seq) >= 3 && strings.HasPrefix(seq, "\x1b[") && seq[len(seq)-1] == 'm' && strings.Trim(seq[2:len(seq)-1], "0123456789;:") == "":
+			b.WriteString(seq)
+		}
+	}
+	return b.String() + "\x1b[0m"
 }
 
 // tokens spells a token count briefly: 950, 12.3k, 1.2M.

@@ -51,12 +51,18 @@ type opener struct {
 	// maxTurns and maxCost bound each prompt (dsh run's limits).
 	maxTurns int
 	maxCost  float64
+	// statusLine: the session runs Claude Code's statusLine, which the
+	// chat shows.
+	statusLine bool
 }
 
 func (op *opener) options() host.Options {
 	o := op.st.Options()
 	o.Ask, o.Now, o.Warn, o.DiscardEmpty, o.Client = true, op.io.Now, warner(op.io), op.discardEmpty, "terminal"
 	o.MaxTurns, o.MaxCost = op.maxTurns, op.maxCost
+	if op.statusLine {
+		o.StatusLine = op.st.StatusLine()
+	}
 	if op.note != nil {
 		o.Warn = op.note.tell
 	}
@@ -203,7 +209,7 @@ func runChatCmd(ctx context.Context, io IO, args []string) error {
 	if st, err = askTrust(ctx, io, o.settingsFlags, st); err != nil {
 		return settingsErr(io, fs, err)
 	}
-	return runChat(ctx, io, &opener{io: io, o: o, st: st}, pick)
+	return runChat(ctx, io, &opener{io: io, o: o, st: st, statusLine: true}, pick)
 }
 
 // chatGCPercent keeps the chat's heap close to what it holds (mostly the model

@@ -466,3 +466,22 @@ func Env(keep []string) []string {
 	}
 	return out
 }
+
+// Command runs command as a command hook runs, under the runner's supervisor
+// in its root with its environment, stdin on its stdin, for at most
+// timeout, and returns what it printed; one that fails or does not finish is
+// an error with its last line of stderr. Claude Code's statusLine runs so.
+func (r *Runner) Command(ctx context.Context, command string, stdin []byte, timeout time.Duration) (string, error) {
+	res := r.exec(ctx, compiled{Hook: Hook{Type: "command", Command: command, Timeout: timeout}}, stdin)
+	if res.err == "" && res.code == 0 {
+		return res.stdout, nil
+	}
+	why := res.err
+	if why == "" {
+		why = fmt.Sprintf("exit status %d", res.code)
+	}
+	if lines := strings.Split(strings.TrimSpace(res.stderr), "\n"); lines[len(lines)-1] != "" {
+		why += ": " + strings.TrimSpace(lines[len(lines)-1])
+	}
+	return res.stdout, errors.New(why)
+}

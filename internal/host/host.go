@@ -103,6 +103,10 @@ type Options struct {
 	// MCPLog is the debug log the servers' log messages go to (nil: dropped).
 	MCPLog  *slog.Logger
 	Version string
+	// StatusLine is Claude Code's statusLine command, run as a command hook
+	// runs whenever the status changes (at most every 300 ms), told the
+	// session as JSON; its first line is Status.Line. "": none.
+	StatusLine string
 	// Models lists the models the provider offers (the picker's and /model's
 	// list); nil offers the built-in list.
 	Models func(context.Context) ([]models.Info, error)
@@ -218,7 +222,8 @@ type Session struct {
 	working    atomic.Bool  // a turn runs (Status.State)
 	asking     atomic.Int32 // permissions and questions waiting for the user
 	statusMu   sync.Mutex
-	lastStatus Status // the last one published
+	lastStatus Status      // the last one published
+	statusLine *statusLine // nil: none
 
 	modelsOnce sync.Once
 	models     []models.Info
@@ -318,6 +323,7 @@ func Create(o Options) (*Session, error) {
 	}
 	s.log = log
 	s.agent.Fold(log.Header())
+	s.statusLine.poke()
 	if !o.LiveLater {
 		s.startCheckpoints()
 		s.goLive()
@@ -426,6 +432,7 @@ func Load(o Options, path string, replay func(*Session, session.Record) error) (
 		return nil, err
 	}
 	s.log = log
+	s.statusLine.poke()
 	s.startCheckpoints()
 	s.goLive()
 	return s, nil
@@ -486,6 +493,9 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 	s.usage.f = usage.New(o.Model)
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	s.hooks = hookRunner(o, ws.Root())
+	if o.StatusLine != "" && o.sub == nil {
+		s.statusLine = newStatusLine(s, o.StatusLine, ws.Root())
+	}
 	cfg := agent.Config{
 		Provider:      hostProvider{s},
 		Registry:      reg,
@@ -812,6 +822,7 @@ func (s *Session) finish(now bool) error {
 	}
 	err = errors.Join(err, closeAll(s.o.Closers))
 	s.hooks.Close()
+	s.statusLine.close()
 	s.endCheckpoints(now)
 	if s.log != nil {
 		err = errors.Join(err, s.log.Close())

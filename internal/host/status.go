@@ -44,6 +44,9 @@ type Status struct {
 	// consumer that keeps the session's commands (CommandsFor) or resources
 	// takes them again when it grows.
 	MCPListed uint64
+	// Line is what the status line command printed last (Options.StatusLine):
+	// the user's, shown as it is, escape sequences included; "" without one.
+	Line string
 }
 
 // State is whether a session works, waits for the user or is idle.
@@ -104,6 +107,7 @@ func (s *Session) Status() Status {
 	}
 	t := s.usage.total()
 	st.InputTokens, st.OutputTokens, st.Cost, st.Unpriced = t.InputTokens, t.OutputTokens, t.Cost, t.Unpriced
+	st.Line = s.statusLine.text()
 	return st
 }
 
@@ -150,6 +154,10 @@ func (s *Session) publishStatus() {
 	if st == s.lastStatus {
 		return
 	}
+	was := s.lastStatus
 	s.lastStatus = st
 	s.bus.publish(Event{Kind: KindStatus, Status: st})
+	if was.Line, st.Line = "", ""; st != was {
+		s.statusLine.poke() // not for its own line: that would run it again and again
+	}
 }

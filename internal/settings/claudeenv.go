@@ -37,6 +37,10 @@ type claudeSettings struct {
 	// project's are not read: they would run the repository's code and
 	// choose where the keys go.
 	helpers map[string]string
+	// statusLine is the first statusLine command of the project's local
+	// settings and its settings, which runs only in a trusted project, and
+	// userStatusLine the user's.
+	statusLine, userStatusLine string
 }
 
 // readClaudeSettings reads Claude Code's settings files for a session in root;
@@ -49,6 +53,10 @@ func readClaudeSettings(root string, getenv func(string) string) (c claudeSettin
 		Declined []string       `json:"disabledMcpjsonServers"`
 		Helper   string         `json:"apiKeyHelper"`
 		Export   string         `json:"awsCredentialExport"`
+		Status   struct {
+			Type    string `json:"type"`
+			Command string `json:"command"`
+		} `json:"statusLine"`
 	}
 	var docs []fields
 	var froms []string
@@ -81,6 +89,14 @@ func readClaudeSettings(root string, getenv func(string) string) (c claudeSettin
 	for i, f := range docs {
 		if m := strings.TrimSpace(f.Model); m != "" && c.model == "" {
 			c.model, c.modelFrom = m, froms[i]
+		}
+		if cmd := strings.TrimSpace(f.Status.Command); cmd != "" && f.Status.Type == "command" {
+			switch {
+			case froms[i] == c.path:
+				c.userStatusLine = cmd
+			case c.statusLine == "":
+				c.statusLine = cmd
+			}
 		}
 		c.declined = append(c.declined, f.Declined...)
 		for k, v := range map[string]string{providers.KeyHelperEnv: f.Helper, providers.CredentialExportEnv: f.Export} {

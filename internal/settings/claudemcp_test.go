@@ -326,11 +326,7 @@ func TestClaudeCodeKeyHelper(t *testing.T) {
 				files[filepath.Join(home, ".config", "dsh", "config.toml")] = "trusted_projects = [\"" + proj + "\"]\n"
 			}
 			writeFiles(t, files)
-			env := map[string]string{"HOME": home}
-			st, err := Resolve(context.Background(), Input{Cwd: proj, Getenv: func(k string) string { return env[k] }, SessionDir: filepath.Join(dir, "s"), NoModel: true})
-			if err != nil {
-				t.Fatal(err)
-			}
+			st := resolveAt(t, home, proj)
 			if got := st.getenv(providers.KeyHelperEnv); got != tc.want || (st.Config.Provider == "anthropic") != (tc.want != "") {
 				t.Fatalf("provider %q, its key helper %q", st.Config.Provider, got)
 			}
@@ -349,4 +345,52 @@ func TestClaudeCodeKeyHelper(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Claude Code's statusLine is the project's local settings', its settings',
+// then the user's, as there; a project's runs only once the project is
+// trusted: it is a command the repository would run.
+func TestClaudeCodeStatusLine(t *testing.T) {
+	for _, tc := range []struct {
+		name, user, local, project string
+		trusted                    bool
+		want                       string
+	}{
+		{"the user's", `{"statusLine": {"type": "command", "command": "~/.claude/statusline.sh", "padding": 0}}`, ``, ``, false, "~/.claude/statusline.sh"},
+		{"an untrusted project's", `{"statusLine": {"type": "command", "command": "mine"}}`, ``, `{"statusLine": {"type": "command", "command": "theirs"}}`, false, "mine"},
+		{"a trusted project's", `{"statusLine": {"type": "command", "command": "mine"}}`, ``, `{"statusLine": {"type": "command", "command": "theirs"}}`, true, "theirs"},
+		{"local over project", `{}`, `{"statusLine": {"type": "command", "command": "local"}}`, `{"statusLine": {"type": "command", "command": "theirs"}}`, true, "local"},
+		{"not a command", `{"statusLine": {"type": "text", "command": "x"}}`, ``, ``, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			home, proj := filepath.Join(dir, "home"), filepath.Join(dir, "proj")
+			files := map[string]string{filepath.Join(home, ".claude", "settings.json"): tc.user, filepath.Join(proj, "README"): ""}
+			if tc.project != "" {
+				files[filepath.Join(proj, ".claude", "settings.json")] = tc.project
+			}
+			if tc.local != "" {
+				files[filepath.Join(proj, ".claude", "settings.local.json")] = tc.local
+			}
+			if tc.trusted {
+				files[filepath.Join(home, ".config", "dsh", "config.toml")] = "trusted_projects = [\"" + proj + "\"]\n"
+			}
+			writeFiles(t, files)
+			st := resolveAt(t, home, proj)
+			if got := st.StatusLine(); got != tc.want || st.Options().StatusLine != "" {
+				t.Errorf("statusLine %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// resolveAt resolves a session's settings in proj with home as HOME.
+func resolveAt(t *testing.T, home, proj string) Settings {
+	t.Helper()
+	st, err := Resolve(context.Background(), Input{Cwd: proj, Getenv: func(k string) string { return map[string]string{"HOME": home}[k] },
+		SessionDir: filepath.Join(t.TempDir(), "s"), NoModel: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }

@@ -422,6 +422,16 @@ func (s Settings) trusted() bool {
 	return slices.ContainsFunc(s.Config.Files, func(f config.File) bool { return f.Scope == "project" && f.Trusted })
 }
 
+// StatusLine is Claude Code's statusLine command: the user's, or a trusted
+// project's (a repository's would be a command it runs). Options leaves it
+// out: only a session whose status line is shown (the chat's) runs it.
+func (s Settings) StatusLine() string {
+	if s.claude.statusLine != "" && s.trusted() {
+		return s.claude.statusLine
+	}
+	return s.claude.userStatusLine
+}
+
 // skillDirs are where the session's skills are found, the project's trusted
 // when the project is.
 func (s Settings) skillDirs() []skills.Dir {
