@@ -19,6 +19,8 @@ const (
 	statusLineEvery = 300 * time.Millisecond
 	// statusLineWait bounds one run: a status line that hangs shows nothing.
 	statusLineWait = 5 * time.Second
+	// statusLineMax bounds the line kept: far more than any screen's width.
+	statusLineMax = 4 << 10
 )
 
 // statusLine runs the session's status line command when its status
@@ -32,10 +34,11 @@ type statusLine struct {
 	stop    context.CancelFunc
 	warn    sync.Once
 
-	mu          sync.Mutex
-	line        string
-	busy, again bool
-	last        time.Time
+	mu                  sync.Mutex
+	line                string
+	busy, again, closed bool
+	last                time.Time
+	done                sync.WaitGroup // the running loop
 }
 
 func newStatusLine(s *Session, command, root string) *statusLine {
@@ -61,15 +64,19 @@ func (l *statusLine) poke() {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.busy {
+	switch {
+	case l.closed:
+	case l.busy:
 		l.again = true
-		return
+	default:
+		l.busy = true
+		l.done.Add(1)
+		go l.loop()
 	}
-	l.busy = true
-	go l.loop()
 }
 
 func (l *statusLine) loop() {
+	defer l.done.Done()
 	for {
 		l.mu.Lock()
 		wait := statusLineEvery - time.Since(l.last)
@@ -116,14 +123,23 @@ func (l *statusLine) run() string {
 		return ""
 	}
 	first, _, _ := strings.Cut(out, "\n")
+	if len(first) > statusLineMax { // the chat decodes it at every frame
+		first = strings.ToValidUTF8(first[:statusLineMax], "")
+	}
 	return strings.TrimRight(first, "\r")
 }
 
+// close stops the runs and waits for the one running, which reads the
+// session's transcript, before the session closes it.
 func (l *statusLine) close() {
 	if l == nil {
 		return
 	}
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
 	l.stop()
+	l.done.Wait()
 	l.runner.Close()
 }
 

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/go-json-experiment/json"
@@ -118,5 +119,35 @@ func TestStatusLineFails(t *testing.T) {
 	}
 	if st := s.Status(); st.Line != "" || len(warned) > 0 {
 		t.Errorf("line %q, warnings %d more", st.Line, len(warned))
+	}
+}
+
+// A status line that prints without end keeps a bounded line, and one still
+// running when the session closes is ended with it.
+func TestStatusLineBounds(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir()
+	o := options(t, root, dir, scripted(t, `{"turns": [{"text": "one"}]}`))
+	o.StatusLine = `head -c 100000 /dev/zero | tr '\0' x; echo; if [ -e ran ]; then echo > running; exec sleep 60; fi; touch ran`
+	if err := syscall.Mkfifo(filepath.Join(root, "running"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Create(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, stop := statusLines(t, s)
+	defer stop()
+	if l := next(); len(l) != statusLineMax || strings.Trim(l, "x") != "" {
+		t.Errorf("a line of %d bytes", len(l))
+	}
+	if _, err := s.Prompt(context.Background(), "go"); err != nil { // a second run, which hangs
+		t.Fatal(err)
+	}
+	running, err := os.ReadFile(filepath.Join(root, "running")) // returns once the second run writes
+	if err != nil || string(running) != "\n" {
+		t.Fatalf("%q, %v", running, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
