@@ -52,7 +52,7 @@ type opener struct {
 	maxTurns int
 	maxCost  float64
 	// statusLine: the session runs Claude Code's statusLine, which the
-	// chat shows.
+	// chat and the web page show.
 	statusLine bool
 }
 

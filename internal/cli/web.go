@@ -129,7 +129,7 @@ func webOpener(ctx context.Context, io IO, f settingsFlags) func(context.Context
 				}
 			}
 		}
-		op := &opener{io: dio, o: sessionFlags{settingsFlags: f}, st: st}
+		op := &opener{io: dio, o: sessionFlags{settingsFlags: f}, st: st, statusLine: true}
 		s, err := op.open(r.Resume, nil)
 		if err != nil {
 			return web.Live{}, err

@@ -424,7 +424,8 @@ func (s Settings) trusted() bool {
 
 // StatusLine is Claude Code's statusLine command: the user's, or a trusted
 // project's (a repository's would be a command it runs). Options leaves it
-// out: only a session whose status line is shown (the chat's) runs it.
+// out: only a session whose status line is shown (the chat's, the web
+// page's) runs it.
 func (s Settings) StatusLine() string {
 	if s.claude.statusLine != "" && s.trusted() {
 		return s.claude.statusLine

@@ -427,3 +427,22 @@ func TestDriveRewind(t *testing.T) {
 		}
 	}
 }
+
+// Claude Code's status line shows on the page as text: its colours and any
+// other escape sequence or control character dropped, its markup none.
+func TestStatusLineIsText(t *testing.T) {
+	var w bytes.Buffer
+	out{&w}.status(host.Status{Line: "\x1b[1;31m" + evilScript + "\x1b]52;c;Y2xpcA==\x07\x1b[0m\a"})
+	nodes, err := html.ParseFragment(&w, &html.Node{Type: html.ElementNode, DataAtom: atom.Body, Data: "body"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	for _, n := range nodes {
+		checkTree(t, "status", n, 0)
+		text.WriteString(textOf(n))
+	}
+	if got := text.String(); !strings.HasSuffix(got, " · "+evilScript) || strings.ContainsAny(got, "\x1b\a") || strings.Contains(got, "Y2xp") {
+		t.Errorf("the status bar reads %q", got)
+	}
+}

@@ -4,6 +4,9 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dsh-dev/dsh/internal/card"
 	"github.com/dsh-dev/dsh/internal/host"
@@ -169,7 +172,24 @@ func (o out) status(st host.Status) {
 	}
 	o.raw(" · <span class=\"cost\">")
 	o.tokens(usageView{Totals: totalsOf(st)})
-	o.raw("</span></p>")
+	o.raw("</span>")
+	if line := plainLine(st.Line); line != "" {
+		o.raw(" · <span class=\"user-line\">") // Claude Code's statusLine
+		o.esc(line)
+		o.raw("</span>")
+	}
+	o.raw("</p>")
+}
+
+// plainLine is a line the user's command printed for a terminal, as text:
+// its escape sequences (colours) and control characters dropped.
+func plainLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || (r >= 0x7f && r <= 0x9f) {
+			return -1
+		}
+		return r
+	}, ansi.Strip(s))
 }
 
 // composer is the form under a driven session's log: what to send, what to
