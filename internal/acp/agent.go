@@ -172,7 +172,7 @@ func (a *Agent) NewSession(_ context.Context, p sdk.NewSessionRequest) (sdk.NewS
 	} else {
 		s.announced()
 	}
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(h.ID()), Modes: modeState(h.Mode(), h.AutoAvailable()),
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(h.ID()), Modes: modeState(h),
 		ConfigOptions: a.configOptions(s)}, nil
 }
 
@@ -212,7 +212,7 @@ func (a *Agent) LoadSession(_ context.Context, p sdk.LoadSessionRequest) (sdk.Lo
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
-	return sdk.LoadSessionResponse{Modes: modeState(s.h.Mode(), s.h.AutoAvailable()), ConfigOptions: a.configOptions(s)}, nil
+	return sdk.LoadSessionResponse{Modes: modeState(s.h), ConfigOptions: a.configOptions(s)}, nil
 }
 
 // ResumeSession reattaches a session without replaying it: the client still
@@ -222,7 +222,7 @@ func (a *Agent) ResumeSession(_ context.Context, p sdk.ResumeSessionRequest) (sd
 	if err != nil {
 		return sdk.ResumeSessionResponse{}, err
 	}
-	return sdk.ResumeSessionResponse{Modes: modeState(s.h.Mode(), s.h.AutoAvailable()), ConfigOptions: a.configOptions(s)}, nil
+	return sdk.ResumeSessionResponse{Modes: modeState(s.h), ConfigOptions: a.configOptions(s)}, nil
 }
 
 // reopen opens a logged session in cwd, replaying its log to the client or not.
@@ -616,18 +616,15 @@ func (a *Agent) SetSessionConfigOption(_ context.Context, p sdk.SetSessionConfig
 	return sdk.SetSessionConfigOptionResponse{ConfigOptions: a.configOptions(s)}, nil
 }
 
-// modeState offers the permission modes as session modes; auto only where the
-// session's commands run in the sandbox.
-func modeState(current host.Mode, auto bool) *sdk.SessionModeState {
+// modeState offers the permission modes the session may be set to (auto only
+// where its commands run in the sandbox) as session modes.
+func modeState(h *host.Session) *sdk.SessionModeState {
 	modes := make([]sdk.SessionMode, 0, len(host.Modes))
-	for _, m := range host.Modes {
-		if m == host.ModeAuto && !auto {
-			continue
-		}
+	for _, m := range h.Modes() {
 		name, desc := modeText(m)
 		modes = append(modes, sdk.SessionMode{Id: sdk.SessionModeId(m), Name: name, Description: sdk.Ptr(desc)})
 	}
-	return &sdk.SessionModeState{AvailableModes: modes, CurrentModeId: sdk.SessionModeId(current)}
+	return &sdk.SessionModeState{AvailableModes: modes, CurrentModeId: sdk.SessionModeId(h.Mode())}
 }
 
 func modeText(m host.Mode) (name, desc string) {

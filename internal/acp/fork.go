@@ -32,7 +32,7 @@ func (a *Agent) UnstableForkSession(_ context.Context, p sdk.UnstableForkSession
 	if err != nil {
 		return sdk.UnstableForkSessionResponse{}, err
 	}
-	resp := sdk.UnstableForkSessionResponse{SessionId: sdk.SessionId(id), Modes: modeState(s.h.Mode(), s.h.AutoAvailable())}
+	resp := sdk.UnstableForkSessionResponse{SessionId: sdk.SessionId(id), Modes: modeState(s.h)}
 	if err := convert(a.configOptions(s), &resp.ConfigOptions); err != nil {
 		return sdk.UnstableForkSessionResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
 	}

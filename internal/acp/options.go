@@ -41,10 +41,7 @@ func (a *Agent) configOptionsFor(s *sess, model, thinking string) []sdk.SessionC
 		thinking = thinkingDefault
 	}
 	modes := make(sdk.SessionConfigSelectOptionsUngrouped, 0, len(host.Modes))
-	for _, m := range host.Modes {
-		if m == host.ModeAuto && (s.h == nil || !s.h.AutoAvailable()) {
-			continue // only where commands run in the sandbox
-		}
+	for _, m := range s.h.Modes() { // auto only where commands run in the sandbox
 		name, desc := modeText(m)
 		modes = append(modes, sdk.SessionConfigSelectOption{Value: sdk.SessionConfigValueId(m), Name: name, Description: sdk.Ptr(desc)})
 	}

@@ -100,8 +100,11 @@ type Config struct {
 	FallbackModel string
 	Mode          Mode
 	// Auto says that commands run in the sandbox, so the auto mode may be set.
-	Auto   bool
-	Permit Permitter // asked in modes that ask; nil means nobody can be asked
+	Auto bool
+	// NoBypass, if set, is the settings file whose disableBypassPermissionsMode
+	// turns the bypass mode off: it is never set, nor taken from a log.
+	NoBypass string
+	Permit   Permitter // asked in modes that ask; nil means nobody can be asked
 	// Ask puts a tool's question to the user (the plan's approval, ask_user);
 	// nil means nobody can be asked, and the tools say so to the model.
 	Ask    Asker
@@ -218,6 +221,9 @@ func New(c Config) *Agent {
 	if c.CompactAt <= 0 {
 		c.CompactAt = DefaultCompactAt
 	}
+	if c.Mode == ModeBypass && c.NoBypass != "" {
+		c.Mode = ModeDefault
+	}
 	return &Agent{c: c, defs: defs, ctx: builder{outputCap: c.OutputCap}, mode: c.Mode, model: c.Model, think: c.Thinking,
 		allowed: map[string]bool{}, open: map[string]openCall{}, nested: map[string]bool{},
 		system: c.System, cwd: ".", fixed: -1}
@@ -232,11 +238,17 @@ func (a *Agent) SetMode(m Mode) error {
 	if m == ModeAuto && !a.c.Auto {
 		return ErrNoSandbox
 	}
+	if m == ModeBypass && a.c.NoBypass != "" {
+		return BypassOff(a.c.NoBypass)
+	}
 	return a.record(session.Record{Type: session.TypeMode, Mode: string(m)})
 }
 
 // AutoAvailable reports whether the auto mode may be set.
 func (a *Agent) AutoAvailable() bool { return a.c.Auto }
+
+// BypassAvailable reports whether the bypass mode may be set.
+func (a *Agent) BypassAvailable() bool { return a.c.NoBypass == "" }
 
 // SetModel changes the model and the thinking level, as a logged record, from
 // the next model call on.
@@ -303,11 +315,15 @@ func (a *Agent) Fold(r session.Record) {
 		}
 	case session.TypeMode:
 		// auto from a log written with the sandbox on falls back to asking
-		// when this session's commands run without it.
-		if m, err := ParseMode(r.Mode); err == nil && (m != ModeAuto || a.c.Auto) {
-			a.mode = m
-		} else if m == ModeAuto {
+		// when this session's commands run without it; bypass too, once a
+		// policy turned it off.
+		m, err := ParseMode(r.Mode)
+		switch {
+		case err != nil:
+		case m == ModeAuto && !a.c.Auto, m == ModeBypass && a.c.NoBypass != "":
 			a.mode = ModeDefault
+		default:
+			a.mode = m
 		}
 	case session.TypeAllow:
 		for _, k := range r.Keys {

@@ -702,3 +702,30 @@ func TestTokenBudget(t *testing.T) {
 		t.Errorf("log = %q, want %q", got, want)
 	}
 }
+
+// A policy that turns the bypass mode off (Claude Code's
+// disableBypassPermissionsMode) holds everywhere: bypass asked for at the
+// start gives the default mode, SetMode refuses it naming the file, and a
+// log that set it gives the default mode on reload.
+func TestBypassTurnedOff(t *testing.T) {
+	e := newEnv(t)
+	p := &probe{}
+	a := New(Config{Provider: &fakeProvider{}, Registry: tool.NewRegistry(p.tools()...), Log: e.log, Tools: e.tools, Mode: ModeBypass, NoBypass: "/etc/policy.json"})
+	if a.Mode() != ModeDefault || a.BypassAvailable() {
+		t.Errorf("bypass turned off starts as %s (available: %v)", a.Mode(), a.BypassAvailable())
+	}
+	if err := a.SetMode(ModeBypass); err == nil || !strings.Contains(err.Error(), "turned off by disableBypassPermissionsMode in /etc/policy.json") {
+		t.Errorf("SetMode(bypass) = %v", err)
+	}
+	if err := a.SetMode(ModeAcceptEdits); err != nil {
+		t.Fatal(err)
+	}
+	a.Fold(session.Record{Type: session.TypeMode, Mode: string(ModeBypass)})
+	if a.Mode() != ModeDefault {
+		t.Errorf("a logged bypass gives %s, want default", a.Mode())
+	}
+	open := New(Config{Provider: &fakeProvider{}, Registry: tool.NewRegistry(p.tools()...), Log: e.log, Tools: e.tools, Mode: ModeBypass})
+	if open.Mode() != ModeBypass || !open.BypassAvailable() {
+		t.Errorf("without the policy: %s", open.Mode())
+	}
+}

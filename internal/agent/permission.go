@@ -244,5 +244,11 @@ func steering(roots, steered []string, p, real string) string {
 	return ""
 }
 
+// BypassOff is why the bypass mode is refused: the settings file from names
+// turns it off, as Claude Code's disableBypassPermissionsMode does.
+func BypassOff(from string) error {
+	return fmt.Errorf("the bypass mode is turned off by disableBypassPermissionsMode in %s", from)
+}
+
 // ErrNoSandbox is why the auto mode is refused: commands would run unconfined.
 var ErrNoSandbox = errors.New("the auto mode needs the sandbox, and bash commands here run without it (start dsh with --sandbox on, on a Linux kernel with Landlock)")

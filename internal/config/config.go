@@ -72,6 +72,10 @@ type Config struct {
 	// Hooks are the hook commands of the user's files and, when the project is
 	// trusted, the project's (dsh's config.toml, then Claude Code's settings).
 	Hooks []Hook
+	// NoBypass, if set, is the Claude Code settings file whose
+	// permissions.disableBypassPermissionsMode turns the bypass mode off (a
+	// project's too: it only takes a mode away).
+	NoBypass string
 	// ClaudeHooksOff, if set, is the Claude Code settings file whose
 	// disableAllHooks turns off the hooks of Claude Code's settings and
 	// plugins (dsh's own files' hooks still run).

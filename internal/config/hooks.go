@@ -388,6 +388,9 @@ func (c *Config) loadClaude(projectRoot string, trusted bool) {
 					c.ClaudeHooksOff = path
 				}
 				c.addRules(s.Permissions, path, root != "", trusted || root == "")
+				if s.Permissions != nil && s.Permissions.DisableBypass == "disable" && c.NoBypass == "" {
+					c.NoBypass = path
+				}
 				if s.Permissions != nil && s.Permissions.DefaultMode != "" {
 					m, ok := claudeModes[s.Permissions.DefaultMode]
 					switch {

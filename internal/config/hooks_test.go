@@ -399,3 +399,27 @@ func TestClaudeDisableAllHooks(t *testing.T) {
 		})
 	}
 }
+
+// Claude Code's permissions.disableBypassPermissionsMode "disable" turns the
+// bypass mode off, from the user's file or any project's (it only takes a
+// mode away); any other value does not.
+func TestClaudeDisableBypass(t *testing.T) {
+	for _, tc := range []struct {
+		name, user, project string
+		want                string // "user", "project" or ""
+	}{
+		{"the user's", `{"permissions": {"disableBypassPermissionsMode": "disable"}}`, `{}`, "user"},
+		{"an untrusted project's", `{}`, `{"permissions": {"disableBypassPermissionsMode": "disable"}}`, "project"},
+		{"another value", `{"permissions": {"disableBypassPermissionsMode": "enable"}}`, `{}`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, "", "")
+			user, project := filepath.Join(w.home, ".claude", "settings.json"), filepath.Join(w.project, ".claude", "settings.json")
+			w.write(user, tc.user)
+			w.write(project, tc.project)
+			if got, want := w.load().NoBypass, map[string]string{"user": user, "project": project}[tc.want]; got != want {
+				t.Errorf("NoBypass %q, want %q", got, want)
+			}
+		})
+	}
+}

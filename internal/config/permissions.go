@@ -22,6 +22,9 @@ type RuleLists struct {
 	AdditionalDirs []string `toml:"-" json:"additionalDirectories"`
 	// DefaultMode is Claude Code's defaultMode (see claudeModes).
 	DefaultMode string `toml:"-" json:"defaultMode"`
+	// DisableBypass is Claude Code's disableBypassPermissionsMode: "disable"
+	// turns the bypass mode off.
+	DisableBypass string `toml:"-" json:"disableBypassPermissionsMode"`
 }
 
 // PermissionRule is one rule as a file gives it; package rules reads it.

@@ -180,8 +180,12 @@ func (s *Session) modeCommand(args string) (Reply, error) {
 		return Reply{Text: fmt.Sprintf("The permission mode is %s. Modes: %s.", s.Mode(), strings.Join(s.modeNames(), ", "))}, nil
 	}
 	m, err := agent.ParseMode(args)
-	if err == nil && m == agent.ModeAuto && !s.AutoAvailable() {
+	switch {
+	case err != nil:
+	case m == agent.ModeAuto && !s.AutoAvailable():
 		err = agent.ErrNoSandbox
+	case m == agent.ModeBypass && s.o.NoBypass != "":
+		err = agent.BypassOff(s.o.NoBypass)
 	}
 	if err != nil {
 		return Reply{Text: "Cannot set the mode: " + err.Error() + "."}, nil
@@ -195,10 +199,8 @@ func (s *Session) modeCommand(args string) (Reply, error) {
 // modeNames are the modes this session may be set to.
 func (s *Session) modeNames() []string {
 	var names []string
-	for _, m := range agent.Modes {
-		if m != agent.ModeAuto || s.AutoAvailable() {
-			names = append(names, string(m))
-		}
+	for _, m := range s.Modes() {
+		names = append(names, string(m))
 	}
 	return names
 }

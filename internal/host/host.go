@@ -112,6 +112,9 @@ type Options struct {
 	Models func(context.Context) ([]models.Info, error)
 
 	Mode agent.Mode // the mode a new session starts in (a loaded one keeps its own)
+	// NoBypass, if set, is the settings file whose disableBypassPermissionsMode
+	// turns the bypass mode off for the session (a loaded one's too).
+	NoBypass string
 	// Files is the editor's view of the files, when the client offers one
 	// (see tool.Session.Files); nil is the disk.
 	Files tool.Files
@@ -444,6 +447,9 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 	if o.Mode == agent.ModeAuto && !auto {
 		o.Warn(agent.ErrNoSandbox.Error() + "; asking before each command instead")
 	}
+	if o.Mode == agent.ModeBypass && o.NoBypass != "" && o.sub == nil {
+		o.Warn(agent.BypassOff(o.NoBypass).Error() + "; asking before each command instead")
+	}
 	if o.Network != nil && o.sub == nil && !o.Sandbox.Enabled() {
 		o.Warn("network.allowed_domains and denied_domains hold for web_fetch only: commands run unsandboxed (--sandbox off), where no proxy can hold them")
 	}
@@ -511,6 +517,7 @@ func assemble(o Options, ws *workspace.Workspace, log *session.Log, id string, n
 		Rules:         s.rules.Load,
 		Mode:          o.Mode,
 		Auto:          auto,
+		NoBypass:      o.NoBypass,
 		OnDelta:       func(d provider.Delta) { s.bus.publish(Event{Kind: KindDelta, Delta: d}) },
 		OnCallStart:   func(id string) { s.bus.publish(Event{Kind: KindCallStarted, CallID: id}) },
 		Effect:        s.effect,
@@ -570,6 +577,21 @@ func (s *Session) Registry() *tool.Registry { return s.reg }
 // AutoAvailable reports whether the auto mode may be set: commands run in the
 // sandbox.
 func (s *Session) AutoAvailable() bool { return s.agent.AutoAvailable() }
+
+// Modes are the modes this session may be set to (ModesFor its status).
+func (s *Session) Modes() []agent.Mode { return ModesFor(s.Status()) }
+
+// ModesFor are the modes a session of status st may be set to: auto only
+// where its commands run in the sandbox, bypass unless a policy turned it off.
+func ModesFor(st Status) []agent.Mode {
+	var out []agent.Mode
+	for _, m := range agent.Modes {
+		if (m != agent.ModeAuto || st.Confined) && (m != agent.ModeBypass || !st.NoBypass) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
 
 // Mode is the permission mode in force.
 func (s *Session) Mode() agent.Mode { return s.agent.Mode() }

@@ -36,6 +36,8 @@ type Status struct {
 	Sandbox  sandbox.Mode
 	// Confined says bash commands run in the sandbox, so the auto mode may be set.
 	Confined bool
+	// NoBypass says a policy turned the bypass mode off (Options.NoBypass).
+	NoBypass bool
 	// State is what the session is doing: a turn running (a job_output waiting
 	// for its job included), waiting for the user's answer, or idle.
 	State State
@@ -96,7 +98,8 @@ func (s *Session) Status() Status {
 	model, thinking := s.agent.Model()
 	cu := s.agent.ContextUsage()
 	st := Status{Model: model, Thinking: thinking, Window: cu.Window, ContextTokens: cu.Tokens,
-		Mode: s.agent.Mode(), Cwd: s.ws.Cwd(), Sandbox: s.o.Sandbox, Confined: s.agent.AutoAvailable(), MCPListed: s.notes.listed.Load()}
+		Mode: s.agent.Mode(), Cwd: s.ws.Cwd(), Sandbox: s.o.Sandbox, Confined: s.agent.AutoAvailable(), NoBypass: !s.agent.BypassAvailable(),
+		MCPListed: s.notes.listed.Load()}
 	switch {
 	case s.asking.Load() > 0:
 		st.State = StateWaiting

@@ -275,6 +275,7 @@ func (s Settings) Options() host.Options {
 		AllowOutside:      s.in.AllowOutside,
 		KeepEnv:           KeepEnv(s.in.Getenv),
 		Mode:              s.Mode,
+		NoBypass:          cfg.NoBypass,
 		Sandbox:           s.Sandbox,
 		SafeCommands:      cfg.SafeCommands,
 		CheckpointExclude: cfg.CheckpointExclude,

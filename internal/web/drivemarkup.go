@@ -209,7 +209,7 @@ func (o out) composer(c composerView) {
 		"<button type=\"button\" data-command=\"/undo\">Undo</button>" +
 		"<button type=\"button\" data-command=\"/rewind\">Rewind…</button>" +
 		"<label>mode <select name=\"mode\">")
-	for _, m := range host.Modes {
+	for _, m := range host.ModesFor(c.Status) {
 		o.option(string(m), string(m), m == c.Status.Mode)
 	}
 	o.raw("</select></label><label>model <select name=\"model\">")
