@@ -176,9 +176,10 @@ func runTool(ctx context.Context, io IO, o toolOptions) (err error) {
 		return err
 	}
 	tellIgnored(io, st)
-	// The calls are the user's own: no mode asks, no model or MCP server runs.
+	// The calls are the user's own: no mode asks (a policy against the bypass
+	// mode is about the model's calls), no model or MCP server runs.
 	ho := st.Options()
-	ho.Mode, ho.Provider, ho.Models, ho.MCP, ho.Now, ho.Warn = agent.ModeBypass, nil, nil, nil, io.Now, warner(io)
+	ho.Mode, ho.NoBypass, ho.Provider, ho.Models, ho.MCP, ho.Now, ho.Warn = agent.ModeBypass, "", nil, nil, nil, io.Now, warner(io)
 	ho.ScratchLog = true // removed with dir below
 	ho.Live = nil        // one call, no one to join it
 	s, err := host.Create(ho)
