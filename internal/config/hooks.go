@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -344,6 +345,16 @@ func hookScripts(root string, commands []string) []string {
 // claudeModes are dsh's modes for Claude Code's permissions.defaultMode.
 var claudeModes = map[string]string{"default": "default", "acceptEdits": "accept-edits", "plan": "plan", "bypassPermissions": "bypass"}
 
+// managedSettings is Claude Code's managed settings file, where an
+// administrator sets policy for every user of the machine (a variable so
+// that tests can point it elsewhere).
+var managedSettings = func() string {
+	if runtime.GOOS == "darwin" {
+		return "/Library/Application Support/ClaudeCode/managed-settings.json"
+	}
+	return "/etc/claude-code/managed-settings.json"
+}()
+
 // claudeUserSettings is the user's Claude Code settings file ("" without
 // HOME or CLAUDE_CONFIG_DIR).
 func claudeUserSettings(getenv func(string) string) string {
@@ -354,7 +365,8 @@ func claudeUserSettings(getenv func(string) string) string {
 }
 
 // loadClaude adds what dsh takes of Claude Code's settings files, each read
-// once: their hooks and their permission rules. The user's always; the
+// once: their hooks and their permission rules. The administrator's managed
+// settings and the user's always; the
 // project's (.claude/settings.json and settings.local.json) with what trust
 // allows: a repository's hooks are commands it would run, and its rules may
 // only narrow.
@@ -432,12 +444,13 @@ func (c *Config) loadClaude(projectRoot string, trusted bool) {
 	if path := claudeUserSettings(c.getenv); path != "" {
 		add(path, "")
 	}
-	if projectRoot == "" {
-		return
+	if projectRoot != "" {
+		for _, name := range claudeProjectFiles {
+			add(filepath.Join(projectRoot, ".claude", name), projectRoot)
+		}
 	}
-	for _, name := range claudeProjectFiles {
-		add(filepath.Join(projectRoot, ".claude", name), projectRoot)
-	}
+	// Last: its defaultMode stands over the user's and the project's.
+	add(managedSettings, "")
 }
 
 // addHooks adds hs, leaving out those already configured (the same event,

@@ -423,3 +423,26 @@ func TestClaudeDisableBypass(t *testing.T) {
 		})
 	}
 }
+
+// Claude Code's managed settings, an administrator's policy for the machine,
+// are read like the user's: their deny rules and hooks hold in every
+// project, trusted or not, their disableBypassPermissionsMode turns bypass
+// off, and their defaultMode stands over the user's and the project's.
+func TestClaudeManagedSettings(t *testing.T) {
+	managed := filepath.Join(t.TempDir(), "managed-settings.json")
+	defer func(was string) { managedSettings = was }(managedSettings)
+	managedSettings = managed
+	w := newWorld(t, "", "")
+	w.write(managed, `{"permissions": {"deny": ["Bash(curl:*)"], "defaultMode": "plan", "disableBypassPermissionsMode": "disable"},
+		"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "/opt/audit.sh"}]}]}}`)
+	w.write(filepath.Join(w.home, ".claude", "settings.json"), `{"permissions": {"defaultMode": "acceptEdits"}}`)
+	c := w.load()
+	if !slices.ContainsFunc(c.Permissions, func(r PermissionRule) bool {
+		return r.Effect == "deny" && r.Rule == "Bash(curl:*)" && r.Source == managed
+	}) {
+		t.Errorf("rules %+v", c.Permissions)
+	}
+	if len(c.Hooks) != 1 || c.Hooks[0].Command != "/opt/audit.sh" || c.NoBypass != managed || c.Mode != "plan" {
+		t.Errorf("hooks %+v, NoBypass %q, mode %q", c.Hooks, c.NoBypass, c.Mode)
+	}
+}
