@@ -51,23 +51,31 @@ const exportedFor = 15 * time.Minute
 
 // exported runs an awsCredentialExport command for the credentials it prints:
 // {"Credentials": {"AccessKeyId", "SecretAccessKey", "SessionToken",
-// "Expiration"}}, as aws sts assume-role prints them.
+// "Expiration"}}, as aws sts assume-role prints them, or the same keys at the
+// top level, as aws configure export-credentials prints them (Claude Code
+// takes both).
 func exported(command string, now func() time.Time) aws.CredentialsProvider {
 	return aws.CredentialsProviderFunc(func(ctx context.Context) (aws.Credentials, error) {
 		out, err := runHelper(ctx, "awsCredentialExport", command)
 		if err != nil {
 			return aws.Credentials{}, err
 		}
-		var doc struct {
-			Credentials struct {
-				AccessKeyID     string `json:"AccessKeyId"`
-				SecretAccessKey string
-				SessionToken    string
-				Expiration      time.Time
-			}
+		type keys struct {
+			AccessKeyID     string `json:"AccessKeyId"`
+			SecretAccessKey string
+			SessionToken    string
+			Expiration      time.Time
 		}
-		c := &doc.Credentials
-		if err := json.Unmarshal([]byte(out), &doc); err != nil || c.AccessKeyID == "" || c.SecretAccessKey == "" {
+		var doc struct {
+			keys
+			Credentials *keys
+		}
+		c := &doc.keys
+		err = json.Unmarshal([]byte(out), &doc)
+		if doc.Credentials != nil {
+			c = doc.Credentials
+		}
+		if err != nil || c.AccessKeyID == "" || c.SecretAccessKey == "" {
 			return aws.Credentials{}, &authError{fmt.Sprintf(`Claude Code's awsCredentialExport (%s) printed no credentials: it should print {"Credentials": {"AccessKeyId": …, "SecretAccessKey": …, "SessionToken": …}}`, command)}
 		}
 		expires := c.Expiration
