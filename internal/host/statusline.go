@@ -169,6 +169,9 @@ type statusLineInput struct {
 		TotalInputTokens  int64 `json:"total_input_tokens"`
 		TotalOutputTokens int64 `json:"total_output_tokens"`
 		ContextWindowSize int64 `json:"context_window_size"`
+		// How full the window is, in percent: what most status lines show.
+		UsedPercentage      float64 `json:"used_percentage"`
+		RemainingPercentage float64 `json:"remaining_percentage"`
 	} `json:"context_window"`
 	Exceeds200k bool `json:"exceeds_200k_tokens"`
 }
@@ -181,6 +184,10 @@ func (s *Session) statusLineInput() statusLineInput {
 	in.OutputStyle.Name = "default"
 	in.Cost.TotalCostUSD = st.Cost
 	in.ContextWindow.TotalInputTokens, in.ContextWindow.TotalOutputTokens, in.ContextWindow.ContextWindowSize = st.InputTokens, st.OutputTokens, st.Window
+	if st.Window > 0 {
+		used := min(100, float64(st.ContextTokens)*100/float64(st.Window))
+		in.ContextWindow.UsedPercentage, in.ContextWindow.RemainingPercentage = used, 100-used
+	}
 	in.Exceeds200k = st.ContextTokens > 200_000
 	return in
 }

@@ -86,7 +86,8 @@ func TestStatusLine(t *testing.T) {
 		in.Model.ID != "claude-sonnet-4-5" || in.Version != "1.2.3" || in.TranscriptPath == "" || in.ContextWindow.ContextWindowSize == 0 {
 		t.Errorf("the first input %+v", in)
 	}
-	if last := ins[len(ins)-1]; last.ContextWindow.TotalInputTokens != 1000 || last.Cost.TotalCostUSD == 0 {
+	if last := ins[len(ins)-1]; last.ContextWindow.TotalInputTokens != 1000 || last.Cost.TotalCostUSD == 0 ||
+		last.ContextWindow.UsedPercentage <= 0 || last.ContextWindow.UsedPercentage+last.ContextWindow.RemainingPercentage != 100 {
 		t.Errorf("after the turn, the input %+v", last)
 	}
 	if len(ins) > 6 {
