@@ -232,6 +232,15 @@ func New(c Config) *Agent {
 // SetMode changes the permission mode, as a logged record; it applies from the
 // next call on, even within a running turn.
 func (a *Agent) SetMode(m Mode) error {
+	if err := a.Settable(m); err != nil {
+		return err
+	}
+	return a.record(session.Record{Type: session.TypeMode, Mode: string(m)})
+}
+
+// Settable says why m may not be set, if it may not: not a mode, auto
+// without the sandbox, bypass that a policy turned off.
+func (a *Agent) Settable(m Mode) error {
 	if _, err := ParseMode(string(m)); err != nil {
 		return err
 	}
@@ -241,7 +250,7 @@ func (a *Agent) SetMode(m Mode) error {
 	if m == ModeBypass && a.c.NoBypass != "" {
 		return BypassOff(a.c.NoBypass)
 	}
-	return a.record(session.Record{Type: session.TypeMode, Mode: string(m)})
+	return nil
 }
 
 // AutoAvailable reports whether the auto mode may be set.

@@ -180,12 +180,8 @@ func (s *Session) modeCommand(args string) (Reply, error) {
 		return Reply{Text: fmt.Sprintf("The permission mode is %s. Modes: %s.", s.Mode(), strings.Join(s.modeNames(), ", "))}, nil
 	}
 	m, err := agent.ParseMode(args)
-	switch {
-	case err != nil:
-	case m == agent.ModeAuto && !s.AutoAvailable():
-		err = agent.ErrNoSandbox
-	case m == agent.ModeBypass && s.o.NoBypass != "":
-		err = agent.BypassOff(s.o.NoBypass)
+	if err == nil {
+		err = s.agent.Settable(m)
 	}
 	if err != nil {
 		return Reply{Text: "Cannot set the mode: " + err.Error() + "."}, nil

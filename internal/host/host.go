@@ -579,7 +579,9 @@ func (s *Session) Registry() *tool.Registry { return s.reg }
 func (s *Session) AutoAvailable() bool { return s.agent.AutoAvailable() }
 
 // Modes are the modes this session may be set to (ModesFor its status).
-func (s *Session) Modes() []agent.Mode { return ModesFor(s.Status()) }
+func (s *Session) Modes() []agent.Mode {
+	return ModesFor(Status{Confined: s.agent.AutoAvailable(), NoBypass: !s.agent.BypassAvailable()})
+}
 
 // ModesFor are the modes a session of status st may be set to: auto only
 // where its commands run in the sandbox, bypass unless a policy turned it off.
